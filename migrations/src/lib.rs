@@ -1,0 +1,21 @@
+//! Ovation's SQL schema, as sea-orm migrations applied in order at start-up.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m20261122_000001_create_boards;
+mod m20261122_000002_create_members;
+mod m20261122_000003_create_api_keys;
+
+/// Applies every migration in order.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261122_000001_create_boards::Migration),
+            Box::new(m20261122_000002_create_members::Migration),
+            Box::new(m20261122_000003_create_api_keys::Migration),
+        ]
+    }
+}

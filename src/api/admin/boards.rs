@@ -1,0 +1,195 @@
+//! Board administration.
+
+use actix_web::{HttpResponse, delete, get, patch, post, web};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{admin, nullable};
+use crate::api::auth::Auth;
+use crate::api::boards::BoardResponse;
+use crate::domain::board::{
+    BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_periods,
+};
+use crate::domain::ids::BoardSlug;
+use crate::domain::period::{parse_instant, parse_timezone};
+use crate::engine::admin as engine;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Settings of a board; on create every field but `slug` and `title` has a default, on
+/// update every field is optional and `null` clears the window ends.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BoardRequest {
+    /// Create only.
+    pub slug: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// closed (default) or open.
+    pub membership: Option<String>,
+    /// Default: all five.
+    pub periods: Option<Vec<String>>,
+    /// IANA name, default UTC.
+    pub timezone: Option<String>,
+    /// Display multiplier N, default 1, up to three decimals.
+    pub multiplier: Option<f64>,
+    /// Carry-over ratio r in [0, 1], default 0, up to three decimals.
+    pub carry_over: Option<f64>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub starts_at: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub ends_at: Option<Option<String>>,
+    pub public_page: Option<bool>,
+    /// Largest count per vote, default 1000.
+    pub max_count: Option<i64>,
+}
+
+impl BoardRequest {
+    fn apply(&self, s: &mut BoardSettings) -> Result<(), ApiError> {
+        if let Some(title) = &self.title {
+            s.title = title.clone();
+        }
+        if let Some(d) = &self.description {
+            s.description = d.clone();
+        }
+        if let Some(m) = &self.membership {
+            s.membership = Membership::parse(m)?;
+        }
+        if let Some(p) = &self.periods {
+            s.periods = parse_periods(p)?;
+        }
+        if let Some(tz) = &self.timezone {
+            s.timezone = parse_timezone(tz)?;
+        }
+        if let Some(m) = self.multiplier {
+            s.multiplier = parse_multiplier(m)?;
+        }
+        if let Some(r) = self.carry_over {
+            s.carry_over = parse_carry_over(r)?;
+        }
+        if let Some(t) = &self.starts_at {
+            s.starts_at = t.as_deref().map(parse_instant).transpose()?;
+        }
+        if let Some(t) = &self.ends_at {
+            s.ends_at = t.as_deref().map(parse_instant).transpose()?;
+        }
+        if let Some(p) = self.public_page {
+            s.public_page = p;
+        }
+        if let Some(n) = self.max_count {
+            s.max_count = n;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BoardsResponse {
+    pub boards: Vec<BoardResponse>,
+}
+
+fn slug_of(raw: &str) -> Result<BoardSlug, ApiError> {
+    BoardSlug::parse(raw).map_err(|e| ApiError::not_found("board_not_found", e.message))
+}
+
+/// Creates a board.
+#[utoipa::path(post, path = "/api/v1/admin/boards", tag = "admin", request_body = BoardRequest,
+    responses(
+        (status = 201, body = BoardResponse),
+        (status = 409, description = "board_exists", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_board_slug, invalid_timezone, invalid_period, invalid_number, invalid_window, …", body = crate::api::ErrorBody),
+    ))]
+#[post("/boards")]
+pub async fn create_board(
+    state: web::Data<AppState>,
+    auth: Auth,
+    body: web::Json<BoardRequest>,
+) -> Result<HttpResponse, ApiError> {
+    admin(&auth)?;
+    let slug = BoardSlug::parse(body.slug.as_deref().unwrap_or(""))?;
+    let title = body
+        .title
+        .clone()
+        .ok_or_else(|| ApiError::invalid("invalid_title", "title is required"))?;
+    let mut settings = BoardSettings::new(title);
+    body.apply(&mut settings)?;
+    let board = engine::create_board(&state, slug, settings).await?;
+    Ok(HttpResponse::Created().json(BoardResponse::of(&board)))
+}
+
+/// Every board.
+#[utoipa::path(get, path = "/api/v1/admin/boards", tag = "admin", responses((status = 200, body = BoardsResponse)))]
+#[get("/boards")]
+pub async fn list_boards(state: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
+    admin(&auth)?;
+    let boards = state
+        .config
+        .boards()
+        .iter()
+        .map(|b| BoardResponse::of(b))
+        .collect();
+    Ok(HttpResponse::Ok().json(BoardsResponse { boards }))
+}
+
+/// One board, public or not.
+#[utoipa::path(get, path = "/api/v1/admin/boards/{board}", tag = "admin", params(("board" = String, Path)),
+    responses((status = 200, body = BoardResponse), (status = 404, body = crate::api::ErrorBody)))]
+#[get("/boards/{board}")]
+pub async fn get_board(
+    state: web::Data<AppState>,
+    auth: Auth,
+    board: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    admin(&auth)?;
+    let slug = slug_of(&board)?;
+    let board = state
+        .config
+        .board(&slug)
+        .ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))?;
+    Ok(HttpResponse::Ok().json(BoardResponse::of(&board)))
+}
+
+/// Changes some settings of a board.
+#[utoipa::path(patch, path = "/api/v1/admin/boards/{board}", tag = "admin", params(("board" = String, Path)),
+    request_body = BoardRequest,
+    responses((status = 200, body = BoardResponse), (status = 404, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody)))]
+#[patch("/boards/{board}")]
+pub async fn update_board(
+    state: web::Data<AppState>,
+    auth: Auth,
+    board: web::Path<String>,
+    body: web::Json<BoardRequest>,
+) -> Result<HttpResponse, ApiError> {
+    admin(&auth)?;
+    let slug = slug_of(&board)?;
+    if body.slug.as_deref().is_some_and(|s| s != slug.as_str()) {
+        return Err(ApiError::invalid(
+            "slug_immutable",
+            "a board's slug cannot change",
+        ));
+    }
+    let current = state
+        .config
+        .board(&slug)
+        .ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))?;
+    let mut settings = current.board.settings.clone();
+    body.apply(&mut settings)?;
+    let board = engine::update_board(&state, &slug, settings).await?;
+    Ok(HttpResponse::Ok().json(BoardResponse::of(&board)))
+}
+
+/// Deletes a board with its members and rankings.
+#[utoipa::path(delete, path = "/api/v1/admin/boards/{board}", tag = "admin", params(("board" = String, Path)),
+    responses((status = 204), (status = 404, body = crate::api::ErrorBody)))]
+#[delete("/boards/{board}")]
+pub async fn delete_board(
+    state: web::Data<AppState>,
+    auth: Auth,
+    board: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    admin(&auth)?;
+    engine::delete_board(&state, &slug_of(&board)?).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,47 @@
+//! The admin API (`admin` scope): boards, members, API keys.
+
+pub mod api_keys;
+pub mod boards;
+pub mod members;
+
+use actix_web::web;
+use serde::{Deserialize, Deserializer};
+
+use super::auth::Auth;
+use crate::domain::auth::Scope;
+use crate::engine::auth::require;
+use crate::error::ApiError;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/admin")
+            .app_data(web::PayloadConfig::default().limit(members::CSV_LIMIT))
+            .service(boards::create_board)
+            .service(boards::list_boards)
+            .service(boards::get_board)
+            .service(boards::update_board)
+            .service(boards::delete_board)
+            .service(members::upsert_members)
+            .service(members::import_members)
+            .service(members::update_member)
+            .service(members::delete_member)
+            .service(api_keys::create_api_key)
+            .service(api_keys::list_api_keys)
+            .service(api_keys::revoke_api_key),
+    );
+}
+
+/// Refuses callers without the admin scope.
+fn admin(auth: &Auth) -> Result<(), ApiError> {
+    require(auth.0.as_ref(), Scope::Admin).map(drop)
+}
+
+/// Reads a field that may be absent (`None`), null (`Some(None)`) or set (`Some(Some)`),
+/// so a PATCH can clear a value.
+fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}

@@ -1,0 +1,259 @@
+//! Reads of one board: its settings, top, a member, neighbours, stats.
+
+use actix_web::{HttpResponse, get, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::Auth;
+use crate::domain::ids::MemberId;
+use crate::domain::period::Bucket;
+use crate::engine::config::BoardConfig;
+use crate::engine::leaderboard::{
+    self, MemberResponse, StatsResponse, TopResponse, readable_board, select,
+};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Which bucket and view to read.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct SelectQuery {
+    /// hour, day, week, month or all (default: all when kept, else the shortest period).
+    pub period: Option<String>,
+    /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
+    pub at: Option<String>,
+    /// display (default) or real.
+    pub view: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct TopQuery {
+    /// hour, day, week, month or all (default: all when kept, else the shortest period).
+    pub period: Option<String>,
+    /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
+    pub at: Option<String>,
+    /// display (default) or real.
+    pub view: Option<String>,
+    /// Default 0.
+    pub offset: Option<i64>,
+    /// Default 100, at most 1000.
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct AroundQuery {
+    /// hour, day, week, month or all (default: all when kept, else the shortest period).
+    pub period: Option<String>,
+    /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
+    pub at: Option<String>,
+    /// display (default) or real.
+    pub view: Option<String>,
+    /// Neighbours on each side; default 5, at most 100.
+    pub radius: Option<i64>,
+}
+
+/// A period the board keeps, with its current bucket.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PeriodInfo {
+    pub period: String,
+    pub bucket: String,
+    /// Null for `all`.
+    pub resets_at: Option<DateTime<Utc>>,
+}
+
+/// A member as clients see it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemberInfo {
+    pub id: String,
+    pub name: String,
+    pub image_url: Option<String>,
+    pub enabled: bool,
+    #[schema(value_type = Object)]
+    pub profile: serde_json::Value,
+}
+
+/// What a client needs to show a board.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BoardResponse {
+    pub slug: String,
+    pub title: String,
+    pub description: String,
+    pub membership: String,
+    pub timezone: String,
+    pub multiplier: f64,
+    pub carry_over: f64,
+    pub starts_at: Option<DateTime<Utc>>,
+    pub ends_at: Option<DateTime<Utc>>,
+    pub public_page: bool,
+    pub max_count: i64,
+    pub periods: Vec<PeriodInfo>,
+    pub members: Vec<MemberInfo>,
+}
+
+impl BoardResponse {
+    pub fn of(config: &BoardConfig) -> Self {
+        let s = &config.board.settings;
+        let now = Utc::now();
+        let mut members: Vec<MemberInfo> = config
+            .members
+            .values()
+            .map(|m| MemberInfo {
+                id: m.id.to_string(),
+                name: m.name.clone(),
+                image_url: m.image_url.clone(),
+                enabled: m.enabled,
+                profile: m.profile.clone(),
+            })
+            .collect();
+        members.sort_by(|a, b| a.id.cmp(&b.id));
+        Self {
+            slug: config.board.slug.to_string(),
+            title: s.title.clone(),
+            description: s.description.clone(),
+            membership: s.membership.as_str().to_owned(),
+            timezone: s.timezone.name().to_owned(),
+            multiplier: s.multiplier.as_f64(),
+            carry_over: s.carry_over.as_f64(),
+            starts_at: s.starts_at,
+            ends_at: s.ends_at,
+            public_page: s.public_page,
+            max_count: s.max_count,
+            periods: s
+                .periods
+                .iter()
+                .map(|&p| {
+                    let bucket = Bucket::containing(p, s.timezone, now);
+                    PeriodInfo {
+                        period: p.to_string(),
+                        bucket: bucket.label,
+                        resets_at: bucket.end,
+                    }
+                })
+                .collect(),
+            members,
+        }
+    }
+}
+
+/// A board's settings, members and current buckets.
+#[utoipa::path(get, path = "/api/v1/boards/{board}", tag = "reads",
+    params(("board" = String, Path)),
+    responses((status = 200, body = BoardResponse), (status = 404, body = super::ErrorBody)))]
+#[get("/boards/{board}")]
+pub async fn get_board(
+    state: web::Data<AppState>,
+    auth: Auth,
+    board: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    Ok(HttpResponse::Ok().json(BoardResponse::of(&board)))
+}
+
+/// The ranking of a bucket, best first.
+#[utoipa::path(get, path = "/api/v1/boards/{board}/top", tag = "reads",
+    params(("board" = String, Path), TopQuery),
+    responses(
+        (status = 200, body = TopResponse),
+        (status = 404, description = "board_not_found", body = super::ErrorBody),
+        (status = 422, description = "invalid_period, period_not_enabled, invalid_bucket, invalid_limit, …", body = super::ErrorBody),
+    ))]
+#[get("/boards/{board}/top")]
+pub async fn get_top(
+    state: web::Data<AppState>,
+    auth: Auth,
+    board: web::Path<String>,
+    query: web::Query<TopQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let sel = select(
+        board,
+        query.period.as_deref(),
+        query.at.as_deref(),
+        query.view.as_deref(),
+    )?;
+    let mut tops = leaderboard::tops(
+        &state.redis,
+        &[sel],
+        query.offset.unwrap_or(0),
+        query.limit.unwrap_or(100),
+    )
+    .await?;
+    let top = tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?;
+    Ok(HttpResponse::Ok().json(top))
+}
+
+fn parse_member(raw: &str) -> Result<MemberId, ApiError> {
+    MemberId::parse(raw).map_err(|e| ApiError::not_found("member_not_found", e.message))
+}
+
+/// One member: rank, score, participants, the member above and the previous bucket.
+#[utoipa::path(get, path = "/api/v1/boards/{board}/members/{member}", tag = "reads",
+    params(("board" = String, Path), ("member" = String, Path), SelectQuery),
+    responses((status = 200, body = MemberResponse), (status = 404, body = super::ErrorBody)))]
+#[get("/boards/{board}/members/{member}")]
+pub async fn get_member(
+    state: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<(String, String)>,
+    query: web::Query<SelectQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (board, member) = path.into_inner();
+    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let member = parse_member(&member)?;
+    let sel = select(
+        board,
+        query.period.as_deref(),
+        query.at.as_deref(),
+        query.view.as_deref(),
+    )?;
+    let mut standings = leaderboard::standings(&state.redis, &sel, &[member]).await?;
+    let standing = standings
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("no standing"))?;
+    Ok(HttpResponse::Ok().json(standing))
+}
+
+/// A member and its neighbours; `entries` is empty when the member has no score.
+#[utoipa::path(get, path = "/api/v1/boards/{board}/members/{member}/around", tag = "reads",
+    params(("board" = String, Path), ("member" = String, Path), AroundQuery),
+    responses((status = 200, body = TopResponse), (status = 404, body = super::ErrorBody)))]
+#[get("/boards/{board}/members/{member}/around")]
+pub async fn get_around(
+    state: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<(String, String)>,
+    query: web::Query<AroundQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (board, member) = path.into_inner();
+    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let member = parse_member(&member)?;
+    let sel = select(
+        board,
+        query.period.as_deref(),
+        query.at.as_deref(),
+        query.view.as_deref(),
+    )?;
+    let page = leaderboard::around(&state.redis, &sel, &member, query.radius.unwrap_or(5)).await?;
+    Ok(HttpResponse::Ok().json(page))
+}
+
+/// Participants and members of a bucket, and votes per hour over the last 48 hours.
+#[utoipa::path(get, path = "/api/v1/boards/{board}/stats", tag = "reads",
+    params(("board" = String, Path), SelectQuery),
+    responses((status = 200, body = StatsResponse), (status = 404, body = super::ErrorBody)))]
+#[get("/boards/{board}/stats")]
+pub async fn get_stats(
+    state: web::Data<AppState>,
+    auth: Auth,
+    board: web::Path<String>,
+    query: web::Query<SelectQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let sel = select(
+        board,
+        query.period.as_deref(),
+        query.at.as_deref(),
+        query.view.as_deref(),
+    )?;
+    Ok(HttpResponse::Ok().json(leaderboard::stats(&state.redis, &sel).await?))
+}

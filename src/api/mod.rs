@@ -1,0 +1,146 @@
+//! The JSON API (v1): one module per resource, routes registered in [`routes`], and the
+//! OpenAPI document generated from the handlers' annotations.
+
+pub mod admin;
+pub mod auth;
+pub mod boards;
+pub mod health;
+pub mod ranks;
+pub mod votes;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Serialize;
+use utoipa::{OpenApi, ToSchema};
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::error::ApiError;
+
+/// The error body every endpoint answers with.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// Code and message of an error; some codes add fields (see each endpoint).
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable snake_case code.
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Ovation", description = "Real-time voting and leaderboards."),
+    paths(
+        votes::cast_vote,
+        votes::cast_votes,
+        boards::get_board,
+        boards::get_top,
+        boards::get_member,
+        boards::get_around,
+        boards::get_stats,
+        ranks::get_ranks,
+        ranks::get_tops,
+        admin::boards::create_board,
+        admin::boards::list_boards,
+        admin::boards::get_board,
+        admin::boards::update_board,
+        admin::boards::delete_board,
+        admin::members::upsert_members,
+        admin::members::import_members,
+        admin::members::update_member,
+        admin::members::delete_member,
+        admin::api_keys::create_api_key,
+        admin::api_keys::list_api_keys,
+        admin::api_keys::revoke_api_key,
+        health::healthz,
+        health::readyz,
+    ),
+    components(schemas(ErrorBody, ErrorDetail)),
+    modifiers(&BearerAuth)
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        openapi.security = Some(vec![utoipa::openapi::security::SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+    }
+}
+
+/// Largest JSON body accepted (a 100-vote batch or a big member upsert fits).
+const JSON_LIMIT: usize = 4 * 1024 * 1024;
+
+/// Registers every API route, the OpenAPI document and the docs page.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(
+        web::JsonConfig::default()
+            .limit(JSON_LIMIT)
+            .error_handler(|err, _req| json_error(err).into()),
+    )
+    .app_data(
+        web::QueryConfig::default().error_handler(|err, _req| {
+            ApiError::malformed("invalid_query", err.to_string()).into()
+        }),
+    )
+    .app_data(
+        web::PathConfig::default()
+            .error_handler(|err, _req| ApiError::malformed("invalid_path", err.to_string()).into()),
+    )
+    .service(health::healthz)
+    .service(health::readyz)
+    .service(
+        web::scope("/api/v1")
+            .service(votes::cast_vote)
+            .service(votes::cast_votes)
+            .service(boards::get_board)
+            .service(boards::get_top)
+            .service(boards::get_member)
+            .service(boards::get_around)
+            .service(boards::get_stats)
+            .service(ranks::get_ranks)
+            .service(ranks::get_tops)
+            .configure(admin::routes)
+            .route("/openapi.json", web::get().to(openapi_json))
+            .default_service(web::to(not_found)),
+    )
+    .service(SwaggerUi::new("/docs/{_:.*}").url("/api/v1/openapi.json", ApiDoc::openapi()));
+}
+
+async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok().json(ApiDoc::openapi())
+}
+
+async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::not_found(
+        "route_not_found",
+        format!("no route {} {}", req.method(), req.path()),
+    ))
+}
+
+fn json_error(err: actix_web::error::JsonPayloadError) -> ApiError {
+    use actix_web::error::JsonPayloadError as E;
+    match err {
+        E::OverflowKnownLength { .. } | E::Overflow { .. } => ApiError::too_large(
+            "payload_too_large",
+            format!("the body exceeds {JSON_LIMIT} bytes"),
+        ),
+        E::ContentType => ApiError::malformed(
+            "unsupported_content_type",
+            "send Content-Type: application/json",
+        ),
+        E::Deserialize(e) if e.is_data() => ApiError::invalid("invalid_field", e.to_string()),
+        other => ApiError::malformed("malformed_json", other.to_string()),
+    }
+}

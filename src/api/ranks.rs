@@ -1,0 +1,114 @@
+//! Batch reads: several members of one board, several boards at once.
+
+use actix_web::{HttpResponse, get, web};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::Auth;
+use crate::domain::ids::MemberId;
+use crate::engine::leaderboard::{
+    self, MAX_BATCH, MemberResponse, TopResponse, readable_board, select,
+};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct RanksQuery {
+    pub board: String,
+    /// Comma-separated member ids, at most 100.
+    pub members: String,
+    pub period: Option<String>,
+    pub at: Option<String>,
+    pub view: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RanksResponse {
+    pub members: Vec<MemberResponse>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct TopsQuery {
+    /// Comma-separated board slugs, at most 100.
+    pub boards: String,
+    pub period: Option<String>,
+    pub at: Option<String>,
+    pub view: Option<String>,
+    /// Default 10, at most 1000.
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TopsResponse {
+    pub tops: Vec<TopResponse>,
+}
+
+fn split(list: &str) -> Vec<&str> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Several members of one board in one call.
+#[utoipa::path(get, path = "/api/v1/ranks", tag = "reads", params(RanksQuery),
+    responses((status = 200, body = RanksResponse), (status = 404, body = super::ErrorBody), (status = 413, body = super::ErrorBody)))]
+#[get("/ranks")]
+pub async fn get_ranks(
+    state: web::Data<AppState>,
+    auth: Auth,
+    query: web::Query<RanksQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let board = readable_board(&state.config, auth.0.as_ref(), &query.board)?;
+    let ids = split(&query.members);
+    if ids.len() > MAX_BATCH {
+        return Err(ApiError::too_large(
+            "too_many_members",
+            format!("at most {MAX_BATCH} members at once"),
+        ));
+    }
+    let members = ids
+        .into_iter()
+        .map(|m| MemberId::parse(m).map_err(|e| ApiError::not_found("member_not_found", e.message)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sel = select(
+        board,
+        query.period.as_deref(),
+        query.at.as_deref(),
+        query.view.as_deref(),
+    )?;
+    let members = leaderboard::standings(&state.redis, &sel, &members).await?;
+    Ok(HttpResponse::Ok().json(RanksResponse { members }))
+}
+
+/// The tops of several boards in one call.
+#[utoipa::path(get, path = "/api/v1/tops", tag = "reads", params(TopsQuery),
+    responses((status = 200, body = TopsResponse), (status = 404, body = super::ErrorBody), (status = 413, body = super::ErrorBody)))]
+#[get("/tops")]
+pub async fn get_tops(
+    state: web::Data<AppState>,
+    auth: Auth,
+    query: web::Query<TopsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let slugs = split(&query.boards);
+    if slugs.len() > MAX_BATCH {
+        return Err(ApiError::too_large(
+            "too_many_boards",
+            format!("at most {MAX_BATCH} boards at once"),
+        ));
+    }
+    let selections = slugs
+        .into_iter()
+        .map(|slug| {
+            let board = readable_board(&state.config, auth.0.as_ref(), slug)?;
+            select(
+                board,
+                query.period.as_deref(),
+                query.at.as_deref(),
+                query.view.as_deref(),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let tops = leaderboard::tops(&state.redis, &selections, 0, query.limit.unwrap_or(10)).await?;
+    Ok(HttpResponse::Ok().json(TopsResponse { tops }))
+}

@@ -1,0 +1,237 @@
+//! `POST /boards/{board}/votes` and the batch `POST /votes`.
+
+use actix_web::{HttpResponse, post, web};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::auth::Auth;
+use crate::domain::Invalid;
+use crate::domain::auth::Scope;
+use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
+use crate::domain::period::parse_instant;
+use crate::engine::auth::require;
+use crate::engine::votes::{self, Vote, VoteResult};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Items per batch at most.
+pub const MAX_BATCH: usize = 100;
+
+/// One vote for one member.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CastVoteRequest {
+    pub member: String,
+    pub voter: Option<String>,
+    /// Votes at once (default 1, at most the board's `max_count`).
+    pub count: Option<i64>,
+    pub channel: Option<String>,
+    pub terminal: Option<String>,
+    /// A repeat within 24 hours returns the first answer and counts nothing.
+    pub idempotency_key: Option<String>,
+    /// RFC 3339 time of the vote; needs the `backfill` scope.
+    pub at: Option<String>,
+}
+
+/// Several votes; each item is applied or refused on its own.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CastVotesRequest {
+    pub voter: Option<String>,
+    pub channel: Option<String>,
+    pub terminal: Option<String>,
+    /// At most 100 items. Items are read one by one, so a malformed item fails alone.
+    #[schema(value_type = Vec<BatchVote>)]
+    pub votes: Vec<Value>,
+}
+
+/// The fields of a batch item.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BatchVote {
+    pub board: String,
+    pub member: String,
+    pub count: Option<i64>,
+    pub idempotency_key: Option<String>,
+    pub at: Option<String>,
+}
+
+/// A result per item, in the order of the request.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CastVotesResponse {
+    pub results: Vec<BatchResult>,
+}
+
+/// Either `{"ok": true, …VoteResult}` or `{"ok": false, "error": {…}}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchResult {
+    pub ok: bool,
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub body: Value,
+}
+
+fn optional<T>(
+    raw: Option<&str>,
+    parse: fn(&str) -> Result<T, Invalid>,
+) -> Result<Option<T>, ApiError> {
+    Ok(raw.map(parse).transpose()?)
+}
+
+struct Common<'a> {
+    voter: Option<&'a str>,
+    channel: Option<&'a str>,
+    terminal: Option<&'a str>,
+}
+
+fn parse_vote(
+    board: &str,
+    member: &str,
+    count: Option<i64>,
+    idempotency_key: Option<&str>,
+    at: Option<&str>,
+    common: &Common<'_>,
+) -> Result<Vote, ApiError> {
+    Ok(Vote {
+        board: BoardSlug::parse(board)
+            .map_err(|e| ApiError::not_found("board_not_found", e.message))?,
+        member: MemberId::parse(member)?,
+        voter: optional(common.voter, VoterId::parse)?,
+        count: count.unwrap_or(1),
+        channel: optional(common.channel, Channel::parse)?,
+        terminal: optional(common.terminal, Terminal::parse)?,
+        idempotency_key: optional(idempotency_key, IdempotencyKey::parse)?,
+        at: optional(at, parse_instant)?,
+    })
+}
+
+/// Casts one vote.
+#[utoipa::path(post, path = "/api/v1/boards/{board}/votes", tag = "votes",
+    params(("board" = String, Path, description = "board slug")),
+    request_body = CastVoteRequest,
+    responses(
+        (status = 200, description = "counted, or replayed for a known idempotency key", body = VoteResult),
+        (status = 400, description = "malformed JSON", body = super::ErrorBody),
+        (status = 401, description = "no key", body = super::ErrorBody),
+        (status = 403, description = "missing vote (or backfill) scope", body = super::ErrorBody),
+        (status = 404, description = "board_not_found, member_not_found", body = super::ErrorBody),
+        (status = 409, description = "campaign_not_started, campaign_ended, member_disabled", body = super::ErrorBody),
+        (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, score_overflow, …", body = super::ErrorBody),
+        (status = 503, description = "store_unavailable", body = super::ErrorBody),
+    ))]
+#[post("/boards/{board}/votes")]
+pub async fn cast_vote(
+    state: web::Data<AppState>,
+    auth: Auth,
+    board: web::Path<String>,
+    body: web::Json<CastVoteRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let caller = require(auth.0.as_ref(), Scope::Vote)?;
+    let common = Common {
+        voter: body.voter.as_deref(),
+        channel: body.channel.as_deref(),
+        terminal: body.terminal.as_deref(),
+    };
+    let vote = parse_vote(
+        &board,
+        &body.member,
+        body.count,
+        body.idempotency_key.as_deref(),
+        body.at.as_deref(),
+        &common,
+    )?;
+    let mut results = votes::cast(
+        &state.config,
+        &state.redis,
+        state.settings.idempotency_ttl,
+        caller,
+        vec![Ok(vote)],
+    )
+    .await?;
+    let result = results
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("no vote result"))??;
+    let mut response = HttpResponse::Ok();
+    if result.replayed {
+        response.insert_header(("Idempotent-Replayed", "true"));
+    }
+    Ok(response.json(result))
+}
+
+/// Casts up to 100 votes on any boards; each item succeeds or fails on its own.
+#[utoipa::path(post, path = "/api/v1/votes", tag = "votes",
+    request_body = CastVotesRequest,
+    responses(
+        (status = 200, description = "a result per item, in order", body = CastVotesResponse),
+        (status = 400, description = "malformed JSON", body = super::ErrorBody),
+        (status = 413, description = "batch_too_large: more than 100 items; nothing counted", body = super::ErrorBody),
+        (status = 422, description = "empty_batch", body = super::ErrorBody),
+        (status = 503, description = "store_unavailable", body = super::ErrorBody),
+    ))]
+#[post("/votes")]
+pub async fn cast_votes(
+    state: web::Data<AppState>,
+    auth: Auth,
+    body: web::Json<CastVotesRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let caller = require(auth.0.as_ref(), Scope::Vote)?;
+    if body.votes.len() > MAX_BATCH {
+        return Err(ApiError::too_large(
+            "batch_too_large",
+            format!(
+                "a batch holds at most {MAX_BATCH} votes, got {}",
+                body.votes.len()
+            ),
+        ));
+    }
+    if body.votes.is_empty() {
+        return Err(ApiError::invalid(
+            "empty_batch",
+            "votes must hold at least one item",
+        ));
+    }
+    let common = Common {
+        voter: body.voter.as_deref(),
+        channel: body.channel.as_deref(),
+        terminal: body.terminal.as_deref(),
+    };
+    let parsed = body
+        .votes
+        .iter()
+        .map(|item| {
+            let item: BatchVote = serde_json::from_value(item.clone())
+                .map_err(|e| ApiError::invalid("invalid_item", e.to_string()))?;
+            parse_vote(
+                &item.board,
+                &item.member,
+                item.count,
+                item.idempotency_key.as_deref(),
+                item.at.as_deref(),
+                &common,
+            )
+        })
+        .collect();
+    let results = votes::cast(
+        &state.config,
+        &state.redis,
+        state.settings.idempotency_ttl,
+        caller,
+        parsed,
+    )
+    .await?;
+    let results = results
+        .into_iter()
+        .map(|r| match r {
+            Ok(result) => BatchResult {
+                ok: true,
+                body: serde_json::to_value(result).unwrap_or_default(),
+            },
+            Err(err) => BatchResult {
+                ok: false,
+                body: err.body(),
+            },
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(CastVotesResponse { results }))
+}

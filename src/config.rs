@@ -1,0 +1,264 @@
+//! Settings: defaults < optional `ovation.toml` < `OVATION_*` environment variables.
+//!
+//! The file is `./ovation.toml`, or the path in `OVATION_CONFIG`. Its keys are the
+//! variable names without the prefix, in lower case (`bind = "0.0.0.0:8080"`). A bad value
+//! stops start-up with a message naming the variable (or the file key) that holds it.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+/// Everything the server reads at start-up.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `OVATION_BIND`: address to listen on.
+    pub bind: SocketAddr,
+    /// `OVATION_DATABASE_URL`: sqlite://, postgres:// or mysql:// URL.
+    pub database_url: String,
+    /// `OVATION_REDIS_URL`.
+    pub redis_url: String,
+    /// `OVATION_KEY_PREFIX`: starts every Redis key.
+    pub key_prefix: String,
+    /// `OVATION_MASTER_KEY`: an API key with every scope, for scripting a fresh deployment.
+    pub master_key: Option<String>,
+    /// `OVATION_REDIS_TIMEOUT_MS`: the longest a request waits for Redis.
+    pub redis_timeout: Duration,
+    /// `OVATION_IDEMPOTENCY_TTL_S`: how long an idempotency key is remembered.
+    pub idempotency_ttl: Duration,
+    /// `OVATION_WORKERS`: HTTP worker threads.
+    pub workers: usize,
+    /// `OVATION_LOG`: log filter, `RUST_LOG` syntax.
+    pub log: String,
+}
+
+/// (setting, default) in the order the README's table lists them.
+const DEFAULTS: &[(&str, &str)] = &[
+    ("bind", "127.0.0.1:8080"),
+    ("database_url", "sqlite://./data/ovation.db?mode=rwc"),
+    ("redis_url", "redis://127.0.0.1:6379"),
+    ("key_prefix", "ov:"),
+    ("master_key", ""),
+    ("redis_timeout_ms", "1000"),
+    ("idempotency_ttl_s", "86400"),
+    ("workers", "0"),
+    ("log", "info,sqlx=warn"),
+];
+
+impl Settings {
+    /// Reads settings from the process environment and the optional file.
+    pub fn load() -> anyhow::Result<Self> {
+        let env: HashMap<String, String> = std::env::vars().collect();
+        Self::from_sources(&env)
+    }
+
+    /// Reads settings from `env` (variable -> value) and the file it points to.
+    pub fn from_sources(env: &HashMap<String, String>) -> anyhow::Result<Self> {
+        let path = env
+            .get("OVATION_CONFIG")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("ovation.toml"));
+        let explicit = env.contains_key("OVATION_CONFIG");
+        let file = read_file(&path, explicit)?;
+
+        // Each value remembers where it came from, so an error can name its source.
+        let mut values: HashMap<&str, (String, String)> = HashMap::new();
+        for (name, default) in DEFAULTS {
+            values.insert(name, ((*default).to_owned(), format!("the default {name}")));
+        }
+        for (key, value) in file {
+            let Some((name, _)) = DEFAULTS.iter().find(|(n, _)| *n == key) else {
+                bail!("{}: unknown setting {key:?}", path.display());
+            };
+            values.insert(name, (value, format!("{key} in {}", path.display())));
+        }
+        for (name, _) in DEFAULTS {
+            let var = format!("OVATION_{}", name.to_uppercase());
+            if let Some(value) = env.get(&var) {
+                values.insert(name, (value.clone(), var));
+            }
+        }
+        let get = |name: &str| values.get(name).cloned().unwrap_or_default();
+
+        let (bind, src) = get("bind");
+        let bind = bind.parse().with_context(|| {
+            format!("{src}: {bind:?} is not a socket address like 127.0.0.1:8080")
+        })?;
+        let (database_url, src) = get("database_url");
+        if !["sqlite:", "postgres:", "postgresql:", "mysql:", "mariadb:"]
+            .iter()
+            .any(|s| database_url.starts_with(s))
+        {
+            bail!("{src}: want a sqlite://, postgres:// or mysql:// URL");
+        }
+        let database_url = database_url.replacen("mariadb:", "mysql:", 1);
+        let (redis_url, src) = get("redis_url");
+        if !(redis_url.starts_with("redis://")
+            || redis_url.starts_with("rediss://")
+            || redis_url.starts_with("unix://"))
+        {
+            bail!("{src}: want a redis:// URL");
+        }
+        let (key_prefix, src) = get("key_prefix");
+        if key_prefix.len() > 64
+            || !key_prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+        {
+            bail!("{src}: want at most 64 characters of [A-Za-z0-9_.:-]");
+        }
+        let (master_key, src) = get("master_key");
+        if !master_key.is_empty() && master_key.len() < 16 {
+            bail!("{src}: a master key needs at least 16 characters");
+        }
+        let redis_timeout =
+            Duration::from_millis(parse_number(get("redis_timeout_ms"), 50, 60_000)?);
+        let idempotency_ttl =
+            Duration::from_secs(parse_number(get("idempotency_ttl_s"), 1, 30 * 86_400)?);
+        let workers = match parse_number(get("workers"), 0, 256)? {
+            0 => std::thread::available_parallelism().map_or(1, usize::from),
+            n => n as usize,
+        };
+        Ok(Self {
+            bind,
+            database_url,
+            redis_url,
+            key_prefix,
+            master_key: (!master_key.is_empty()).then_some(master_key),
+            redis_timeout,
+            idempotency_ttl,
+            workers,
+            log: get("log").0,
+        })
+    }
+}
+
+fn parse_number((raw, src): (String, String), min: u64, max: u64) -> anyhow::Result<u64> {
+    match raw.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => bail!("{src}: {raw:?} is not a whole number between {min} and {max}"),
+    }
+}
+
+fn read_file(path: &Path, required: bool) -> anyhow::Result<Vec<(String, String)>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("failed to read {}", path.display())),
+    };
+    let table: toml::Table =
+        toml::from_str(&text).with_context(|| format!("failed to parse {}", path.display()))?;
+    table
+        .into_iter()
+        .map(|(key, value)| {
+            let value = match value {
+                toml::Value::String(s) => s,
+                toml::Value::Integer(i) => i.to_string(),
+                other => bail!(
+                    "{}: {key} must be a string or a number, not a {}",
+                    path.display(),
+                    other.type_str()
+                ),
+            };
+            Ok((key, value))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        let mut map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        map.entry("OVATION_CONFIG".into())
+            .or_insert_with(|| "/nonexistent/ovation.toml".into());
+        map
+    }
+
+    #[test]
+    fn defaults_apply_without_file_or_env() {
+        let s = Settings::from_sources(&HashMap::new()).unwrap();
+        assert_eq!(s.bind.to_string(), "127.0.0.1:8080");
+        assert_eq!(s.database_url, "sqlite://./data/ovation.db?mode=rwc");
+        assert_eq!(s.key_prefix, "ov:");
+        assert_eq!(s.master_key, None);
+        assert_eq!(s.idempotency_ttl, Duration::from_secs(86_400));
+    }
+
+    #[test]
+    fn an_explicit_config_file_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("absent.toml").display().to_string();
+        let err = Settings::from_sources(&env(&[("OVATION_CONFIG", &path)])).unwrap_err();
+        assert!(err.to_string().contains("failed to read"), "{err}");
+    }
+
+    #[test]
+    fn file_then_environment_override_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ovation.toml");
+        std::fs::write(
+            &path,
+            "bind = \"0.0.0.0:9000\"\nkey_prefix = \"file:\"\nredis_timeout_ms = 300\n",
+        )
+        .unwrap();
+        let path = path.display().to_string();
+        let s = Settings::from_sources(&env(&[
+            ("OVATION_CONFIG", &path),
+            ("OVATION_KEY_PREFIX", "env:"),
+        ]))
+        .unwrap();
+        assert_eq!(s.bind.to_string(), "0.0.0.0:9000");
+        assert_eq!(s.key_prefix, "env:");
+        assert_eq!(s.redis_timeout, Duration::from_millis(300));
+        assert_eq!(s.redis_url, "redis://127.0.0.1:6379");
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ovation.toml");
+        std::fs::write(&path, "").unwrap();
+        let path = path.display().to_string();
+        let err = Settings::from_sources(&env(&[
+            ("OVATION_CONFIG", &path),
+            ("OVATION_BIND", "nowhere"),
+        ]))
+        .unwrap_err();
+        assert!(err.to_string().starts_with("OVATION_BIND:"), "{err}");
+        let err = Settings::from_sources(&env(&[
+            ("OVATION_CONFIG", &path),
+            ("OVATION_REDIS_TIMEOUT_MS", "0"),
+        ]))
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("OVATION_REDIS_TIMEOUT_MS:"),
+            "{err}"
+        );
+        let err = Settings::from_sources(&env(&[
+            ("OVATION_CONFIG", &path),
+            ("OVATION_DATABASE_URL", "oracle://x"),
+        ]))
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("OVATION_DATABASE_URL:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bad_file_value_names_its_key_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ovation.toml");
+        std::fs::write(&path, "workers = \"many\"\n").unwrap();
+        let path = path.display().to_string();
+        let err = Settings::from_sources(&env(&[("OVATION_CONFIG", &path)])).unwrap_err();
+        assert!(err.to_string().starts_with("workers in "), "{err}");
+    }
+}

@@ -1,0 +1,264 @@
+//! Boards and members as the rest of the code sees them, with their invariants.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use super::Invalid;
+use super::ids::{BoardSlug, MemberId};
+use super::period::Period;
+use super::score::Milli;
+
+/// Who may receive votes on a board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Membership {
+    /// Only registered members; a vote for anyone else is refused.
+    Closed,
+    /// Any well-formed member id.
+    Open,
+}
+
+impl Membership {
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        match raw {
+            "closed" => Ok(Self::Closed),
+            "open" => Ok(Self::Open),
+            _ => Err(Invalid::new(
+                "invalid_membership",
+                format!("unknown membership {raw:?} (want open or closed)"),
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Closed => "closed",
+            Self::Open => "open",
+        }
+    }
+}
+
+/// Bounds on board and member numbers, in one place.
+pub mod bounds {
+    pub const MULTIPLIER_MIN: f64 = 0.001;
+    pub const MULTIPLIER_MAX: f64 = 1_000_000.0;
+    pub const INITIAL_VOTES_MAX: i64 = 1_000_000_000;
+    pub const MAX_COUNT_MAX: i64 = 1_000_000;
+    pub const DEFAULT_MAX_COUNT: i64 = 1000;
+    pub const TITLE_MAX: usize = 200;
+    pub const DESCRIPTION_MAX: usize = 4000;
+    pub const NAME_MAX: usize = 200;
+    pub const URL_MAX: usize = 2048;
+}
+
+/// A board's settings, valid as a whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoardSettings {
+    pub title: String,
+    pub description: String,
+    pub membership: Membership,
+    /// Sorted shortest first, no repeats, never empty.
+    pub periods: Vec<Period>,
+    pub timezone: Tz,
+    pub multiplier: Milli,
+    pub carry_over: Milli,
+    pub starts_at: Option<DateTime<Utc>>,
+    pub ends_at: Option<DateTime<Utc>>,
+    pub public_page: bool,
+    /// The largest `count` one vote may carry.
+    pub max_count: i64,
+}
+
+impl BoardSettings {
+    /// Settings for a new board before the request's fields are applied.
+    pub fn new(title: String) -> Self {
+        Self {
+            title,
+            description: String::new(),
+            membership: Membership::Closed,
+            periods: Period::EVERY.to_vec(),
+            timezone: Tz::UTC,
+            multiplier: Milli::ONE,
+            carry_over: Milli::ZERO,
+            starts_at: None,
+            ends_at: None,
+            public_page: false,
+            max_count: bounds::DEFAULT_MAX_COUNT,
+        }
+    }
+
+    /// Checks the rules that span fields.
+    pub fn check(&self) -> Result<(), Invalid> {
+        if self.title.trim().is_empty() || self.title.len() > bounds::TITLE_MAX {
+            return Err(Invalid::new(
+                "invalid_title",
+                format!("title must be 1 to {} bytes", bounds::TITLE_MAX),
+            ));
+        }
+        if self.description.len() > bounds::DESCRIPTION_MAX {
+            return Err(Invalid::new(
+                "invalid_description",
+                format!(
+                    "description must be at most {} bytes",
+                    bounds::DESCRIPTION_MAX
+                ),
+            ));
+        }
+        if !(1..=bounds::MAX_COUNT_MAX).contains(&self.max_count) {
+            return Err(Invalid::new(
+                "invalid_max_count",
+                format!("max_count must be between 1 and {}", bounds::MAX_COUNT_MAX),
+            ));
+        }
+        if let (Some(start), Some(end)) = (self.starts_at, self.ends_at)
+            && start >= end
+        {
+            return Err(Invalid::new(
+                "invalid_window",
+                "starts_at must be before ends_at",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether votes are accepted at `at`.
+    pub fn window_admits(&self, at: DateTime<Utc>) -> Result<(), Invalid> {
+        if let Some(start) = self.starts_at
+            && at < start
+        {
+            return Err(Invalid::new(
+                "campaign_not_started",
+                format!("voting opens at {}", start.to_rfc3339()),
+            ));
+        }
+        if let Some(end) = self.ends_at
+            && at >= end
+        {
+            return Err(Invalid::new(
+                "campaign_ended",
+                format!("voting closed at {}", end.to_rfc3339()),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Parses a list of period names: at least one, no unknown names; repeats are merged.
+pub fn parse_periods<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Period>, Invalid> {
+    let mut periods = raw
+        .iter()
+        .map(|p| Period::parse(p.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    periods.sort();
+    periods.dedup();
+    if periods.is_empty() {
+        return Err(Invalid::new(
+            "invalid_periods",
+            "periods must name at least one period",
+        ));
+    }
+    Ok(periods)
+}
+
+/// A board: its numeric id (used in Redis key names), slug and settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Board {
+    pub id: i64,
+    pub slug: BoardSlug,
+    pub settings: BoardSettings,
+}
+
+/// A registered member of a board.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    pub id: MemberId,
+    pub name: String,
+    pub image_url: Option<String>,
+    pub initial_votes: i64,
+    /// Overrides the board's multiplier when set.
+    pub multiplier: Option<Milli>,
+    pub enabled: bool,
+    pub profile: serde_json::Value,
+}
+
+impl Member {
+    /// Checks the fields a request sets.
+    pub fn check(&self) -> Result<(), Invalid> {
+        if self.name.len() > bounds::NAME_MAX {
+            return Err(Invalid::new(
+                "invalid_name",
+                format!("name must be at most {} bytes", bounds::NAME_MAX),
+            ));
+        }
+        if let Some(url) = &self.image_url
+            && (url.len() > bounds::URL_MAX
+                || !(url.starts_with("https://")
+                    || url.starts_with("http://")
+                    || url.starts_with('/')))
+        {
+            return Err(Invalid::new(
+                "invalid_image_url",
+                "image_url must be an http(s) URL or a path starting with /",
+            ));
+        }
+        if !(0..=bounds::INITIAL_VOTES_MAX).contains(&self.initial_votes) {
+            return Err(Invalid::new(
+                "invalid_initial_votes",
+                format!(
+                    "initial_votes must be between 0 and {}",
+                    bounds::INITIAL_VOTES_MAX
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Parses a multiplier (N) in its allowed range.
+pub fn parse_multiplier(value: f64) -> Result<Milli, Invalid> {
+    Milli::parse(
+        value,
+        bounds::MULTIPLIER_MIN,
+        bounds::MULTIPLIER_MAX,
+        "multiplier",
+    )
+}
+
+/// Parses a carry-over ratio r in [0, 1].
+pub fn parse_carry_over(value: f64) -> Result<Milli, Invalid> {
+    Milli::parse(value, 0.0, 1.0, "carry_over")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn periods_are_sorted_and_deduplicated() {
+        assert_eq!(
+            parse_periods(&["all", "day", "day", "hour"]).unwrap(),
+            vec![Period::Hour, Period::Day, Period::All]
+        );
+        assert_eq!(
+            parse_periods::<&str>(&[]).unwrap_err().code,
+            "invalid_periods"
+        );
+        assert_eq!(parse_periods(&["year"]).unwrap_err().code, "invalid_period");
+    }
+
+    #[test]
+    fn window_is_half_open() {
+        let mut s = BoardSettings::new("t".into());
+        let t = |x: &str| crate::domain::period::parse_instant(x).unwrap();
+        s.starts_at = Some(t("2026-01-01T00:00:00Z"));
+        s.ends_at = Some(t("2026-02-01T00:00:00Z"));
+        assert_eq!(
+            s.window_admits(t("2025-12-31T23:59:59Z")).unwrap_err().code,
+            "campaign_not_started"
+        );
+        assert!(s.window_admits(t("2026-01-01T00:00:00Z")).is_ok());
+        assert_eq!(
+            s.window_admits(t("2026-02-01T00:00:00Z")).unwrap_err().code,
+            "campaign_ended"
+        );
+    }
+}

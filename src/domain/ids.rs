@@ -1,0 +1,124 @@
+//! Identifiers parsed at the edge: board slugs, member ids, voter ids and the like.
+
+use std::fmt;
+
+use super::Invalid;
+
+fn is_slug(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    (1..=64).contains(&bytes.len())
+        && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
+/// `[A-Za-z0-9_.:-]{1,64}`: safe inside Redis key names and URLs.
+fn is_token(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
+
+/// Printable text without control characters, 1 to `max` bytes.
+fn is_printable(s: &str, max: usize) -> bool {
+    (1..=max).contains(&s.len()) && !s.chars().any(char::is_control)
+}
+
+macro_rules! string_id {
+    ($(#[$doc:meta])* $name:ident, $check:expr, $code:literal, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn parse(raw: &str) -> Result<Self, Invalid> {
+                if $check(raw) {
+                    Ok(Self(raw.to_owned()))
+                } else {
+                    Err(Invalid::new($code, format!("invalid {}: {:?}", $what, raw)))
+                }
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+string_id!(
+    /// A board's slug: `[a-z0-9][a-z0-9-]{0,63}`.
+    BoardSlug, is_slug, "invalid_board_slug", "board slug (want [a-z0-9][a-z0-9-]{0,63})"
+);
+string_id!(
+    /// A member id: `[A-Za-z0-9_.:-]{1,64}`.
+    MemberId, is_token, "invalid_member_id", "member id (want [A-Za-z0-9_.:-]{1,64})"
+);
+string_id!(
+    /// A traffic channel such as `app` or `partner-a`: `[A-Za-z0-9_.:-]{1,64}`.
+    Channel, is_token, "invalid_channel", "channel (want [A-Za-z0-9_.:-]{1,64})"
+);
+string_id!(
+    /// A terminal (device type) such as `ios` or `pc`: `[A-Za-z0-9_.:-]{1,64}`.
+    Terminal, is_token, "invalid_terminal", "terminal (want [A-Za-z0-9_.:-]{1,64})"
+);
+string_id!(
+    /// Whoever casts a vote, as the client names them: printable, 1 to 128 bytes.
+    VoterId, |s| is_printable(s, 128), "invalid_voter", "voter (want 1 to 128 printable bytes)"
+);
+string_id!(
+    /// A client-chosen key that makes a vote count once: printable, 1 to 128 bytes.
+    IdempotencyKey,
+    |s| is_printable(s, 128),
+    "invalid_idempotency_key",
+    "idempotency key (want 1 to 128 printable bytes)"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_follow_the_contract() {
+        assert!(BoardSlug::parse("stars").is_ok());
+        assert!(BoardSlug::parse("9-lives").is_ok());
+        assert!(BoardSlug::parse(&"a".repeat(64)).is_ok());
+        assert!(BoardSlug::parse(&"a".repeat(65)).is_err());
+        assert!(BoardSlug::parse("-x").is_err());
+        assert!(BoardSlug::parse("Stars").is_err());
+        assert!(BoardSlug::parse("").is_err());
+        assert!(BoardSlug::parse("a{b}").is_err());
+    }
+
+    #[test]
+    fn member_ids_allow_the_token_alphabet_only() {
+        assert!(MemberId::parse("user:42.a_b-C").is_ok());
+        assert!(MemberId::parse("a b").is_err());
+        assert!(MemberId::parse("x{y}").is_err());
+        assert_eq!(
+            MemberId::parse(&"m".repeat(65)).unwrap_err().code,
+            "invalid_member_id"
+        );
+    }
+
+    #[test]
+    fn voters_are_printable_text() {
+        assert!(VoterId::parse("alice@example.com").is_ok());
+        assert!(VoterId::parse("用户 7").is_ok());
+        assert!(VoterId::parse("a\nb").is_err());
+        assert!(VoterId::parse("").is_err());
+    }
+}

@@ -1,0 +1,29 @@
+//! Pure types and rules: identifiers, periods and buckets, scores, board settings, scopes.
+//!
+//! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
+//! carried inward as these types.
+
+pub mod auth;
+pub mod board;
+pub mod ids;
+pub mod period;
+pub mod score;
+
+/// Why a raw value could not become a domain value: a stable code and a human message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Invalid {
+    /// Stable snake_case code used in API error bodies.
+    pub code: &'static str,
+    /// What was wrong, for a person.
+    pub message: String,
+}
+
+impl Invalid {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}

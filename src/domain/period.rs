@@ -1,0 +1,474 @@
+//! Period arithmetic: which bucket of which period a moment falls in, in a board's timezone.
+//!
+//! This is the only place that turns instants into bucket labels and back. Buckets are
+//! local: a day starts at local midnight, an hour at the top of the local hour, a week on
+//! the ISO Monday, a month on the 1st. Around DST changes:
+//! - a day is 23 or 25 hours long, from one local midnight to the next;
+//! - when a local hour repeats (clocks fall back), the two different hours get different
+//!   labels: both carry their UTC offset, `2024-11-03T01-04:00` then `2024-11-03T01-05:00`;
+//!   a plain `2024-11-03T01` is then refused as ambiguous;
+//! - a local hour skipped by clocks springing forward has no bucket.
+//!
+//! Hour buckets are one hour long and start at the local hour's top in the offset in force;
+//! zones whose DST shift is not a whole hour (only Australia/Lord_Howe today) get hour
+//! buckets that overlap by the shift around a change.
+
+use std::fmt;
+
+use chrono::{
+    DateTime, Datelike, Days, Duration, FixedOffset, LocalResult, Months, NaiveDate, NaiveDateTime,
+    NaiveTime, Offset, TimeZone, Timelike, Utc, Weekday,
+};
+use chrono_tz::Tz;
+
+use super::Invalid;
+
+/// A kind of leaderboard period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Period {
+    Hour,
+    Day,
+    Week,
+    Month,
+    All,
+}
+
+impl Period {
+    /// Every period, shortest first.
+    pub const EVERY: [Period; 5] = [
+        Period::Hour,
+        Period::Day,
+        Period::Week,
+        Period::Month,
+        Period::All,
+    ];
+
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        match raw {
+            "hour" => Ok(Self::Hour),
+            "day" => Ok(Self::Day),
+            "week" => Ok(Self::Week),
+            "month" => Ok(Self::Month),
+            "all" => Ok(Self::All),
+            _ => Err(Invalid::new(
+                "invalid_period",
+                format!("unknown period {raw:?} (want hour, day, week, month or all)"),
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hour => "hour",
+            Self::Day => "day",
+            Self::Week => "week",
+            Self::Month => "month",
+            Self::All => "all",
+        }
+    }
+
+    /// Whether the period has buckets that end (everything but `all`).
+    pub fn is_periodic(self) -> bool {
+        self != Self::All
+    }
+}
+
+impl fmt::Display for Period {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One bucket of a period: its label and the instants it spans (`None` for `all`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bucket {
+    pub period: Period,
+    pub label: String,
+    pub start: Option<DateTime<Utc>>,
+    /// Exclusive end: when the bucket resets.
+    pub end: Option<DateTime<Utc>>,
+}
+
+impl Bucket {
+    /// The all-time bucket.
+    pub fn all() -> Self {
+        Self {
+            period: Period::All,
+            label: "all".to_owned(),
+            start: None,
+            end: None,
+        }
+    }
+
+    /// The bucket of `period` that holds the instant `at`, in timezone `tz`.
+    pub fn containing(period: Period, tz: Tz, at: DateTime<Utc>) -> Self {
+        let local = at.with_timezone(&tz);
+        let naive = local.naive_local();
+        let date = naive.date();
+        let (label, start, end) = match period {
+            Period::All => return Self::all(),
+            Period::Hour => {
+                let offset = local.offset().fix();
+                let top = date.and_time(NaiveTime::MIN) + Duration::hours(i64::from(naive.hour()));
+                let start = Utc
+                    .from_utc_datetime(&(top - Duration::seconds(offset.local_minus_utc().into())));
+                let mut label = top.format("%Y-%m-%dT%H").to_string();
+                if matches!(tz.from_local_datetime(&top), LocalResult::Ambiguous(..)) {
+                    label.push_str(&offset.to_string());
+                }
+                (label, start, start + Duration::hours(1))
+            }
+            Period::Day => (
+                date.format("%Y-%m-%d").to_string(),
+                day_start(tz, date),
+                day_start(tz, next_day(date)),
+            ),
+            Period::Week => {
+                let monday = date.week(Weekday::Mon).first_day();
+                (
+                    date.format("%G-W%V").to_string(),
+                    day_start(tz, monday),
+                    day_start(tz, monday + Days::new(7)),
+                )
+            }
+            Period::Month => {
+                let first = date.with_day(1).unwrap_or(date);
+                (
+                    date.format("%Y-%m").to_string(),
+                    day_start(tz, first),
+                    day_start(tz, first + Months::new(1)),
+                )
+            }
+        };
+        Self {
+            period,
+            label,
+            start: Some(start),
+            end: Some(end),
+        }
+    }
+
+    /// The bucket right after this one (`None` for `all`).
+    pub fn next(&self, tz: Tz) -> Option<Self> {
+        self.end.map(|end| Self::containing(self.period, tz, end))
+    }
+
+    /// The bucket right before this one (`None` for `all`).
+    pub fn previous(&self, tz: Tz) -> Option<Self> {
+        self.start
+            .map(|start| Self::containing(self.period, tz, start - Duration::seconds(1)))
+    }
+
+    /// Reads `at` as either a bucket label of `period` (`2019-03-17`, `2019-W12`, …) or an
+    /// RFC 3339 timestamp, and answers the bucket it names.
+    pub fn parse(period: Period, tz: Tz, at: &str) -> Result<Self, Invalid> {
+        if let Some(bucket) = Self::parse_label(period, tz, at)? {
+            return Ok(bucket);
+        }
+        let instant = parse_instant(at).map_err(|_| {
+            Invalid::new(
+                "invalid_bucket",
+                format!("{at:?} is neither a {period} bucket label nor an RFC 3339 timestamp"),
+            )
+        })?;
+        Ok(Self::containing(period, tz, instant))
+    }
+
+    /// A label answers `Ok(Some)`; something that is not shaped like a label of this
+    /// period answers `Ok(None)`; a label-shaped string naming no bucket is an error.
+    fn parse_label(period: Period, tz: Tz, label: &str) -> Result<Option<Self>, Invalid> {
+        let start = match period {
+            Period::All => return Ok((label == "all").then(Self::all)),
+            Period::Hour => {
+                let Some(hour) = label.get(..13).and_then(|h| {
+                    NaiveDateTime::parse_from_str(&format!("{h}:00"), "%Y-%m-%dT%H:%M").ok()
+                }) else {
+                    return Ok(None);
+                };
+                let suffix = &label[13..];
+                if suffix.is_empty() {
+                    match tz.from_local_datetime(&hour) {
+                        LocalResult::Single(t) => t.with_timezone(&Utc),
+                        LocalResult::Ambiguous(a, b) => {
+                            let first = Self::containing(period, tz, a.with_timezone(&Utc));
+                            let second = Self::containing(period, tz, b.with_timezone(&Utc));
+                            return Err(Invalid::new(
+                                "ambiguous_bucket",
+                                format!(
+                                    "local hour {label} happens twice in {tz}: say {} or {}",
+                                    first.label, second.label
+                                ),
+                            ));
+                        }
+                        LocalResult::None => {
+                            return Err(Invalid::new(
+                                "invalid_bucket",
+                                format!("local hour {label} does not exist in {tz}"),
+                            ));
+                        }
+                    }
+                } else {
+                    let Ok(offset) = suffix.parse::<FixedOffset>() else {
+                        return Ok(None);
+                    };
+                    Utc.from_utc_datetime(
+                        &(hour - Duration::seconds(offset.local_minus_utc().into())),
+                    )
+                }
+            }
+            Period::Day => match NaiveDate::parse_from_str(label, "%Y-%m-%d") {
+                Ok(date) if label.len() == 10 => day_start(tz, date),
+                _ => return Ok(None),
+            },
+            Period::Week => {
+                let Some((year, week)) = label.split_once("-W") else {
+                    return Ok(None);
+                };
+                let (Ok(year), Ok(week)) = (year.parse::<i32>(), week.parse::<u32>()) else {
+                    return Ok(None);
+                };
+                match NaiveDate::from_isoywd_opt(year, week, Weekday::Mon) {
+                    Some(monday) => day_start(tz, monday),
+                    None => return Err(no_such_bucket(period, label)),
+                }
+            }
+            Period::Month => {
+                let Some((year, month)) = label.split_once('-') else {
+                    return Ok(None);
+                };
+                let (Ok(year), Ok(month)) = (year.parse::<i32>(), month.parse::<u32>()) else {
+                    return Ok(None);
+                };
+                match NaiveDate::from_ymd_opt(year, month, 1) {
+                    Some(first) => day_start(tz, first),
+                    None => return Err(no_such_bucket(period, label)),
+                }
+            }
+        };
+        let bucket = Self::containing(period, tz, start);
+        if bucket.label == label {
+            Ok(Some(bucket))
+        } else {
+            Err(no_such_bucket(period, label))
+        }
+    }
+}
+
+fn no_such_bucket(period: Period, label: &str) -> Invalid {
+    Invalid::new(
+        "invalid_bucket",
+        format!("{label:?} names no {period} bucket"),
+    )
+}
+
+/// Parses an RFC 3339 timestamp such as `2019-03-17T12:33:00+08:00`.
+pub fn parse_instant(raw: &str) -> Result<DateTime<Utc>, Invalid> {
+    DateTime::parse_from_rfc3339(raw)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| {
+            Invalid::new(
+                "invalid_timestamp",
+                format!("{raw:?} is not an RFC 3339 timestamp: {e}"),
+            )
+        })
+}
+
+/// Parses an IANA timezone name such as `Asia/Shanghai`.
+pub fn parse_timezone(raw: &str) -> Result<Tz, Invalid> {
+    raw.parse::<Tz>()
+        .map_err(|_| Invalid::new("invalid_timezone", format!("unknown IANA timezone {raw:?}")))
+}
+
+fn next_day(date: NaiveDate) -> NaiveDate {
+    date.succ_opt().unwrap_or(date)
+}
+
+/// The first instant of a local date: local midnight, or the first moment after a DST gap
+/// that swallows midnight (as in zones that spring forward at 00:00).
+fn day_start(tz: Tz, date: NaiveDate) -> DateTime<Utc> {
+    let mut local = date.and_time(NaiveTime::MIN);
+    // DST gaps are at most a few hours long; step through one a minute at a time.
+    for _ in 0..=24 * 60 {
+        if let Some(t) = tz.from_local_datetime(&local).earliest() {
+            return t.with_timezone(&Utc);
+        }
+        local += Duration::minutes(1);
+    }
+    Utc.from_utc_datetime(&date.and_time(NaiveTime::MIN))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(raw: &str) -> DateTime<Utc> {
+        parse_instant(raw).unwrap()
+    }
+
+    fn bucket(period: Period, tz: &str, t: &str) -> Bucket {
+        Bucket::containing(period, parse_timezone(tz).unwrap(), at(t))
+    }
+
+    #[test]
+    fn labels_follow_the_contract() {
+        let t = "2019-03-17T12:33:00+08:00";
+        assert_eq!(
+            bucket(Period::Hour, "Asia/Shanghai", t).label,
+            "2019-03-17T12"
+        );
+        assert_eq!(bucket(Period::Day, "Asia/Shanghai", t).label, "2019-03-17");
+        assert_eq!(bucket(Period::Week, "Asia/Shanghai", t).label, "2019-W11");
+        assert_eq!(bucket(Period::Month, "Asia/Shanghai", t).label, "2019-03");
+        assert_eq!(bucket(Period::All, "Asia/Shanghai", t).label, "all");
+        assert_eq!(bucket(Period::Hour, "UTC", t).label, "2019-03-17T04");
+    }
+
+    #[test]
+    fn spring_forward_day_has_23_hours_and_skips_2am() {
+        let day = bucket(Period::Day, "America/New_York", "2024-03-10T12:00:00-04:00");
+        assert_eq!(day.label, "2024-03-10");
+        assert_eq!(day.start, Some(at("2024-03-10T05:00:00Z")));
+        assert_eq!(day.end, Some(at("2024-03-11T04:00:00Z")));
+        assert_eq!((day.end.unwrap() - day.start.unwrap()).num_hours(), 23);
+
+        let before = bucket(
+            Period::Hour,
+            "America/New_York",
+            "2024-03-10T01:59:59-05:00",
+        );
+        let after = bucket(
+            Period::Hour,
+            "America/New_York",
+            "2024-03-10T03:00:00-04:00",
+        );
+        assert_eq!(before.label, "2024-03-10T01");
+        assert_eq!(after.label, "2024-03-10T03");
+        assert_eq!(before.end, after.start);
+        assert_eq!(before.next(chrono_tz::America::New_York).unwrap(), after);
+
+        let err = Bucket::parse(Period::Hour, chrono_tz::America::New_York, "2024-03-10T02");
+        assert_eq!(err.unwrap_err().code, "invalid_bucket");
+    }
+
+    #[test]
+    fn fall_back_day_has_25_hours_and_two_distinct_1am_buckets() {
+        let tz = chrono_tz::America::New_York;
+        let day = bucket(Period::Day, "America/New_York", "2024-11-03T12:00:00-05:00");
+        assert_eq!((day.end.unwrap() - day.start.unwrap()).num_hours(), 25);
+
+        let first = bucket(
+            Period::Hour,
+            "America/New_York",
+            "2024-11-03T01:30:00-04:00",
+        );
+        let second = bucket(
+            Period::Hour,
+            "America/New_York",
+            "2024-11-03T01:30:00-05:00",
+        );
+        assert_eq!(first.label, "2024-11-03T01-04:00");
+        assert_eq!(second.label, "2024-11-03T01-05:00");
+        assert_eq!(first.start, Some(at("2024-11-03T05:00:00Z")));
+        assert_eq!(first.end, second.start);
+        assert_eq!(second.end, Some(at("2024-11-03T07:00:00Z")));
+        assert_eq!(first.next(tz).unwrap(), second);
+        assert_eq!(second.previous(tz).unwrap(), first);
+        assert_eq!(second.next(tz).unwrap().label, "2024-11-03T02");
+
+        assert_eq!(
+            Bucket::parse(Period::Hour, tz, "2024-11-03T01-05:00").unwrap(),
+            second
+        );
+        let ambiguous = Bucket::parse(Period::Hour, tz, "2024-11-03T01").unwrap_err();
+        assert_eq!(ambiguous.code, "ambiguous_bucket");
+        assert!(ambiguous.message.contains("2024-11-03T01-04:00"));
+    }
+
+    #[test]
+    fn iso_week_years_cross_calendar_years() {
+        assert_eq!(
+            bucket(Period::Week, "UTC", "2021-01-03T12:00:00Z").label,
+            "2020-W53"
+        );
+        assert_eq!(
+            bucket(Period::Week, "UTC", "2024-12-30T12:00:00Z").label,
+            "2025-W01"
+        );
+        let w = Bucket::parse(Period::Week, Tz::UTC, "2020-W53").unwrap();
+        assert_eq!(w.start, Some(at("2020-12-28T00:00:00Z")));
+        assert_eq!(w.end, Some(at("2021-01-04T00:00:00Z")));
+        assert_eq!(w.next(Tz::UTC).unwrap().label, "2021-W01");
+        assert_eq!(
+            Bucket::parse(Period::Week, Tz::UTC, "2021-W53")
+                .unwrap_err()
+                .code,
+            "invalid_bucket"
+        );
+    }
+
+    #[test]
+    fn months_end_on_their_last_day() {
+        let feb = bucket(Period::Month, "UTC", "2024-02-29T23:59:59Z");
+        assert_eq!(feb.label, "2024-02");
+        assert_eq!(feb.end, Some(at("2024-03-01T00:00:00Z")));
+        let jan31 = bucket(Period::Month, "Asia/Shanghai", "2024-01-31T16:00:00Z");
+        assert_eq!(jan31.label, "2024-02");
+        let dec = Bucket::parse(Period::Month, Tz::UTC, "2023-12").unwrap();
+        assert_eq!(dec.next(Tz::UTC).unwrap().label, "2024-01");
+        assert_eq!(dec.previous(Tz::UTC).unwrap().label, "2023-11");
+        assert_eq!(
+            Bucket::parse(Period::Month, Tz::UTC, "2023-13")
+                .unwrap_err()
+                .code,
+            "invalid_bucket"
+        );
+    }
+
+    #[test]
+    fn half_and_quarter_hour_offsets_shift_hour_buckets() {
+        let kolkata = bucket(Period::Hour, "Asia/Kolkata", "2024-06-01T05:29:59Z");
+        assert_eq!(kolkata.label, "2024-06-01T10");
+        assert_eq!(kolkata.start, Some(at("2024-06-01T04:30:00Z")));
+        assert_eq!(kolkata.end, Some(at("2024-06-01T05:30:00Z")));
+        let kathmandu = bucket(Period::Hour, "Asia/Kathmandu", "2024-06-01T05:15:00Z");
+        assert_eq!(kathmandu.label, "2024-06-01T11");
+        assert_eq!(kathmandu.start, Some(at("2024-06-01T05:15:00Z")));
+        let day = bucket(Period::Day, "Asia/Kathmandu", "2024-06-01T18:14:59Z");
+        assert_eq!(day.label, "2024-06-01");
+        assert_eq!(day.end, Some(at("2024-06-01T18:15:00Z")));
+    }
+
+    #[test]
+    fn labels_and_timestamps_parse_back_to_the_same_bucket() {
+        let tz = chrono_tz::Asia::Shanghai;
+        for period in Period::EVERY {
+            let b = Bucket::containing(period, tz, at("2019-03-17T12:33:00+08:00"));
+            assert_eq!(Bucket::parse(period, tz, &b.label).unwrap(), b);
+            assert_eq!(
+                Bucket::parse(period, tz, "2019-03-17T12:33:00+08:00").unwrap(),
+                b
+            );
+        }
+        assert_eq!(
+            Bucket::parse(Period::Day, tz, "yesterday")
+                .unwrap_err()
+                .code,
+            "invalid_bucket"
+        );
+        assert_eq!(
+            Bucket::parse(Period::Day, tz, "2019-02-30")
+                .unwrap_err()
+                .code,
+            "invalid_bucket"
+        );
+    }
+
+    #[test]
+    fn unknown_timezones_and_periods_are_refused() {
+        assert_eq!(
+            parse_timezone("Mars/Olympus").unwrap_err().code,
+            "invalid_timezone"
+        );
+        assert_eq!(Period::parse("year").unwrap_err().code, "invalid_period");
+    }
+}

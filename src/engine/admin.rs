@@ -1,0 +1,208 @@
+//! Configuration changes: SQL first, Redis where scores depend on them, then every
+//! instance's cache.
+//!
+//! Member writes run in one SQL transaction that commits only after Redis has applied the
+//! members' initial votes, so a Redis failure leaves SQL unchanged. Initial votes are
+//! applied by target value (`initial.lua`), so a retry never counts them twice.
+
+use std::sync::Arc;
+
+use rand::Rng;
+use sea_orm::TransactionTrait;
+
+use crate::domain::auth::{ApiKey, Scope, hash_key};
+use crate::domain::board::{Board, BoardSettings, Member};
+use crate::domain::ids::{BoardSlug, Channel, MemberId};
+use crate::domain::period::Bucket;
+use crate::domain::score::View;
+use crate::engine::config::{self, BoardConfig, Change};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::store::sql;
+
+fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, ApiError> {
+    state
+        .config
+        .board(slug)
+        .ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))
+}
+
+async fn changed(state: &AppState, change: Change) -> Result<(), ApiError> {
+    config::changed(&state.config, &state.db, &state.redis, change).await
+}
+
+/// Creates a board.
+pub async fn create_board(
+    state: &AppState,
+    slug: BoardSlug,
+    settings: BoardSettings,
+) -> Result<Arc<BoardConfig>, ApiError> {
+    settings.check()?;
+    sql::boards::insert_board(&state.db, &slug, &settings)
+        .await
+        .map_err(|e| match e {
+            sql::SqlError::Conflict => {
+                ApiError::conflict("board_exists", format!("board {slug} already exists"))
+            }
+            other => other.into(),
+        })?;
+    changed(state, Change::Board(slug.clone())).await?;
+    board_of(state, &slug)
+}
+
+/// Saves new settings of an existing board.
+pub async fn update_board(
+    state: &AppState,
+    slug: &BoardSlug,
+    settings: BoardSettings,
+) -> Result<Arc<BoardConfig>, ApiError> {
+    settings.check()?;
+    let current = board_of(state, slug)?;
+    let board = Board {
+        id: current.board.id,
+        slug: slug.clone(),
+        settings,
+    };
+    sql::boards::update_board(&state.db, &board).await?;
+    changed(state, Change::Board(slug.clone())).await?;
+    board_of(state, slug)
+}
+
+/// Deletes a board; its Redis keys are removed in the background.
+pub async fn delete_board(state: &AppState, slug: &BoardSlug) -> Result<(), ApiError> {
+    let current = board_of(state, slug)?;
+    let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
+    sql::boards::delete_board(&txn, current.board.id).await?;
+    txn.commit().await.map_err(sql::SqlError::from)?;
+    changed(state, Change::Board(slug.clone())).await?;
+    let redis = state.redis.clone();
+    let keys = current.keys.clone();
+    tokio::spawn(async move {
+        match redis.unlink_board(&keys).await {
+            Ok(n) => tracing::info!(keys = n, "removed a deleted board's redis keys"),
+            Err(err) => {
+                tracing::warn!(error = %err, "failed to remove a deleted board's redis keys")
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Inserts or replaces members; their initial votes move the all-time display board.
+pub async fn upsert_members(
+    state: &AppState,
+    slug: &BoardSlug,
+    members: Vec<Member>,
+) -> Result<usize, ApiError> {
+    let board = board_of(state, slug)?;
+    for m in &members {
+        m.check()
+            .map_err(|e| ApiError::invalid(e.code, format!("member {}: {}", m.id, e.message)))?;
+    }
+    let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
+    sql::members::upsert_members(&txn, board.board.id, &members).await?;
+    let targets: Vec<(&str, i64)> = members
+        .iter()
+        .map(|m| (m.id.as_str(), m.initial_votes))
+        .collect();
+    state
+        .redis
+        .apply_initial_votes(&board.keys, &targets)
+        .await?;
+    txn.commit().await.map_err(sql::SqlError::from)?;
+    changed(state, Change::Board(slug.clone())).await?;
+    Ok(members.len())
+}
+
+/// Deletes a member. Its scores leave the current and next buckets of every period and
+/// the all-time board; older buckets keep their history.
+pub async fn delete_member(
+    state: &AppState,
+    slug: &BoardSlug,
+    member: &MemberId,
+) -> Result<(), ApiError> {
+    let board = board_of(state, slug)?;
+    if !board.members.contains_key(member) {
+        return Err(ApiError::not_found(
+            "member_not_found",
+            format!("{member} is not a member of board {slug}"),
+        ));
+    }
+    let settings = &board.board.settings;
+    let now = chrono::Utc::now();
+    let mut score_keys = Vec::new();
+    for &period in &settings.periods {
+        let current = Bucket::containing(period, settings.timezone, now);
+        let next = current.next(settings.timezone);
+        for bucket in std::iter::once(current).chain(next) {
+            for view in [View::Real, View::Display] {
+                score_keys.push(board.keys.scores(view, &bucket));
+            }
+        }
+    }
+    score_keys.push(board.keys.scores(View::Display, &Bucket::all()));
+    let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
+    sql::members::delete_member(&txn, board.board.id, member).await?;
+    state
+        .redis
+        .remove_member(&board.keys, &score_keys, member.as_str())
+        .await?;
+    txn.commit().await.map_err(sql::SqlError::from)?;
+    changed(state, Change::Board(slug.clone())).await
+}
+
+/// Creates an API key; the secret is in the answer and nowhere else.
+pub async fn create_api_key(
+    state: &AppState,
+    name: &str,
+    scopes: &[Scope],
+    channel: Option<&Channel>,
+) -> Result<(ApiKey, String), ApiError> {
+    if name.trim().is_empty() || name.len() > 200 {
+        return Err(ApiError::invalid(
+            "invalid_name",
+            "name must be 1 to 200 bytes",
+        ));
+    }
+    let secret = new_secret();
+    let key = sql::api_keys::insert_api_key(
+        &state.db,
+        name,
+        &hash_key(&secret),
+        &secret[..12],
+        scopes,
+        channel,
+    )
+    .await?;
+    changed(state, Change::ApiKeys).await?;
+    Ok((key, secret))
+}
+
+/// Every key, revoked ones included, newest first.
+pub async fn list_api_keys(state: &AppState) -> Result<Vec<ApiKey>, ApiError> {
+    Ok(sql::api_keys::list_api_keys(&state.db)
+        .await?
+        .into_iter()
+        .map(|(_, k)| k)
+        .collect())
+}
+
+/// Revokes a key at once on every instance.
+pub async fn revoke_api_key(state: &AppState, id: i64) -> Result<(), ApiError> {
+    if !sql::api_keys::revoke_api_key(&state.db, id).await? {
+        return Err(ApiError::not_found(
+            "api_key_not_found",
+            format!("no live API key {id}"),
+        ));
+    }
+    changed(state, Change::ApiKeys).await
+}
+
+/// `ovk_` and 40 random alphanumerics (about 238 bits).
+fn new_secret() -> String {
+    let mut rng = rand::rng();
+    let body: String = (0..40)
+        .map(|_| rng.sample(rand::distr::Alphanumeric) as char)
+        .collect();
+    format!("ovk_{body}")
+}

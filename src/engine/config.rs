@@ -1,0 +1,213 @@
+//! The in-memory configuration cache: boards, members and API keys loaded from SQL.
+//!
+//! The vote and read paths only ever look here, never at SQL. An admin change reloads the
+//! changed part on the instance that made it and publishes a notice on Redis; every other
+//! instance's listener reloads the same part from SQL. When the listener (re)connects it
+//! reloads everything, so notices missed while Redis was away cannot leave an instance
+//! stale.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use sea_orm::DatabaseConnection;
+
+use crate::domain::auth::ApiKey;
+use crate::domain::board::{Board, Member};
+use crate::domain::ids::{BoardSlug, MemberId};
+use crate::store::redis::{BoardKeys, Keys, RedisStore};
+use crate::store::sql::{self, SqlError};
+
+/// A board as the hot path needs it.
+#[derive(Debug)]
+pub struct BoardConfig {
+    pub board: Board,
+    pub members: HashMap<MemberId, Member>,
+    pub keys: BoardKeys,
+}
+
+/// What changed, as published on the configuration channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Board(BoardSlug),
+    ApiKeys,
+}
+
+impl Change {
+    fn encode(&self) -> String {
+        match self {
+            Self::Board(slug) => format!("board:{slug}"),
+            Self::ApiKeys => "api-keys".to_owned(),
+        }
+    }
+
+    fn decode(payload: &str) -> Option<Self> {
+        match payload.split_once(':') {
+            Some(("board", slug)) => BoardSlug::parse(slug).ok().map(Self::Board),
+            _ if payload == "api-keys" => Some(Self::ApiKeys),
+            _ => None,
+        }
+    }
+}
+
+/// Boards by slug and live API keys by hash.
+pub struct ConfigCache {
+    keys: Keys,
+    boards: RwLock<HashMap<BoardSlug, Arc<BoardConfig>>>,
+    api_keys: RwLock<HashMap<String, Arc<ApiKey>>>,
+}
+
+impl ConfigCache {
+    /// Loads everything from SQL.
+    pub async fn load(db: &DatabaseConnection, keys: Keys) -> Result<Self, SqlError> {
+        let cache = Self {
+            keys,
+            boards: RwLock::default(),
+            api_keys: RwLock::default(),
+        };
+        cache.reload_all(db).await?;
+        Ok(cache)
+    }
+
+    /// The board with this slug.
+    pub fn board(&self, slug: &BoardSlug) -> Option<Arc<BoardConfig>> {
+        read(&self.boards).get(slug).cloned()
+    }
+
+    /// Every board, by slug.
+    pub fn boards(&self) -> Vec<Arc<BoardConfig>> {
+        let mut boards: Vec<_> = read(&self.boards).values().cloned().collect();
+        boards.sort_by(|a, b| a.board.slug.cmp(&b.board.slug));
+        boards
+    }
+
+    /// The live key with this hash.
+    pub fn api_key(&self, hash: &str) -> Option<Arc<ApiKey>> {
+        read(&self.api_keys).get(hash).cloned()
+    }
+
+    /// Reloads every board and key.
+    pub async fn reload_all(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
+        let mut boards = HashMap::new();
+        for board in sql::boards::list_boards(db).await? {
+            let config = self.assemble(db, board).await?;
+            boards.insert(config.board.slug.clone(), Arc::new(config));
+        }
+        *write(&self.boards) = boards;
+        self.reload_api_keys(db).await
+    }
+
+    /// Reloads what `change` names.
+    pub async fn apply(&self, db: &DatabaseConnection, change: &Change) -> Result<(), SqlError> {
+        match change {
+            Change::Board(slug) => self.reload_board(db, slug).await,
+            Change::ApiKeys => self.reload_api_keys(db).await,
+        }
+    }
+
+    async fn reload_board(
+        &self,
+        db: &DatabaseConnection,
+        slug: &BoardSlug,
+    ) -> Result<(), SqlError> {
+        match sql::boards::find_board(db, slug).await? {
+            Some(board) => {
+                let config = Arc::new(self.assemble(db, board).await?);
+                write(&self.boards).insert(slug.clone(), config);
+            }
+            None => {
+                write(&self.boards).remove(slug);
+            }
+        }
+        Ok(())
+    }
+
+    async fn reload_api_keys(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
+        let live = sql::api_keys::list_api_keys(db)
+            .await?
+            .into_iter()
+            .filter(|(_, key)| key.revoked_at.is_none())
+            .map(|(hash, key)| (hash, Arc::new(key)))
+            .collect();
+        *write(&self.api_keys) = live;
+        Ok(())
+    }
+
+    async fn assemble(
+        &self,
+        db: &DatabaseConnection,
+        board: Board,
+    ) -> Result<BoardConfig, SqlError> {
+        let members = sql::members::list_members(db, board.id)
+            .await?
+            .into_iter()
+            .map(|m| (m.id.clone(), m))
+            .collect();
+        Ok(BoardConfig {
+            keys: self.keys.board(board.id),
+            board,
+            members,
+        })
+    }
+}
+
+/// Reloads `change` here, then tells the other instances.
+pub async fn changed(
+    cache: &ConfigCache,
+    db: &DatabaseConnection,
+    redis: &RedisStore,
+    change: Change,
+) -> Result<(), crate::error::ApiError> {
+    cache.apply(db, &change).await?;
+    if let Err(err) = redis.publish_config_change(&change.encode()).await {
+        // The change is saved and live here; other instances catch up when their
+        // listener reconnects, which reloads everything.
+        tracing::warn!(error = %err, "failed to publish a configuration change");
+    }
+    Ok(())
+}
+
+/// Follows configuration notices until the process ends, reconnecting after failures.
+pub async fn listen(
+    cache: Arc<ConfigCache>,
+    db: DatabaseConnection,
+    redis_url: String,
+    channel: String,
+) {
+    loop {
+        match RedisStore::config_changes(&redis_url, &channel).await {
+            Ok(stream) => {
+                // Notices sent before this subscription are lost: catch up on everything.
+                if let Err(err) = cache.reload_all(&db).await {
+                    tracing::warn!(error = %err, "failed to reload configuration");
+                }
+                let mut stream = std::pin::pin!(stream);
+                while let Some(payload) = stream.next().await {
+                    let Some(change) = Change::decode(&payload) else {
+                        tracing::warn!(%payload, "ignoring an unknown configuration notice");
+                        continue;
+                    };
+                    if let Err(err) = cache.apply(&db, &change).await {
+                        tracing::warn!(error = %err, ?change, "failed to reload configuration");
+                    }
+                }
+                tracing::warn!("configuration listener disconnected; reconnecting");
+            }
+            Err(err) => {
+                tracing::debug!(error = %err, "configuration listener cannot connect; retrying")
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

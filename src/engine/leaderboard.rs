@@ -1,0 +1,420 @@
+//! Reading rankings: tops, one member's standing, neighbours, several at once, stats.
+//!
+//! Ranks are competition ranks: ties share the better rank (1, 2, 2, 4).
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::domain::auth::Scope;
+use crate::domain::board::Membership;
+use crate::domain::ids::{BoardSlug, MemberId};
+use crate::domain::period::{Bucket, Period};
+use crate::domain::score::View;
+use crate::engine::auth::Caller;
+use crate::engine::config::{BoardConfig, ConfigCache};
+use crate::error::ApiError;
+use crate::store::redis::{PageQuery, PageReply, RedisStore, StandingQuery, StandingReply};
+
+/// Entries per page at most.
+pub const MAX_LIMIT: i64 = 1000;
+/// Members or boards per batch read at most.
+pub const MAX_BATCH: usize = 100;
+/// Neighbours on each side at most.
+pub const MAX_RADIUS: i64 = 100;
+
+/// Which bucket of which view a read looks at.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub board: Arc<BoardConfig>,
+    pub bucket: Bucket,
+    pub view: View,
+}
+
+/// Finds the board and checks the caller may read it: a key with the read scope, or none
+/// at all when the board has a public page.
+pub fn readable_board(
+    cache: &ConfigCache,
+    caller: Option<&Caller>,
+    slug: &str,
+) -> Result<Arc<BoardConfig>, ApiError> {
+    let slug =
+        BoardSlug::parse(slug).map_err(|e| ApiError::not_found("board_not_found", e.message))?;
+    let board = cache.board(&slug);
+    match caller {
+        Some(c) => c.require(Scope::Read)?,
+        None if board.as_ref().is_some_and(|b| b.board.settings.public_page) => {}
+        None => {
+            return Err(ApiError::Unauthorized(
+                "this board is not public: use an API key".into(),
+            ));
+        }
+    }
+    board.ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))
+}
+
+/// Resolves `period`, `at` and `view` query values against a board.
+pub fn select(
+    board: Arc<BoardConfig>,
+    period: Option<&str>,
+    at: Option<&str>,
+    view: Option<&str>,
+) -> Result<Selection, ApiError> {
+    let settings = &board.board.settings;
+    let period = match period {
+        Some(p) => Period::parse(p)?,
+        None => default_period(&settings.periods),
+    };
+    if !settings.periods.contains(&period) {
+        return Err(ApiError::invalid(
+            "period_not_enabled",
+            format!("board {} does not keep {period} rankings", board.board.slug),
+        ));
+    }
+    let bucket = match at {
+        Some(at) => Bucket::parse(period, settings.timezone, at)?,
+        None => Bucket::containing(period, settings.timezone, Utc::now()),
+    };
+    let view = view.map(View::parse).transpose()?.unwrap_or(View::Display);
+    Ok(Selection {
+        board,
+        bucket,
+        view,
+    })
+}
+
+/// The period a read uses when the request names none: `all` when the board keeps it,
+/// else the board's shortest period.
+pub fn default_period(periods: &[Period]) -> Period {
+    if periods.contains(&Period::All) {
+        Period::All
+    } else {
+        periods.first().copied().unwrap_or(Period::All)
+    }
+}
+
+/// One ranked entry.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Entry {
+    pub rank: i64,
+    pub member: String,
+    pub name: Option<String>,
+    pub image_url: Option<String>,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+}
+
+/// A page of a board.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TopResponse {
+    pub board: String,
+    pub period: String,
+    pub bucket: String,
+    pub view: String,
+    /// When the bucket ends (RFC 3339); null for `all`.
+    pub resets_at: Option<DateTime<Utc>>,
+    /// Members with a score in the bucket.
+    pub total_members: i64,
+    /// Distinct voters in the bucket (HyperLogLog estimate).
+    pub participants: i64,
+    pub offset: i64,
+    pub entries: Vec<Entry>,
+}
+
+fn page_query(sel: &Selection, offset: i64, limit: i64, anchor: Option<&str>) -> PageQuery {
+    PageQuery {
+        scores: sel.board.keys.scores(sel.view, &sel.bucket),
+        participants: sel.board.keys.participants(&sel.bucket),
+        offset,
+        limit,
+        anchor: anchor.map(str::to_owned),
+    }
+}
+
+fn top_response(sel: &Selection, page: PageReply) -> TopResponse {
+    let offset = page.offset.unwrap_or(0);
+    let mut entries: Vec<Entry> = Vec::with_capacity(page.entries.len());
+    let mut previous: Option<(i64, i64)> = None; // (units, rank)
+    for (i, (member, units)) in page.entries.into_iter().enumerate() {
+        let rank = match previous {
+            None => page.first_rank,
+            Some((prev_units, prev_rank)) if prev_units == units => prev_rank,
+            Some(_) => offset + i as i64 + 1,
+        };
+        previous = Some((units, rank));
+        let info = MemberId::parse(&member)
+            .ok()
+            .and_then(|id| sel.board.members.get(&id));
+        entries.push(Entry {
+            rank,
+            name: info.map(|m| m.name.clone()),
+            image_url: info.and_then(|m| m.image_url.clone()),
+            member,
+            score: sel.view.to_votes(units),
+        });
+    }
+    TopResponse {
+        board: sel.board.board.slug.to_string(),
+        period: sel.bucket.period.to_string(),
+        bucket: sel.bucket.label.clone(),
+        view: sel.view.as_str().to_owned(),
+        resets_at: sel.bucket.end,
+        total_members: page.total_members,
+        participants: page.participants,
+        offset,
+        entries,
+    }
+}
+
+/// Checks `offset` and `limit` of a page.
+pub fn check_page(offset: i64, limit: i64) -> Result<(), ApiError> {
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ApiError::invalid(
+            "invalid_limit",
+            format!("limit must be between 1 and {MAX_LIMIT}"),
+        ));
+    }
+    if offset < 0 {
+        return Err(ApiError::invalid(
+            "invalid_offset",
+            "offset must not be negative",
+        ));
+    }
+    Ok(())
+}
+
+/// Pages of several selections, in one round trip.
+pub async fn tops(
+    redis: &RedisStore,
+    selections: &[Selection],
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<TopResponse>, ApiError> {
+    check_page(offset, limit)?;
+    let queries: Vec<PageQuery> = selections
+        .iter()
+        .map(|s| page_query(s, offset, limit, None))
+        .collect();
+    let pages = redis.pages(&queries).await?;
+    Ok(selections
+        .iter()
+        .zip(pages)
+        .map(|(s, p)| top_response(s, p))
+        .collect())
+}
+
+/// The member and `radius` neighbours on each side.
+pub async fn around(
+    redis: &RedisStore,
+    sel: &Selection,
+    member: &MemberId,
+    radius: i64,
+) -> Result<TopResponse, ApiError> {
+    if !(0..=MAX_RADIUS).contains(&radius) {
+        return Err(ApiError::invalid(
+            "invalid_radius",
+            format!("radius must be between 0 and {MAX_RADIUS}"),
+        ));
+    }
+    check_member(sel, member)?;
+    let query = page_query(sel, radius, 2 * radius + 1, Some(member.as_str()));
+    let page = redis.pages(&[query]).await?.into_iter().next();
+    let page = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
+    Ok(top_response(sel, page))
+}
+
+/// The nearest member with a strictly higher score.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Above {
+    pub member: String,
+    pub rank: i64,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+    /// Their score minus this member's.
+    #[schema(value_type = f64)]
+    pub gap: serde_json::Number,
+}
+
+/// The same member in the bucket before.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Previous {
+    pub bucket: String,
+    pub rank: Option<i64>,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+    /// `up`, `down`, `same`, or `new` when the member had no score then.
+    pub trend: &'static str,
+}
+
+/// One member's standing.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MemberResponse {
+    pub board: String,
+    pub period: String,
+    pub bucket: String,
+    pub view: String,
+    pub member: String,
+    pub name: Option<String>,
+    /// Null when the member has no score in the bucket.
+    pub rank: Option<i64>,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+    /// Distinct voters for this member in the bucket.
+    pub participants: i64,
+    /// Absent at rank 1.
+    pub above: Option<Above>,
+    /// Absent for `all`.
+    pub previous: Option<Previous>,
+}
+
+fn check_member(sel: &Selection, member: &MemberId) -> Result<(), ApiError> {
+    if sel.board.board.settings.membership == Membership::Closed
+        && !sel.board.members.contains_key(member)
+    {
+        return Err(ApiError::not_found(
+            "member_not_found",
+            format!("{member} is not a member of board {}", sel.board.board.slug),
+        ));
+    }
+    Ok(())
+}
+
+/// Standings of several members of one selection, in one round trip.
+pub async fn standings(
+    redis: &RedisStore,
+    sel: &Selection,
+    members: &[MemberId],
+) -> Result<Vec<MemberResponse>, ApiError> {
+    if members.len() > MAX_BATCH {
+        return Err(ApiError::too_large(
+            "too_many_members",
+            format!("at most {MAX_BATCH} members at once"),
+        ));
+    }
+    for m in members {
+        check_member(sel, m)?;
+    }
+    let previous = sel.bucket.previous(sel.board.board.settings.timezone);
+    let queries: Vec<StandingQuery> = members
+        .iter()
+        .map(|m| StandingQuery {
+            scores: sel.board.keys.scores(sel.view, &sel.bucket),
+            previous: previous
+                .as_ref()
+                .map(|b| sel.board.keys.scores(sel.view, b)),
+            participants: sel.board.keys.member_participants(&sel.bucket, m.as_str()),
+            member: m.to_string(),
+        })
+        .collect();
+    let replies = redis.standings(&queries).await?;
+    Ok(members
+        .iter()
+        .zip(replies)
+        .map(|(m, r)| member_response(sel, previous.as_ref(), m, r))
+        .collect())
+}
+
+fn member_response(
+    sel: &Selection,
+    previous: Option<&Bucket>,
+    member: &MemberId,
+    r: StandingReply,
+) -> MemberResponse {
+    let units = r.current.map_or(0, |(u, _)| u);
+    let rank = r.current.map(|(_, rank)| rank);
+    let view = sel.view;
+    MemberResponse {
+        board: sel.board.board.slug.to_string(),
+        period: sel.bucket.period.to_string(),
+        bucket: sel.bucket.label.clone(),
+        view: view.as_str().to_owned(),
+        member: member.to_string(),
+        name: sel.board.members.get(member).map(|m| m.name.clone()),
+        rank,
+        score: view.to_votes(units),
+        participants: r.participants,
+        above: r.above.map(|(member, above_units, rank)| Above {
+            member,
+            rank,
+            score: view.to_votes(above_units),
+            gap: view.to_votes(above_units - units),
+        }),
+        previous: previous.map(|bucket| {
+            let prev_rank = r.previous.map(|(_, rank)| rank);
+            let trend = match (rank, prev_rank) {
+                (_, None) => "new",
+                (None, Some(_)) => "down",
+                (Some(now), Some(then)) if now < then => "up",
+                (Some(now), Some(then)) if now > then => "down",
+                _ => "same",
+            };
+            Previous {
+                bucket: bucket.label.clone(),
+                rank: prev_rank,
+                score: view.to_votes(r.previous.map_or(0, |(u, _)| u)),
+                trend,
+            }
+        }),
+    }
+}
+
+/// Votes in one hour.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HourVotes {
+    /// Start of the hour (RFC 3339, UTC).
+    pub hour: DateTime<Utc>,
+    pub votes: i64,
+}
+
+/// Activity of a board.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct StatsResponse {
+    pub board: String,
+    pub period: String,
+    pub bucket: String,
+    /// Distinct voters in the bucket.
+    pub participants: i64,
+    /// Members with a score in the bucket (real view).
+    pub total_members: i64,
+    /// The last 48 hours, oldest first, ending with the current hour.
+    pub votes_per_hour: Vec<HourVotes>,
+}
+
+/// Hours of history in stats.
+pub const STATS_HOURS: i64 = 48;
+
+/// Participants, members and votes of a bucket, and votes per hour over the last 48 hours.
+pub async fn stats(redis: &RedisStore, sel: &Selection) -> Result<StatsResponse, ApiError> {
+    let now = Utc::now()
+        .duration_trunc(Duration::hours(1))
+        .unwrap_or_else(|_| Utc::now());
+    let hours: Vec<DateTime<Utc>> = (0..STATS_HOURS)
+        .rev()
+        .map(|h| now - Duration::hours(h))
+        .collect();
+    let fields: Vec<i64> = hours
+        .iter()
+        .map(|h| h.timestamp().div_euclid(3600))
+        .collect();
+    let counts = redis.votes_per_hour(&sel.board.keys, &fields).await?;
+    let (total_members, participants) = redis
+        .bucket_counts(
+            &sel.board.keys.scores(View::Real, &sel.bucket),
+            &sel.board.keys.participants(&sel.bucket),
+        )
+        .await?;
+    Ok(StatsResponse {
+        board: sel.board.board.slug.to_string(),
+        period: sel.bucket.period.to_string(),
+        bucket: sel.bucket.label.clone(),
+        participants,
+        total_members,
+        votes_per_hour: hours
+            .into_iter()
+            .zip(counts)
+            .map(|(hour, votes)| HourVotes { hour, votes })
+            .collect(),
+    })
+}

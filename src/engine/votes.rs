@@ -1,0 +1,254 @@
+//! Casting votes: a request is checked against the cached configuration, turned into one
+//! `vote.lua` run per item, and the runs of a batch go to Redis in one pipeline.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::domain::auth::Scope;
+use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
+use crate::domain::period::Bucket;
+use crate::domain::score::{Increment, View};
+use crate::engine::auth::Caller;
+use crate::engine::config::{BoardConfig, ConfigCache};
+use crate::error::ApiError;
+use crate::store::redis::{PeriodScores, RedisStore, VoteCall, VoteReply, VoteTarget};
+
+/// How far ahead of the server's clock a backfilled `at` may be (clock skew).
+const FUTURE_SLACK: chrono::Duration = chrono::Duration::minutes(5);
+
+/// One vote, parsed.
+#[derive(Debug, Clone)]
+pub struct Vote {
+    pub board: BoardSlug,
+    pub member: MemberId,
+    pub voter: Option<VoterId>,
+    pub count: i64,
+    pub channel: Option<Channel>,
+    pub terminal: Option<Terminal>,
+    pub idempotency_key: Option<IdempotencyKey>,
+    /// An explicit time (backfill scope); `None` means now.
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// The member's new scores after a vote.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct VoteResult {
+    pub board: String,
+    pub member: String,
+    /// True when this answer repeats the first one for the same idempotency key.
+    pub replayed: bool,
+    /// One entry per enabled period, shortest first.
+    pub scores: Vec<PeriodScore>,
+}
+
+/// A member's scores in one bucket.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PeriodScore {
+    pub period: String,
+    pub bucket: String,
+    #[schema(value_type = f64)]
+    pub real: serde_json::Number,
+    #[schema(value_type = f64)]
+    pub display: serde_json::Number,
+}
+
+/// A vote that passed every check, ready for Redis.
+struct Prepared {
+    board: Arc<BoardConfig>,
+    vote: Vote,
+    targets: Vec<VoteTarget>,
+    increment: Increment,
+    at: DateTime<Utc>,
+}
+
+/// Casts votes; each is applied or refused on its own, and the answers keep their order.
+pub async fn cast(
+    cache: &ConfigCache,
+    redis: &RedisStore,
+    idempotency_ttl: Duration,
+    caller: &Caller,
+    votes: Vec<Result<Vote, ApiError>>,
+) -> Result<Vec<Result<VoteResult, ApiError>>, ApiError> {
+    let now = Utc::now();
+    let prepared: Vec<Result<Prepared, ApiError>> = votes
+        .into_iter()
+        .map(|vote| prepare(cache, caller, vote?, now))
+        .collect();
+    let ready: Vec<&Prepared> = prepared.iter().filter_map(|p| p.as_ref().ok()).collect();
+    let receipts: Vec<String> = ready.iter().map(|p| receipt(&p.targets)).collect();
+    let calls: Vec<VoteCall<'_>> = ready
+        .iter()
+        .zip(&receipts)
+        .map(|(p, receipt)| VoteCall {
+            board: &p.board.keys,
+            targets: p.targets.clone(),
+            member: p.vote.member.as_str(),
+            increment: p.increment,
+            voter: p.vote.voter.as_ref().map(VoterId::as_str),
+            idempotency: p
+                .vote
+                .idempotency_key
+                .as_ref()
+                .map(|k| (p.board.keys.idempotency(k), idempotency_ttl)),
+            receipt: receipt.clone(),
+            hour: p.at.timestamp().div_euclid(3600),
+        })
+        .collect();
+    let mut replies = if calls.is_empty() {
+        Vec::new()
+    } else {
+        redis.cast_votes(&calls).await?
+    }
+    .into_iter();
+
+    Ok(prepared
+        .into_iter()
+        .map(|p| {
+            let p = p?;
+            let reply = replies
+                .next()
+                .ok_or_else(|| anyhow::anyhow!("redis answered fewer votes than were sent"))?;
+            answer(&p, reply)
+        })
+        .collect())
+}
+
+fn prepare(
+    cache: &ConfigCache,
+    caller: &Caller,
+    vote: Vote,
+    now: DateTime<Utc>,
+) -> Result<Prepared, ApiError> {
+    let board = cache.board(&vote.board).ok_or_else(|| {
+        ApiError::not_found("board_not_found", format!("no board {}", vote.board))
+    })?;
+    let settings = &board.board.settings;
+    if !(1..=settings.max_count).contains(&vote.count) {
+        return Err(ApiError::invalid(
+            "invalid_count",
+            format!(
+                "count must be between 1 and {} on this board",
+                settings.max_count
+            ),
+        ));
+    }
+    let member = board.members.get(&vote.member);
+    match member {
+        None if settings.membership == crate::domain::board::Membership::Closed => {
+            return Err(ApiError::not_found(
+                "member_not_found",
+                format!("{} is not a member of board {}", vote.member, vote.board),
+            ));
+        }
+        Some(m) if !m.enabled => {
+            return Err(ApiError::conflict(
+                "member_disabled",
+                format!("{} does not accept votes", vote.member),
+            ));
+        }
+        _ => {}
+    }
+    let at = match vote.at {
+        Some(at) => {
+            caller.require(Scope::Backfill)?;
+            if at > now + FUTURE_SLACK {
+                return Err(ApiError::invalid(
+                    "invalid_timestamp",
+                    "at lies in the future",
+                ));
+            }
+            at
+        }
+        None => now,
+    };
+    settings
+        .window_admits(at)
+        .map_err(|e| ApiError::conflict(e.code, e.message))?;
+
+    let multiplier = member
+        .and_then(|m| m.multiplier)
+        .unwrap_or(settings.multiplier);
+    let increment = Increment::of(vote.count, multiplier, settings.carry_over);
+    let carries = increment.carry > 0;
+    let targets = settings
+        .periods
+        .iter()
+        .map(|&period| {
+            let current = Bucket::containing(period, settings.timezone, at);
+            let next = if carries {
+                current.next(settings.timezone)
+            } else {
+                None
+            };
+            VoteTarget { current, next }
+        })
+        .collect();
+    let vote = Vote {
+        channel: caller.channel.clone().or(vote.channel),
+        ..vote
+    };
+    Ok(Prepared {
+        board,
+        vote,
+        targets,
+        increment,
+        at,
+    })
+}
+
+/// The bucket labels of a vote, stored beside its scores for idempotent replays.
+fn receipt(targets: &[VoteTarget]) -> String {
+    let labels: Vec<(&str, &str)> = targets
+        .iter()
+        .map(|t| (t.current.period.as_str(), t.current.label.as_str()))
+        .collect();
+    serde_json::to_string(&labels).unwrap_or_default()
+}
+
+fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
+    let (labels, scores, replayed): (Vec<(String, String)>, Vec<PeriodScores>, bool) = match reply {
+        VoteReply::Counted(scores) => (
+            p.targets
+                .iter()
+                .map(|t| {
+                    (
+                        t.current.period.as_str().to_owned(),
+                        t.current.label.clone(),
+                    )
+                })
+                .collect(),
+            scores,
+            false,
+        ),
+        VoteReply::Replayed { receipt, scores } => {
+            let labels = serde_json::from_str(&receipt)
+                .map_err(|e| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}: {e}"))?;
+            (labels, scores, true)
+        }
+        VoteReply::Overflow => {
+            return Err(ApiError::invalid(
+                "score_overflow",
+                "this vote would take a score past 2^53 units, the most a board holds exactly",
+            ));
+        }
+    };
+    Ok(VoteResult {
+        board: p.vote.board.to_string(),
+        member: p.vote.member.to_string(),
+        replayed,
+        scores: labels
+            .into_iter()
+            .zip(scores)
+            .map(|((period, bucket), (real, display))| PeriodScore {
+                period,
+                bucket,
+                real: View::Real.to_votes(real),
+                display: View::Display.to_votes(display),
+            })
+            .collect(),
+    })
+}

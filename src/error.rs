@@ -1,0 +1,192 @@
+//! `ApiError`: every error a JSON client can see, with its status and stable code.
+//!
+//! Bodies are `{"error": {"code": "snake_case", "message": "…", …details}}`. Unexpected
+//! failures are logged with their cause and answered opaquely.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::{Map, Value, json};
+
+use crate::domain::Invalid;
+use crate::store::redis::RedisFailure;
+use crate::store::sql::SqlError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: the request cannot be read (malformed JSON, bad query string).
+    #[error("{message}")]
+    Malformed { code: &'static str, message: String },
+    /// 401: no usable credentials.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 403: the key lacks the scope.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404: unknown board, member or key.
+    #[error("{message}")]
+    NotFound { code: &'static str, message: String },
+    /// 409: the request conflicts with the current state.
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
+    /// 413: too many items or bytes.
+    #[error("{message}")]
+    TooLarge { code: &'static str, message: String },
+    /// 422: a value is out of range or ill-formed.
+    #[error("{message}")]
+    Invalid {
+        code: &'static str,
+        message: String,
+        details: Map<String, Value>,
+    },
+    /// 503: Redis or SQL cannot be reached.
+    #[error("store unavailable: {0}")]
+    StoreUnavailable(String),
+    /// 500: a bug or a broken store; the cause goes to the log only.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn malformed(code: &'static str, message: impl Into<String>) -> Self {
+        Self::Malformed {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+        Self::NotFound {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        Self::Conflict {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn too_large(code: &'static str, message: impl Into<String>) -> Self {
+        Self::TooLarge {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid(code: &'static str, message: impl Into<String>) -> Self {
+        Self::Invalid {
+            code,
+            message: message.into(),
+            details: Map::new(),
+        }
+    }
+
+    /// 422 with extra fields beside code and message.
+    pub fn invalid_with(
+        code: &'static str,
+        message: impl Into<String>,
+        details: Map<String, Value>,
+    ) -> Self {
+        Self::Invalid {
+            code,
+            message: message.into(),
+            details,
+        }
+    }
+
+    /// The stable snake_case code of the JSON body.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Malformed { code, .. }
+            | Self::NotFound { code, .. }
+            | Self::Conflict { code, .. }
+            | Self::TooLarge { code, .. }
+            | Self::Invalid { code, .. } => code,
+            Self::Unauthorized(_) => "unauthorized",
+            Self::Forbidden(_) => "forbidden",
+            Self::StoreUnavailable(_) => "store_unavailable",
+            Self::Internal(_) => "internal_error",
+        }
+    }
+
+    /// The JSON body, also used for per-item errors in batch answers.
+    pub fn body(&self) -> Value {
+        let message = match self {
+            Self::Internal(_) => "internal error".to_owned(),
+            Self::StoreUnavailable(_) => {
+                "the data store is unavailable; try again shortly".to_owned()
+            }
+            other => other.to_string(),
+        };
+        let mut error = Map::new();
+        error.insert("code".into(), json!(self.code()));
+        error.insert("message".into(), json!(message));
+        if let Self::Invalid { details, .. } = self {
+            error.extend(details.clone());
+        }
+        json!({ "error": error })
+    }
+}
+
+impl From<Invalid> for ApiError {
+    fn from(err: Invalid) -> Self {
+        Self::invalid(err.code, err.message)
+    }
+}
+
+impl From<RedisFailure> for ApiError {
+    fn from(err: RedisFailure) -> Self {
+        match err {
+            RedisFailure::Unavailable(cause) => Self::StoreUnavailable(cause),
+            other => Self::Internal(anyhow::Error::new(other).context("redis call failed")),
+        }
+    }
+}
+
+impl From<SqlError> for ApiError {
+    fn from(err: SqlError) -> Self {
+        match err {
+            SqlError::Conflict => Self::conflict("already_exists", "already exists"),
+            SqlError::Db(db) if is_connection_error(&db) => Self::StoreUnavailable(db.to_string()),
+            other => Self::Internal(anyhow::Error::new(other).context("sql call failed")),
+        }
+    }
+}
+
+fn is_connection_error(err: &sea_orm::DbErr) -> bool {
+    matches!(
+        err,
+        sea_orm::DbErr::ConnectionAcquire(_) | sea_orm::DbErr::Conn(_)
+    )
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::Malformed { .. } => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound { .. } => StatusCode::NOT_FOUND,
+            Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        match self {
+            Self::Internal(err) => tracing::error!(error = ?err, "request failed"),
+            Self::StoreUnavailable(cause) => tracing::warn!(%cause, "store unavailable"),
+            _ => {}
+        }
+        let mut response = HttpResponse::build(self.status_code());
+        if let Self::StoreUnavailable(_) = self {
+            response.insert_header(("Retry-After", "1"));
+        }
+        response.json(self.body())
+    }
+}

@@ -1,0 +1,22 @@
+//! Ovation: a real-time voting and leaderboard service.
+//!
+//! # Layout
+//!
+//! Read in this order:
+//! - [`domain`]: pure types and rules (ids, periods and buckets, scores, boards, scopes).
+//! - [`store`]: the only code that talks to SQL ([`store::sql`]) or Redis
+//!   ([`store::redis`], with its Lua scripts).
+//! - [`engine`]: votes, leaderboards, configuration cache and admin changes.
+//! - [`api`]: JSON handlers, one module per resource, and the OpenAPI document.
+//! - [`config`], [`startup`], [`state`], [`error`], [`telemetry`], [`cli`]: running it.
+
+pub mod api;
+pub mod cli;
+pub mod config;
+pub mod domain;
+pub mod engine;
+pub mod error;
+pub mod startup;
+pub mod state;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,90 @@
+//! Builds the application from settings and runs it.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::{App, HttpServer, web};
+use anyhow::Context;
+use tracing_actix_web::TracingLogger;
+
+use crate::api;
+use crate::config::Settings;
+use crate::domain::auth::hash_key;
+use crate::engine::config::{self, ConfigCache};
+use crate::state::AppState;
+use crate::store::redis::RedisStore;
+use crate::store::sql;
+
+/// A bound, ready-to-run server.
+pub struct Application {
+    port: u16,
+    server: Server,
+}
+
+impl Application {
+    /// Connects to SQL (applying migrations), prepares Redis, loads configuration, starts
+    /// the configuration listener and binds the listener (`:0` picks a free port).
+    pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        let db = sql::connect(&settings.database_url).await?;
+        sql::migrate(&db).await?;
+        let redis = RedisStore::new(
+            &settings.redis_url,
+            &settings.key_prefix,
+            settings.redis_timeout,
+        )
+        .context("invalid OVATION_REDIS_URL")?;
+        let cache = Arc::new(
+            ConfigCache::load(&db, redis.keys().clone())
+                .await
+                .context("failed to load configuration from the database")?,
+        );
+        tokio::spawn(config::listen(
+            cache.clone(),
+            db.clone(),
+            settings.redis_url.clone(),
+            redis.keys().config_channel(),
+        ));
+
+        let listener = TcpListener::bind(settings.bind)
+            .with_context(|| format!("failed to bind {}", settings.bind))?;
+        let port = listener.local_addr()?.port();
+        let workers = settings.workers;
+        let state = AppState {
+            master_key_hash: settings.master_key.as_deref().map(hash_key),
+            settings: Arc::new(settings),
+            db,
+            redis,
+            config: cache,
+        };
+        let data = web::Data::new(state);
+        let server = HttpServer::new(move || {
+            App::new()
+                .wrap(TracingLogger::default())
+                .app_data(data.clone())
+                .configure(api::routes)
+        })
+        .workers(workers)
+        .listen(listener)?
+        .run();
+        tracing::info!(port, workers, "ovation listening");
+        Ok(Self { port, server })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until the process is stopped.
+    pub async fn run(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+/// Applies migrations and exits.
+pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
+    let db = sql::connect(&settings.database_url).await?;
+    sql::migrate(&db).await?;
+    tracing::info!(database = %sql::redact(&settings.database_url), "migrations applied");
+    Ok(())
+}

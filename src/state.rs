@@ -1,0 +1,24 @@
+//! `AppState`: what every handler shares, built once in `startup`.
+
+use std::sync::Arc;
+
+use sea_orm::DatabaseConnection;
+
+use crate::config::Settings;
+use crate::engine::config::ConfigCache;
+use crate::store::redis::RedisStore;
+
+/// Shared by every worker; cloning is cheap.
+#[derive(Clone)]
+pub struct AppState {
+    /// Settings read at start-up.
+    pub settings: Arc<Settings>,
+    /// SQL pool for configuration; never used on the vote path.
+    pub db: DatabaseConnection,
+    /// The multiplexed Redis connection for rankings.
+    pub redis: RedisStore,
+    /// Boards, members and API keys in memory, kept fresh across instances.
+    pub config: Arc<ConfigCache>,
+    /// SHA-256 of `OVATION_MASTER_KEY`, when one is set.
+    pub master_key_hash: Option<String>,
+}

@@ -1,0 +1,111 @@
+//! Every Redis key name Ovation uses, built in one place.
+//!
+//! A board's keys are `<prefix>{b:<board id>}:<name>`: the hash tag puts all of one
+//! board's keys in one Redis Cluster slot, so a vote script may touch them together. The
+//! numeric id (not the slug) names the board, so a board deleted and created again under
+//! the same slug starts from nothing.
+
+use crate::domain::ids::IdempotencyKey;
+use crate::domain::period::Bucket;
+use crate::domain::score::View;
+
+/// Builds key names under one prefix.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    prefix: String,
+}
+
+impl Keys {
+    pub fn new(prefix: &str) -> Self {
+        Self {
+            prefix: prefix.to_owned(),
+        }
+    }
+
+    /// The keys of one board.
+    pub fn board(&self, board_id: i64) -> BoardKeys {
+        BoardKeys {
+            base: format!("{}{{b:{board_id}}}:", self.prefix),
+        }
+    }
+
+    /// The pub/sub channel that tells every instance to reload configuration.
+    pub fn config_channel(&self) -> String {
+        format!("{}config", self.prefix)
+    }
+}
+
+/// The keys of one board.
+#[derive(Debug, Clone)]
+pub struct BoardKeys {
+    base: String,
+}
+
+impl BoardKeys {
+    /// Scores of one bucket in one view (zset: member -> units).
+    pub fn scores(&self, view: View, bucket: &Bucket) -> String {
+        let v = match view {
+            View::Real => "r",
+            View::Display => "d",
+        };
+        format!("{}z:{v}:{}:{}", self.base, bucket.period, bucket.label)
+    }
+
+    /// Distinct voters of one bucket (HyperLogLog).
+    pub fn participants(&self, bucket: &Bucket) -> String {
+        format!("{}p:{}:{}", self.base, bucket.period, bucket.label)
+    }
+
+    /// Distinct voters for one member in one bucket (HyperLogLog).
+    pub fn member_participants(&self, bucket: &Bucket, member: &str) -> String {
+        format!(
+            "{}pm:{}:{}:{member}",
+            self.base, bucket.period, bucket.label
+        )
+    }
+
+    /// Votes per hour (hash: hours since the epoch -> votes).
+    pub fn votes_per_hour(&self) -> String {
+        format!("{}vph", self.base)
+    }
+
+    /// The first answer to a vote with this idempotency key (string, expires).
+    pub fn idempotency(&self, key: &IdempotencyKey) -> String {
+        format!("{}idem:{key}", self.base)
+    }
+
+    /// Initial votes already added to the all-time display board (hash: member -> units).
+    pub fn initial_applied(&self) -> String {
+        format!("{}init", self.base)
+    }
+
+    /// A SCAN pattern matching every key of the board, for clean-up after deletion.
+    pub fn pattern(&self) -> String {
+        format!("{}*", self.base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_keys_share_one_hash_tag() {
+        let keys = Keys::new("ov:").board(7);
+        let day = Bucket::containing(
+            crate::domain::period::Period::Day,
+            chrono_tz::Tz::UTC,
+            crate::domain::period::parse_instant("2019-03-17T12:00:00Z").unwrap(),
+        );
+        assert_eq!(
+            keys.scores(View::Display, &day),
+            "ov:{b:7}:z:d:day:2019-03-17"
+        );
+        assert_eq!(keys.participants(&day), "ov:{b:7}:p:day:2019-03-17");
+        assert_eq!(
+            keys.member_participants(&day, "m1"),
+            "ov:{b:7}:pm:day:2019-03-17:m1"
+        );
+        assert_eq!(keys.votes_per_hour(), "ov:{b:7}:vph");
+    }
+}

@@ -1,0 +1,580 @@
+//! Live rankings in Redis: the connection, the Lua scripts and the calls that run them.
+//!
+//! Each atomic operation is one script in a `*.lua` file beside this module, whose header
+//! says its KEYS, ARGV, reply and invariant; the functions here lay out those keys and
+//! arguments and read the replies. Every call is bounded by a timeout, so a Redis that is
+//! down answers `Unavailable` quickly instead of hanging requests.
+
+pub mod keys;
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{AsyncCommands, Pipeline, Script, ServerErrorKind, Value};
+
+pub use keys::{BoardKeys, Keys};
+
+use crate::domain::period::Bucket;
+use crate::domain::score::{Increment, MAX_UNITS, View};
+
+static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("vote.lua")));
+static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
+static MEMBER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("member.lua")));
+static INITIAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("initial.lua")));
+
+/// What can go wrong talking to Redis.
+#[derive(Debug, thiserror::Error)]
+pub enum RedisFailure {
+    /// Redis cannot be reached, is loading, or did not answer in time.
+    #[error("redis is unavailable: {0}")]
+    Unavailable(String),
+    /// Redis answered with an error.
+    #[error("redis command failed: {0}")]
+    Command(redis::RedisError),
+    /// Redis answered something the code does not expect.
+    #[error("unexpected redis reply: {0}")]
+    Reply(String),
+}
+
+impl From<redis::RedisError> for RedisFailure {
+    fn from(err: redis::RedisError) -> Self {
+        let loading = matches!(
+            err.kind(),
+            redis::ErrorKind::Server(ServerErrorKind::BusyLoading)
+        );
+        if err.is_io_error()
+            || err.is_timeout()
+            || err.is_connection_dropped()
+            || err.is_connection_refusal()
+            || loading
+        {
+            Self::Unavailable(err.to_string())
+        } else {
+            Self::Command(err)
+        }
+    }
+}
+
+fn reply_error(what: &str, value: &Value) -> RedisFailure {
+    RedisFailure::Reply(format!("{what}: {value:?}"))
+}
+
+/// Connection to Redis shared by every request: one multiplexed connection that pipelines
+/// concurrent commands and reconnects by itself.
+#[derive(Clone)]
+pub struct RedisStore {
+    conn: ConnectionManager,
+    keys: Keys,
+    timeout: Duration,
+}
+
+impl RedisStore {
+    /// Prepares the connection; it is made on first use, so start-up does not wait for
+    /// Redis and a later outage heals without a restart.
+    pub fn new(url: &str, prefix: &str, timeout: Duration) -> Result<Self, RedisFailure> {
+        let client = redis::Client::open(url).map_err(RedisFailure::Command)?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(timeout / 2))
+            .set_response_timeout(Some(timeout))
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_millis(250));
+        let conn = ConnectionManager::new_lazy_with_config(client, config)
+            .map_err(RedisFailure::Command)?;
+        Ok(Self {
+            conn,
+            keys: Keys::new(prefix),
+            timeout,
+        })
+    }
+
+    pub fn keys(&self) -> &Keys {
+        &self.keys
+    }
+
+    /// Runs `f` on a connection handle, bounded by the store's timeout.
+    async fn bounded<T, F>(&self, f: impl FnOnce(ConnectionManager) -> F) -> Result<T, RedisFailure>
+    where
+        F: Future<Output = Result<T, RedisFailure>>,
+    {
+        match tokio::time::timeout(self.timeout, f(self.conn.clone())).await {
+            Ok(result) => result,
+            Err(_) => Err(RedisFailure::Unavailable(format!(
+                "no answer within {} ms",
+                self.timeout.as_millis()
+            ))),
+        }
+    }
+
+    /// Runs a pipeline of script calls; when Redis has lost its script cache (a restart,
+    /// SCRIPT FLUSH) the scripts are loaded again and the pipeline retried once.
+    async fn run_scripts(
+        &self,
+        pipe: Pipeline,
+        scripts: &[&Script],
+    ) -> Result<Vec<Value>, RedisFailure> {
+        self.bounded(|mut conn| async move {
+            match pipe.query_async::<Vec<Value>>(&mut conn).await {
+                Err(err) if err.kind() == redis::ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    for script in scripts {
+                        script.prepare_invoke().load_async(&mut conn).await?;
+                    }
+                    Ok(pipe.query_async::<Vec<Value>>(&mut conn).await?)
+                }
+                other => Ok(other?),
+            }
+        })
+        .await
+    }
+
+    /// Answers whether Redis responds.
+    pub async fn ping(&self) -> Result<(), RedisFailure> {
+        self.bounded(|mut conn| async move {
+            let _: String = redis::cmd("PING").query_async(&mut conn).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Casts votes, each atomically and independently, in one round trip.
+    pub async fn cast_votes(&self, calls: &[VoteCall<'_>]) -> Result<Vec<VoteReply>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        for call in calls {
+            pipe.invoke_script(&call.invocation());
+        }
+        let replies = self.run_scripts(pipe, &[&VOTE]).await?;
+        replies
+            .iter()
+            .zip(calls)
+            .map(|(v, c)| VoteReply::parse(v, c.targets.len()))
+            .collect()
+    }
+
+    /// Reads pages of boards in one round trip.
+    pub async fn pages(&self, queries: &[PageQuery]) -> Result<Vec<PageReply>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        for q in queries {
+            let mut inv = PAGE.key(&q.scores);
+            inv.key(&q.participants)
+                .arg(q.offset)
+                .arg(q.limit)
+                .arg(q.anchor.as_deref().unwrap_or(""));
+            pipe.invoke_script(&inv);
+        }
+        let replies = self.run_scripts(pipe, &[&PAGE]).await?;
+        replies.iter().map(PageReply::parse).collect()
+    }
+
+    /// Reads members' standings in one round trip.
+    pub async fn standings(
+        &self,
+        queries: &[StandingQuery],
+    ) -> Result<Vec<StandingReply>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        for q in queries {
+            let mut inv = MEMBER.key(&q.scores);
+            inv.key(q.previous.as_deref().unwrap_or(&q.scores))
+                .key(&q.participants)
+                .arg(&q.member)
+                .arg(if q.previous.is_some() { "1" } else { "0" });
+            pipe.invoke_script(&inv);
+        }
+        let replies = self.run_scripts(pipe, &[&MEMBER]).await?;
+        replies.iter().map(StandingReply::parse).collect()
+    }
+
+    /// Brings members' initial votes on the all-time display board to `targets`
+    /// (member, votes); safe to repeat.
+    pub async fn apply_initial_votes(
+        &self,
+        board: &BoardKeys,
+        targets: &[(&str, i64)],
+    ) -> Result<(), RedisFailure> {
+        if targets.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        // Chunks keep each script run short, so votes are not held up behind a big import.
+        for chunk in targets.chunks(1000) {
+            let mut inv = INITIAL.key(board.scores(View::Display, &Bucket::all()));
+            inv.key(board.initial_applied());
+            for (member, votes) in chunk {
+                inv.arg(*member).arg(votes * View::Display.units_per_vote());
+            }
+            pipe.invoke_script(&inv);
+        }
+        self.run_scripts(pipe, &[&INITIAL]).await.map(drop)
+    }
+
+    /// Removes a member from the given score keys and its initial-votes record, atomically.
+    pub async fn remove_member(
+        &self,
+        board: &BoardKeys,
+        score_keys: &[String],
+        member: &str,
+    ) -> Result<(), RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        for key in score_keys {
+            pipe.zrem(key, member).ignore();
+        }
+        pipe.hdel(board.initial_applied(), member).ignore();
+        self.bounded(|mut conn| async move {
+            pipe.query_async::<()>(&mut conn).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Votes in each of the given hours (hours since the epoch), in order.
+    pub async fn votes_per_hour(
+        &self,
+        board: &BoardKeys,
+        hours: &[i64],
+    ) -> Result<Vec<i64>, RedisFailure> {
+        let key = board.votes_per_hour();
+        self.bounded(|mut conn| async move {
+            let counts: Vec<Option<i64>> = redis::cmd("HMGET")
+                .arg(&key)
+                .arg(hours)
+                .query_async(&mut conn)
+                .await?;
+            Ok(counts.into_iter().map(|c| c.unwrap_or(0)).collect())
+        })
+        .await
+    }
+
+    /// Members on a board (ZCARD) and distinct voters (PFCOUNT), in one round trip.
+    pub async fn bucket_counts(
+        &self,
+        scores: &str,
+        participants: &str,
+    ) -> Result<(i64, i64), RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.zcard(scores).pfcount(participants);
+        self.bounded(|mut conn| async move { Ok(pipe.query_async(&mut conn).await?) })
+            .await
+    }
+
+    /// Tells every instance that configuration changed (`payload` names what).
+    pub async fn publish_config_change(&self, payload: &str) -> Result<(), RedisFailure> {
+        let channel = self.keys.config_channel();
+        self.bounded(|mut conn| async move {
+            let _: i64 = conn.publish(channel, payload).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Deletes every key of a deleted board, a batch at a time. Runs in the background
+    /// after the board is gone from SQL; its keys are no longer reachable by then.
+    pub async fn unlink_board(&self, board: &BoardKeys) -> Result<u64, RedisFailure> {
+        let pattern = board.pattern();
+        let mut conn = self.conn.clone();
+        let mut cursor: u64 = 0;
+        let mut removed = 0;
+        loop {
+            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut conn)
+                .await?;
+            if !batch.is_empty() {
+                removed += batch.len() as u64;
+                let _: i64 = redis::cmd("UNLINK")
+                    .arg(&batch)
+                    .query_async(&mut conn)
+                    .await?;
+            }
+            if next == 0 {
+                return Ok(removed);
+            }
+            cursor = next;
+        }
+    }
+
+    /// Subscribes to configuration-change notices on a connection of its own (pub/sub
+    /// needs one); the stream ends when the connection drops.
+    pub async fn config_changes(
+        url: &str,
+        channel: &str,
+    ) -> Result<impl futures_util::Stream<Item = String> + use<>, RedisFailure> {
+        let client = redis::Client::open(url).map_err(RedisFailure::Command)?;
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe(channel).await?;
+        Ok(futures_util::StreamExt::filter_map(
+            pubsub.into_on_message(),
+            |msg| async move { msg.get_payload::<String>().ok() },
+        ))
+    }
+}
+
+/// One period's part of a vote: the bucket it counts in and the bucket that inherits the
+/// carry-over (none for `all`).
+#[derive(Debug, Clone)]
+pub struct VoteTarget {
+    pub current: Bucket,
+    pub next: Option<Bucket>,
+}
+
+/// Everything one run of `vote.lua` needs.
+#[derive(Debug)]
+pub struct VoteCall<'a> {
+    pub board: &'a BoardKeys,
+    pub targets: Vec<VoteTarget>,
+    pub member: &'a str,
+    pub increment: Increment,
+    pub voter: Option<&'a str>,
+    /// The idempotency record's key and how long it lives.
+    pub idempotency: Option<(String, Duration)>,
+    /// Stored with the scores so a replay answers the same.
+    pub receipt: String,
+    /// Hours since the epoch, for the votes-per-hour counter.
+    pub hour: i64,
+}
+
+impl VoteCall<'_> {
+    fn invocation(&self) -> redis::ScriptInvocation<'static> {
+        let (idem_key, idem_ttl) = match &self.idempotency {
+            Some((key, ttl)) => (key.clone(), ttl.as_secs().max(1)),
+            // vote.lua ignores KEYS[1] when the TTL is 0; any key of the board will do.
+            None => (self.board.votes_per_hour(), 0),
+        };
+        let mut inv = VOTE.key(idem_key);
+        inv.key(self.board.votes_per_hour());
+        for t in &self.targets {
+            let next = t.next.as_ref().unwrap_or(&t.current);
+            inv.key(self.board.scores(View::Real, &t.current))
+                .key(self.board.scores(View::Display, &t.current))
+                .key(self.board.scores(View::Display, next))
+                .key(self.board.participants(&t.current))
+                .key(self.board.member_participants(&t.current, self.member));
+        }
+        let all_index = self
+            .targets
+            .iter()
+            .position(|t| !t.current.period.is_periodic())
+            .map_or(-1, |i| i as i64);
+        inv.arg(self.member)
+            .arg(self.increment.real)
+            .arg(self.increment.display)
+            .arg(self.increment.carry)
+            .arg(self.voter.unwrap_or(""))
+            .arg(idem_ttl)
+            .arg(&self.receipt)
+            .arg(self.hour)
+            .arg(self.targets.len())
+            .arg(MAX_UNITS)
+            .arg(all_index);
+        for t in &self.targets {
+            inv.arg(if t.next.is_some() { "1" } else { "0" });
+        }
+        inv
+    }
+}
+
+/// New scores in one period: (real units, display units).
+pub type PeriodScores = (i64, i64);
+
+/// How a vote went.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VoteReply {
+    /// Counted; the member's new scores, one pair per target in order.
+    Counted(Vec<PeriodScores>),
+    /// The idempotency key was used before: the receipt and scores of the first answer.
+    Replayed {
+        receipt: String,
+        scores: Vec<PeriodScores>,
+    },
+    /// A score would pass 2^53 units; nothing was written.
+    Overflow,
+}
+
+impl VoteReply {
+    fn parse(value: &Value, targets: usize) -> Result<Self, RedisFailure> {
+        let items = as_array(value).ok_or_else(|| reply_error("vote", value))?;
+        let tag = items
+            .first()
+            .and_then(as_text)
+            .ok_or_else(|| reply_error("vote", value))?;
+        match tag.as_str() {
+            "ok" => {
+                let units = items[1..].iter().map(as_units).collect::<Option<Vec<_>>>();
+                pairs(units, targets)
+                    .map(Self::Counted)
+                    .ok_or_else(|| reply_error("vote", value))
+            }
+            "dup" => {
+                let stored = items
+                    .get(1)
+                    .and_then(as_text)
+                    .ok_or_else(|| reply_error("vote", value))?;
+                let (receipt, scores) = stored
+                    .rsplit_once('|')
+                    .ok_or_else(|| reply_error("vote", value))?;
+                let units = scores
+                    .split(',')
+                    .map(parse_units)
+                    .collect::<Option<Vec<_>>>();
+                let scores = pairs(units, usize::MAX).ok_or_else(|| reply_error("vote", value))?;
+                Ok(Self::Replayed {
+                    receipt: receipt.to_owned(),
+                    scores,
+                })
+            }
+            "overflow" => Ok(Self::Overflow),
+            _ => Err(reply_error("vote", value)),
+        }
+    }
+}
+
+fn pairs(units: Option<Vec<i64>>, expected: usize) -> Option<Vec<PeriodScores>> {
+    let units = units?;
+    if units.len() % 2 != 0 || (expected != usize::MAX && units.len() != expected * 2) {
+        return None;
+    }
+    Some(units.chunks(2).map(|c| (c[0], c[1])).collect())
+}
+
+/// Asks for a page of a board: by offset, or around an anchor member.
+#[derive(Debug, Clone)]
+pub struct PageQuery {
+    pub scores: String,
+    pub participants: String,
+    /// Offset, or the radius when `anchor` is set.
+    pub offset: i64,
+    pub limit: i64,
+    pub anchor: Option<String>,
+}
+
+/// A page of a board.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageReply {
+    pub total_members: i64,
+    pub participants: i64,
+    /// Position of the first entry; `None` when the anchor has no score.
+    pub offset: Option<i64>,
+    /// Competition rank of the first entry.
+    pub first_rank: i64,
+    /// (member, units), best first.
+    pub entries: Vec<(String, i64)>,
+}
+
+impl PageReply {
+    fn parse(value: &Value) -> Result<Self, RedisFailure> {
+        let bad = || reply_error("page", value);
+        let items = as_array(value).ok_or_else(bad)?;
+        let [card, participants, offset, first_rank, page] = items else {
+            return Err(bad());
+        };
+        let page = as_array(page).ok_or_else(bad)?;
+        let entries = page
+            .chunks(2)
+            .map(|pair| Some((as_text(&pair[0])?, as_units(pair.get(1)?)?)))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?;
+        let offset = as_int(offset).ok_or_else(bad)?;
+        Ok(Self {
+            total_members: as_int(card).ok_or_else(bad)?,
+            participants: as_int(participants).ok_or_else(bad)?,
+            offset: (offset >= 0).then_some(offset),
+            first_rank: as_int(first_rank).ok_or_else(bad)?,
+            entries,
+        })
+    }
+}
+
+/// Asks for one member's standing in a bucket.
+#[derive(Debug, Clone)]
+pub struct StandingQuery {
+    pub scores: String,
+    pub previous: Option<String>,
+    pub participants: String,
+    pub member: String,
+}
+
+/// One member's standing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StandingReply {
+    /// (units, rank) when the member has a score in the bucket.
+    pub current: Option<(i64, i64)>,
+    /// (member, units, rank) of the nearest member with a strictly higher score.
+    pub above: Option<(String, i64, i64)>,
+    /// (units, rank) in the previous bucket.
+    pub previous: Option<(i64, i64)>,
+    pub participants: i64,
+}
+
+impl StandingReply {
+    fn parse(value: &Value) -> Result<Self, RedisFailure> {
+        let bad = || reply_error("member", value);
+        let items = as_array(value).ok_or_else(bad)?;
+        let [
+            score,
+            rank,
+            above_member,
+            above_score,
+            above_rank,
+            prev_score,
+            prev_rank,
+            participants,
+        ] = items
+        else {
+            return Err(bad());
+        };
+        let both = |s: &Value, r: &Value| Some((as_units(s)?, as_int(r)?));
+        Ok(Self {
+            current: both(score, rank),
+            above: (|| {
+                Some((
+                    as_text(above_member)?,
+                    as_units(above_score)?,
+                    as_int(above_rank)?,
+                ))
+            })(),
+            previous: both(prev_score, prev_rank),
+            participants: as_int(participants).ok_or_else(bad)?,
+        })
+    }
+}
+
+fn as_array(value: &Value) -> Option<&[Value]> {
+    match value {
+        Value::Array(items) => Some(items),
+        _ => None,
+    }
+}
+
+fn as_text(value: &Value) -> Option<String> {
+    match value {
+        Value::BulkString(bytes) => String::from_utf8(bytes.clone()).ok(),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn as_int(value: &Value) -> Option<i64> {
+    match value {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+/// A score as Redis prints it (`"5000"`, `"1.5e+16"`), back to integer units.
+fn parse_units(text: &str) -> Option<i64> {
+    let value: f64 = text.parse().ok()?;
+    (value.is_finite() && value.fract() == 0.0).then_some(value as i64)
+}
+
+fn as_units(value: &Value) -> Option<i64> {
+    match value {
+        Value::BulkString(bytes) => parse_units(std::str::from_utf8(bytes).ok()?),
+        Value::Double(d) => parse_units(&d.to_string()),
+        Value::Int(i) => Some(*i),
+        _ => None,
+    }
+}

@@ -1,0 +1,119 @@
+//! Board rows.
+
+use chrono::Utc;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+};
+
+use super::entities::board;
+use super::{SqlError, from_naive, to_naive};
+use crate::domain::board::{Board, BoardSettings, Membership, parse_periods};
+use crate::domain::ids::BoardSlug;
+use crate::domain::period::parse_timezone;
+use crate::domain::score::Milli;
+
+fn to_domain(row: board::Model) -> Result<Board, SqlError> {
+    let corrupt = |what: &str, e: crate::domain::Invalid| {
+        SqlError::Corrupt(format!("board {} has a bad {what}: {e}", row.id))
+    };
+    let periods: Vec<&str> = row.periods.split(',').filter(|p| !p.is_empty()).collect();
+    Ok(Board {
+        id: row.id,
+        slug: BoardSlug::parse(&row.slug).map_err(|e| corrupt("slug", e))?,
+        settings: BoardSettings {
+            membership: Membership::parse(&row.membership).map_err(|e| corrupt("membership", e))?,
+            periods: parse_periods(&periods).map_err(|e| corrupt("periods", e))?,
+            timezone: parse_timezone(&row.timezone).map_err(|e| corrupt("timezone", e))?,
+            multiplier: Milli::from_thousandths(row.multiplier_milli),
+            carry_over: Milli::from_thousandths(row.carry_over_milli),
+            starts_at: row.starts_at.map(from_naive),
+            ends_at: row.ends_at.map(from_naive),
+            public_page: row.public_page,
+            max_count: row.max_count,
+            title: row.title,
+            description: row.description,
+        },
+    })
+}
+
+fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
+    model.title = Set(s.title.clone());
+    model.description = Set(s.description.clone());
+    model.membership = Set(s.membership.as_str().to_owned());
+    model.periods = Set(s
+        .periods
+        .iter()
+        .map(|p| p.as_str())
+        .collect::<Vec<_>>()
+        .join(","));
+    model.timezone = Set(s.timezone.name().to_owned());
+    model.multiplier_milli = Set(s.multiplier.thousandths());
+    model.carry_over_milli = Set(s.carry_over.thousandths());
+    model.starts_at = Set(s.starts_at.map(to_naive));
+    model.ends_at = Set(s.ends_at.map(to_naive));
+    model.public_page = Set(s.public_page);
+    model.max_count = Set(s.max_count);
+    model.updated_at = Set(to_naive(Utc::now()));
+}
+
+/// Every board, by slug.
+pub async fn list_boards(db: &impl ConnectionTrait) -> Result<Vec<Board>, SqlError> {
+    board::Entity::find()
+        .order_by_asc(board::Column::Slug)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(to_domain)
+        .collect()
+}
+
+/// The board with this slug, if any.
+pub async fn find_board(
+    db: &impl ConnectionTrait,
+    slug: &BoardSlug,
+) -> Result<Option<Board>, SqlError> {
+    board::Entity::find()
+        .filter(board::Column::Slug.eq(slug.as_str()))
+        .one(db)
+        .await?
+        .map(to_domain)
+        .transpose()
+}
+
+/// Creates a board; a taken slug is a `Conflict`.
+pub async fn insert_board(
+    db: &impl ConnectionTrait,
+    slug: &BoardSlug,
+    settings: &BoardSettings,
+) -> Result<Board, SqlError> {
+    let now = to_naive(Utc::now());
+    let mut model = board::ActiveModel {
+        slug: Set(slug.as_str().to_owned()),
+        created_at: Set(now),
+        ..Default::default()
+    };
+    settings_columns(&mut model, settings);
+    let row = model.insert(db).await.map_err(SqlError::from_write)?;
+    to_domain(row)
+}
+
+/// Saves a board's settings.
+pub async fn update_board(db: &impl ConnectionTrait, board: &Board) -> Result<(), SqlError> {
+    let mut model = board::ActiveModel {
+        id: Set(board.id),
+        ..Default::default()
+    };
+    settings_columns(&mut model, &board.settings);
+    model.update(db).await.map_err(SqlError::from_write)?;
+    Ok(())
+}
+
+/// Deletes a board and, by cascade, its members.
+pub async fn delete_board(db: &impl ConnectionTrait, id: i64) -> Result<(), SqlError> {
+    super::entities::member::Entity::delete_many()
+        .filter(super::entities::member::Column::BoardId.eq(id))
+        .exec(db)
+        .await?;
+    board::Entity::delete_by_id(id).exec(db).await?;
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! The `boards` table.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "boards")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    #[sea_orm(unique)]
+    pub slug: String,
+    pub title: String,
+    pub description: String,
+    pub membership: String,
+    /// Comma-separated period names.
+    pub periods: String,
+    pub timezone: String,
+    pub multiplier_milli: i64,
+    pub carry_over_milli: i64,
+    pub starts_at: Option<DateTime>,
+    pub ends_at: Option<DateTime>,
+    pub public_page: bool,
+    pub max_count: i64,
+    pub created_at: DateTime,
+    pub updated_at: DateTime,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

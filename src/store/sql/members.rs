@@ -1,0 +1,98 @@
+//! Member rows.
+
+use chrono::Utc;
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+
+use super::entities::member;
+use super::{SqlError, to_naive};
+use crate::domain::board::Member;
+use crate::domain::ids::MemberId;
+use crate::domain::score::Milli;
+
+/// Rows per INSERT statement: well under every backend's bound on bind parameters.
+const CHUNK: usize = 500;
+
+fn to_domain(row: member::Model) -> Result<Member, SqlError> {
+    Ok(Member {
+        id: MemberId::parse(&row.member_id)
+            .map_err(|e| SqlError::Corrupt(format!("member row {}: {e}", row.id)))?,
+        profile: serde_json::from_str(&row.profile)
+            .map_err(|e| SqlError::Corrupt(format!("member row {} profile: {e}", row.id)))?,
+        name: row.name,
+        image_url: row.image_url,
+        initial_votes: row.initial_votes,
+        multiplier: row.multiplier_milli.map(Milli::from_thousandths),
+        enabled: row.enabled,
+    })
+}
+
+/// A board's members, by id.
+pub async fn list_members(
+    db: &impl ConnectionTrait,
+    board_id: i64,
+) -> Result<Vec<Member>, SqlError> {
+    member::Entity::find()
+        .filter(member::Column::BoardId.eq(board_id))
+        .order_by_asc(member::Column::MemberId)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(to_domain)
+        .collect()
+}
+
+/// Inserts or replaces members of a board, keyed by member id.
+pub async fn upsert_members(
+    db: &impl ConnectionTrait,
+    board_id: i64,
+    members: &[Member],
+) -> Result<(), SqlError> {
+    let now = to_naive(Utc::now());
+    for chunk in members.chunks(CHUNK) {
+        let rows = chunk.iter().map(|m| member::ActiveModel {
+            board_id: Set(board_id),
+            member_id: Set(m.id.as_str().to_owned()),
+            name: Set(m.name.clone()),
+            image_url: Set(m.image_url.clone()),
+            initial_votes: Set(m.initial_votes),
+            multiplier_milli: Set(m.multiplier.map(Milli::thousandths)),
+            enabled: Set(m.enabled),
+            profile: Set(m.profile.to_string()),
+            created_at: Set(now),
+            updated_at: Set(now),
+            ..Default::default()
+        });
+        member::Entity::insert_many(rows)
+            .on_conflict(
+                OnConflict::columns([member::Column::BoardId, member::Column::MemberId])
+                    .update_columns([
+                        member::Column::Name,
+                        member::Column::ImageUrl,
+                        member::Column::InitialVotes,
+                        member::Column::MultiplierMilli,
+                        member::Column::Enabled,
+                        member::Column::Profile,
+                        member::Column::UpdatedAt,
+                    ])
+                    .to_owned(),
+            )
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Deletes one member; answers whether it existed.
+pub async fn delete_member(
+    db: &impl ConnectionTrait,
+    board_id: i64,
+    member_id: &MemberId,
+) -> Result<bool, SqlError> {
+    let result = member::Entity::delete_many()
+        .filter(member::Column::BoardId.eq(board_id))
+        .filter(member::Column::MemberId.eq(member_id.as_str()))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected > 0)
+}

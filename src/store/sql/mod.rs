@@ -1,0 +1,91 @@
+//! Configuration in SQL through sea-orm: boards, members and API keys.
+//!
+//! Functions here take and return domain types; rows never leave this module.
+
+pub mod api_keys;
+pub mod boards;
+pub mod entities;
+pub mod members;
+
+use std::time::Duration;
+
+use anyhow::Context;
+use chrono::{DateTime, NaiveDateTime, Utc};
+use migrations::{Migrator, MigratorTrait};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbErr};
+
+/// What can go wrong reading or writing configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum SqlError {
+    #[error("database error: {0}")]
+    Db(#[from] DbErr),
+    /// A unique key is taken (a board slug, say).
+    #[error("already exists")]
+    Conflict,
+    /// A stored row no longer parses; someone edited the database by hand.
+    #[error("corrupt row: {0}")]
+    Corrupt(String),
+}
+
+impl SqlError {
+    fn from_write(err: DbErr) -> Self {
+        match err.sql_err() {
+            Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) => Self::Conflict,
+            _ => Self::Db(err),
+        }
+    }
+}
+
+/// Connects to `url`, creating the directory of a SQLite file when needed.
+pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        let file = path.split('?').next().unwrap_or(path);
+        if let Some(dir) = std::path::Path::new(file).parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("failed to create directory {}", dir.display()))?;
+        }
+    }
+    let mut options = ConnectOptions::new(url.to_owned());
+    options
+        .max_connections(8)
+        .connect_timeout(Duration::from_secs(5))
+        .acquire_timeout(Duration::from_secs(5))
+        .sqlx_logging(false);
+    Database::connect(options)
+        .await
+        .with_context(|| format!("failed to connect to the database at {}", redact(url)))
+}
+
+/// Applies pending migrations.
+pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
+    Migrator::up(db, None)
+        .await
+        .context("failed to apply database migrations")
+}
+
+/// Answers whether the database responds.
+pub async fn ping(db: &DatabaseConnection) -> Result<(), DbErr> {
+    db.execute_unprepared("SELECT 1").await.map(|_| ())
+}
+
+/// A database URL without its password, for logs.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+fn to_naive(t: DateTime<Utc>) -> NaiveDateTime {
+    t.naive_utc()
+}
+
+fn from_naive(t: NaiveDateTime) -> DateTime<Utc> {
+    t.and_utc()
+}
