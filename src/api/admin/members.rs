@@ -120,10 +120,29 @@ pub async fn upsert_members(
             format!("at most {MAX_MEMBERS} members at once"),
         ));
     }
+    let (members, errors) = validate(
+        &config,
+        body.members
+            .iter()
+            .enumerate()
+            .map(|(i, f)| ("index", i, f)),
+    );
+    if !errors.is_empty() {
+        return Err(item_errors("invalid_members", errors));
+    }
+    let upserted = engine::upsert_members(&state, &slug, members).await?;
+    Ok(HttpResponse::Ok().json(UpsertMembersResponse { upserted }))
+}
+
+/// Turns fields into members; each error names its item by `(label, position)`.
+fn validate<'a>(
+    board: &BoardConfig,
+    items: impl Iterator<Item = (&'static str, usize, &'a MemberFields)>,
+) -> (Vec<Member>, Vec<Value>) {
+    let mut members = Vec::new();
     let mut errors = Vec::new();
-    let mut members = Vec::with_capacity(body.members.len());
     let mut seen = std::collections::HashSet::new();
-    for (index, fields) in body.members.iter().enumerate() {
+    for (label, position, fields) in items {
         let result = MemberId::parse(fields.id.as_deref().unwrap_or(""))
             .map_err(ApiError::from)
             .and_then(|id| {
@@ -133,20 +152,16 @@ pub async fn upsert_members(
                         format!("{id} appears twice"),
                     ));
                 }
-                merged(&config, id, fields)
+                merged(board, id, fields)
             });
         match result {
             Ok(m) => members.push(m),
             Err(e) => {
-                errors.push(json!({"index": index, "code": e.code(), "message": e.to_string()}))
+                errors.push(json!({label: position, "code": e.code(), "message": e.to_string()}))
             }
         }
     }
-    if !errors.is_empty() {
-        return Err(item_errors("invalid_members", errors));
-    }
-    let upserted = engine::upsert_members(&state, &slug, members).await?;
-    Ok(HttpResponse::Ok().json(UpsertMembersResponse { upserted }))
+    (members, errors)
 }
 
 fn item_errors(code: &'static str, errors: Vec<Value>) -> ApiError {
@@ -163,24 +178,25 @@ fn item_errors(code: &'static str, errors: Vec<Value>) -> ApiError {
 /// The CSV columns, in the header's order.
 const CSV_COLUMNS: [&str; 5] = ["id", "name", "image_url", "initial_votes", "multiplier"];
 
-/// Reads CSV text into member fields; errors carry 1-based line numbers.
-fn parse_csv(text: &str) -> Result<Vec<(usize, MemberFields)>, Vec<Value>> {
+/// Reads CSV text into member fields, and the lines that could not be read; errors carry
+/// 1-based line numbers. A bad header is the only error then.
+fn parse_csv(text: &str) -> (Vec<(usize, MemberFields)>, Vec<Value>) {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
     let header: Vec<String> = match reader.headers() {
         Ok(h) => h.iter().map(str::to_owned).collect(),
         Err(e) => {
-            return Err(vec![
-                json!({"line": 1, "code": "invalid_csv", "message": e.to_string()}),
-            ]);
+            let error = json!({"line": 1, "code": "invalid_csv", "message": e.to_string()});
+            return (Vec::new(), vec![error]);
         }
     };
     if header != CSV_COLUMNS {
-        return Err(vec![json!({
-            "line": 1, "code": "invalid_header",
-            "message": format!("the header must be {}", CSV_COLUMNS.join(",")),
-        })]);
+        let message = format!("the header must be {}", CSV_COLUMNS.join(","));
+        return (
+            Vec::new(),
+            vec![json!({"line": 1, "code": "invalid_header", "message": message})],
+        );
     }
     let mut rows = Vec::new();
     let mut errors = Vec::new();
@@ -222,11 +238,7 @@ fn parse_csv(text: &str) -> Result<Vec<(usize, MemberFields)>, Vec<Value>> {
             },
         ));
     }
-    if errors.is_empty() {
-        Ok(rows)
-    } else {
-        Err(errors)
-    }
+    (rows, errors)
 }
 
 /// Imports members from CSV (`id,name,image_url,initial_votes,multiplier`); any bad line
@@ -247,36 +259,17 @@ pub async fn import_members(
     admin(&auth)?;
     let slug = slug_of(&board)?;
     let config = board_of(&state, &slug)?;
-    let rows = parse_csv(&body).map_err(|errors| item_errors("invalid_csv", errors))?;
+    let (rows, mut errors) = parse_csv(&body);
     if rows.len() > MAX_MEMBERS {
         return Err(ApiError::too_large(
             "too_many_members",
             format!("at most {MAX_MEMBERS} members at once"),
         ));
     }
-    let mut errors = Vec::new();
-    let mut members = Vec::with_capacity(rows.len());
-    let mut seen = std::collections::HashSet::new();
-    for (line, fields) in &rows {
-        let result = MemberId::parse(fields.id.as_deref().unwrap_or(""))
-            .map_err(ApiError::from)
-            .and_then(|id| {
-                if !seen.insert(id.clone()) {
-                    return Err(ApiError::invalid(
-                        "duplicate_member",
-                        format!("{id} appears twice"),
-                    ));
-                }
-                merged(&config, id, fields)
-            });
-        match result {
-            Ok(m) => members.push(m),
-            Err(e) => {
-                errors.push(json!({"line": line, "code": e.code(), "message": e.to_string()}))
-            }
-        }
-    }
+    let (members, invalid) = validate(&config, rows.iter().map(|(line, f)| ("line", *line, f)));
+    errors.extend(invalid);
     if !errors.is_empty() {
+        errors.sort_by_key(|e| e["line"].as_u64());
         return Err(item_errors("invalid_csv", errors));
     }
     let upserted = engine::upsert_members(&state, &slug, members).await?;

@@ -1,0 +1,297 @@
+//! Test harness: a real `redis-server` on a free port, a fresh SQL database, and the app
+//! on port 0.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use ovation::config::Settings;
+use ovation::startup::Application;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+pub const MASTER_KEY: &str = "test-master-key-0123456789";
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A `redis-server` owned by the test process; a watchdog shell stops it when the test
+/// process exits, so none outlives the run.
+pub struct RedisServer {
+    pub port: u16,
+    watchdog: Option<Child>,
+}
+
+impl RedisServer {
+    pub fn start() -> Self {
+        Self::start_on(free_port())
+    }
+
+    pub fn start_on(port: u16) -> Self {
+        let script = format!(
+            "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --daemonize no --loglevel warning & \
+             r=$!; trap 'kill $r' TERM; while kill -0 {parent} 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill $r 2>/dev/null",
+            parent = std::process::id()
+        );
+        let watchdog = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (make test installs it)");
+        let server = Self {
+            port,
+            watchdog: Some(watchdog),
+        };
+        server.wait_until_up();
+        server
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn wait_until_up(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("redis-server did not start on port {}", self.port);
+    }
+
+    /// Stops the server and waits until its port is closed.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.watchdog.take() {
+            let _ = Command::new("kill").arg(child.id().to_string()).status();
+            let _ = child.wait();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+            assert!(Instant::now() < deadline, "redis-server did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The Redis shared by tests that don't stop it; each test uses its own key prefix.
+pub fn shared_redis() -> &'static RedisServer {
+    static SHARED: OnceLock<RedisServer> = OnceLock::new();
+    SHARED.get_or_init(RedisServer::start)
+}
+
+fn unique(label: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{label}{}x{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A fresh database: a SQLite file by default; with `OVATION_TEST_DATABASE_URL` set to a
+/// Postgres or MariaDB server URL, a new database created on that server.
+pub struct TestDatabase {
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestDatabase {
+    pub async fn create() -> Self {
+        match std::env::var("OVATION_TEST_DATABASE_URL") {
+            Ok(server) if !server.starts_with("sqlite") => {
+                let name = unique("ovation_it_");
+                let admin = sea_orm::Database::connect(&server)
+                    .await
+                    .expect("test database server reachable");
+                sea_orm::ConnectionTrait::execute_unprepared(
+                    &admin,
+                    &format!("CREATE DATABASE {name}"),
+                )
+                .await
+                .expect("create test database");
+                let base = server.rsplit_once('/').map_or(server.as_str(), |(b, _)| b);
+                Self {
+                    url: format!("{base}/{name}"),
+                    _dir: None,
+                }
+            }
+            _ => {
+                let dir = tempfile::tempdir().unwrap();
+                Self {
+                    url: format!(
+                        "sqlite://{}?mode=rwc",
+                        dir.path().join("ovation.db").display()
+                    ),
+                    _dir: Some(dir),
+                }
+            }
+        }
+    }
+}
+
+/// A running app and a client for it.
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub prefix: String,
+    pub database: std::sync::Arc<TestDatabase>,
+}
+
+pub struct Options {
+    pub redis_url: String,
+    pub prefix: String,
+    pub database: Option<std::sync::Arc<TestDatabase>>,
+}
+
+impl TestApp {
+    pub async fn spawn() -> Self {
+        Self::spawn_with(Options {
+            redis_url: shared_redis().url(),
+            prefix: unique("t"),
+            database: None,
+        })
+        .await
+    }
+
+    pub async fn spawn_with(opts: Options) -> Self {
+        let database = match opts.database {
+            Some(db) => db,
+            None => std::sync::Arc::new(TestDatabase::create().await),
+        };
+        let settings = Settings {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            database_url: database.url.clone(),
+            redis_url: opts.redis_url.clone(),
+            key_prefix: format!("{}:", opts.prefix),
+            master_key: Some(MASTER_KEY.to_owned()),
+            redis_timeout: Duration::from_millis(1000),
+            idempotency_ttl: Duration::from_secs(86_400),
+            workers: 2,
+            log: "warn".to_owned(),
+        };
+        let app = Application::build(settings).await.expect("app builds");
+        let base = format!("http://127.0.0.1:{}", app.port());
+        tokio::spawn(app.run());
+        Self {
+            base,
+            client: reqwest::Client::builder()
+                .pool_max_idle_per_host(64)
+                .build()
+                .unwrap(),
+            prefix: opts.prefix,
+            database,
+        }
+    }
+
+    /// Sends a request with `key` (or none) and answers status and JSON body.
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(key) = key {
+            req = req.bearer_auth(key);
+        }
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        let resp = req.send().await.expect("request sent");
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        let value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        (status, value)
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.call(reqwest::Method::GET, path, Some(MASTER_KEY), None)
+            .await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(reqwest::Method::POST, path, Some(MASTER_KEY), Some(&body))
+            .await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(reqwest::Method::PUT, path, Some(MASTER_KEY), Some(&body))
+            .await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(reqwest::Method::PATCH, path, Some(MASTER_KEY), Some(&body))
+            .await
+    }
+
+    pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
+        self.call(reqwest::Method::DELETE, path, Some(MASTER_KEY), None)
+            .await
+    }
+
+    /// Creates a board from `settings` (slug and title included) and checks it worked.
+    pub async fn board(&self, settings: Value) -> Value {
+        let (status, body) = self.post("/api/v1/admin/boards", settings).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+
+    /// Registers members with the given ids on a board.
+    pub async fn members(&self, board: &str, ids: &[&str]) {
+        let members: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "name": format!("Name {id}")}))
+            .collect();
+        let (status, body) = self
+            .put(
+                &format!("/api/v1/admin/boards/{board}/members"),
+                json!({"members": members}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+
+    /// Casts one vote with the master key.
+    pub async fn vote(&self, board: &str, body: Value) -> (StatusCode, Value) {
+        self.post(&format!("/api/v1/boards/{board}/votes"), body)
+            .await
+    }
+
+    /// Creates an API key and answers its secret.
+    pub async fn key(&self, scopes: &[&str], channel: Option<&str>) -> String {
+        let (status, body) = self
+            .post(
+                "/api/v1/admin/api-keys",
+                json!({"name": "test", "scopes": scopes, "channel": channel}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["key"].as_str().unwrap().to_owned()
+    }
+}
+
+/// A score from a JSON answer as f64.
+pub fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}

@@ -1,0 +1,228 @@
+//! Reading rankings: competition ranks, above/gap, previous/trend, pages, batches, stats.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::harness::{TestApp, num};
+
+/// Day 1: a 5, b 3, c 3, d 1. Day 2: b 4, a 2, c 2.
+async fn two_days(app: &TestApp) {
+    app.board(json!({"slug": "r", "title": "R", "periods": ["day", "all"]}))
+        .await;
+    app.members("r", &["a", "b", "c", "d"]).await;
+    for (member, count, at) in [
+        ("a", 5, "2026-05-01T10:00:00Z"),
+        ("b", 3, "2026-05-01T10:00:00Z"),
+        ("c", 3, "2026-05-01T10:00:00Z"),
+        ("d", 1, "2026-05-01T10:00:00Z"),
+        ("b", 4, "2026-05-02T10:00:00Z"),
+        ("a", 2, "2026-05-02T10:00:00Z"),
+        ("c", 2, "2026-05-02T10:00:00Z"),
+    ] {
+        let (status, body) = app
+            .vote(
+                "r",
+                json!({"member": member, "count": count, "at": at, "voter": member}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ties_share_the_better_rank() {
+    let app = TestApp::spawn().await;
+    two_days(&app).await;
+    let (_, top) = app
+        .get("/api/v1/boards/r/top?period=day&at=2026-05-01")
+        .await;
+    let ranks: Vec<(String, i64, f64)> = top["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["member"].as_str().unwrap().to_owned(),
+                e["rank"].as_i64().unwrap(),
+                num(&e["score"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ranks,
+        vec![
+            ("a".into(), 1, 5.0),
+            ("c".into(), 2, 3.0),
+            ("b".into(), 2, 3.0),
+            ("d".into(), 4, 1.0)
+        ]
+    );
+    assert_eq!(top["total_members"], 4);
+    assert_eq!(top["participants"], 4);
+    assert_eq!(top["entries"][0]["name"], "Name a");
+    assert_eq!(top["resets_at"], "2026-05-02T00:00:00Z");
+
+    // A page that starts inside a tie still ranks by competition.
+    let (_, page) = app
+        .get("/api/v1/boards/r/top?period=day&at=2026-05-01&offset=2&limit=2")
+        .await;
+    let ranks: Vec<i64> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["rank"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![2, 4]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_shows_the_member_above_and_the_previous_bucket() {
+    let app = TestApp::spawn().await;
+    two_days(&app).await;
+    let member = |m: &'static str| {
+        let app = &app;
+        async move {
+            app.get(&format!(
+                "/api/v1/boards/r/members/{m}?period=day&at=2026-05-02"
+            ))
+            .await
+            .1
+        }
+    };
+    let c = member("c").await;
+    assert_eq!(c["rank"], 2);
+    assert_eq!(num(&c["score"]), 2.0);
+    assert_eq!(
+        c["above"],
+        json!({"member": "b", "rank": 1, "score": 4, "gap": 2})
+    );
+    assert_eq!(
+        c["previous"],
+        json!({"bucket": "2026-05-01", "rank": 2, "score": 3, "trend": "same"})
+    );
+    assert_eq!(c["participants"], 1);
+
+    let a = member("a").await;
+    assert_eq!(a["rank"], 2);
+    assert_eq!(a["previous"]["trend"], "down");
+    let b = member("b").await;
+    assert_eq!(b["rank"], 1);
+    assert_eq!(b["above"], json!(null));
+    assert_eq!(b["previous"]["trend"], "up");
+    let d = member("d").await;
+    assert_eq!(d["rank"], json!(null));
+    assert_eq!(num(&d["score"]), 0.0);
+    assert_eq!(
+        d["previous"],
+        json!({"bucket": "2026-05-01", "rank": 4, "score": 1, "trend": "down"})
+    );
+    assert_eq!(
+        (d["above"]["member"].as_str(), d["above"]["rank"].as_i64()),
+        (Some("a"), Some(2)),
+        "the lowest scorer is the next one up: {d}"
+    );
+
+    let (_, all) = app.get("/api/v1/boards/r/members/a").await;
+    assert_eq!(all["period"], "all");
+    assert_eq!(num(&all["score"]), 7.0);
+    assert_eq!(all["previous"], json!(null));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn around_ranks_and_tops_read_several_at_once() {
+    let app = TestApp::spawn().await;
+    two_days(&app).await;
+    let (_, around) = app
+        .get("/api/v1/boards/r/members/d/around?period=day&at=2026-05-01&radius=1")
+        .await;
+    let members: Vec<&str> = around["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["member"].as_str().unwrap())
+        .collect();
+    assert_eq!(members, vec!["b", "d"]);
+    assert_eq!(around["entries"][0]["rank"], 2);
+    assert_eq!(around["entries"][1]["rank"], 4);
+
+    let (_, ranks) = app
+        .get("/api/v1/ranks?board=r&members=a,d&period=all")
+        .await;
+    let got: Vec<(i64, f64)> = ranks["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["rank"].as_i64().unwrap(), num(&m["score"])))
+        .collect();
+    assert_eq!(got, vec![(1, 7.0), (4, 1.0)]);
+
+    app.board(json!({"slug": "r2", "title": "R2", "membership": "open", "periods": ["all"]}))
+        .await;
+    app.vote("r2", json!({"member": "x", "count": 9})).await;
+    let (status, tops) = app.get("/api/v1/tops?boards=r,r2&period=all&limit=1").await;
+    assert_eq!(status, StatusCode::OK, "{tops}");
+    assert_eq!(
+        tops["tops"][0]["entries"],
+        json!([{"rank": 1, "member": "a", "name": "Name a", "image_url": null, "score": 7}])
+    );
+    assert_eq!(tops["tops"][1]["entries"][0]["member"], "x");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stats_count_votes_per_hour_and_participants() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "st", "title": "St", "membership": "open"}))
+        .await;
+    for voter in ["u1", "u2", "u1"] {
+        app.vote("st", json!({"member": "m", "voter": voter, "count": 2}))
+            .await;
+    }
+    let two_hours_ago = (chrono::Utc::now() - chrono::Duration::hours(2)).to_rfc3339();
+    app.vote(
+        "st",
+        json!({"member": "m", "voter": "u3", "at": two_hours_ago}),
+    )
+    .await;
+    let (status, stats) = app.get("/api/v1/boards/st/stats?period=day").await;
+    assert_eq!(status, StatusCode::OK, "{stats}");
+    let hours = stats["votes_per_hour"].as_array().unwrap();
+    assert_eq!(hours.len(), 48);
+    assert_eq!(hours[47]["votes"], 6);
+    assert_eq!(hours[45]["votes"], 1);
+    assert_eq!(
+        hours
+            .iter()
+            .map(|h| h["votes"].as_i64().unwrap())
+            .sum::<i64>(),
+        7
+    );
+    assert_eq!(stats["total_members"], 1);
+    let (_, all) = app.get("/api/v1/boards/st/stats?period=all").await;
+    assert_eq!(all["participants"], 3);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn public_boards_read_without_a_key_and_private_ones_do_not() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "pub", "title": "Pub", "public_page": true}))
+        .await;
+    app.board(json!({"slug": "priv", "title": "Priv"})).await;
+    let (status, body) = app
+        .call(reqwest::Method::GET, "/api/v1/boards/pub/top", None, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = app
+        .call(reqwest::Method::GET, "/api/v1/boards/priv/top", None, None)
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"]["code"], "unauthorized");
+    let (status, info) = app
+        .call(reqwest::Method::GET, "/api/v1/boards/pub", None, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(info["periods"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        info["periods"][4],
+        json!({"period": "all", "bucket": "all", "resets_at": null})
+    );
+}
