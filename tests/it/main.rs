@@ -1,5 +1,7 @@
 //! Integration tests: the app on port 0 against a real redis-server and a real SQL database.
 
+#![allow(clippy::unwrap_used)] // Test helpers panic on purpose when the app misbehaves.
+
 mod admin;
 mod faults;
 mod harness;
