@@ -1,0 +1,20 @@
+# The commands README names. `make run` serves; `make test` runs every test.
+.PHONY: run test lint test-sql ci
+
+run:
+	@scripts/install-deps.sh
+	@scripts/ensure-redis.sh
+	cargo run --release -- serve
+
+test:
+	@scripts/install-deps.sh
+	cargo test --workspace
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --all-targets -- -D warnings
+
+test-sql:
+	scripts/test-sql-backends.sh
+
+ci: lint test test-sql

@@ -1,0 +1,57 @@
+//! Health, readiness, the OpenAPI document and the offline docs page.
+
+use reqwest::{Method, StatusCode};
+
+use crate::harness::TestApp;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn health_and_readiness_answer_without_a_key() {
+    let app = TestApp::spawn().await;
+    let (status, body) = app.call(Method::GET, "/healthz", None, None).await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (StatusCode::OK, Some("ok"))
+    );
+    let (status, body) = app.call(Method::GET, "/readyz", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        (body["redis"].as_str(), body["sql"].as_str()),
+        (Some("ok"), Some("ok"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openapi_document_lists_every_endpoint_and_docs_are_served_offline() {
+    let app = TestApp::spawn().await;
+    let (status, doc) = app
+        .call(Method::GET, "/api/v1/openapi.json", None, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let paths = doc["paths"].as_object().unwrap();
+    for path in [
+        "/api/v1/boards/{board}/votes",
+        "/api/v1/votes",
+        "/api/v1/boards/{board}/top",
+        "/api/v1/boards/{board}/members/{member}",
+        "/api/v1/boards/{board}/members/{member}/around",
+        "/api/v1/ranks",
+        "/api/v1/tops",
+        "/api/v1/boards/{board}/stats",
+        "/api/v1/admin/boards",
+        "/api/v1/admin/boards/{board}/members/import",
+        "/api/v1/admin/api-keys",
+    ] {
+        assert!(
+            paths.contains_key(path),
+            "{path} missing from the OpenAPI document"
+        );
+    }
+    let resp = app
+        .client
+        .get(format!("{}/docs/", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.text().await.unwrap().contains("swagger-ui"));
+}
