@@ -1,8 +1,17 @@
 //! The `ovation` binary.
 
+use std::process::ExitCode;
+
 use clap::Parser;
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    ovation::cli::run(ovation::cli::Cli::parse()).await
+async fn main() -> ExitCode {
+    match ovation::cli::run(ovation::cli::Cli::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // `{:#}` prints the chain of causes on one line, without a backtrace.
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
