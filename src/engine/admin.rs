@@ -20,7 +20,8 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::store::sql;
 
-fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, ApiError> {
+/// The cached board with this slug, or `board_not_found`.
+pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, ApiError> {
     state
         .config
         .board(slug)

@@ -145,7 +145,8 @@ impl TestDatabase {
     }
 }
 
-/// A running app and a client for it.
+/// A running app and a client for it; clones share both.
+#[derive(Clone)]
 pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,

@@ -29,19 +29,14 @@ async fn five_thousand_votes_from_200_concurrent_clients_count_exactly() {
 
     let mut clients = Vec::new();
     for client in 0..200 {
-        let app_base = app.base.clone();
-        let http = app.client.clone();
+        let app = app.clone();
         clients.push(tokio::spawn(async move {
             for i in 0..25 {
                 let voter = format!("u{}", (client * 25 + i) % 1000);
-                let resp = http
-                    .post(format!("{app_base}/api/v1/boards/stars/votes"))
-                    .bearer_auth(crate::harness::MASTER_KEY)
-                    .json(&json!({"member": "m1", "voter": voter}))
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(resp.status(), StatusCode::OK);
+                let (status, body) = app
+                    .vote("stars", json!({"member": "m1", "voter": voter}))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{body}");
             }
         }));
     }
@@ -133,18 +128,16 @@ async fn one_idempotency_key_from_50_concurrent_requests_counts_once() {
     app.members("idem", &["m1"]).await;
     let mut requests = Vec::new();
     for _ in 0..50 {
-        let base = app.base.clone();
-        let http = app.client.clone();
+        let app = app.clone();
         requests.push(tokio::spawn(async move {
-            let resp = http
-                .post(format!("{base}/api/v1/boards/idem/votes"))
-                .bearer_auth(crate::harness::MASTER_KEY)
-                .json(&json!({"member": "m1", "count": 3, "idempotency_key": "order-42"}))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(resp.status(), StatusCode::OK);
-            resp.json::<Value>().await.unwrap()
+            let (status, body) = app
+                .vote(
+                    "idem",
+                    json!({"member": "m1", "count": 3, "idempotency_key": "order-42"}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            body
         }));
     }
     let mut replayed = 0;

@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{admin, nullable};
+use super::{admin, board_slug, nullable};
 use crate::api::auth::Auth;
 use crate::api::boards::BoardResponse;
 use crate::domain::board::{
@@ -90,10 +90,6 @@ pub struct BoardsResponse {
     pub boards: Vec<BoardResponse>,
 }
 
-fn slug_of(raw: &str) -> Result<BoardSlug, ApiError> {
-    BoardSlug::parse(raw).map_err(|e| ApiError::not_found("board_not_found", e.message))
-}
-
 /// Creates a board.
 #[utoipa::path(post, path = "/api/v1/admin/boards", tag = "admin", request_body = BoardRequest,
     responses(
@@ -143,11 +139,8 @@ pub async fn get_board(
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     admin(&auth)?;
-    let slug = slug_of(&board)?;
-    let board = state
-        .config
-        .board(&slug)
-        .ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))?;
+    let slug = board_slug(&board)?;
+    let board = engine::board_of(&state, &slug)?;
     Ok(HttpResponse::Ok().json(BoardResponse::of(&board)))
 }
 
@@ -163,17 +156,14 @@ pub async fn update_board(
     body: web::Json<BoardRequest>,
 ) -> Result<HttpResponse, ApiError> {
     admin(&auth)?;
-    let slug = slug_of(&board)?;
+    let slug = board_slug(&board)?;
     if body.slug.as_deref().is_some_and(|s| s != slug.as_str()) {
         return Err(ApiError::invalid(
             "slug_immutable",
             "a board's slug cannot change",
         ));
     }
-    let current = state
-        .config
-        .board(&slug)
-        .ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))?;
+    let current = engine::board_of(&state, &slug)?;
     let mut settings = current.board.settings.clone();
     body.apply(&mut settings)?;
     let board = engine::update_board(&state, &slug, settings).await?;
@@ -190,6 +180,6 @@ pub async fn delete_board(
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     admin(&auth)?;
-    engine::delete_board(&state, &slug_of(&board)?).await?;
+    engine::delete_board(&state, &board_slug(&board)?).await?;
     Ok(HttpResponse::NoContent().finish())
 }

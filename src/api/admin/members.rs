@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-use super::{admin, nullable};
+use super::{admin, board_slug, nullable};
 use crate::api::auth::Auth;
 use crate::domain::board::{Member, parse_multiplier};
-use crate::domain::ids::{BoardSlug, MemberId};
+use crate::domain::ids::MemberId;
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
 use crate::error::ApiError;
@@ -49,17 +49,6 @@ pub struct UpsertMembersRequest {
 pub struct UpsertMembersResponse {
     /// Members written.
     pub upserted: usize,
-}
-
-fn slug_of(raw: &str) -> Result<BoardSlug, ApiError> {
-    BoardSlug::parse(raw).map_err(|e| ApiError::not_found("board_not_found", e.message))
-}
-
-fn board_of(state: &AppState, slug: &BoardSlug) -> Result<std::sync::Arc<BoardConfig>, ApiError> {
-    state
-        .config
-        .board(slug)
-        .ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))
 }
 
 /// `fields` applied to the member's current state (or a new member's defaults).
@@ -112,8 +101,8 @@ pub async fn upsert_members(
     body: web::Json<UpsertMembersRequest>,
 ) -> Result<HttpResponse, ApiError> {
     admin(&auth)?;
-    let slug = slug_of(&board)?;
-    let config = board_of(&state, &slug)?;
+    let slug = board_slug(&board)?;
+    let config = engine::board_of(&state, &slug)?;
     if body.members.len() > MAX_MEMBERS {
         return Err(ApiError::too_large(
             "too_many_members",
@@ -257,8 +246,8 @@ pub async fn import_members(
     body: String,
 ) -> Result<HttpResponse, ApiError> {
     admin(&auth)?;
-    let slug = slug_of(&board)?;
-    let config = board_of(&state, &slug)?;
+    let slug = board_slug(&board)?;
+    let config = engine::board_of(&state, &slug)?;
     let (rows, mut errors) = parse_csv(&body);
     if rows.len() > MAX_MEMBERS {
         return Err(ApiError::too_large(
@@ -290,8 +279,8 @@ pub async fn update_member(
 ) -> Result<HttpResponse, ApiError> {
     admin(&auth)?;
     let (board, member) = path.into_inner();
-    let slug = slug_of(&board)?;
-    let config = board_of(&state, &slug)?;
+    let slug = board_slug(&board)?;
+    let config = engine::board_of(&state, &slug)?;
     let id =
         MemberId::parse(&member).map_err(|e| ApiError::not_found("member_not_found", e.message))?;
     if !config.members.contains_key(&id) {
@@ -329,7 +318,7 @@ pub async fn delete_member(
 ) -> Result<HttpResponse, ApiError> {
     admin(&auth)?;
     let (board, member) = path.into_inner();
-    let slug = slug_of(&board)?;
+    let slug = board_slug(&board)?;
     let id =
         MemberId::parse(&member).map_err(|e| ApiError::not_found("member_not_found", e.message))?;
     engine::delete_member(&state, &slug, &id).await?;

@@ -31,6 +31,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     );
 }
 
+/// A board slug from a path: an ill-formed one names no board.
+fn board_slug(raw: &str) -> Result<crate::domain::ids::BoardSlug, ApiError> {
+    crate::domain::ids::BoardSlug::parse(raw)
+        .map_err(|e| ApiError::not_found("board_not_found", e.message))
+}
+
 /// Refuses callers without the admin scope.
 fn admin(auth: &Auth) -> Result<(), ApiError> {
     require(auth.0.as_ref(), Scope::Admin).map(drop)
