@@ -32,6 +32,9 @@ pub struct Settings {
     pub workers: usize,
     /// `OVATION_LOG`: log filter, `RUST_LOG` syntax.
     pub log: String,
+    /// `OVATION_TRUSTED_PROXIES`: comma-separated addresses or CIDR networks of reverse
+    /// proxies whose `X-Forwarded-For` names the client; empty trusts none.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// (setting, default) in the order the README's table lists them.
@@ -45,6 +48,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("idempotency_ttl_s", "86400"),
     ("workers", "0"),
     ("log", "info,sqlx=warn"),
+    ("trusted_proxies", ""),
 ];
 
 impl Settings {
@@ -121,6 +125,17 @@ impl Settings {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n as usize,
         };
+        let (proxies, src) = get("trusted_proxies");
+        let trusted_proxies = proxies
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                p.parse::<ipnet::IpNet>()
+                    .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                    .with_context(|| format!("{src}: {p:?} is not an IP address or CIDR network"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Self {
             bind,
             database_url,
@@ -131,6 +146,7 @@ impl Settings {
             idempotency_ttl,
             workers,
             log: get("log").0,
+            trusted_proxies,
         })
     }
 }
@@ -248,6 +264,26 @@ mod tests {
         .unwrap_err();
         assert!(
             err.to_string().starts_with("OVATION_DATABASE_URL:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn trusted_proxies_take_addresses_and_networks() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ovation.toml");
+        std::fs::write(&path, "trusted_proxies = \"10.0.0.0/8, 127.0.0.1,::1\"\n").unwrap();
+        let path = path.display().to_string();
+        let s = Settings::from_sources(&env(&[("OVATION_CONFIG", &path)])).unwrap();
+        let shown: Vec<String> = s.trusted_proxies.iter().map(|n| n.to_string()).collect();
+        assert_eq!(shown, ["10.0.0.0/8", "127.0.0.1/32", "::1/128"]);
+        let err = Settings::from_sources(&env(&[
+            ("OVATION_CONFIG", &path),
+            ("OVATION_TRUSTED_PROXIES", "10.0.0.0/33"),
+        ]))
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("OVATION_TRUSTED_PROXIES:"),
             "{err}"
         );
     }

@@ -38,6 +38,15 @@ pub enum ApiError {
         message: String,
         details: Map<String, Value>,
     },
+    /// 429: a rate-limit rule refused the vote.
+    #[error("{message}")]
+    RateLimited {
+        message: String,
+        /// The rule as `engine::limits::rule_json` shows it.
+        rule: Value,
+        /// Seconds until the rule admits the vote; `None` when it never will.
+        retry_after_s: Option<i64>,
+    },
     /// 503: Redis or SQL cannot be reached.
     #[error("store unavailable: {0}")]
     StoreUnavailable(String),
@@ -104,6 +113,7 @@ impl ApiError {
             | Self::Conflict { code, .. }
             | Self::TooLarge { code, .. }
             | Self::Invalid { code, .. } => code,
+            Self::RateLimited { .. } => "rate_limited",
             Self::Unauthorized(_) => "unauthorized",
             Self::Forbidden(_) => "forbidden",
             Self::StoreUnavailable(_) => "store_unavailable",
@@ -123,8 +133,17 @@ impl ApiError {
         let mut error = Map::new();
         error.insert("code".into(), json!(self.code()));
         error.insert("message".into(), json!(message));
-        if let Self::Invalid { details, .. } = self {
-            error.extend(details.clone());
+        match self {
+            Self::Invalid { details, .. } => error.extend(details.clone()),
+            Self::RateLimited {
+                rule,
+                retry_after_s,
+                ..
+            } => {
+                error.insert("rule".into(), rule.clone());
+                error.insert("retry_after_s".into(), json!(retry_after_s));
+            }
+            _ => {}
         }
         json!({ "error": error })
     }
@@ -172,6 +191,7 @@ impl ResponseError for ApiError {
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -184,8 +204,17 @@ impl ResponseError for ApiError {
             _ => {}
         }
         let mut response = HttpResponse::build(self.status_code());
-        if let Self::StoreUnavailable(_) = self {
-            response.insert_header(("Retry-After", "1"));
+        match self {
+            Self::StoreUnavailable(_) => {
+                response.insert_header(("Retry-After", "1"));
+            }
+            Self::RateLimited {
+                retry_after_s: Some(s),
+                ..
+            } => {
+                response.insert_header(("Retry-After", s.to_string()));
+            }
+            _ => {}
         }
         response.json(self.body())
     }

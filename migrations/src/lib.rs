@@ -5,6 +5,7 @@ pub use sea_orm_migration::prelude::*;
 mod m20261122_000001_create_boards;
 mod m20261122_000002_create_members;
 mod m20261122_000003_create_api_keys;
+mod m20261122_000004_create_rate_rules;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -16,6 +17,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000001_create_boards::Migration),
             Box::new(m20261122_000002_create_members::Migration),
             Box::new(m20261122_000003_create_api_keys::Migration),
+            Box::new(m20261122_000004_create_rate_rules::Migration),
         ]
     }
 }

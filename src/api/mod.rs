@@ -4,7 +4,9 @@
 pub mod admin;
 pub mod auth;
 pub mod boards;
+pub mod client_ip;
 pub mod health;
+pub mod quota;
 pub mod ranks;
 pub mod votes;
 
@@ -29,6 +31,34 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
+/// A rate-limit refusal (429).
+#[derive(Serialize, ToSchema)]
+pub struct RateLimitedBody {
+    pub error: RateLimitedDetail,
+}
+
+/// `code` is `rate_limited`.
+#[derive(Serialize, ToSchema)]
+pub struct RateLimitedDetail {
+    pub code: String,
+    pub message: String,
+    pub rule: RefusingRule,
+    /// Seconds from the vote's time until the rule admits it; null when it never will
+    /// (a campaign window). Also sent as the `Retry-After` header.
+    pub retry_after_s: Option<i64>,
+}
+
+/// The rule that refused: of several, the one that keeps refusing longest.
+#[derive(Serialize, ToSchema)]
+pub struct RefusingRule {
+    pub id: i64,
+    pub name: String,
+    pub dimensions: Vec<String>,
+    pub window: String,
+    /// The limit for this vote, overrides applied.
+    pub limit: i64,
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Ovation", description = "Real-time voting and leaderboards."),
@@ -40,6 +70,7 @@ pub struct ErrorDetail {
         boards::get_member,
         boards::get_around,
         boards::get_stats,
+        quota::get_quota,
         ranks::get_ranks,
         ranks::get_tops,
         admin::boards::create_board,
@@ -51,13 +82,18 @@ pub struct ErrorDetail {
         admin::members::import_members,
         admin::members::update_member,
         admin::members::delete_member,
+        admin::rules::create_rule,
+        admin::rules::list_rules,
+        admin::rules::get_rule,
+        admin::rules::update_rule,
+        admin::rules::delete_rule,
         admin::api_keys::create_api_key,
         admin::api_keys::list_api_keys,
         admin::api_keys::revoke_api_key,
         health::healthz,
         health::readyz,
     ),
-    components(schemas(ErrorBody, ErrorDetail)),
+    components(schemas(ErrorBody, ErrorDetail, RateLimitedBody, RateLimitedDetail, RefusingRule)),
     modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;
@@ -109,6 +145,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(boards::get_member)
             .service(boards::get_around)
             .service(boards::get_stats)
+            .service(quota::get_quota)
             .service(ranks::get_ranks)
             .service(ranks::get_tops)
             .configure(admin::routes)

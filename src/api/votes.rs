@@ -1,14 +1,18 @@
 //! `POST /boards/{board}/votes` and the batch `POST /votes`.
 
+use std::net::IpAddr;
+
 use actix_web::{HttpResponse, post, web};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::auth::Auth;
+use super::client_ip::ClientIp;
 use crate::domain::Invalid;
 use crate::domain::auth::Scope;
 use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
+use crate::domain::limit::parse_ip;
 use crate::domain::period::parse_instant;
 use crate::engine::auth::require;
 use crate::engine::votes::{self, Vote, VoteResult};
@@ -32,6 +36,11 @@ pub struct CastVoteRequest {
     pub idempotency_key: Option<String>,
     /// RFC 3339 time of the vote; needs the `backfill` scope.
     pub at: Option<String>,
+    /// The end user's IP address, when an API client votes on their behalf; default: the
+    /// connection's (or a trusted proxy's `X-Forwarded-For`).
+    pub ip: Option<String>,
+    /// Cast without rate-limit rules; needs the `backfill` scope.
+    pub skip_limits: Option<bool>,
 }
 
 /// Several votes; each item is applied or refused on its own.
@@ -41,6 +50,10 @@ pub struct CastVotesRequest {
     pub voter: Option<String>,
     pub channel: Option<String>,
     pub terminal: Option<String>,
+    /// The end user's IP address (see the single vote).
+    pub ip: Option<String>,
+    /// Cast every item without rate-limit rules; needs the `backfill` scope.
+    pub skip_limits: Option<bool>,
     /// At most 100 items. Items are read one by one, so a malformed item fails alone.
     #[schema(value_type = Vec<BatchVote>)]
     pub votes: Vec<Value>,
@@ -83,6 +96,27 @@ struct Common<'a> {
     voter: Option<&'a str>,
     channel: Option<&'a str>,
     terminal: Option<&'a str>,
+    ip: Option<IpAddr>,
+    skip_limits: bool,
+}
+
+impl<'a> Common<'a> {
+    fn new(
+        voter: Option<&'a str>,
+        channel: Option<&'a str>,
+        terminal: Option<&'a str>,
+        ip: Option<&str>,
+        skip_limits: Option<bool>,
+        client: ClientIp,
+    ) -> Result<Self, ApiError> {
+        Ok(Self {
+            voter,
+            channel,
+            terminal,
+            ip: optional(ip, parse_ip)?.or(client.0),
+            skip_limits: skip_limits.unwrap_or(false),
+        })
+    }
 }
 
 fn parse_vote(
@@ -103,6 +137,8 @@ fn parse_vote(
         terminal: optional(common.terminal, Terminal::parse)?,
         idempotency_key: optional(idempotency_key, IdempotencyKey::parse)?,
         at: optional(at, parse_instant)?,
+        ip: common.ip,
+        skip_limits: common.skip_limits,
     })
 }
 
@@ -117,22 +153,27 @@ fn parse_vote(
         (status = 403, description = "missing vote (or backfill) scope", body = super::ErrorBody),
         (status = 404, description = "board_not_found, member_not_found", body = super::ErrorBody),
         (status = 409, description = "campaign_not_started, campaign_ended, member_disabled", body = super::ErrorBody),
-        (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, score_overflow, …", body = super::ErrorBody),
+        (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, invalid_ip, score_overflow, voter_required (and the other <dimension>_required), count_exceeds_limit, …", body = super::ErrorBody),
+        (status = 429, description = "rate_limited: `rule` names the rule, `retry_after_s` (also the Retry-After header) when it admits the vote again, null for never", body = super::RateLimitedBody),
         (status = 503, description = "store_unavailable", body = super::ErrorBody),
     ))]
 #[post("/boards/{board}/votes")]
 pub async fn cast_vote(
     state: web::Data<AppState>,
     auth: Auth,
+    client: ClientIp,
     board: web::Path<String>,
     body: web::Json<CastVoteRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let caller = require(auth.0.as_ref(), Scope::Vote)?;
-    let common = Common {
-        voter: body.voter.as_deref(),
-        channel: body.channel.as_deref(),
-        terminal: body.terminal.as_deref(),
-    };
+    let common = Common::new(
+        body.voter.as_deref(),
+        body.channel.as_deref(),
+        body.terminal.as_deref(),
+        body.ip.as_deref(),
+        body.skip_limits,
+        client,
+    )?;
     let vote = parse_vote(
         &board,
         &body.member,
@@ -163,7 +204,7 @@ pub async fn cast_vote(
 #[utoipa::path(post, path = "/api/v1/votes", tag = "votes",
     request_body = CastVotesRequest,
     responses(
-        (status = 200, description = "a result per item, in order", body = CastVotesResponse),
+        (status = 200, description = "a result per item, in order; a refused item carries the same error object as a single vote (rate_limited with rule and retry_after_s, …)", body = CastVotesResponse),
         (status = 400, description = "malformed JSON", body = super::ErrorBody),
         (status = 413, description = "batch_too_large: more than 100 items; nothing counted", body = super::ErrorBody),
         (status = 422, description = "empty_batch", body = super::ErrorBody),
@@ -173,6 +214,7 @@ pub async fn cast_vote(
 pub async fn cast_votes(
     state: web::Data<AppState>,
     auth: Auth,
+    client: ClientIp,
     body: web::Json<CastVotesRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let caller = require(auth.0.as_ref(), Scope::Vote)?;
@@ -191,11 +233,14 @@ pub async fn cast_votes(
             "votes must hold at least one item",
         ));
     }
-    let common = Common {
-        voter: body.voter.as_deref(),
-        channel: body.channel.as_deref(),
-        terminal: body.terminal.as_deref(),
-    };
+    let common = Common::new(
+        body.voter.as_deref(),
+        body.channel.as_deref(),
+        body.terminal.as_deref(),
+        body.ip.as_deref(),
+        body.skip_limits,
+        client,
+    )?;
     let parsed = body
         .votes
         .iter()

@@ -1,4 +1,5 @@
-//! Pure types and rules: identifiers, periods and buckets, scores, board settings, scopes.
+//! Pure types and rules: identifiers, periods and buckets, scores, board settings,
+//! rate-limit rules, scopes.
 //!
 //! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
 //! carried inward as these types.
@@ -6,6 +7,7 @@
 pub mod auth;
 pub mod board;
 pub mod ids;
+pub mod limit;
 pub mod period;
 pub mod score;
 

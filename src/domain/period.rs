@@ -254,6 +254,66 @@ impl Bucket {
     }
 }
 
+/// A calendar unit a rate-limit window is aligned to, in a board's timezone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Calendar {
+    Second,
+    Minute,
+    Hour,
+    Day,
+    Week,
+    Month,
+}
+
+impl Calendar {
+    pub fn parse(raw: &str) -> Option<Self> {
+        Some(match raw {
+            "second" => Self::Second,
+            "minute" => Self::Minute,
+            "hour" => Self::Hour,
+            "day" => Self::Day,
+            "week" => Self::Week,
+            "month" => Self::Month,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Second => "second",
+            Self::Minute => "minute",
+            Self::Hour => "hour",
+            Self::Day => "day",
+            Self::Week => "week",
+            Self::Month => "month",
+        }
+    }
+
+    /// The window `[start, end)` of this unit that holds `at`. Hours, days, weeks and
+    /// months are the leaderboard buckets of the same name; seconds and minutes are the
+    /// same in every zone in use today (all offsets are whole minutes).
+    pub fn span(self, tz: Tz, at: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+        let period = match self {
+            Self::Second | Self::Minute => {
+                let len = if self == Self::Second { 1 } else { 60 };
+                let secs = at.timestamp();
+                let start = secs - secs.rem_euclid(len);
+                let start = DateTime::from_timestamp(start, 0).unwrap_or(at);
+                return (start, start + Duration::seconds(len));
+            }
+            Self::Hour => Period::Hour,
+            Self::Day => Period::Day,
+            Self::Week => Period::Week,
+            Self::Month => Period::Month,
+        };
+        let bucket = Bucket::containing(period, tz, at);
+        match (bucket.start, bucket.end) {
+            (Some(start), Some(end)) => (start, end),
+            _ => (at, at),
+        }
+    }
+}
+
 fn no_such_bucket(period: Period, label: &str) -> Invalid {
     Invalid::new(
         "invalid_bucket",
@@ -461,6 +521,28 @@ mod tests {
                 .code,
             "invalid_bucket"
         );
+    }
+
+    #[test]
+    fn calendar_windows_follow_the_local_clock() {
+        let shanghai: Tz = "Asia/Shanghai".parse().unwrap();
+        let (start, end) = Calendar::Day.span(shanghai, at("2026-11-20T16:30:00Z"));
+        assert_eq!(start, at("2026-11-20T16:00:00Z"));
+        assert_eq!(end, at("2026-11-21T16:00:00Z"));
+        let (start, end) = Calendar::Minute.span(shanghai, at("2026-11-20T16:30:59.900Z"));
+        assert_eq!(
+            (start, end),
+            (at("2026-11-20T16:30:00Z"), at("2026-11-20T16:31:00Z"))
+        );
+        let (start, end) = Calendar::Second.span(Tz::UTC, at("2026-11-20T16:30:59.900Z"));
+        assert_eq!(
+            (start, end),
+            (at("2026-11-20T16:30:59Z"), at("2026-11-20T16:31:00Z"))
+        );
+        let (start, _) = Calendar::Week.span(Tz::UTC, at("2026-11-22T10:00:00Z"));
+        assert_eq!(start, at("2026-11-16T00:00:00Z"));
+        assert_eq!(Calendar::parse("month"), Some(Calendar::Month));
+        assert_eq!(Calendar::parse("year"), None);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Configuration changes: SQL first, Redis where scores depend on them, then every
-//! instance's cache.
+//! Configuration changes (boards, members, rules, API keys): SQL first, Redis where scores
+//! depend on them, then every instance's cache.
 //!
 //! Member writes run in one SQL transaction that commits only after Redis has applied the
 //! members' initial votes, so a Redis failure leaves SQL unchanged. Initial votes are
@@ -13,6 +13,7 @@ use sea_orm::TransactionTrait;
 use crate::domain::auth::{ApiKey, Scope, hash_key};
 use crate::domain::board::{Board, BoardSettings, Member};
 use crate::domain::ids::{BoardSlug, Channel, MemberId};
+use crate::domain::limit::{RateRule, RuleSpec, bounds as limit_bounds};
 use crate::domain::period::Bucket;
 use crate::domain::score::View;
 use crate::engine::config::{self, BoardConfig, Change};
@@ -149,6 +150,70 @@ pub async fn delete_member(
         .remove_member(&board.keys, &score_keys, member.as_str())
         .await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
+    changed(state, Change::Board(slug.clone())).await
+}
+
+/// Adds a rate-limit rule to a board.
+pub async fn create_rule(
+    state: &AppState,
+    slug: &BoardSlug,
+    spec: RuleSpec,
+) -> Result<RateRule, ApiError> {
+    spec.check()?;
+    let board = board_of(state, slug)?;
+    if board.rules.len() >= limit_bounds::RULES_PER_BOARD {
+        return Err(ApiError::conflict(
+            "too_many_rules",
+            format!(
+                "a board holds at most {} rules",
+                limit_bounds::RULES_PER_BOARD
+            ),
+        ));
+    }
+    let rule = sql::rules::insert_rule(&state.db, board.board.id, &spec).await?;
+    changed(state, Change::Board(slug.clone())).await?;
+    Ok(rule)
+}
+
+/// The board's rule with this id, or `rule_not_found`.
+pub fn rule_of(board: &BoardConfig, id: i64) -> Result<RateRule, ApiError> {
+    board
+        .rules
+        .iter()
+        .find(|r| r.id == id)
+        .cloned()
+        .ok_or_else(|| {
+            ApiError::not_found(
+                "rule_not_found",
+                format!("board {} has no rule {id}", board.board.slug),
+            )
+        })
+}
+
+/// Saves a rule's new settings. Counters carry on: raising today's limit keeps today's
+/// count; a rule that counts over other dimensions or another window starts afresh.
+pub async fn update_rule(
+    state: &AppState,
+    slug: &BoardSlug,
+    rule: RateRule,
+) -> Result<RateRule, ApiError> {
+    rule.spec.check()?;
+    let board = board_of(state, slug)?;
+    rule_of(&board, rule.id)?;
+    sql::rules::update_rule(&state.db, board.board.id, &rule).await?;
+    changed(state, Change::Board(slug.clone())).await?;
+    Ok(rule)
+}
+
+/// Deletes a rule; its counters expire with their windows.
+pub async fn delete_rule(state: &AppState, slug: &BoardSlug, id: i64) -> Result<(), ApiError> {
+    let board = board_of(state, slug)?;
+    if !sql::rules::delete_rule(&state.db, board.board.id, id).await? {
+        return Err(ApiError::not_found(
+            "rule_not_found",
+            format!("board {slug} has no rule {id}"),
+        ));
+    }
     changed(state, Change::Board(slug.clone())).await
 }
 

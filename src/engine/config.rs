@@ -1,4 +1,4 @@
-//! The in-memory configuration cache: boards, members and API keys loaded from SQL.
+//! The in-memory configuration cache: boards, members, rules and API keys loaded from SQL.
 //!
 //! The vote and read paths only ever look here, never at SQL. An admin change reloads the
 //! changed part on the instance that made it and publishes a notice on Redis; every other
@@ -16,6 +16,7 @@ use sea_orm::DatabaseConnection;
 use crate::domain::auth::ApiKey;
 use crate::domain::board::{Board, Member};
 use crate::domain::ids::{BoardSlug, MemberId};
+use crate::domain::limit::RateRule;
 use crate::store::redis::{BoardKeys, Keys, RedisStore};
 use crate::store::sql::{self, SqlError};
 
@@ -24,6 +25,8 @@ use crate::store::sql::{self, SqlError};
 pub struct BoardConfig {
     pub board: Board,
     pub members: HashMap<MemberId, Member>,
+    /// Rate-limit rules, oldest first; a vote must pass all of them.
+    pub rules: Vec<RateRule>,
     pub keys: BoardKeys,
 }
 
@@ -144,10 +147,12 @@ impl ConfigCache {
             .into_iter()
             .map(|m| (m.id.clone(), m))
             .collect();
+        let rules = sql::rules::list_rules(db, board.id).await?;
         Ok(BoardConfig {
             keys: self.keys.board(board.id),
             board,
             members,
+            rules,
         })
     }
 }

@@ -366,6 +366,15 @@ pub struct HourVotes {
     /// Start of the hour (RFC 3339, UTC).
     pub hour: DateTime<Utc>,
     pub votes: i64,
+    /// Votes refused by rate-limit rules in this hour, per rule (the refusing rule only).
+    pub refused: Vec<RuleRefusals>,
+}
+
+/// Votes one rule refused.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RuleRefusals {
+    pub rule: i64,
+    pub votes: i64,
 }
 
 /// Activity of a board.
@@ -385,7 +394,8 @@ pub struct StatsResponse {
 /// Hours of history in stats.
 pub const STATS_HOURS: i64 = 48;
 
-/// Participants, members and votes of a bucket, and votes per hour over the last 48 hours.
+/// Participants, members and votes of a bucket, and votes and refusals per hour over the
+/// last 48 hours.
 pub async fn stats(redis: &RedisStore, sel: &Selection) -> Result<StatsResponse, ApiError> {
     let now = Utc::now()
         .duration_trunc(Duration::hours(1))
@@ -399,6 +409,7 @@ pub async fn stats(redis: &RedisStore, sel: &Selection) -> Result<StatsResponse,
         .map(|h| h.timestamp().div_euclid(3600))
         .collect();
     let counts = redis.votes_per_hour(&sel.board.keys, &fields).await?;
+    let refusals = redis.refusals(&sel.board.keys, &fields).await?;
     let (total_members, participants) = redis
         .bucket_counts(
             &sel.board.keys.scores(View::Real, &sel.bucket),
@@ -414,7 +425,15 @@ pub async fn stats(redis: &RedisStore, sel: &Selection) -> Result<StatsResponse,
         votes_per_hour: hours
             .into_iter()
             .zip(counts)
-            .map(|(hour, votes)| HourVotes { hour, votes })
+            .zip(refusals)
+            .map(|((hour, votes), refused)| HourVotes {
+                hour,
+                votes,
+                refused: refused
+                    .into_iter()
+                    .map(|(rule, votes)| RuleRefusals { rule, votes })
+                    .collect(),
+            })
             .collect(),
     })
 }

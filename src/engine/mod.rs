@@ -1,7 +1,8 @@
-//! Votes, leaderboards and configuration: domain rules and stores put together.
+//! Votes, rate limits, leaderboards and configuration: domain rules and stores put together.
 
 pub mod admin;
 pub mod auth;
 pub mod config;
 pub mod leaderboard;
+pub mod limits;
 pub mod votes;

@@ -1,6 +1,7 @@
 //! Casting votes: a request is checked against the cached configuration, turned into one
 //! `vote.lua` run per item, and the runs of a batch go to Redis in one pipeline.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,12 +11,14 @@ use utoipa::ToSchema;
 
 use crate::domain::auth::Scope;
 use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
+use crate::domain::limit::{VoteValues, ip_subject};
 use crate::domain::period::Bucket;
 use crate::domain::score::{Increment, View};
 use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
+use crate::engine::limits;
 use crate::error::ApiError;
-use crate::store::redis::{PeriodScores, RedisStore, VoteCall, VoteReply, VoteTarget};
+use crate::store::redis::{PeriodScores, RedisStore, RuleCheck, VoteCall, VoteReply, VoteTarget};
 
 /// How far ahead of the server's clock a backfilled `at` may be (clock skew).
 const FUTURE_SLACK: chrono::Duration = chrono::Duration::minutes(5);
@@ -32,6 +35,10 @@ pub struct Vote {
     pub idempotency_key: Option<IdempotencyKey>,
     /// An explicit time (backfill scope); `None` means now.
     pub at: Option<DateTime<Utc>>,
+    /// The end user's address: from the connection, a trusted proxy, or the API client.
+    pub ip: Option<IpAddr>,
+    /// Cast without rate-limit rules (backfill scope), for imports of history.
+    pub skip_limits: bool,
 }
 
 /// The member's new scores after a vote.
@@ -63,6 +70,7 @@ struct Prepared {
     targets: Vec<VoteTarget>,
     increment: Increment,
     at: DateTime<Utc>,
+    rules: Vec<RuleCheck>,
 }
 
 /// Casts votes; each is applied or refused on its own, and the answers keep their order.
@@ -96,6 +104,8 @@ pub async fn cast(
                 .map(|k| (p.board.keys.idempotency(k), idempotency_ttl)),
             receipt: receipt.clone(),
             hour: p.at.timestamp().div_euclid(3600),
+            at_ms: p.at.timestamp_millis(),
+            rules: p.rules.clone(),
         })
         .collect();
     let mut replies = if calls.is_empty() {
@@ -169,6 +179,25 @@ fn prepare(
         .window_admits(at)
         .map_err(|e| ApiError::conflict(e.code, e.message))?;
 
+    // A key bound to a channel speaks for that channel, whatever the body says.
+    let vote = Vote {
+        channel: caller.channel.clone().or(vote.channel),
+        ..vote
+    };
+    let rules = if vote.skip_limits {
+        caller.require(Scope::Backfill)?;
+        Vec::new()
+    } else {
+        let values = VoteValues {
+            voter: vote.voter.as_ref().map(|v| v.to_string()),
+            member: Some(vote.member.to_string()),
+            channel: vote.channel.as_ref().map(|c| c.to_string()),
+            terminal: vote.terminal.as_ref().map(|t| t.to_string()),
+            ip: vote.ip.map(ip_subject),
+        };
+        limits::checks(&board, &values, vote.count, at, now)?
+    };
+
     let multiplier = member
         .and_then(|m| m.multiplier)
         .unwrap_or(settings.multiplier);
@@ -187,16 +216,13 @@ fn prepare(
             VoteTarget { current, next }
         })
         .collect();
-    let vote = Vote {
-        channel: caller.channel.clone().or(vote.channel),
-        ..vote
-    };
     Ok(Prepared {
         board,
         vote,
         targets,
         increment,
         at,
+        rules,
     })
 }
 
@@ -228,6 +254,21 @@ fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
             let labels = serde_json::from_str(&receipt)
                 .map_err(|e| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}: {e}"))?;
             (labels, scores, true)
+        }
+        VoteReply::Limited {
+            rule_index,
+            retry_ms,
+        } => {
+            let check = p.rules.get(rule_index).ok_or_else(|| {
+                anyhow::anyhow!("vote.lua named rule {rule_index} of {}", p.rules.len())
+            })?;
+            let rule = p
+                .board
+                .rules
+                .iter()
+                .find(|r| r.id == check.rule)
+                .ok_or_else(|| anyhow::anyhow!("rule {} left the board", check.rule))?;
+            return Err(limits::refusal(rule, check.limit, retry_ms));
         }
         VoteReply::Overflow => {
             return Err(ApiError::invalid(

@@ -345,7 +345,7 @@ async fn redis_down_answers_503_quickly_and_heals_after_an_empty_restart() {
     let app = TestApp::spawn_with(Options {
         redis_url: redis.url(),
         prefix: "down".into(),
-        database: None,
+        ..Options::default()
     })
     .await;
     closed_board(&app).await;

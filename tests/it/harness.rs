@@ -158,16 +158,23 @@ pub struct Options {
     pub redis_url: String,
     pub prefix: String,
     pub database: Option<std::sync::Arc<TestDatabase>>,
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            redis_url: shared_redis().url(),
+            prefix: unique("t"),
+            database: None,
+            trusted_proxies: Vec::new(),
+        }
+    }
 }
 
 impl TestApp {
     pub async fn spawn() -> Self {
-        Self::spawn_with(Options {
-            redis_url: shared_redis().url(),
-            prefix: unique("t"),
-            database: None,
-        })
-        .await
+        Self::spawn_with(Options::default()).await
     }
 
     pub async fn spawn_with(opts: Options) -> Self {
@@ -185,6 +192,7 @@ impl TestApp {
             idempotency_ttl: Duration::from_secs(86_400),
             workers: 2,
             log: "warn".to_owned(),
+            trusted_proxies: opts.trusted_proxies,
         };
         let app = Application::build(settings).await.expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());

@@ -5,6 +5,7 @@
 mod admin;
 mod faults;
 mod harness;
+mod limits;
 mod ops;
 mod reads;
 mod sync;

@@ -15,6 +15,7 @@ async fn a_change_on_one_instance_is_seen_by_another_within_a_second() {
         redis_url: shared_redis().url(),
         prefix: first.prefix.clone(),
         database: Some(Arc::clone(&first.database)),
+        ..Options::default()
     })
     .await;
 

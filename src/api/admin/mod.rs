@@ -1,8 +1,9 @@
-//! The admin API (`admin` scope): boards, members, API keys.
+//! The admin API (`admin` scope): boards, members, rate-limit rules, API keys.
 
 pub mod api_keys;
 pub mod boards;
 pub mod members;
+pub mod rules;
 
 use actix_web::web;
 use serde::{Deserialize, Deserializer};
@@ -25,6 +26,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(members::import_members)
             .service(members::update_member)
             .service(members::delete_member)
+            .service(rules::create_rule)
+            .service(rules::list_rules)
+            .service(rules::get_rule)
+            .service(rules::update_rule)
+            .service(rules::delete_rule)
             .service(api_keys::create_api_key)
             .service(api_keys::list_api_keys)
             .service(api_keys::revoke_api_key),

@@ -79,6 +79,36 @@ impl BoardKeys {
         format!("{}init", self.base)
     }
 
+    /// A rate-limit counter of a calendar window starting at `start` (epoch seconds), or
+    /// of the campaign when `start` is `None` (string: votes counted).
+    pub fn rule_counter(
+        &self,
+        rule: i64,
+        window: &str,
+        start: Option<i64>,
+        subject: &str,
+    ) -> String {
+        match start {
+            Some(start) => format!("{}rl:{rule}:{window}:{start}:{subject}", self.base),
+            None => format!("{}rl:{rule}:{window}:{subject}", self.base),
+        }
+    }
+
+    /// A rolling window's log (zset: `<count>:<tag>` -> vote time in ms).
+    pub fn rule_log(&self, rule: i64, window: &str, subject: &str) -> String {
+        format!("{}rl:{rule}:{window}:log:{subject}", self.base)
+    }
+
+    /// The running total of a rolling window's log (string: votes).
+    pub fn rule_log_total(&self, rule: i64, window: &str, subject: &str) -> String {
+        format!("{}rl:{rule}:{window}:sum:{subject}", self.base)
+    }
+
+    /// Rate-limit refusals in one hour (hash: rule id -> refused votes).
+    pub fn refusals(&self, hour: i64) -> String {
+        format!("{}rf:{hour}", self.base)
+    }
+
     /// A SCAN pattern matching every key of the board, for clean-up after deletion.
     pub fn pattern(&self) -> String {
         format!("{}*", self.base)
@@ -107,5 +137,13 @@ mod tests {
             "ov:{b:7}:pm:day:2019-03-17:m1"
         );
         assert_eq!(keys.votes_per_hour(), "ov:{b:7}:vph");
+        assert_eq!(
+            keys.rule_counter(3, "day", Some(1_763_596_800), "5.alice"),
+            "ov:{b:7}:rl:3:day:1763596800:5.alice"
+        );
+        assert_eq!(
+            keys.rule_log(3, "rolling:1h", "5.alice"),
+            "ov:{b:7}:rl:3:rolling:1h:log:5.alice"
+        );
     }
 }

@@ -245,6 +245,85 @@ impl RedisStore {
         .await
     }
 
+    /// How much of each rule's limit is used, in one round trip and without writing.
+    pub async fn rule_usage(&self, counters: &[Counter]) -> Result<Vec<Usage>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        for counter in counters {
+            match counter {
+                Counter::Fixed { key, .. } => pipe.get(key),
+                Counter::Rolling {
+                    log, horizon_ms, ..
+                } => pipe
+                    .cmd("ZRANGEBYSCORE")
+                    .arg(log)
+                    .arg(format!("({horizon_ms}"))
+                    .arg("+inf")
+                    .arg("WITHSCORES"),
+            };
+        }
+        let replies: Vec<Value> = self
+            .bounded(|mut conn| async move { Ok(pipe.query_async(&mut conn).await?) })
+            .await?;
+        replies
+            .iter()
+            .zip(counters)
+            .map(|(value, counter)| match counter {
+                Counter::Fixed { .. } => Ok(Usage {
+                    used: match value {
+                        Value::Nil => 0,
+                        other => as_text(other)
+                            .and_then(|t| t.parse().ok())
+                            .ok_or_else(|| reply_error("rule counter", other))?,
+                    },
+                    oldest_ms: None,
+                }),
+                Counter::Rolling { .. } => {
+                    let entries = as_array(value).ok_or_else(|| reply_error("rule log", value))?;
+                    let mut usage = Usage {
+                        used: 0,
+                        oldest_ms: None,
+                    };
+                    for pair in entries.chunks(2) {
+                        let count = as_text(&pair[0])
+                            .and_then(|e| e.split(':').next()?.parse::<i64>().ok());
+                        let at = pair.get(1).and_then(as_units);
+                        let (Some(count), Some(at)) = (count, at) else {
+                            return Err(reply_error("rule log", value));
+                        };
+                        usage.used += count;
+                        usage.oldest_ms.get_or_insert(at);
+                    }
+                    Ok(usage)
+                }
+            })
+            .collect()
+    }
+
+    /// Rate-limit refusals per rule (rule id, votes) in each of the given hours.
+    pub async fn refusals(
+        &self,
+        board: &BoardKeys,
+        hours: &[i64],
+    ) -> Result<Vec<Vec<(i64, i64)>>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        for hour in hours {
+            pipe.hgetall(board.refusals(*hour));
+        }
+        self.bounded(|mut conn| async move {
+            let maps: Vec<std::collections::HashMap<i64, i64>> =
+                pipe.query_async(&mut conn).await?;
+            Ok(maps
+                .into_iter()
+                .map(|m| {
+                    let mut pairs: Vec<(i64, i64)> = m.into_iter().collect();
+                    pairs.sort_unstable();
+                    pairs
+                })
+                .collect())
+        })
+        .await
+    }
+
     /// Members on a board (ZCARD) and distinct voters (PFCOUNT), in one round trip.
     pub async fn bucket_counts(
         &self,
@@ -313,6 +392,50 @@ impl RedisStore {
     }
 }
 
+/// How long a refusals hash outlives its hour: the dashboard shows the last 48 hours, and
+/// a week more leaves room to look back.
+pub const REFUSALS_TTL_S: i64 = 8 * 86_400;
+
+/// How one rule's counter is kept in Redis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Counter {
+    /// A calendar window's or the campaign's count of votes (string).
+    Fixed {
+        key: String,
+        ttl_s: i64,
+        /// Set the TTL on every write (its deadline moves), not only on the first.
+        refresh: bool,
+        /// From the vote until the window restarts; `None` when it never does.
+        retry_ms: Option<i64>,
+    },
+    /// A rolling window: a log of admitted votes and its running total.
+    Rolling {
+        log: String,
+        total: String,
+        ttl_s: i64,
+        /// Entries at or before this time (ms) have left the window.
+        horizon_ms: i64,
+    },
+}
+
+/// One rule a vote must pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleCheck {
+    /// The rule's id, for the refusals counter.
+    pub rule: i64,
+    /// The limit for this vote (overrides applied).
+    pub limit: i64,
+    pub counter: Counter,
+}
+
+/// How much of a rule's limit is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub used: i64,
+    /// Rolling windows: the time (ms) of the oldest vote still in the window.
+    pub oldest_ms: Option<i64>,
+}
+
 /// One period's part of a vote: the bucket it counts in and the bucket that inherits the
 /// carry-over (none for `all`).
 #[derive(Debug, Clone)]
@@ -335,6 +458,10 @@ pub struct VoteCall<'a> {
     pub receipt: String,
     /// Hours since the epoch, for the votes-per-hour counter.
     pub hour: i64,
+    /// The vote's time, ms since the epoch.
+    pub at_ms: i64,
+    /// The rules the vote must pass; empty when it skips them.
+    pub rules: Vec<RuleCheck>,
 }
 
 impl VoteCall<'_> {
@@ -345,7 +472,8 @@ impl VoteCall<'_> {
             None => (self.board.votes_per_hour(), 0),
         };
         let mut inv = VOTE.key(idem_key);
-        inv.key(self.board.votes_per_hour());
+        inv.key(self.board.votes_per_hour())
+            .key(self.board.refusals(self.hour));
         for t in &self.targets {
             let next = t.next.as_ref().unwrap_or(&t.current);
             inv.key(self.board.scores(View::Real, &t.current))
@@ -353,6 +481,13 @@ impl VoteCall<'_> {
                 .key(self.board.scores(View::Display, next))
                 .key(self.board.participants(&t.current))
                 .key(self.board.member_participants(&t.current, self.member));
+        }
+        for rule in &self.rules {
+            match &rule.counter {
+                // vote.lua ignores a fixed counter's second key.
+                Counter::Fixed { key, .. } => inv.key(key).key(key),
+                Counter::Rolling { log, total, .. } => inv.key(log).key(total),
+            };
         }
         let all_index = self
             .targets
@@ -369,9 +504,34 @@ impl VoteCall<'_> {
             .arg(self.hour)
             .arg(self.targets.len())
             .arg(MAX_UNITS)
-            .arg(all_index);
+            .arg(all_index)
+            .arg(self.at_ms)
+            .arg(format!("{:016x}", rand::random::<u64>()))
+            .arg(REFUSALS_TTL_S)
+            .arg(self.rules.len());
         for t in &self.targets {
             inv.arg(if t.next.is_some() { "1" } else { "0" });
+        }
+        for rule in &self.rules {
+            inv.arg(rule.rule).arg(match rule.counter {
+                Counter::Fixed { .. } => "c",
+                Counter::Rolling { .. } => "l",
+            });
+            inv.arg(rule.limit);
+            match &rule.counter {
+                Counter::Fixed {
+                    ttl_s,
+                    refresh,
+                    retry_ms,
+                    ..
+                } => inv
+                    .arg(ttl_s)
+                    .arg(if *refresh { "1" } else { "0" })
+                    .arg(retry_ms.unwrap_or(-1)),
+                Counter::Rolling {
+                    ttl_s, horizon_ms, ..
+                } => inv.arg(ttl_s).arg(horizon_ms).arg(0),
+            };
         }
         inv
     }
@@ -389,6 +549,12 @@ pub enum VoteReply {
     Replayed {
         receipt: String,
         scores: Vec<PeriodScores>,
+    },
+    /// The rule at this index of the call's rules refused the vote; nothing was counted.
+    /// `retry_ms`: until that rule admits it, `None` for never.
+    Limited {
+        rule_index: usize,
+        retry_ms: Option<i64>,
     },
     /// A score would pass 2^53 units; nothing was written.
     Overflow,
@@ -427,6 +593,17 @@ impl VoteReply {
                 })
             }
             "overflow" => Ok(Self::Overflow),
+            "limited" => {
+                let (Some(index), Some(retry)) =
+                    (items.get(1).and_then(as_int), items.get(2).and_then(as_int))
+                else {
+                    return Err(reply_error("vote", value));
+                };
+                Ok(Self::Limited {
+                    rule_index: usize::try_from(index).map_err(|_| reply_error("vote", value))?,
+                    retry_ms: (retry >= 0).then_some(retry),
+                })
+            }
             _ => Err(reply_error("vote", value)),
         }
     }

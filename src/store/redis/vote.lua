@@ -1,18 +1,24 @@
--- vote.lua: cast one vote on one board, atomically: every enabled period's bucket in both
--- views, carry-over into each next bucket, participants, the hourly counter and the
--- idempotency record change together, or nothing changes.
+-- vote.lua: cast one vote on one board, atomically: the rate-limit rules are checked and
+-- consumed, and every enabled period's bucket in both views, carry-over into each next
+-- bucket, participants, the hourly counter and the idempotency record change together,
+-- or nothing changes.
 --
 -- KEYS[1]  idempotency record (string; any key of the board when ARGV[6] is 0)
 -- KEYS[2]  votes-per-hour counter (hash: epoch hour -> votes)
--- then five keys per enabled period p = 0 .. n-1, at 2 + 5p:
+-- KEYS[3]  refusals of the vote's hour (hash: rule id -> refused votes)
+-- then five keys per enabled period p = 0 .. n-1, at 3 + 5p:
 --   +1 real scores of the vote's bucket        (zset)
 --   +2 display scores of the vote's bucket     (zset)
 --   +3 display scores of the next bucket       (zset; carry-over target, ignored for `all`)
 --   +4 board participants of the vote's bucket (HyperLogLog)
 --   +5 member participants of the vote's bucket (HyperLogLog)
+-- then two keys per rule i = 0 .. r-1, at 3 + 5n + 2i:
+--   +1 the rule's counter: a string for calendar and campaign windows, a zset log
+--      (score = vote time in ms, member = '<count>:<tag>') for rolling windows
+--   +2 rolling windows: the log's running total (string); else unused
 --
 -- ARGV[1]  member id
--- ARGV[2]  real increment (votes)
+-- ARGV[2]  real increment (votes; also what each rule counts)
 -- ARGV[3]  display increment (millionths)
 -- ARGV[4]  carry-over increment (millionths; 0 = none)
 -- ARGV[5]  voter id, or '' when the vote names none
@@ -22,14 +28,30 @@
 -- ARGV[9]  n, the number of enabled periods
 -- ARGV[10] the largest allowed score (2^53)
 -- ARGV[11] index (0-based) of the `all` period among the n, or -1 when `all` is off
--- ARGV[11 + 1 + p] '1' when period p carries over into its next bucket, else '0'
+-- ARGV[12] the vote's time, ms since the epoch
+-- ARGV[13] a tag unique to this vote, naming its entries in rolling logs
+-- ARGV[14] TTL in seconds of the refusals hash
+-- ARGV[15] r, the number of rules
+-- ARGV[15 + 1 + p] '1' when period p carries over into its next bucket, else '0'
+-- then six per rule i, at 15 + n + 6i:
+--   +1 rule id (the refusals field)
+--   +2 kind: 'c' counter or 'l' rolling log
+--   +3 the limit for this vote
+--   +4 TTL in seconds to give the counter
+--   +5 counter: '1' to set the TTL on every write, '0' only when the counter is new;
+--      log: the horizon in ms (entries at or before it have left the window)
+--   +6 counter: ms from the vote until its window restarts, or -1 if it never does;
+--      log: unused
 --
 -- Returns one of
 --   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings
 --   {'dup', receipt_and_scores}                        the first answer for this key
+--   {'limited', i, retry_ms}   rule i (0-based) refused: of the rules that refuse, the
+--                              one that keeps refusing longest; retry_ms is -1 for never
 --   {'overflow'}                                        a score would pass ARGV[10]
 --
--- Invariant: the checks come before the first write, so a refused vote writes nothing.
+-- Invariant: every check comes before the first write, so a refused vote changes no
+-- score and no rule counter; a rate-limit refusal writes only its refusals counter.
 
 local member = ARGV[1]
 local real_inc = tonumber(ARGV[2])
@@ -40,12 +62,77 @@ local idem_ttl = tonumber(ARGV[6])
 local n = tonumber(ARGV[9])
 local max_units = tonumber(ARGV[10])
 local all_index = tonumber(ARGV[11])
+local r = tonumber(ARGV[15])
+local period_key = 3
+local rule_key = 3 + 5 * n
+local rule_arg = 15 + n
 
 if idem_ttl > 0 then
   local first = redis.call('GET', KEYS[1])
   if first then
     return {'dup', first}
   end
+end
+
+local function entry_count(entry)
+  return tonumber(string.match(entry, '^(%d+)'))
+end
+
+-- Whether waiting `a` ms is longer than waiting `b` ms; -1 means forever.
+local function longer(a, b)
+  if b == -1 then
+    return false
+  end
+  return a == -1 or a > b
+end
+
+-- Rate-limit rules: read every counter first; consume only when all of them admit.
+local used = {}
+local stale = {}
+local refused, refused_retry = -1, 0
+for i = 0, r - 1 do
+  local key = KEYS[rule_key + 2 * i + 1]
+  local a = rule_arg + 6 * i
+  local limit = tonumber(ARGV[a + 3])
+  local retry
+  if ARGV[a + 2] == 'c' then
+    used[i] = tonumber(redis.call('GET', key) or '0')
+    retry = tonumber(ARGV[a + 6])
+  else
+    -- The running total still holds entries that have left the window: subtract them
+    -- here, and drop them when the vote is admitted.
+    local total = tonumber(redis.call('GET', KEYS[rule_key + 2 * i + 2]) or '0')
+    local gone = redis.call('ZRANGEBYSCORE', key, '-inf', ARGV[a + 5])
+    for _, entry in ipairs(gone) do
+      total = total - entry_count(entry)
+    end
+    used[i] = total
+    stale[i] = #gone > 0
+    if total + real_inc > limit then
+      -- The vote fits once enough of the oldest entries have left the window; each
+      -- entry holds at least one vote, so at most `need` entries are read.
+      local need = total + real_inc - limit
+      local live = redis.call('ZRANGEBYSCORE', key, '(' .. ARGV[a + 5], '+inf',
+        'WITHSCORES', 'LIMIT', 0, need)
+      local freed = 0
+      retry = -1
+      for j = 1, #live, 2 do
+        freed = freed + entry_count(live[j])
+        if freed >= need then
+          retry = tonumber(live[j + 1]) - tonumber(ARGV[a + 5])
+          break
+        end
+      end
+    end
+  end
+  if used[i] + real_inc > limit and (refused < 0 or longer(retry, refused_retry)) then
+    refused, refused_retry = i, retry
+  end
+end
+if refused >= 0 then
+  redis.call('HINCRBY', KEYS[3], ARGV[rule_arg + 6 * refused + 1], 1)
+  redis.call('EXPIRE', KEYS[3], ARGV[14])
+  return {'limited', refused, refused_retry}
 end
 
 -- Every bucket's score is at most the all-time score of the same view (each unit of a
@@ -57,7 +144,7 @@ local function exceeds(key, inc)
 end
 for p = 0, n - 1 do
   if all_index < 0 or p == all_index then
-    local base = 2 + 5 * p
+    local base = period_key + 5 * p
     if exceeds(KEYS[base + 1], real_inc) or exceeds(KEYS[base + 2], display_inc) then
       return {'overflow'}
     end
@@ -67,12 +154,33 @@ for p = 0, n - 1 do
   end
 end
 
+for i = 0, r - 1 do
+  local key = KEYS[rule_key + 2 * i + 1]
+  local a = rule_arg + 6 * i
+  local ttl = ARGV[a + 4]
+  local after = string.format('%d', used[i] + real_inc)
+  if ARGV[a + 2] == 'c' then
+    if used[i] == 0 or ARGV[a + 5] == '1' then
+      redis.call('SET', key, after, 'EX', ttl)
+    else
+      redis.call('INCRBY', key, real_inc)
+    end
+  else
+    if stale[i] then
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[a + 5])
+    end
+    redis.call('ZADD', key, ARGV[12], ARGV[2] .. ':' .. ARGV[13])
+    redis.call('EXPIRE', key, ttl)
+    redis.call('SET', KEYS[rule_key + 2 * i + 2], after, 'EX', ttl)
+  end
+end
+
 local result = {'ok'}
 for p = 0, n - 1 do
-  local base = 2 + 5 * p
+  local base = period_key + 5 * p
   result[#result + 1] = redis.call('ZINCRBY', KEYS[base + 1], real_inc, member)
   result[#result + 1] = redis.call('ZINCRBY', KEYS[base + 2], display_inc, member)
-  if carry_inc > 0 and ARGV[12 + p] == '1' then
+  if carry_inc > 0 and ARGV[15 + 1 + p] == '1' then
     redis.call('ZINCRBY', KEYS[base + 3], carry_inc, member)
   end
   if voter ~= '' then

@@ -108,8 +108,13 @@ pub async fn update_board(db: &impl ConnectionTrait, board: &Board) -> Result<()
     Ok(())
 }
 
-/// Deletes a board and, by cascade, its members.
+/// Deletes a board with its members and rules (explicitly: SQLite enforces foreign keys
+/// only when asked to).
 pub async fn delete_board(db: &impl ConnectionTrait, id: i64) -> Result<(), SqlError> {
+    super::entities::rate_rule::Entity::delete_many()
+        .filter(super::entities::rate_rule::Column::BoardId.eq(id))
+        .exec(db)
+        .await?;
     super::entities::member::Entity::delete_many()
         .filter(super::entities::member::Column::BoardId.eq(id))
         .exec(db)

@@ -1,4 +1,4 @@
-//! Configuration in SQL through sea-orm: boards, members and API keys.
+//! Configuration in SQL through sea-orm: boards, members, rate-limit rules and API keys.
 //!
 //! Functions here take and return domain types; rows never leave this module.
 
@@ -6,6 +6,7 @@ pub mod api_keys;
 pub mod boards;
 pub mod entities;
 pub mod members;
+pub mod rules;
 
 use std::time::Duration;
 

@@ -3,3 +3,4 @@
 pub mod api_key;
 pub mod board;
 pub mod member;
+pub mod rate_rule;

@@ -1,0 +1,79 @@
+//! `GET /boards/{board}/quota`: how much of each rate-limit rule a visitor has used.
+
+use actix_web::{HttpResponse, get, web};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::Auth;
+use super::client_ip::ClientIp;
+use crate::domain::ids::{Channel, MemberId, Terminal, VoterId};
+use crate::domain::limit::{VoteValues, ip_subject, parse_ip};
+use crate::engine::leaderboard::readable_board;
+use crate::engine::limits::{self, QuotaRule};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The values a vote would carry; `ip` defaults to the caller's address.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct QuotaQuery {
+    pub voter: Option<String>,
+    pub member: Option<String>,
+    pub channel: Option<String>,
+    pub terminal: Option<String>,
+    pub ip: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QuotaResponse {
+    pub board: String,
+    /// Every rule of the board, oldest first.
+    pub rules: Vec<QuotaRule>,
+}
+
+/// What a visitor has used of each rule right now ("3 votes left today").
+#[utoipa::path(get, path = "/api/v1/boards/{board}/quota", tag = "reads",
+    params(("board" = String, Path), QuotaQuery),
+    responses(
+        (status = 200, body = QuotaResponse),
+        (status = 404, description = "board_not_found", body = super::ErrorBody),
+        (status = 422, description = "invalid_voter, invalid_ip, …", body = super::ErrorBody),
+    ))]
+#[get("/boards/{board}/quota")]
+pub async fn get_quota(
+    state: web::Data<AppState>,
+    auth: Auth,
+    client: ClientIp,
+    board: web::Path<String>,
+    query: web::Query<QuotaQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let caller = auth.0.as_ref();
+    let board = readable_board(&state.config, caller, &board)?;
+    let parsed = |raw: &Option<String>,
+                  parse: fn(&str) -> Result<String, crate::domain::Invalid>| {
+        raw.as_deref().map(parse).transpose()
+    };
+    let ip = match &query.ip {
+        Some(raw) => Some(parse_ip(raw)?),
+        None => client.0,
+    };
+    // A key bound to a channel votes for that channel, so its quota is that channel's.
+    let channel = match caller.and_then(|c| c.channel.as_ref()) {
+        Some(bound) => Some(bound.to_string()),
+        None => parsed(&query.channel, |c| Channel::parse(c).map(|c| c.to_string()))?,
+    };
+    let values = VoteValues {
+        voter: parsed(&query.voter, |v| VoterId::parse(v).map(|v| v.to_string()))?,
+        member: parsed(&query.member, |m| MemberId::parse(m).map(|m| m.to_string()))?,
+        channel,
+        terminal: parsed(&query.terminal, |t| {
+            Terminal::parse(t).map(|t| t.to_string())
+        })?,
+        ip: ip.map(ip_subject),
+    };
+    let rules = limits::quota(&state.redis, &board, &values, chrono::Utc::now()).await?;
+    Ok(HttpResponse::Ok().json(QuotaResponse {
+        board: board.board.slug.to_string(),
+        rules,
+    }))
+}

@@ -1,0 +1,226 @@
+//! Rate limits: which counters a vote must pass, and how much of each a visitor has used.
+//!
+//! A vote's rules become [`RuleCheck`]s here; `vote.lua` checks and consumes them in the
+//! same atomic run that moves the scores. Counter keys expire on their own: a calendar
+//! counter a minute after its window ends, a rolling log a minute after its newest vote
+//! leaves the window, a campaign counter a day after the campaign ends.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
+
+use crate::domain::limit::{Dimension, Missing, RateRule, Span, VoteValues};
+use crate::engine::config::BoardConfig;
+use crate::error::ApiError;
+use crate::store::redis::{Counter, RedisStore, RuleCheck};
+
+/// How long a counter outlives its window, so that an instance whose clock is a little
+/// behind still finds the count.
+const GRACE: Duration = Duration::minutes(1);
+/// How long a campaign counter outlives the campaign's end.
+const CAMPAIGN_GRACE: Duration = Duration::days(1);
+/// How long a campaign counter lives after its last vote when the board sets no end.
+const CAMPAIGN_IDLE: Duration = Duration::days(400);
+
+/// The rule as a refusal or an error names it: the limit is the one for this vote.
+pub fn rule_json(rule: &RateRule, limit: i64) -> Value {
+    json!({
+        "id": rule.id,
+        "name": rule.spec.name,
+        "dimensions": rule.spec.dimensions.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+        "window": rule.spec.window.code(),
+        "limit": limit,
+    })
+}
+
+/// The counters a vote at `at` must pass, or why it cannot be cast at all.
+pub fn checks(
+    board: &BoardConfig,
+    values: &VoteValues,
+    count: i64,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<RuleCheck>, ApiError> {
+    let mut checks = Vec::with_capacity(board.rules.len());
+    for rule in &board.rules {
+        let subject = match rule.spec.subject(values) {
+            Ok(subject) => subject,
+            Err(_) if rule.spec.missing == Missing::Skip => continue,
+            Err(dim) => return Err(required(rule, dim)),
+        };
+        let limit = rule.spec.limit_for(values);
+        if count > limit {
+            let mut details = Map::new();
+            details.insert("rule".into(), rule_json(rule, limit));
+            return Err(ApiError::invalid_with(
+                "count_exceeds_limit",
+                format!(
+                    "a vote of {count} can never pass rule {:?}, which allows {limit}",
+                    rule.spec.name
+                ),
+                details,
+            ));
+        }
+        checks.push(RuleCheck {
+            rule: rule.id,
+            limit,
+            counter: counter(board, rule, &subject, at, now),
+        });
+    }
+    Ok(checks)
+}
+
+fn required(rule: &RateRule, dim: Dimension) -> ApiError {
+    ApiError::invalid(
+        dim.required_code(),
+        format!(
+            "rule {:?} counts votes per {dim}, and this vote names no {dim}",
+            rule.spec.name
+        ),
+    )
+}
+
+/// Where `rule` counts a vote at `at` by `subject`.
+fn counter(
+    board: &BoardConfig,
+    rule: &RateRule,
+    subject: &str,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Counter {
+    let window = rule.spec.window.code();
+    let settings = &board.board.settings;
+    match rule.spec.window.span(settings.timezone, at) {
+        Span::Calendar { start, end } => Counter::Fixed {
+            key: board
+                .keys
+                .rule_counter(rule.id, &window, Some(start.timestamp()), subject),
+            ttl_s: seconds_ceil((end - now).max(Duration::zero()) + GRACE),
+            refresh: false,
+            retry_ms: Some((end - at).num_milliseconds()),
+        },
+        Span::Rolling { since, length } => Counter::Rolling {
+            log: board.keys.rule_log(rule.id, &window, subject),
+            total: board.keys.rule_log_total(rule.id, &window, subject),
+            ttl_s: seconds_ceil(length + GRACE),
+            horizon_ms: since.timestamp_millis(),
+        },
+        Span::Campaign => Counter::Fixed {
+            key: board.keys.rule_counter(rule.id, &window, None, subject),
+            ttl_s: seconds_ceil(match settings.ends_at {
+                Some(end) => (end - now).max(Duration::zero()) + CAMPAIGN_GRACE,
+                None => CAMPAIGN_IDLE,
+            }),
+            refresh: true,
+            retry_ms: None,
+        },
+    }
+}
+
+fn seconds_ceil(d: Duration) -> i64 {
+    (d.num_milliseconds() + 999).div_euclid(1000).max(1)
+}
+
+/// A refusal: 429 naming the rule that keeps refusing longest.
+pub fn refusal(rule: &RateRule, limit: i64, retry_ms: Option<i64>) -> ApiError {
+    let retry_after_s = retry_ms.map(|ms| (ms.max(1) + 999) / 1000);
+    let message = match retry_after_s {
+        Some(s) => format!(
+            "rule {:?} allows {limit} per {}; try again in {s} s",
+            rule.spec.name,
+            rule.spec.window.code()
+        ),
+        None => format!(
+            "rule {:?} allows {limit} for the whole campaign, and they are used",
+            rule.spec.name
+        ),
+    };
+    ApiError::RateLimited {
+        message,
+        rule: rule_json(rule, limit),
+        retry_after_s,
+    }
+}
+
+/// One rule's standing for a visitor, as the voting page shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QuotaRule {
+    pub id: i64,
+    pub name: String,
+    pub dimensions: Vec<String>,
+    pub window: String,
+    /// The limit for these values (overrides applied).
+    pub limit: i64,
+    /// Votes counted in the current window; null when the query lacks a value the rule
+    /// counts on (see `needs`).
+    pub used: Option<i64>,
+    pub remaining: Option<i64>,
+    /// When more votes open up: the end of a calendar window, the moment the oldest vote
+    /// leaves a rolling one; null for the campaign or an unused rolling window.
+    pub resets_at: Option<DateTime<Utc>>,
+    /// Dimensions the rule counts on that the query did not give.
+    pub needs: Vec<String>,
+}
+
+/// Every rule of the board, with what `values` have used of it at `now`.
+pub async fn quota(
+    redis: &RedisStore,
+    board: &BoardConfig,
+    values: &VoteValues,
+    now: DateTime<Utc>,
+) -> Result<Vec<QuotaRule>, ApiError> {
+    let mut rules: Vec<QuotaRule> = Vec::with_capacity(board.rules.len());
+    let mut counters = Vec::new();
+    let mut spans = Vec::new();
+    for rule in &board.rules {
+        let spec = &rule.spec;
+        let needs: Vec<String> = spec
+            .dimensions
+            .iter()
+            .filter(|d| values.get(**d).is_none())
+            .map(|d| d.as_str().to_owned())
+            .collect();
+        if let Ok(subject) = spec.subject(values) {
+            counters.push(counter(board, rule, &subject, now, now));
+            spans.push((
+                rules.len(),
+                spec.window.span(board.board.settings.timezone, now),
+            ));
+        }
+        rules.push(QuotaRule {
+            id: rule.id,
+            name: spec.name.clone(),
+            dimensions: spec
+                .dimensions
+                .iter()
+                .map(|d| d.as_str().to_owned())
+                .collect(),
+            window: spec.window.code(),
+            limit: spec.limit_for(values),
+            used: None,
+            remaining: None,
+            resets_at: None,
+            needs,
+        });
+    }
+    let usage = if counters.is_empty() {
+        Vec::new()
+    } else {
+        redis.rule_usage(&counters).await?
+    };
+    for ((index, span), usage) in spans.into_iter().zip(usage) {
+        let rule = &mut rules[index];
+        rule.used = Some(usage.used);
+        rule.remaining = Some((rule.limit - usage.used).max(0));
+        rule.resets_at = match span {
+            Span::Calendar { end, .. } => Some(end),
+            Span::Rolling { length, .. } => usage
+                .oldest_ms
+                .and_then(DateTime::from_timestamp_millis)
+                .map(|oldest| oldest + length),
+            Span::Campaign => None,
+        };
+    }
+    Ok(rules)
+}
