@@ -7,6 +7,7 @@
 //! stale.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -55,10 +56,42 @@ impl Change {
 }
 
 /// Boards by slug and live API keys by hash.
+///
+/// Reloads can overlap (a request's own reload and the listener's, say). Each takes a
+/// ticket before it reads SQL, and a load never replaces one with a later ticket: a load
+/// that started earlier may have read rows from before a change, and must not undo it.
 pub struct ConfigCache {
     keys: Keys,
-    boards: RwLock<HashMap<BoardSlug, Arc<BoardConfig>>>,
-    api_keys: RwLock<HashMap<String, Arc<ApiKey>>>,
+    tickets: AtomicU64,
+    boards: RwLock<Boards>,
+    api_keys: RwLock<ApiKeys>,
+}
+
+#[derive(Default)]
+struct Boards {
+    by_slug: HashMap<BoardSlug, Arc<BoardConfig>>,
+    /// The ticket of the newest load applied to each slug, removals included.
+    loaded: HashMap<BoardSlug, u64>,
+}
+
+impl Boards {
+    /// Puts a load of `slug` (`None`: the board is gone) unless a newer one is in.
+    fn apply(&mut self, slug: &BoardSlug, config: Option<Arc<BoardConfig>>, ticket: u64) {
+        if self.loaded.get(slug).is_some_and(|&t| t > ticket) {
+            return;
+        }
+        self.loaded.insert(slug.clone(), ticket);
+        match config {
+            Some(config) => self.by_slug.insert(slug.clone(), config),
+            None => self.by_slug.remove(slug),
+        };
+    }
+}
+
+#[derive(Default)]
+struct ApiKeys {
+    by_hash: HashMap<String, Arc<ApiKey>>,
+    loaded: u64,
 }
 
 impl ConfigCache {
@@ -66,6 +99,7 @@ impl ConfigCache {
     pub async fn load(db: &DatabaseConnection, keys: Keys) -> Result<Self, SqlError> {
         let cache = Self {
             keys,
+            tickets: AtomicU64::new(0),
             boards: RwLock::default(),
             api_keys: RwLock::default(),
         };
@@ -75,29 +109,44 @@ impl ConfigCache {
 
     /// The board with this slug.
     pub fn board(&self, slug: &BoardSlug) -> Option<Arc<BoardConfig>> {
-        read(&self.boards).get(slug).cloned()
+        read(&self.boards).by_slug.get(slug).cloned()
     }
 
     /// Every board, by slug.
     pub fn boards(&self) -> Vec<Arc<BoardConfig>> {
-        let mut boards: Vec<_> = read(&self.boards).values().cloned().collect();
+        let mut boards: Vec<_> = read(&self.boards).by_slug.values().cloned().collect();
         boards.sort_by(|a, b| a.board.slug.cmp(&b.board.slug));
         boards
     }
 
     /// The live key with this hash.
     pub fn api_key(&self, hash: &str) -> Option<Arc<ApiKey>> {
-        read(&self.api_keys).get(hash).cloned()
+        read(&self.api_keys).by_hash.get(hash).cloned()
     }
 
     /// Reloads every board and key.
     pub async fn reload_all(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
-        let mut boards = HashMap::new();
+        let ticket = self.ticket();
+        let mut fresh = HashMap::new();
         for board in sql::boards::list_boards(db).await? {
             let config = self.assemble(db, board).await?;
-            boards.insert(config.board.slug.clone(), Arc::new(config));
+            fresh.insert(config.board.slug.clone(), Arc::new(config));
         }
-        *write(&self.boards) = boards;
+        {
+            let mut boards = write(&self.boards);
+            let gone: Vec<BoardSlug> = boards
+                .by_slug
+                .keys()
+                .filter(|slug| !fresh.contains_key(*slug))
+                .cloned()
+                .collect();
+            for slug in gone {
+                boards.apply(&slug, None, ticket);
+            }
+            for (slug, config) in fresh {
+                boards.apply(&slug, Some(config), ticket);
+            }
+        }
         self.reload_api_keys(db).await
     }
 
@@ -114,26 +163,34 @@ impl ConfigCache {
         db: &DatabaseConnection,
         slug: &BoardSlug,
     ) -> Result<(), SqlError> {
-        match sql::boards::find_board(db, slug).await? {
-            Some(board) => {
-                let config = Arc::new(self.assemble(db, board).await?);
-                write(&self.boards).insert(slug.clone(), config);
-            }
-            None => {
-                write(&self.boards).remove(slug);
-            }
-        }
+        let ticket = self.ticket();
+        let config = match sql::boards::find_board(db, slug).await? {
+            Some(board) => Some(Arc::new(self.assemble(db, board).await?)),
+            None => None,
+        };
+        write(&self.boards).apply(slug, config, ticket);
         Ok(())
     }
 
+    fn ticket(&self) -> u64 {
+        self.tickets.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
     async fn reload_api_keys(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
+        let ticket = self.ticket();
         let live = sql::api_keys::list_api_keys(db)
             .await?
             .into_iter()
             .filter(|(_, key)| key.revoked_at.is_none())
             .map(|(hash, key)| (hash, Arc::new(key)))
             .collect();
-        *write(&self.api_keys) = live;
+        let mut keys = write(&self.api_keys);
+        if keys.loaded < ticket {
+            *keys = ApiKeys {
+                by_hash: live,
+                loaded: ticket,
+            };
+        }
         Ok(())
     }
 
@@ -215,4 +272,37 @@ fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::board::BoardSettings;
+
+    fn config(slug: &BoardSlug, title: &str) -> Arc<BoardConfig> {
+        Arc::new(BoardConfig {
+            board: Board {
+                id: 1,
+                slug: slug.clone(),
+                settings: BoardSettings::new(title.to_owned()),
+            },
+            members: HashMap::new(),
+            rules: Vec::new(),
+            keys: Keys::new("t:").board(1),
+        })
+    }
+
+    #[test]
+    fn a_load_that_started_earlier_never_replaces_a_later_one() {
+        let slug = BoardSlug::parse("b").unwrap();
+        let mut boards = Boards::default();
+        boards.apply(&slug, Some(config(&slug, "new")), 2);
+        boards.apply(&slug, Some(config(&slug, "old")), 1);
+        assert_eq!(boards.by_slug[&slug].board.settings.title, "new");
+        boards.apply(&slug, None, 3);
+        boards.apply(&slug, Some(config(&slug, "older")), 2);
+        assert!(!boards.by_slug.contains_key(&slug));
+        boards.apply(&slug, Some(config(&slug, "again")), 4);
+        assert_eq!(boards.by_slug[&slug].board.settings.title, "again");
+    }
 }
