@@ -756,3 +756,25 @@ async fn every_counter_key_expires_soon_after_its_window() {
     assert!(find(":day:").iter().all(|t| *t <= 86_400 + 60), "{ttls:?}");
     assert!(find(":rf:").iter().all(|t| *t <= 8 * 86_400), "{ttls:?}");
 }
+
+#[tokio::test]
+async fn a_replay_answers_even_when_the_limit_is_used_up_and_a_refusal_keeps_no_key() {
+    let app = TestApp::spawn().await;
+    board_with_rules(
+        &app,
+        "replay",
+        json!({}),
+        &[json!({"name": "one a day", "dimensions": ["voter"], "window": "day", "limit": 1})],
+    )
+    .await;
+    let first = json!({"member": "m1", "voter": "u1", "idempotency_key": "k1"});
+    expect_ok(&app, "replay", first.clone()).await;
+    let (status, body) = app.vote("replay", first).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["replayed"], true);
+    let second = json!({"member": "m1", "voter": "u1", "idempotency_key": "k2"});
+    expect_limited(&app, "replay", second.clone()).await;
+    // The refused key was not recorded: it is refused again, not replayed.
+    expect_limited(&app, "replay", second).await;
+    assert_eq!(real_score(&app, "replay", "m1").await, 1.0);
+}

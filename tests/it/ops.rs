@@ -40,12 +40,20 @@ async fn the_openapi_document_lists_every_endpoint_and_docs_are_served_offline()
         "/api/v1/admin/boards",
         "/api/v1/admin/boards/{board}/members/import",
         "/api/v1/admin/api-keys",
+        "/api/v1/admin/boards/{board}/rules",
+        "/api/v1/admin/boards/{board}/rules/{id}",
+        "/api/v1/boards/{board}/quota",
     ] {
         assert!(
             paths.contains_key(path),
             "{path} missing from the OpenAPI document"
         );
     }
+    let refusal = &doc["paths"]["/api/v1/boards/{board}/votes"]["post"]["responses"]["429"];
+    assert_eq!(
+        refusal["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/RateLimitedBody"
+    );
     let resp = app
         .client
         .get(format!("{}/docs/", app.base))
