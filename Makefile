@@ -4,7 +4,7 @@
 run:
 	@scripts/install-deps.sh
 	@scripts/ensure-redis.sh
-	cargo run --release -- serve
+	OVATION_COOKIE_SECURE=$${OVATION_COOKIE_SECURE:-false} cargo run --release -- serve
 
 test:
 	@scripts/install-deps.sh

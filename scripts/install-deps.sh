@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing: redis-server for
-# running and testing. Runs apt-get as root, or through sudo when available.
+# running and testing; with `--browser`, also Chromium and ChromeDriver for the browser
+# tests. Runs apt-get as root, or through sudo when available.
 set -euo pipefail
 
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ "${1:-}" = "--browser" ]; then
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "installing ${missing[*]} ..." >&2

@@ -35,6 +35,15 @@ pub struct Settings {
     /// `OVATION_TRUSTED_PROXIES`: comma-separated addresses or CIDR networks of reverse
     /// proxies whose `X-Forwarded-For` names the client; empty trusts none.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// `OVATION_ADMIN_PASSWORD`: the password of the `admin` user created on first start
+    /// when there is no admin user; unset, a random one is printed once to the log.
+    pub admin_password: Option<String>,
+    /// `OVATION_SESSION_KEY`: signs and encrypts session cookies (64+ characters; every
+    /// instance needs the same). Unset, a random key per process: sessions end on restart.
+    pub session_key: Option<String>,
+    /// `OVATION_COOKIE_SECURE`: mark cookies Secure (HTTPS only). Turn off only for local
+    /// plain-HTTP use.
+    pub cookie_secure: bool,
 }
 
 /// (setting, default) in the order the README's table lists them.
@@ -49,6 +58,9 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("workers", "0"),
     ("log", "info,sqlx=warn"),
     ("trusted_proxies", ""),
+    ("admin_password", ""),
+    ("session_key", ""),
+    ("cookie_secure", "true"),
 ];
 
 impl Settings {
@@ -136,6 +148,20 @@ impl Settings {
                     .with_context(|| format!("{src}: {p:?} is not an IP address or CIDR network"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
+        let (admin_password, src) = get("admin_password");
+        if !admin_password.is_empty() && admin_password.len() < 8 {
+            bail!("{src}: an admin password needs at least 8 characters");
+        }
+        let (session_key, src) = get("session_key");
+        if !session_key.is_empty() && session_key.len() < 64 {
+            bail!("{src}: a session key needs at least 64 characters");
+        }
+        let (secure, src) = get("cookie_secure");
+        let cookie_secure = match secure.as_str() {
+            "true" | "1" => true,
+            "false" | "0" => false,
+            other => bail!("{src}: {other:?} is not true or false"),
+        };
         Ok(Self {
             bind,
             database_url,
@@ -147,6 +173,9 @@ impl Settings {
             workers,
             log: get("log").0,
             trusted_proxies,
+            admin_password: (!admin_password.is_empty()).then_some(admin_password),
+            session_key: (!session_key.is_empty()).then_some(session_key),
+            cookie_secure,
         })
     }
 }

@@ -219,3 +219,94 @@ impl ResponseError for ApiError {
         response.json(self.body())
     }
 }
+
+/// Every error an HTML page can show, rendered as a page (or a redirect to the login).
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    /// No session: the browser is sent to the login page.
+    #[error("sign in first")]
+    SignInRequired,
+    /// 403: a missing or stale CSRF token, or a forbidden action.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404.
+    #[error("{0}")]
+    NotFound(String),
+    /// 422: a form value is wrong.
+    #[error("{0}")]
+    Invalid(String),
+    /// 503.
+    #[error("the data store is unavailable; try again shortly")]
+    Unavailable,
+    /// 500: the cause goes to the log only.
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<ApiError> for PageError {
+    fn from(err: ApiError) -> Self {
+        match err {
+            ApiError::NotFound { message, .. } => Self::NotFound(message),
+            ApiError::Forbidden(message) | ApiError::Unauthorized(message) => {
+                Self::Forbidden(message)
+            }
+            ApiError::StoreUnavailable(cause) => {
+                tracing::warn!(%cause, "store unavailable");
+                Self::Unavailable
+            }
+            ApiError::Internal(err) => Self::Internal(err),
+            other => Self::Invalid(other.to_string()),
+        }
+    }
+}
+
+impl From<askama::Error> for PageError {
+    fn from(err: askama::Error) -> Self {
+        Self::Internal(anyhow::Error::new(err).context("failed to render a template"))
+    }
+}
+
+#[derive(askama::Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    status: u16,
+    message: &'a str,
+}
+
+impl ResponseError for PageError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::SignInRequired => StatusCode::SEE_OTHER,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        use askama::Template;
+        if let Self::SignInRequired = self {
+            return HttpResponse::SeeOther()
+                .insert_header(("Location", "/admin/login"))
+                .insert_header(("HX-Redirect", "/admin/login"))
+                .finish();
+        }
+        let message = match self {
+            Self::Internal(err) => {
+                tracing::error!(error = ?err, "page failed");
+                "something went wrong on our side".to_owned()
+            }
+            other => other.to_string(),
+        };
+        let status = self.status_code();
+        let page = ErrorPage {
+            status: status.as_u16(),
+            message: &message,
+        };
+        HttpResponse::build(status)
+            .content_type("text/html; charset=utf-8")
+            .body(page.render().unwrap_or(message))
+    }
+}

@@ -8,6 +8,7 @@
 //!   ([`store::redis`], with its Lua scripts).
 //! - [`engine`]: votes, leaderboards, configuration cache and admin changes.
 //! - [`api`]: JSON handlers, one module per resource, and the OpenAPI document.
+//! - [`web`]: HTML pages: the admin dashboard and the public voting page.
 //! - [`config`], [`startup`], [`state`], [`error`], [`telemetry`], [`cli`]: running it.
 
 pub mod api;
@@ -20,3 +21,4 @@ pub mod startup;
 pub mod state;
 pub mod store;
 pub mod telemetry;
+pub mod web;

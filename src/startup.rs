@@ -8,13 +8,17 @@ use actix_web::{App, HttpServer, web};
 use anyhow::Context;
 use tracing_actix_web::TracingLogger;
 
+use actix_web::cookie::Key;
+
 use crate::api;
 use crate::config::Settings;
 use crate::domain::auth::hash_key;
 use crate::engine::config::{self, ConfigCache};
+use crate::engine::users;
 use crate::state::AppState;
 use crate::store::redis::RedisStore;
 use crate::store::sql;
+use crate::web as pages;
 
 /// A bound, ready-to-run server.
 pub struct Application {
@@ -46,6 +50,23 @@ impl Application {
             redis.keys().config_channel(),
         ));
 
+        if let Some(password) = users::ensure_admin(&db, settings.admin_password.as_deref())
+            .await
+            .map_err(|e| anyhow::anyhow!("failed to create the first admin user: {e}"))?
+        {
+            // Printed once: the hash is all that is kept.
+            tracing::warn!(
+                user = "admin",
+                %password,
+                "created the first dashboard user with a random password; change it with `ovation user passwd admin`"
+            );
+        }
+        let session_key = match &settings.session_key {
+            Some(key) => Key::derive_from(key.as_bytes()),
+            None => Key::generate(),
+        };
+        let secure_cookies = settings.cookie_secure;
+
         let listener = TcpListener::bind(settings.bind)
             .with_context(|| format!("failed to bind {}", settings.bind))?;
         let port = listener.local_addr()?.port();
@@ -63,6 +84,7 @@ impl Application {
                 .wrap(TracingLogger::default())
                 .app_data(data.clone())
                 .configure(api::routes)
+                .configure(|cfg| pages::routes(cfg, session_key.clone(), secure_cookies))
         })
         .workers(workers)
         .listen(listener)?

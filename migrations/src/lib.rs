@@ -6,6 +6,7 @@ mod m20261122_000001_create_boards;
 mod m20261122_000002_create_members;
 mod m20261122_000003_create_api_keys;
 mod m20261122_000004_create_rate_rules;
+mod m20261122_000005_create_admin_users;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -18,6 +19,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000002_create_members::Migration),
             Box::new(m20261122_000003_create_api_keys::Migration),
             Box::new(m20261122_000004_create_rate_rules::Migration),
+            Box::new(m20261122_000005_create_admin_users::Migration),
         ]
     }
 }

@@ -17,11 +17,9 @@ use crate::state::AppState;
 /// The client's address, when the connection has one.
 pub struct ClientIp(pub Option<IpAddr>);
 
-impl FromRequest for ClientIp {
-    type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+impl ClientIp {
+    /// The client's address for `req` (what the extractor answers).
+    pub fn of(req: &HttpRequest) -> Option<IpAddr> {
         let trusted = req
             .app_data::<web::Data<AppState>>()
             .map(|s| s.settings.trusted_proxies.as_slice())
@@ -31,8 +29,17 @@ impl FromRequest for ClientIp {
             .get_all("x-forwarded-for")
             .filter_map(|v| v.to_str().ok())
             .collect();
-        let peer = req.peer_addr().map(|a| a.ip());
-        ready(Ok(Self(peer.map(|p| client_ip(p, &forwarded, trusted)))))
+        req.peer_addr()
+            .map(|a| client_ip(a.ip(), &forwarded, trusted))
+    }
+}
+
+impl FromRequest for ClientIp {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(Ok(Self(Self::of(req))))
     }
 }
 

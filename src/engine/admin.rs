@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 use sea_orm::TransactionTrait;
+use serde_json::{Value, json};
 
 use crate::domain::auth::{ApiKey, Scope, hash_key};
 use crate::domain::board::{Board, BoardSettings, Member};
@@ -33,9 +34,19 @@ async fn changed(state: &AppState, change: Change) -> Result<(), ApiError> {
     config::changed(&state.config, &state.db, &state.redis, change).await
 }
 
+/// Writes an audit entry for a change that has been made. The change stands even if the
+/// entry cannot be written; the failure is logged with everything the entry would hold.
+async fn audit(state: &AppState, actor: &str, action: &str, target: &str, detail: Value) {
+    let detail = detail.to_string();
+    if let Err(err) = sql::audit::record(&state.db, actor, action, target, &detail).await {
+        tracing::error!(error = %err, actor, action, target, detail, "failed to write an audit entry");
+    }
+}
+
 /// Creates a board.
 pub async fn create_board(
     state: &AppState,
+    actor: &str,
     slug: BoardSlug,
     settings: BoardSettings,
 ) -> Result<Arc<BoardConfig>, ApiError> {
@@ -49,12 +60,21 @@ pub async fn create_board(
             other => other.into(),
         })?;
     changed(state, Change::Board(slug.clone())).await?;
+    audit(
+        state,
+        actor,
+        "board.create",
+        &format!("board {slug}"),
+        json!({"title": settings.title}),
+    )
+    .await;
     board_of(state, &slug)
 }
 
 /// Saves new settings of an existing board.
 pub async fn update_board(
     state: &AppState,
+    actor: &str,
     slug: &BoardSlug,
     settings: BoardSettings,
 ) -> Result<Arc<BoardConfig>, ApiError> {
@@ -67,16 +87,32 @@ pub async fn update_board(
     };
     sql::boards::update_board(&state.db, &board).await?;
     changed(state, Change::Board(slug.clone())).await?;
+    audit(
+        state,
+        actor,
+        "board.update",
+        &format!("board {slug}"),
+        settings_json(&board.settings),
+    )
+    .await;
     board_of(state, slug)
 }
 
 /// Deletes a board; its Redis keys are removed in the background.
-pub async fn delete_board(state: &AppState, slug: &BoardSlug) -> Result<(), ApiError> {
+pub async fn delete_board(state: &AppState, actor: &str, slug: &BoardSlug) -> Result<(), ApiError> {
     let current = board_of(state, slug)?;
     let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
     sql::boards::delete_board(&txn, current.board.id).await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
     changed(state, Change::Board(slug.clone())).await?;
+    audit(
+        state,
+        actor,
+        "board.delete",
+        &format!("board {slug}"),
+        json!({}),
+    )
+    .await;
     let redis = state.redis.clone();
     let keys = current.keys.clone();
     tokio::spawn(async move {
@@ -93,6 +129,7 @@ pub async fn delete_board(state: &AppState, slug: &BoardSlug) -> Result<(), ApiE
 /// Inserts or replaces members; their initial votes move the all-time display board.
 pub async fn upsert_members(
     state: &AppState,
+    actor: &str,
     slug: &BoardSlug,
     members: Vec<Member>,
 ) -> Result<usize, ApiError> {
@@ -113,6 +150,15 @@ pub async fn upsert_members(
         .await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
     changed(state, Change::Board(slug.clone())).await?;
+    let ids: Vec<&str> = members.iter().take(50).map(|m| m.id.as_str()).collect();
+    audit(
+        state,
+        actor,
+        "members.upsert",
+        &format!("board {slug}"),
+        json!({"count": members.len(), "members": ids}),
+    )
+    .await;
     Ok(members.len())
 }
 
@@ -120,6 +166,7 @@ pub async fn upsert_members(
 /// the all-time board; older buckets keep their history.
 pub async fn delete_member(
     state: &AppState,
+    actor: &str,
     slug: &BoardSlug,
     member: &MemberId,
 ) -> Result<(), ApiError> {
@@ -150,12 +197,22 @@ pub async fn delete_member(
         .remove_member(&board.keys, &score_keys, member.as_str())
         .await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
-    changed(state, Change::Board(slug.clone())).await
+    changed(state, Change::Board(slug.clone())).await?;
+    audit(
+        state,
+        actor,
+        "member.delete",
+        &format!("member {member} on {slug}"),
+        json!({}),
+    )
+    .await;
+    Ok(())
 }
 
 /// Adds a rate-limit rule to a board.
 pub async fn create_rule(
     state: &AppState,
+    actor: &str,
     slug: &BoardSlug,
     spec: RuleSpec,
 ) -> Result<RateRule, ApiError> {
@@ -172,6 +229,14 @@ pub async fn create_rule(
     }
     let rule = sql::rules::insert_rule(&state.db, board.board.id, &spec).await?;
     changed(state, Change::Board(slug.clone())).await?;
+    audit(
+        state,
+        actor,
+        "rule.create",
+        &format!("rule {} on {slug}", rule.id),
+        json!({"rule": rule.spec.describe()}),
+    )
+    .await;
     Ok(rule)
 }
 
@@ -194,6 +259,7 @@ pub fn rule_of(board: &BoardConfig, id: i64) -> Result<RateRule, ApiError> {
 /// count; a rule that counts over other dimensions or another window starts afresh.
 pub async fn update_rule(
     state: &AppState,
+    actor: &str,
     slug: &BoardSlug,
     rule: RateRule,
 ) -> Result<RateRule, ApiError> {
@@ -202,11 +268,24 @@ pub async fn update_rule(
     rule_of(&board, rule.id)?;
     sql::rules::update_rule(&state.db, board.board.id, &rule).await?;
     changed(state, Change::Board(slug.clone())).await?;
+    audit(
+        state,
+        actor,
+        "rule.update",
+        &format!("rule {} on {slug}", rule.id),
+        json!({"rule": rule.spec.describe()}),
+    )
+    .await;
     Ok(rule)
 }
 
 /// Deletes a rule; its counters expire with their windows.
-pub async fn delete_rule(state: &AppState, slug: &BoardSlug, id: i64) -> Result<(), ApiError> {
+pub async fn delete_rule(
+    state: &AppState,
+    actor: &str,
+    slug: &BoardSlug,
+    id: i64,
+) -> Result<(), ApiError> {
     let board = board_of(state, slug)?;
     if !sql::rules::delete_rule(&state.db, board.board.id, id).await? {
         return Err(ApiError::not_found(
@@ -214,12 +293,22 @@ pub async fn delete_rule(state: &AppState, slug: &BoardSlug, id: i64) -> Result<
             format!("board {slug} has no rule {id}"),
         ));
     }
-    changed(state, Change::Board(slug.clone())).await
+    changed(state, Change::Board(slug.clone())).await?;
+    audit(
+        state,
+        actor,
+        "rule.delete",
+        &format!("rule {id} on {slug}"),
+        json!({}),
+    )
+    .await;
+    Ok(())
 }
 
 /// Creates an API key; the secret is in the answer and nowhere else.
 pub async fn create_api_key(
     state: &AppState,
+    actor: &str,
     name: &str,
     scopes: &[Scope],
     channel: Option<&Channel>,
@@ -241,6 +330,15 @@ pub async fn create_api_key(
     )
     .await?;
     changed(state, Change::ApiKeys).await?;
+    let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    audit(
+        state,
+        actor,
+        "api_key.create",
+        &format!("api key {} {name}", key.id),
+        json!({"scopes": scope_names, "channel": channel.map(|c| c.as_str())}),
+    )
+    .await;
     Ok((key, secret))
 }
 
@@ -254,14 +352,39 @@ pub async fn list_api_keys(state: &AppState) -> Result<Vec<ApiKey>, ApiError> {
 }
 
 /// Revokes a key at once on every instance.
-pub async fn revoke_api_key(state: &AppState, id: i64) -> Result<(), ApiError> {
+pub async fn revoke_api_key(state: &AppState, actor: &str, id: i64) -> Result<(), ApiError> {
     if !sql::api_keys::revoke_api_key(&state.db, id).await? {
         return Err(ApiError::not_found(
             "api_key_not_found",
             format!("no live API key {id}"),
         ));
     }
-    changed(state, Change::ApiKeys).await
+    changed(state, Change::ApiKeys).await?;
+    audit(
+        state,
+        actor,
+        "api_key.revoke",
+        &format!("api key {id}"),
+        json!({}),
+    )
+    .await;
+    Ok(())
+}
+
+/// A board's settings as the audit log shows them.
+fn settings_json(s: &BoardSettings) -> Value {
+    json!({
+        "title": s.title,
+        "membership": s.membership.as_str(),
+        "periods": s.periods.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+        "timezone": s.timezone.name(),
+        "multiplier": s.multiplier.as_f64(),
+        "carry_over": s.carry_over.as_f64(),
+        "starts_at": s.starts_at,
+        "ends_at": s.ends_at,
+        "public_page": s.public_page,
+        "max_count": s.max_count,
+    })
 }
 
 /// `ovk_` and 40 random alphanumerics (about 238 bits).

@@ -11,6 +11,8 @@ pub struct Caller {
     pub scopes: Vec<Scope>,
     /// Votes by this caller count for this channel whatever the request says.
     pub channel: Option<Channel>,
+    /// Who this is, as the audit log names them: `master key` or `key:<id> <name>`.
+    pub actor: String,
 }
 
 impl Caller {
@@ -49,12 +51,14 @@ pub fn authenticate(
         return Ok(Some(Caller {
             scopes: Scope::EVERY.to_vec(),
             channel: None,
+            actor: "master key".to_owned(),
         }));
     }
     match cache.api_key(&hash) {
         Some(key) => Ok(Some(Caller {
             scopes: key.scopes.clone(),
             channel: key.channel.clone(),
+            actor: format!("key:{} {}", key.id, key.name),
         })),
         None => Err(ApiError::Unauthorized("unknown or revoked API key".into())),
     }

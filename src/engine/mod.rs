@@ -5,4 +5,5 @@ pub mod auth;
 pub mod config;
 pub mod leaderboard;
 pub mod limits;
+pub mod users;
 pub mod votes;

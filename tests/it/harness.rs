@@ -12,6 +12,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 pub const MASTER_KEY: &str = "test-master-key-0123456789";
+pub const ADMIN_PASSWORD: &str = "test-admin-password";
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -193,6 +194,9 @@ impl TestApp {
             workers: 2,
             log: "warn".to_owned(),
             trusted_proxies: opts.trusted_proxies,
+            admin_password: Some(ADMIN_PASSWORD.to_owned()),
+            session_key: None,
+            cookie_secure: false,
         };
         let app = Application::build(settings).await.expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());

@@ -7,6 +7,7 @@ mod faults;
 mod harness;
 mod limits;
 mod ops;
+mod pages;
 mod reads;
 mod sync;
 mod votes;

@@ -74,11 +74,11 @@ pub async fn create_api_key(
     auth: Auth,
     body: web::Json<CreateApiKeyRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let scopes = parse_scopes(&body.scopes)?;
     let channel = body.channel.as_deref().map(Channel::parse).transpose()?;
     let (key, secret) =
-        engine::create_api_key(&state, &body.name, &scopes, channel.as_ref()).await?;
+        engine::create_api_key(&state, &actor, &body.name, &scopes, channel.as_ref()).await?;
     Ok(HttpResponse::Created().json(CreatedApiKeyResponse {
         key: key.into(),
         secret,
@@ -110,7 +110,7 @@ pub async fn revoke_api_key(
     auth: Auth,
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
-    engine::revoke_api_key(&state, id.into_inner()).await?;
+    let actor = admin(&auth)?;
+    engine::revoke_api_key(&state, &actor, id.into_inner()).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -47,7 +47,7 @@ pub struct BoardRequest {
 }
 
 impl BoardRequest {
-    fn apply(&self, s: &mut BoardSettings) -> Result<(), ApiError> {
+    pub(crate) fn apply(&self, s: &mut BoardSettings) -> Result<(), ApiError> {
         if let Some(title) = &self.title {
             s.title = title.clone();
         }
@@ -103,7 +103,7 @@ pub async fn create_board(
     auth: Auth,
     body: web::Json<BoardRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let slug = BoardSlug::parse(body.slug.as_deref().unwrap_or(""))?;
     let title = body
         .title
@@ -111,7 +111,7 @@ pub async fn create_board(
         .ok_or_else(|| ApiError::invalid("invalid_title", "title is required"))?;
     let mut settings = BoardSettings::new(title);
     body.apply(&mut settings)?;
-    let board = engine::create_board(&state, slug, settings).await?;
+    let board = engine::create_board(&state, &actor, slug, settings).await?;
     Ok(HttpResponse::Created().json(BoardResponse::of(&board)))
 }
 
@@ -155,7 +155,7 @@ pub async fn update_board(
     board: web::Path<String>,
     body: web::Json<BoardRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let slug = board_slug(&board)?;
     if body.slug.as_deref().is_some_and(|s| s != slug.as_str()) {
         return Err(ApiError::invalid(
@@ -166,7 +166,7 @@ pub async fn update_board(
     let current = engine::board_of(&state, &slug)?;
     let mut settings = current.board.settings.clone();
     body.apply(&mut settings)?;
-    let board = engine::update_board(&state, &slug, settings).await?;
+    let board = engine::update_board(&state, &actor, &slug, settings).await?;
     Ok(HttpResponse::Ok().json(BoardResponse::of(&board)))
 }
 
@@ -179,7 +179,7 @@ pub async fn delete_board(
     auth: Auth,
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
-    engine::delete_board(&state, &board_slug(&board)?).await?;
+    let actor = admin(&auth)?;
+    engine::delete_board(&state, &actor, &board_slug(&board)?).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -52,7 +52,11 @@ pub struct UpsertMembersResponse {
 }
 
 /// `fields` applied to the member's current state (or a new member's defaults).
-fn merged(board: &BoardConfig, id: MemberId, fields: &MemberFields) -> Result<Member, ApiError> {
+pub(crate) fn merged(
+    board: &BoardConfig,
+    id: MemberId,
+    fields: &MemberFields,
+) -> Result<Member, ApiError> {
     let mut member = board.members.get(&id).cloned().unwrap_or_else(|| Member {
         name: id.to_string(),
         id: id.clone(),
@@ -100,7 +104,7 @@ pub async fn upsert_members(
     board: web::Path<String>,
     body: web::Json<UpsertMembersRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let slug = board_slug(&board)?;
     let config = engine::board_of(&state, &slug)?;
     if body.members.len() > MAX_MEMBERS {
@@ -119,7 +123,7 @@ pub async fn upsert_members(
     if !errors.is_empty() {
         return Err(item_errors("invalid_members", errors));
     }
-    let upserted = engine::upsert_members(&state, &slug, members).await?;
+    let upserted = engine::upsert_members(&state, &actor, &slug, members).await?;
     Ok(HttpResponse::Ok().json(UpsertMembersResponse { upserted }))
 }
 
@@ -230,6 +234,25 @@ fn parse_csv(text: &str) -> (Vec<(usize, MemberFields)>, Vec<Value>) {
     (rows, errors)
 }
 
+/// Reads a members CSV for `board`: the members, or every bad line (nothing is written
+/// either way). Shared by the API, the dashboard's preview and `ovation import`.
+pub fn read_csv(board: &BoardConfig, text: &str) -> Result<Vec<Member>, ApiError> {
+    let (rows, mut errors) = parse_csv(text);
+    if rows.len() > MAX_MEMBERS {
+        return Err(ApiError::too_large(
+            "too_many_members",
+            format!("at most {MAX_MEMBERS} members at once"),
+        ));
+    }
+    let (members, invalid) = validate(board, rows.iter().map(|(line, f)| ("line", *line, f)));
+    errors.extend(invalid);
+    if !errors.is_empty() {
+        errors.sort_by_key(|e| e["line"].as_u64());
+        return Err(item_errors("invalid_csv", errors));
+    }
+    Ok(members)
+}
+
 /// Imports members from CSV (`id,name,image_url,initial_votes,multiplier`); any bad line
 /// imports nothing and the answer lists every bad line.
 #[utoipa::path(post, path = "/api/v1/admin/boards/{board}/members/import", tag = "admin", params(("board" = String, Path)),
@@ -245,23 +268,11 @@ pub async fn import_members(
     board: web::Path<String>,
     body: String,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let slug = board_slug(&board)?;
     let config = engine::board_of(&state, &slug)?;
-    let (rows, mut errors) = parse_csv(&body);
-    if rows.len() > MAX_MEMBERS {
-        return Err(ApiError::too_large(
-            "too_many_members",
-            format!("at most {MAX_MEMBERS} members at once"),
-        ));
-    }
-    let (members, invalid) = validate(&config, rows.iter().map(|(line, f)| ("line", *line, f)));
-    errors.extend(invalid);
-    if !errors.is_empty() {
-        errors.sort_by_key(|e| e["line"].as_u64());
-        return Err(item_errors("invalid_csv", errors));
-    }
-    let upserted = engine::upsert_members(&state, &slug, members).await?;
+    let members = read_csv(&config, &body)?;
+    let upserted = engine::upsert_members(&state, &actor, &slug, members).await?;
     Ok(HttpResponse::Ok().json(UpsertMembersResponse { upserted }))
 }
 
@@ -277,7 +288,7 @@ pub async fn update_member(
     path: web::Path<(String, String)>,
     body: web::Json<MemberFields>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let (board, member) = path.into_inner();
     let slug = board_slug(&board)?;
     let config = engine::board_of(&state, &slug)?;
@@ -296,7 +307,7 @@ pub async fn update_member(
         ));
     }
     let updated = merged(&config, id, &body)?;
-    engine::upsert_members(&state, &slug, vec![updated.clone()]).await?;
+    engine::upsert_members(&state, &actor, &slug, vec![updated.clone()]).await?;
     Ok(HttpResponse::Ok().json(crate::api::boards::MemberInfo {
         id: updated.id.to_string(),
         name: updated.name,
@@ -316,11 +327,11 @@ pub async fn delete_member(
     auth: Auth,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let (board, member) = path.into_inner();
     let slug = board_slug(&board)?;
     let id =
         MemberId::parse(&member).map_err(|e| ApiError::not_found("member_not_found", e.message))?;
-    engine::delete_member(&state, &slug, &id).await?;
+    engine::delete_member(&state, &actor, &slug, &id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -43,9 +43,9 @@ fn board_slug(raw: &str) -> Result<crate::domain::ids::BoardSlug, ApiError> {
         .map_err(|e| ApiError::not_found("board_not_found", e.message))
 }
 
-/// Refuses callers without the admin scope.
-fn admin(auth: &Auth) -> Result<(), ApiError> {
-    require(auth.0.as_ref(), Scope::Admin).map(drop)
+/// Refuses callers without the admin scope; answers who the caller is, for the audit log.
+fn admin(auth: &Auth) -> Result<String, ApiError> {
+    require(auth.0.as_ref(), Scope::Admin).map(|c| c.actor.clone())
 }
 
 /// Reads a field that may be absent (`None`), null (`Some(None)`) or set (`Some(Some)`),

@@ -172,10 +172,10 @@ pub async fn create_rule(
     board: web::Path<String>,
     body: web::Json<RuleRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let slug = board_slug(&board)?;
     engine::board_of(&state, &slug)?;
-    let rule = engine::create_rule(&state, &slug, body.create()?).await?;
+    let rule = engine::create_rule(&state, &actor, &slug, body.create()?).await?;
     Ok(HttpResponse::Created().json(RuleResponse::from(&rule)))
 }
 
@@ -223,13 +223,13 @@ pub async fn update_rule(
     path: web::Path<(String, String)>,
     body: web::Json<RuleRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let (board, id) = path.into_inner();
     let slug = board_slug(&board)?;
     let current = engine::board_of(&state, &slug)?;
     let mut rule = engine::rule_of(&current, rule_id(&id)?)?;
     body.apply(&mut rule.spec)?;
-    let rule = engine::update_rule(&state, &slug, rule).await?;
+    let rule = engine::update_rule(&state, &actor, &slug, rule).await?;
     Ok(HttpResponse::Ok().json(RuleResponse::from(&rule)))
 }
 
@@ -243,8 +243,8 @@ pub async fn delete_rule(
     auth: Auth,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+    let actor = admin(&auth)?;
     let (board, id) = path.into_inner();
-    engine::delete_rule(&state, &board_slug(&board)?, rule_id(&id)?).await?;
+    engine::delete_rule(&state, &actor, &board_slug(&board)?, rule_id(&id)?).await?;
     Ok(HttpResponse::NoContent().finish())
 }

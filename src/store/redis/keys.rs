@@ -29,6 +29,16 @@ impl Keys {
         }
     }
 
+    /// Failed dashboard logins from one IP address (string, expires).
+    pub fn login_failures_by_ip(&self, ip: &str) -> String {
+        format!("{}login:ip:{ip}", self.prefix)
+    }
+
+    /// Failed dashboard logins for one user name (string, expires).
+    pub fn login_failures_by_user(&self, username: &str) -> String {
+        format!("{}login:user:{username}", self.prefix)
+    }
+
     /// The pub/sub channel that tells every instance to reload configuration.
     pub fn config_channel(&self) -> String {
         format!("{}config", self.prefix)

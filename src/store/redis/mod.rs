@@ -324,6 +324,46 @@ impl RedisStore {
         .await
     }
 
+    /// The values of counters (missing ones read 0), in one round trip.
+    pub async fn counters(&self, keys: &[String]) -> Result<Vec<i64>, RedisFailure> {
+        self.bounded(|mut conn| async move {
+            let values: Vec<Option<i64>> =
+                redis::cmd("MGET").arg(keys).query_async(&mut conn).await?;
+            Ok(values.into_iter().map(Option::unwrap_or_default).collect())
+        })
+        .await
+    }
+
+    /// Adds one to each counter and (re)sets its TTL, atomically.
+    pub async fn bump_counters(&self, keys: &[String], ttl_s: i64) -> Result<(), RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        for key in keys {
+            pipe.incr(key, 1).ignore().expire(key, ttl_s).ignore();
+        }
+        self.bounded(|mut conn| async move { Ok(pipe.query_async::<()>(&mut conn).await?) })
+            .await
+    }
+
+    /// Distinct voters (PFCOUNT) of each HyperLogLog, in one round trip.
+    pub async fn pfcounts(&self, keys: &[String]) -> Result<Vec<i64>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        for key in keys {
+            pipe.pfcount(key);
+        }
+        self.bounded(|mut conn| async move { Ok(pipe.query_async(&mut conn).await?) })
+            .await
+    }
+
+    /// Deletes keys.
+    pub async fn delete(&self, keys: &[String]) -> Result<(), RedisFailure> {
+        self.bounded(|mut conn| async move {
+            let _: i64 = redis::cmd("DEL").arg(keys).query_async(&mut conn).await?;
+            Ok(())
+        })
+        .await
+    }
+
     /// Members on a board (ZCARD) and distinct voters (PFCOUNT), in one round trip.
     pub async fn bucket_counts(
         &self,

@@ -3,10 +3,12 @@
 //! Functions here take and return domain types; rows never leave this module.
 
 pub mod api_keys;
+pub mod audit;
 pub mod boards;
 pub mod entities;
 pub mod members;
 pub mod rules;
+pub mod users;
 
 use std::time::Duration;
 

@@ -1,6 +1,8 @@
 //! sea-orm entities, one per table of the `migrations` crate.
 
+pub mod admin_user;
 pub mod api_key;
+pub mod audit_entry;
 pub mod board;
 pub mod member;
 pub mod rate_rule;

@@ -1,0 +1,185 @@
+//! Dashboard users: argon2id password hashes, the first `admin`, and login throttling.
+//!
+//! argon2 (the RustCrypto crate) hashes passwords: memory-hard, the current OWASP
+//! recommendation, and the PHC string keeps its parameters beside the hash. Failed logins
+//! are counted in Redis per IP and per user name for 15 minutes, so throttling holds
+//! across instances.
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use rand::Rng;
+use sea_orm::DatabaseConnection;
+
+use crate::error::ApiError;
+use crate::store::redis::RedisStore;
+use crate::store::sql::{self, SqlError};
+
+/// How long failed logins are remembered.
+const FAILURE_WINDOW_S: i64 = 15 * 60;
+/// Failed logins allowed per user name within the window.
+const FAILURES_PER_USER: i64 = 5;
+/// Failed logins allowed per IP address within the window.
+const FAILURES_PER_IP: i64 = 20;
+const PASSWORD_MIN: usize = 8;
+
+/// Hashes a password with argon2id and a random salt.
+pub fn hash_password(password: &str) -> Result<String, ApiError> {
+    let salt = SaltString::encode_b64(&rand::random::<[u8; 16]>())
+        .map_err(|e| anyhow::anyhow!("failed to encode a salt: {e}"))?;
+    Ok(Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map_err(|e| anyhow::anyhow!("failed to hash a password: {e}"))?
+        .to_string())
+}
+
+fn verify_password(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash).is_ok_and(|parsed| {
+        Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+    })
+}
+
+fn check_new(username: &str, password: &str) -> Result<(), ApiError> {
+    if username.is_empty()
+        || username.len() > 64
+        || !username
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+    {
+        return Err(ApiError::invalid(
+            "invalid_username",
+            "a user name is 1 to 64 characters of [A-Za-z0-9_.-]",
+        ));
+    }
+    if password.chars().count() < PASSWORD_MIN {
+        return Err(ApiError::invalid(
+            "invalid_password",
+            format!("a password needs at least {PASSWORD_MIN} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// Adds a dashboard user.
+pub async fn add_user(
+    db: &DatabaseConnection,
+    username: &str,
+    password: &str,
+) -> Result<(), ApiError> {
+    check_new(username, password)?;
+    sql::users::insert_user(db, username, &hash_password(password)?)
+        .await
+        .map_err(|e| match e {
+            SqlError::Conflict => {
+                ApiError::conflict("user_exists", format!("user {username} exists"))
+            }
+            other => other.into(),
+        })
+}
+
+/// Sets a user's password.
+pub async fn set_password(
+    db: &DatabaseConnection,
+    username: &str,
+    password: &str,
+) -> Result<(), ApiError> {
+    check_new(username, password)?;
+    if sql::users::set_password(db, username, &hash_password(password)?).await? {
+        Ok(())
+    } else {
+        Err(ApiError::not_found(
+            "user_not_found",
+            format!("no user {username}"),
+        ))
+    }
+}
+
+/// Creates `admin` when there is no user at all; answers the generated password when one
+/// had to be made up (the caller prints it once).
+pub async fn ensure_admin(
+    db: &DatabaseConnection,
+    password: Option<&str>,
+) -> Result<Option<String>, ApiError> {
+    if sql::users::count_users(db).await? > 0 {
+        return Ok(None);
+    }
+    let generated = password.is_none().then(|| {
+        let mut rng = rand::rng();
+        (0..20)
+            .map(|_| rng.sample(rand::distr::Alphanumeric) as char)
+            .collect::<String>()
+    });
+    let chosen = password.or(generated.as_deref()).unwrap_or_default();
+    match add_user(db, "admin", chosen).await {
+        // Another instance created it first.
+        Err(ApiError::Conflict { .. }) => Ok(None),
+        Err(other) => Err(other),
+        Ok(()) => Ok(generated),
+    }
+}
+
+/// Why a login failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginRefusal {
+    /// Wrong user name or password (never says which).
+    BadCredentials,
+    /// Too many failures lately from this IP or for this user.
+    Throttled,
+}
+
+/// Checks a login; counts failures and refuses while too many are recent.
+pub async fn login(
+    db: &DatabaseConnection,
+    redis: &RedisStore,
+    username: &str,
+    password: &str,
+    ip: &str,
+) -> Result<Result<(), LoginRefusal>, ApiError> {
+    let keys = [
+        redis.keys().login_failures_by_ip(ip),
+        redis.keys().login_failures_by_user(username),
+    ];
+    let counts = redis.counters(&keys).await?;
+    if counts[0] >= FAILURES_PER_IP || counts[1] >= FAILURES_PER_USER {
+        return Ok(Err(LoginRefusal::Throttled));
+    }
+    // An unknown user still costs one hash check, so timing does not tell names apart.
+    let stored = sql::users::password_hash(db, username).await?;
+    let dummy = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2vzbDLoDt7YkHOnvr4Yh0Pnl3BCAfUdaa4Jp+o1RN2w";
+    let ok = verify_password(password, stored.as_deref().unwrap_or(dummy)) && stored.is_some();
+    if ok {
+        redis.delete(&keys[1..]).await?;
+        Ok(Ok(()))
+    } else {
+        redis.bump_counters(&keys, FAILURE_WINDOW_S).await?;
+        Ok(Err(LoginRefusal::BadCredentials))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_verify_against_their_hash_only() {
+        let hash = hash_password("correct horse").unwrap();
+        assert!(hash.starts_with("$argon2id$"));
+        assert!(verify_password("correct horse", &hash));
+        assert!(!verify_password("correct horsf", &hash));
+        assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    #[test]
+    fn new_users_need_a_clean_name_and_a_long_password() {
+        assert!(check_new("ops-1", "12345678").is_ok());
+        assert_eq!(
+            check_new("a b", "12345678").unwrap_err().code(),
+            "invalid_username"
+        );
+        assert_eq!(
+            check_new("ops", "1234567").unwrap_err().code(),
+            "invalid_password"
+        );
+    }
+}

@@ -1,0 +1,641 @@
+//! Boards in the dashboard: the list, the create/edit form, deletion, the live view with
+//! its charts, and CSV export of a ranking.
+
+use std::collections::HashMap;
+
+use actix_session::Session;
+use actix_web::http::Method;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use chrono::{Duration, DurationRound, Utc};
+use serde::Deserialize;
+
+use super::{Chrome, html, is_htmx, see_other};
+use crate::api::admin::boards::BoardRequest;
+use crate::domain::board::BoardSettings;
+use crate::domain::ids::BoardSlug;
+use crate::domain::period::{Bucket, Period};
+use crate::engine::admin as engine;
+use crate::engine::config::BoardConfig;
+use crate::engine::leaderboard::{self, Selection};
+use crate::error::PageError;
+use crate::state::AppState;
+use crate::web::Router;
+use crate::web::charts;
+use crate::web::forms::CsrfForm;
+use crate::web::session::{self, AdminUser};
+
+pub fn routes(r: &mut impl Router) {
+    r.add(Method::GET, "/boards", list_boards);
+    r.add(Method::GET, "/boards/new", new_board);
+    r.add(Method::POST, "/boards", create_board);
+    r.add(Method::GET, "/boards/{board}", get_board);
+    r.add(Method::GET, "/boards/{board}/live", get_live);
+    r.add(Method::GET, "/boards/{board}/export.csv", export_ranking);
+    r.add(Method::GET, "/boards/{board}/edit", edit_board);
+    r.add(Method::POST, "/boards/{board}", update_board);
+    r.add(Method::POST, "/boards/{board}/delete", delete_board);
+}
+
+/// The board named in a dashboard path.
+pub fn board(state: &AppState, raw: &str) -> Result<std::sync::Arc<BoardConfig>, PageError> {
+    let slug = BoardSlug::parse(raw).map_err(|e| PageError::NotFound(e.message))?;
+    Ok(engine::board_of(state, &slug)?)
+}
+
+struct BoardRow {
+    slug: String,
+    title: String,
+    status: &'static str,
+    public: bool,
+    votes_today: i64,
+    periods: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/boards/index.html")]
+struct BoardsPage {
+    user: String,
+    csrf: String,
+    flash: Option<String>,
+    boards: Vec<BoardRow>,
+}
+
+async fn list_boards(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+) -> Result<HttpResponse, PageError> {
+    let Chrome { user, csrf, flash } = Chrome::of(&session, &user);
+    let now = Utc::now();
+    let mut boards = Vec::new();
+    for config in state.config.boards() {
+        let s = &config.board.settings;
+        let today = Bucket::containing(Period::Day, s.timezone, now);
+        let hours: Vec<i64> = match today.start {
+            Some(start) => {
+                (start.timestamp().div_euclid(3600)..=now.timestamp().div_euclid(3600)).collect()
+            }
+            None => Vec::new(),
+        };
+        let votes_today = state
+            .redis
+            .votes_per_hour(&config.keys, &hours)
+            .await
+            .map_err(crate::error::ApiError::from)?
+            .into_iter()
+            .sum();
+        boards.push(BoardRow {
+            slug: config.board.slug.to_string(),
+            title: s.title.clone(),
+            status: match s.window_admits(now) {
+                Ok(()) => "live",
+                Err(e) if e.code == "campaign_not_started" => "not started",
+                Err(_) => "closed",
+            },
+            public: s.public_page,
+            votes_today,
+            periods: s
+                .periods
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    html(&BoardsPage {
+        user,
+        csrf,
+        flash,
+        boards,
+    })
+}
+
+/// The form's fields as text, so a refused form shows what was typed.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct BoardForm {
+    slug: String,
+    title: String,
+    description: String,
+    membership: String,
+    periods: Vec<String>,
+    timezone: String,
+    multiplier: String,
+    carry_over: String,
+    starts_at: String,
+    ends_at: String,
+    max_count: String,
+    public_page: Option<String>,
+}
+
+impl BoardForm {
+    fn of(s: &BoardSettings) -> Self {
+        Self {
+            slug: String::new(),
+            title: s.title.clone(),
+            description: s.description.clone(),
+            membership: s.membership.as_str().to_owned(),
+            periods: s.periods.iter().map(|p| p.as_str().to_owned()).collect(),
+            timezone: s.timezone.name().to_owned(),
+            multiplier: s.multiplier.as_f64().to_string(),
+            carry_over: s.carry_over.as_f64().to_string(),
+            starts_at: s.starts_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            ends_at: s.ends_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            max_count: s.max_count.to_string(),
+            public_page: s.public_page.then(|| "on".to_owned()),
+        }
+    }
+
+    fn request(&self) -> Result<BoardRequest, PageError> {
+        let number = |raw: &str, what: &str| -> Result<f64, PageError> {
+            raw.trim()
+                .parse::<f64>()
+                .map_err(|_| PageError::Invalid(format!("{what} must be a number")))
+        };
+        let time = |raw: &str| (!raw.trim().is_empty()).then(|| raw.trim().to_owned());
+        Ok(BoardRequest {
+            slug: None,
+            title: Some(self.title.clone()),
+            description: Some(self.description.clone()),
+            membership: Some(self.membership.clone()),
+            periods: Some(self.periods.clone()),
+            timezone: Some(self.timezone.clone()),
+            multiplier: Some(number(&self.multiplier, "the multiplier")?),
+            carry_over: Some(number(&self.carry_over, "the carry-over ratio")?),
+            starts_at: Some(time(&self.starts_at)),
+            ends_at: Some(time(&self.ends_at)),
+            public_page: Some(self.public_page.is_some()),
+            max_count: Some(self.max_count.trim().parse().map_err(|_| {
+                PageError::Invalid("the largest count must be a whole number".into())
+            })?),
+        })
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/boards/form.html")]
+struct BoardFormPage {
+    user: String,
+    csrf: String,
+    flash: Option<String>,
+    slug: Option<String>,
+    form: BoardForm,
+    error: Option<String>,
+    /// (period, checked)
+    all_periods: Vec<(&'static str, bool)>,
+    /// (timezone, selected)
+    timezones: Vec<(&'static str, bool)>,
+}
+
+impl BoardFormPage {
+    fn new(chrome: Chrome, slug: Option<String>, form: BoardForm, error: Option<String>) -> Self {
+        let all_periods = Period::EVERY
+            .iter()
+            .map(|p| (p.as_str(), form.periods.iter().any(|f| f == p.as_str())))
+            .collect();
+        let timezones = chrono_tz::TZ_VARIANTS
+            .iter()
+            .map(|tz| (tz.name(), tz.name() == form.timezone))
+            .collect();
+        Self {
+            user: chrome.user,
+            csrf: chrome.csrf,
+            flash: chrome.flash,
+            slug,
+            form,
+            error,
+            all_periods,
+            timezones,
+        }
+    }
+
+    /// The form again with the reason it was refused (422).
+    fn refused(self) -> Result<HttpResponse, PageError> {
+        let mut response = html(&self)?;
+        *response.status_mut() = actix_web::http::StatusCode::UNPROCESSABLE_ENTITY;
+        Ok(response)
+    }
+}
+
+async fn new_board(session: Session, user: AdminUser) -> Result<HttpResponse, PageError> {
+    let form = BoardForm::of(&BoardSettings::new(String::new()));
+    html(&BoardFormPage::new(
+        Chrome::of(&session, &user),
+        None,
+        form,
+        None,
+    ))
+}
+
+async fn create_board(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    form: CsrfForm<BoardForm>,
+) -> Result<HttpResponse, PageError> {
+    let form = form.0;
+    let outcome = async {
+        let slug = BoardSlug::parse(form.slug.trim()).map_err(|e| PageError::Invalid(e.message))?;
+        let mut settings = BoardSettings::new(form.title.clone());
+        form.request()?
+            .apply(&mut settings)
+            .map_err(PageError::from)?;
+        engine::create_board(&state, &user.actor(), slug.clone(), settings)
+            .await
+            .map_err(PageError::from)?;
+        Ok::<_, PageError>(slug)
+    }
+    .await;
+    match outcome {
+        Ok(slug) => {
+            session::flash(&session, &format!("Board {slug} created."));
+            Ok(see_other(&format!("/admin/boards/{slug}")))
+        }
+        Err(PageError::Invalid(message)) => {
+            BoardFormPage::new(Chrome::of(&session, &user), None, form, Some(message)).refused()
+        }
+        Err(other) => Err(other),
+    }
+}
+
+async fn edit_board(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let form = BoardForm::of(&config.board.settings);
+    html(&BoardFormPage::new(
+        Chrome::of(&session, &user),
+        Some(config.board.slug.to_string()),
+        form,
+        None,
+    ))
+}
+
+async fn update_board(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+    form: CsrfForm<BoardForm>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let slug = config.board.slug.clone();
+    let form = form.0;
+    let outcome = async {
+        let mut settings = config.board.settings.clone();
+        form.request()?
+            .apply(&mut settings)
+            .map_err(PageError::from)?;
+        engine::update_board(&state, &user.actor(), &slug, settings)
+            .await
+            .map_err(PageError::from)
+    }
+    .await;
+    match outcome {
+        Ok(_) => {
+            session::flash(&session, "Board saved.");
+            Ok(see_other(&format!("/admin/boards/{slug}")))
+        }
+        Err(PageError::Invalid(message)) => BoardFormPage::new(
+            Chrome::of(&session, &user),
+            Some(slug.to_string()),
+            form,
+            Some(message),
+        )
+        .refused(),
+        Err(other) => Err(other),
+    }
+}
+
+#[derive(Deserialize)]
+struct DeleteForm {
+    confirm: String,
+}
+
+async fn delete_board(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+    form: CsrfForm<DeleteForm>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let slug = config.board.slug.clone();
+    if form.0.confirm.trim() != slug.as_str() {
+        session::flash(
+            &session,
+            "Not deleted: the confirmation did not match the slug.",
+        );
+        return Ok(see_other(&format!("/admin/boards/{slug}/edit")));
+    }
+    engine::delete_board(&state, &user.actor(), &slug).await?;
+    session::flash(&session, &format!("Board {slug} deleted."));
+    Ok(see_other("/admin/boards"))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LiveQuery {
+    period: Option<String>,
+    view: Option<String>,
+    at: Option<String>,
+}
+
+impl LiveQuery {
+    fn select(&self, config: std::sync::Arc<BoardConfig>) -> Result<Selection, PageError> {
+        let at = self.at.as_deref().filter(|a| !a.trim().is_empty());
+        Ok(leaderboard::select(
+            config,
+            self.period.as_deref().filter(|p| !p.is_empty()),
+            at,
+            self.view.as_deref().filter(|v| !v.is_empty()),
+        )?)
+    }
+}
+
+struct LiveRow {
+    rank: i64,
+    member: String,
+    name: String,
+    score: String,
+    change: String,
+    change_class: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "admin/boards/show.html", blocks = ["live"])]
+struct BoardPage {
+    user: String,
+    csrf: String,
+    flash: Option<String>,
+    slug: String,
+    title: String,
+    public: bool,
+    /// (period, selected)
+    periods: Vec<(&'static str, bool)>,
+    period: String,
+    view: String,
+    at: String,
+    bucket: String,
+    resets_at: Option<String>,
+    participants: i64,
+    total_members: i64,
+    updated: String,
+    rows: Vec<LiveRow>,
+    votes_chart: String,
+    participants_chart: String,
+    top_chart: String,
+    refusals_chart: String,
+}
+
+/// Everything the live block shows.
+async fn live_page(
+    state: &AppState,
+    chrome: Chrome,
+    config: std::sync::Arc<BoardConfig>,
+    query: &LiveQuery,
+) -> Result<BoardPage, PageError> {
+    let sel = query.select(config.clone())?;
+    let settings = &config.board.settings;
+    let mut selections = vec![sel.clone()];
+    if let Some(previous) = sel.bucket.previous(settings.timezone) {
+        selections.push(Selection {
+            bucket: previous,
+            ..sel.clone()
+        });
+    }
+    let pages = leaderboard::tops(&state.redis, &selections, 0, 100).await?;
+    let previous_ranks: HashMap<&str, i64> = pages
+        .get(1)
+        .map(|p| {
+            p.entries
+                .iter()
+                .map(|e| (e.member.as_str(), e.rank))
+                .collect()
+        })
+        .unwrap_or_default();
+    let current = &pages[0];
+    let rows: Vec<LiveRow> = current
+        .entries
+        .iter()
+        .map(|e| {
+            let (change, change_class) = match previous_ranks.get(e.member.as_str()) {
+                _ if pages.len() < 2 => (String::new(), ""),
+                Some(&before) if before > e.rank => (format!("▲{}", before - e.rank), "up"),
+                Some(&before) if before < e.rank => (format!("▼{}", e.rank - before), "down"),
+                Some(_) => ("=".to_owned(), ""),
+                None => ("new".to_owned(), "up"),
+            };
+            LiveRow {
+                rank: e.rank,
+                member: e.member.clone(),
+                name: e.name.clone().unwrap_or_default(),
+                score: e.score.to_string(),
+                change,
+                change_class,
+            }
+        })
+        .collect();
+
+    let stats = leaderboard::stats(&state.redis, &sel).await?;
+    let hour_labels: Vec<String> = stats
+        .votes_per_hour
+        .iter()
+        .map(|h| {
+            h.hour
+                .with_timezone(&settings.timezone)
+                .format("%d %H:00")
+                .to_string()
+        })
+        .collect();
+    let votes_chart = charts::lines(
+        "votes per hour",
+        &hour_labels,
+        &[(
+            "votes".to_owned(),
+            stats
+                .votes_per_hour
+                .iter()
+                .map(|h| h.votes as f64)
+                .collect(),
+        )],
+    );
+    let refusals: Vec<(String, Vec<f64>)> = config
+        .rules
+        .iter()
+        .map(|rule| {
+            let per_hour = stats
+                .votes_per_hour
+                .iter()
+                .map(|h| {
+                    h.refused
+                        .iter()
+                        .find(|r| r.rule == rule.id)
+                        .map_or(0.0, |r| r.votes as f64)
+                })
+                .collect();
+            (rule.spec.name.clone(), per_hour)
+        })
+        .collect();
+    let refusals_chart = charts::lines("refusals per rule per hour", &hour_labels, &refusals);
+    let top_chart = charts::bars(
+        "top 10",
+        &current
+            .entries
+            .iter()
+            .take(10)
+            .map(|e| {
+                (
+                    e.name.clone().unwrap_or_else(|| e.member.clone()),
+                    e.score.as_f64().unwrap_or_default(),
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    let participants_chart = if settings.periods.contains(&Period::Day) {
+        let today = Bucket::containing(Period::Day, settings.timezone, Utc::now());
+        let mut days = vec![today];
+        for _ in 0..13 {
+            let Some(before) = days.last().and_then(|d| d.previous(settings.timezone)) else {
+                break;
+            };
+            days.push(before);
+        }
+        days.reverse();
+        let keys: Vec<String> = days.iter().map(|d| config.keys.participants(d)).collect();
+        let counts = state
+            .redis
+            .pfcounts(&keys)
+            .await
+            .map_err(crate::error::ApiError::from)?;
+        charts::lines(
+            "participants per day",
+            &days.iter().map(|d| d.label.clone()).collect::<Vec<_>>(),
+            &[(
+                "participants".to_owned(),
+                counts.into_iter().map(|c| c as f64).collect(),
+            )],
+        )
+    } else {
+        "<p class=\"muted\">This board keeps no day rankings.</p>".to_owned()
+    };
+
+    Ok(BoardPage {
+        user: chrome.user,
+        csrf: chrome.csrf,
+        flash: chrome.flash,
+        slug: config.board.slug.to_string(),
+        title: settings.title.clone(),
+        public: settings.public_page,
+        periods: settings
+            .periods
+            .iter()
+            .map(|p| (p.as_str(), *p == sel.bucket.period))
+            .collect(),
+        period: sel.bucket.period.as_str().to_owned(),
+        view: sel.view.as_str().to_owned(),
+        at: query.at.clone().unwrap_or_default(),
+        bucket: sel.bucket.label.clone(),
+        resets_at: current
+            .resets_at
+            .map(|t| t.with_timezone(&settings.timezone).to_rfc3339()),
+        participants: current.participants,
+        total_members: current.total_members,
+        updated: Utc::now()
+            .duration_trunc(Duration::seconds(1))
+            .unwrap_or_else(|_| Utc::now())
+            .with_timezone(&settings.timezone)
+            .format("%H:%M:%S")
+            .to_string(),
+        rows,
+        votes_chart,
+        participants_chart,
+        top_chart,
+        refusals_chart,
+    })
+}
+
+async fn get_board(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+    query: web::Query<LiveQuery>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let page = live_page(&state, Chrome::of(&session, &user), config, &query).await?;
+    html(&page)
+}
+
+/// The live block alone, polled by htmx every two seconds.
+async fn get_live(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    req: HttpRequest,
+    path: web::Path<String>,
+    query: web::Query<LiveQuery>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let page = live_page(&state, Chrome::of(&session, &user), config, &query).await?;
+    if is_htmx(&req) {
+        html(&page.as_live())
+    } else {
+        html(&page)
+    }
+}
+
+/// A ranking as CSV: rank, member, name, score.
+async fn export_ranking(
+    state: web::Data<AppState>,
+    _user: AdminUser,
+    path: web::Path<String>,
+    query: web::Query<LiveQuery>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let sel = query.select(config.clone())?;
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let write_err =
+        |e: csv::Error| PageError::Internal(anyhow::anyhow!("failed to write CSV: {e}"));
+    out.write_record(["rank", "member", "name", "score"])
+        .map_err(write_err)?;
+    let mut offset = 0;
+    loop {
+        let pages =
+            leaderboard::tops(&state.redis, std::slice::from_ref(&sel), offset, 1000).await?;
+        let entries = &pages[0].entries;
+        for e in entries {
+            out.write_record([
+                e.rank.to_string(),
+                e.member.clone(),
+                e.name.clone().unwrap_or_default(),
+                e.score.to_string(),
+            ])
+            .map_err(write_err)?;
+        }
+        if entries.len() < 1000 {
+            break;
+        }
+        offset += 1000;
+    }
+    let body = out
+        .into_inner()
+        .map_err(|e| PageError::Internal(anyhow::anyhow!("failed to write CSV: {e}")))?;
+    let file = format!(
+        "{}-{}-{}-{}.csv",
+        config.board.slug,
+        sel.bucket.period,
+        sel.bucket.label,
+        sel.view.as_str()
+    );
+    Ok(HttpResponse::Ok()
+        .content_type("text/csv; charset=utf-8")
+        .insert_header((
+            "Content-Disposition",
+            format!("attachment; filename=\"{file}\""),
+        ))
+        .body(body))
+}

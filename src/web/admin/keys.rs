@@ -1,0 +1,154 @@
+//! API keys in the dashboard: create (the secret is shown once), list, revoke.
+
+use std::collections::HashMap;
+
+use actix_session::Session;
+use actix_web::http::Method;
+use actix_web::{HttpResponse, web};
+use askama::Template;
+use serde::Deserialize;
+
+use super::{Chrome, html, see_other};
+use crate::domain::auth::{Scope, parse_scopes};
+use crate::domain::ids::Channel;
+use crate::engine::admin as engine;
+use crate::error::{ApiError, PageError};
+use crate::state::AppState;
+use crate::web::Router;
+use crate::web::forms::CsrfForm;
+use crate::web::session::{self, AdminUser};
+
+pub fn routes(r: &mut impl Router) {
+    r.add(Method::GET, "/keys", list_keys);
+    r.add(Method::POST, "/keys", create_key);
+    r.add(Method::POST, "/keys/{id}/revoke", revoke_key);
+}
+
+struct KeyRow {
+    id: i64,
+    name: String,
+    prefix: String,
+    scopes: String,
+    channel: String,
+    created: String,
+    revoked: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "admin/keys/index.html")]
+struct KeysPage {
+    user: String,
+    csrf: String,
+    flash: Option<String>,
+    keys: Vec<KeyRow>,
+    all_scopes: Vec<&'static str>,
+    secret: Option<String>,
+    error: Option<String>,
+}
+
+async fn keys_page(
+    state: &AppState,
+    chrome: Chrome,
+    secret: Option<String>,
+    error: Option<String>,
+) -> Result<KeysPage, PageError> {
+    let keys = engine::list_api_keys(state)
+        .await?
+        .into_iter()
+        .map(|k| KeyRow {
+            id: k.id,
+            name: k.name,
+            prefix: k.prefix,
+            scopes: k
+                .scopes
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            channel: k.channel.map(|c| c.to_string()).unwrap_or_default(),
+            created: k.created_at.format("%Y-%m-%d %H:%M").to_string(),
+            revoked: k.revoked_at.map(|t| t.format("%Y-%m-%d %H:%M").to_string()),
+        })
+        .collect();
+    Ok(KeysPage {
+        user: chrome.user,
+        csrf: chrome.csrf,
+        flash: chrome.flash,
+        keys,
+        all_scopes: Scope::EVERY.iter().map(|s| s.as_str()).collect(),
+        secret,
+        error,
+    })
+}
+
+async fn list_keys(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+) -> Result<HttpResponse, PageError> {
+    html(&keys_page(&state, Chrome::of(&session, &user), None, None).await?)
+}
+
+#[derive(Deserialize)]
+struct KeyForm {
+    name: String,
+    #[serde(default)]
+    scopes: Vec<String>,
+    #[serde(default)]
+    channel: String,
+}
+
+async fn create_key(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    form: CsrfForm<KeyForm>,
+) -> Result<HttpResponse, PageError> {
+    let form = form.0;
+    let result = async {
+        let scopes = parse_scopes(&form.scopes)?;
+        let channel = Some(form.channel.trim())
+            .filter(|c| !c.is_empty())
+            .map(Channel::parse)
+            .transpose()?;
+        engine::create_api_key(
+            &state,
+            &user.actor(),
+            form.name.trim(),
+            &scopes,
+            channel.as_ref(),
+        )
+        .await
+    }
+    .await;
+    let chrome = Chrome::of(&session, &user);
+    let (page, status) = match result {
+        Ok((_, secret)) => (
+            keys_page(&state, chrome, Some(secret), None).await?,
+            actix_web::http::StatusCode::CREATED,
+        ),
+        Err(err @ ApiError::Invalid { .. }) => (
+            keys_page(&state, chrome, None, Some(err.to_string())).await?,
+            actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        Err(other) => return Err(other.into()),
+    };
+    let mut response = html(&page)?;
+    *response.status_mut() = status;
+    Ok(response)
+}
+
+async fn revoke_key(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+    _form: CsrfForm<HashMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let id: i64 = path
+        .parse()
+        .map_err(|_| PageError::NotFound(format!("no key {:?}", path.as_str())))?;
+    engine::revoke_api_key(&state, &user.actor(), id).await?;
+    session::flash(&session, &format!("Key {id} revoked."));
+    Ok(see_other("/admin/keys"))
+}

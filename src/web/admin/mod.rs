@@ -1,0 +1,159 @@
+//! The admin dashboard: sign-in, boards (live view, charts), members, rules, API keys and
+//! the audit log. Every route but the login page needs a session ([`require_login`]).
+
+pub mod audit;
+pub mod boards;
+pub mod keys;
+pub mod members;
+pub mod rules;
+
+use actix_session::{Session, SessionExt};
+use actix_web::body::BoxBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
+use askama::Template;
+use serde::Deserialize;
+
+use super::Router;
+use super::forms::CsrfForm;
+use super::session::{self, csrf_token};
+use crate::api::client_ip::ClientIp;
+use crate::engine::users::{self, LoginRefusal};
+use crate::error::PageError;
+use crate::state::AppState;
+
+/// Paths under `/admin` that answer without a session.
+const PUBLIC: &[&str] = &["/admin/login"];
+
+/// The admin routes, relative to `/admin`.
+pub fn routes(r: &mut impl Router) {
+    r.add(Method::GET, "/login", login_page);
+    r.add(Method::POST, "/login", login);
+    r.add(Method::POST, "/logout", logout);
+    r.add(Method::GET, "", home);
+    r.add(Method::GET, "/", home);
+    boards::routes(r);
+    members::routes(r);
+    rules::routes(r);
+    keys::routes(r);
+    audit::routes(r);
+}
+
+/// Refuses every `/admin` request without a session, except the login page: a route added
+/// later is covered without doing anything.
+pub async fn require_login(
+    req: ServiceRequest,
+    next: Next<BoxBody>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    if PUBLIC.contains(&req.path()) || session::signed_in(&req.get_session()).is_some() {
+        return next.call(req).await;
+    }
+    let response = PageError::SignInRequired.error_response();
+    Ok(req.into_response(response.map_into_boxed_body()))
+}
+
+/// Renders a template as an HTML response.
+pub fn html(page: &impl Template) -> Result<HttpResponse, PageError> {
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(page.render()?))
+}
+
+/// A 303 to `to` (after a form post without htmx); htmx follows it too.
+pub fn see_other(to: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header(("Location", to))
+        .finish()
+}
+
+/// Whether the request came from htmx (and wants a block, not a page).
+pub fn is_htmx(req: &HttpRequest) -> bool {
+    req.headers().contains_key("hx-request")
+}
+
+/// What every dashboard page needs in its layout.
+pub struct Chrome {
+    pub user: String,
+    pub csrf: String,
+    pub flash: Option<String>,
+}
+
+impl Chrome {
+    pub fn of(session: &Session, user: &session::AdminUser) -> Self {
+        Self {
+            user: user.0.clone(),
+            csrf: csrf_token(session),
+            flash: session::take_flash(session),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/login.html")]
+struct LoginPage {
+    csrf: String,
+    flash: Option<String>,
+    error: Option<String>,
+}
+
+async fn home() -> HttpResponse {
+    see_other("/admin/boards")
+}
+
+async fn login_page(session: Session) -> Result<HttpResponse, PageError> {
+    if session::signed_in(&session).is_some() {
+        return Ok(see_other("/admin/boards"));
+    }
+    html(&LoginPage {
+        csrf: csrf_token(&session),
+        flash: session::take_flash(&session),
+        error: None,
+    })
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    username: String,
+    password: String,
+}
+
+async fn login(
+    state: web::Data<AppState>,
+    session: Session,
+    client: ClientIp,
+    form: CsrfForm<LoginForm>,
+) -> Result<HttpResponse, PageError> {
+    let form = form.0;
+    let ip = client.0.map(|ip| ip.to_string()).unwrap_or_default();
+    let outcome =
+        users::login(&state.db, &state.redis, &form.username, &form.password, &ip).await?;
+    let error = match &outcome {
+        Ok(()) => {
+            session::sign_in(&session, &form.username)?;
+            tracing::info!(user = %form.username, %ip, "dashboard sign-in");
+            return Ok(see_other("/admin/boards"));
+        }
+        Err(LoginRefusal::BadCredentials) => "Wrong user name or password.",
+        Err(LoginRefusal::Throttled) => "Too many failed sign-ins; wait 15 minutes and try again.",
+    };
+    let mut response = html(&LoginPage {
+        csrf: csrf_token(&session),
+        flash: None,
+        error: Some(error.to_owned()),
+    })?;
+    *response.status_mut() = match outcome {
+        Err(LoginRefusal::Throttled) => actix_web::http::StatusCode::TOO_MANY_REQUESTS,
+        _ => actix_web::http::StatusCode::UNAUTHORIZED,
+    };
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+struct Empty {}
+
+async fn logout(session: Session, _form: CsrfForm<Empty>) -> HttpResponse {
+    session::sign_out(&session);
+    see_other("/admin/login")
+}

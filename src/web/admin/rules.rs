@@ -1,0 +1,268 @@
+//! Rate-limit rules in the dashboard, each shown in plain words.
+
+use std::collections::BTreeMap;
+
+use actix_session::Session;
+use actix_web::http::Method;
+use actix_web::{HttpResponse, web};
+use askama::Template;
+use serde::Deserialize;
+
+use super::boards::board;
+use super::{Chrome, html, see_other};
+use crate::domain::limit::{
+    Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
+};
+use crate::engine::admin as engine;
+use crate::error::{ApiError, PageError};
+use crate::state::AppState;
+use crate::web::Router;
+use crate::web::forms::CsrfForm;
+use crate::web::session::{self, AdminUser};
+
+pub fn routes(r: &mut impl Router) {
+    r.add(Method::GET, "/boards/{board}/rules", list_rules);
+    r.add(Method::POST, "/boards/{board}/rules", create_rule);
+    r.add(Method::POST, "/boards/{board}/rules/{id}", update_rule);
+    r.add(
+        Method::POST,
+        "/boards/{board}/rules/{id}/delete",
+        delete_rule,
+    );
+}
+
+struct RuleRow {
+    id: i64,
+    name: String,
+    dimensions: String,
+    window: String,
+    limit: i64,
+    overrides: String,
+    missing: &'static str,
+    words: String,
+}
+
+impl From<&RateRule> for RuleRow {
+    fn from(rule: &RateRule) -> Self {
+        let spec = &rule.spec;
+        Self {
+            id: rule.id,
+            name: spec.name.clone(),
+            dimensions: spec
+                .dimensions
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            window: spec.window.code(),
+            limit: spec.limit,
+            overrides: spec
+                .overrides
+                .iter()
+                .map(|o| {
+                    let when: Vec<String> =
+                        o.when.iter().map(|(d, v)| format!("{d}={v}")).collect();
+                    format!("{}: {}", when.join(", "), o.limit)
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            missing: spec.missing.as_str(),
+            words: spec.describe(),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/rules/index.html")]
+struct RulesPage {
+    user: String,
+    csrf: String,
+    flash: Option<String>,
+    slug: String,
+    rules: Vec<RuleRow>,
+    error: Option<String>,
+}
+
+fn page(
+    chrome: Chrome,
+    config: &crate::engine::config::BoardConfig,
+    error: Option<String>,
+) -> RulesPage {
+    RulesPage {
+        user: chrome.user,
+        csrf: chrome.csrf,
+        flash: chrome.flash,
+        slug: config.board.slug.to_string(),
+        rules: config.rules.iter().map(RuleRow::from).collect(),
+        error,
+    }
+}
+
+async fn list_rules(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    html(&page(Chrome::of(&session, &user), &config, None))
+}
+
+#[derive(Deserialize)]
+struct RuleForm {
+    name: String,
+    dimensions: String,
+    window: String,
+    limit: String,
+    #[serde(default)]
+    overrides: String,
+    missing: String,
+}
+
+impl RuleForm {
+    /// The form as a rule: overrides are lines of `dim=value[, dim=value]: limit`.
+    fn spec(&self) -> Result<RuleSpec, ApiError> {
+        let dims: Vec<&str> = self
+            .dimensions
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .collect();
+        let overrides = self
+            .overrides
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|line| {
+                let bad = || {
+                    ApiError::invalid(
+                        "invalid_override",
+                        format!("cannot read override {line:?}; write channel=partner-a: 10"),
+                    )
+                };
+                let (when, limit) = line.rsplit_once(':').ok_or_else(bad)?;
+                let when: BTreeMap<String, String> = when
+                    .split(',')
+                    .map(|pair| {
+                        let (d, v) = pair.split_once('=').ok_or_else(bad)?;
+                        Ok((d.trim().to_owned(), v.trim().to_owned()))
+                    })
+                    .collect::<Result<_, ApiError>>()?;
+                Ok(Override {
+                    when: parse_match(&when)?,
+                    limit: limit.trim().parse().map_err(|_| bad())?,
+                })
+            })
+            .collect::<Result<Vec<_>, ApiError>>()?;
+        let spec = RuleSpec {
+            name: self.name.trim().to_owned(),
+            dimensions: parse_dimensions(&dims)?,
+            window: Window::parse(self.window.trim())?,
+            limit: self.limit.trim().parse().map_err(|_| {
+                ApiError::invalid("invalid_limit", "the limit must be a whole number")
+            })?,
+            overrides,
+            missing: Missing::parse(&self.missing)?,
+        };
+        spec.check()?;
+        Ok(spec)
+    }
+}
+
+/// Answers a rule change: back to the list, or the list with the reason it was refused.
+fn answer(
+    result: Result<String, ApiError>,
+    session: &Session,
+    user: &AdminUser,
+    config: &crate::engine::config::BoardConfig,
+) -> Result<HttpResponse, PageError> {
+    match result {
+        Ok(message) => {
+            session::flash(session, &message);
+            Ok(see_other(&format!(
+                "/admin/boards/{}/rules",
+                config.board.slug
+            )))
+        }
+        Err(err @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => {
+            let mut response = html(&page(
+                Chrome::of(session, user),
+                config,
+                Some(err.to_string()),
+            ))?;
+            *response.status_mut() = actix_web::http::StatusCode::UNPROCESSABLE_ENTITY;
+            Ok(response)
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+async fn create_rule(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+    form: CsrfForm<RuleForm>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let result = async {
+        let rule =
+            engine::create_rule(&state, &user.actor(), &config.board.slug, form.0.spec()?).await?;
+        Ok(format!(
+            "Rule {:?} added: {}.",
+            rule.spec.name,
+            rule.spec.describe()
+        ))
+    }
+    .await;
+    answer(result, &session, &user, &config)
+}
+
+fn rule_id(raw: &str) -> Result<i64, PageError> {
+    raw.parse()
+        .map_err(|_| PageError::NotFound(format!("no rule {raw:?}")))
+}
+
+async fn update_rule(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<(String, String)>,
+    form: CsrfForm<RuleForm>,
+) -> Result<HttpResponse, PageError> {
+    let (raw_board, raw_id) = path.into_inner();
+    let config = board(&state, &raw_board)?;
+    let id = rule_id(&raw_id)?;
+    let result = async {
+        let rule = RateRule {
+            id,
+            spec: form.0.spec()?,
+        };
+        let rule = engine::update_rule(&state, &user.actor(), &config.board.slug, rule).await?;
+        Ok(format!(
+            "Rule {:?} saved: {}.",
+            rule.spec.name,
+            rule.spec.describe()
+        ))
+    }
+    .await;
+    answer(result, &session, &user, &config)
+}
+
+async fn delete_rule(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<(String, String)>,
+    _form: CsrfForm<BTreeMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let (raw_board, raw_id) = path.into_inner();
+    let config = board(&state, &raw_board)?;
+    let id = rule_id(&raw_id)?;
+    engine::delete_rule(&state, &user.actor(), &config.board.slug, id).await?;
+    session::flash(&session, &format!("Rule {id} deleted."));
+    Ok(see_other(&format!(
+        "/admin/boards/{}/rules",
+        config.board.slug
+    )))
+}

@@ -1,0 +1,25 @@
+//! Static files, compiled into the binary: the stylesheet and vendored htmx.
+
+use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use actix_web::{HttpResponse, web};
+
+const APP_CSS: &str = include_str!("../../static/css/app.css");
+const HTMX: &str = include_str!("../../static/vendor/htmx-2.0.4.min.js");
+
+fn serve(body: &'static str, content_type: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((CONTENT_TYPE, content_type))
+        .insert_header((CACHE_CONTROL, "public, max-age=3600"))
+        .body(body)
+}
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route(
+        "/app.css",
+        web::get().to(|| async { serve(APP_CSS, "text/css; charset=utf-8") }),
+    )
+    .route(
+        "/htmx-2.0.4.min.js",
+        web::get().to(|| async { serve(HTMX, "text/javascript; charset=utf-8") }),
+    );
+}

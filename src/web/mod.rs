@@ -1,0 +1,115 @@
+//! HTML pages: the admin dashboard (`/admin`) and the public voting page (`/b/{board}`).
+//!
+//! Pages are Askama templates under `templates/`, mirroring these modules; an htmx request
+//! gets a block of its page, a plain form POST a 303 redirect. Every page answers with
+//! strict security headers (no inline script), every state-changing form carries a CSRF
+//! token, and every `/admin` route but the login page needs a session.
+
+pub mod admin;
+pub mod assets;
+pub mod charts;
+pub mod forms;
+pub mod public;
+pub mod session;
+
+use actix_session::SessionMiddleware;
+use actix_session::config::CookieContentSecurity;
+use actix_session::storage::CookieSessionStore;
+use actix_web::cookie::{Key, SameSite};
+use actix_web::http::Method;
+use actix_web::middleware::DefaultHeaders;
+use actix_web::{FromRequest, Handler, Responder, web};
+
+/// Headers on every page: no inline or foreign script, no framing, no MIME sniffing.
+pub fn security_headers() -> DefaultHeaders {
+    DefaultHeaders::new()
+        .add((
+            "Content-Security-Policy",
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; \
+             connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
+        ))
+        .add(("X-Frame-Options", "DENY"))
+        .add(("X-Content-Type-Options", "nosniff"))
+        .add(("Referrer-Policy", "same-origin"))
+}
+
+/// Signed and encrypted cookie sessions: HttpOnly, SameSite=Strict, Secure unless
+/// `OVATION_COOKIE_SECURE=false`.
+pub fn sessions(key: Key, secure: bool) -> SessionMiddleware<CookieSessionStore> {
+    SessionMiddleware::builder(CookieSessionStore::default(), key)
+        .cookie_name("ovation".to_owned())
+        .cookie_http_only(true)
+        .cookie_same_site(SameSite::Strict)
+        .cookie_secure(secure)
+        .cookie_content_security(CookieContentSecurity::Private)
+        .build()
+}
+
+/// Registers routes from a table, so the same table can be listed (see [`route_table`]).
+pub trait Router {
+    fn add<F, Args>(&mut self, method: Method, path: &'static str, handler: F)
+    where
+        F: Handler<Args>,
+        Args: FromRequest + 'static,
+        F::Output: Responder + 'static;
+}
+
+impl Router for web::ServiceConfig {
+    fn add<F, Args>(&mut self, method: Method, path: &'static str, handler: F)
+    where
+        F: Handler<Args>,
+        Args: FromRequest + 'static,
+        F::Output: Responder + 'static,
+    {
+        self.route(path, web::method(method).to(handler));
+    }
+}
+
+/// Records routes instead of registering them.
+#[derive(Default)]
+struct Recorder(Vec<(Method, &'static str)>);
+
+impl Router for Recorder {
+    fn add<F, Args>(&mut self, method: Method, path: &'static str, _: F)
+    where
+        F: Handler<Args>,
+        Args: FromRequest + 'static,
+        F::Output: Responder + 'static,
+    {
+        self.0.push((method, path));
+    }
+}
+
+/// Every `/admin` route as registered (method, full path with `{placeholders}`).
+pub fn route_table() -> Vec<(Method, String)> {
+    let mut recorder = Recorder::default();
+    admin::routes(&mut recorder);
+    recorder
+        .0
+        .into_iter()
+        .map(|(m, p)| (m, format!("/admin{p}")))
+        .collect()
+}
+
+/// Registers the pages and their assets.
+pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
+    cfg.service(
+        web::scope("/static")
+            .wrap(security_headers())
+            .configure(assets::routes),
+    )
+    .service(
+        web::scope("/admin")
+            .wrap(actix_web::middleware::from_fn(admin::require_login))
+            .wrap(sessions(key.clone(), secure))
+            .wrap(security_headers())
+            .app_data(web::PayloadConfig::default().limit(8 * 1024 * 1024))
+            .configure(admin::routes),
+    )
+    .service(
+        web::scope("/b")
+            .wrap(sessions(key, secure))
+            .wrap(security_headers())
+            .configure(public::routes),
+    );
+}

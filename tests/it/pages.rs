@@ -1,0 +1,546 @@
+//! The HTML pages over HTTP: sessions, CSRF, escaping, security headers, the dashboard's
+//! forms and the public voting page with and without htmx.
+
+use reqwest::StatusCode;
+use reqwest::header::{HeaderMap, LOCATION};
+use serde_json::json;
+
+use crate::harness::{ADMIN_PASSWORD, TestApp, num};
+
+/// A browser without JavaScript: a cookie jar, no automatic redirects.
+struct Browser {
+    base: String,
+    client: reqwest::Client,
+}
+
+struct Page {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Page {
+    /// The CSRF token of the page's first form.
+    fn csrf(&self) -> String {
+        let marker = r#"name="_csrf" value=""#;
+        let start = self.body.find(marker).expect("the page has a form") + marker.len();
+        self.body[start..].split('"').next().unwrap().to_owned()
+    }
+
+    fn location(&self) -> &str {
+        self.headers
+            .get(LOCATION)
+            .map_or("", |v| v.to_str().unwrap())
+    }
+}
+
+impl Browser {
+    fn new(app: &TestApp) -> Self {
+        Self {
+            base: app.base.clone(),
+            client: reqwest::Client::builder()
+                .cookie_store(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+        }
+    }
+
+    async fn read(resp: reqwest::Response) -> Page {
+        Page {
+            status: resp.status(),
+            headers: resp.headers().clone(),
+            body: resp.text().await.unwrap(),
+        }
+    }
+
+    async fn get(&self, path: &str) -> Page {
+        Self::read(
+            self.client
+                .get(format!("{}{path}", self.base))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    async fn post(&self, path: &str, form: &[(&str, &str)]) -> Page {
+        Self::read(
+            self.client
+                .post(format!("{}{path}", self.base))
+                .form(form)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    async fn post_htmx(&self, path: &str, form: &[(&str, &str)]) -> Page {
+        Self::read(
+            self.client
+                .post(format!("{}{path}", self.base))
+                .header("HX-Request", "true")
+                .form(form)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    }
+
+    /// Signs in as `admin` and answers a CSRF token of the session.
+    async fn sign_in(&self) -> String {
+        let login = self.get("/admin/login").await;
+        let page = self
+            .post(
+                "/admin/login",
+                &[
+                    ("_csrf", &login.csrf()),
+                    ("username", "admin"),
+                    ("password", ADMIN_PASSWORD),
+                ],
+            )
+            .await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+        assert_eq!(page.location(), "/admin/boards");
+        self.get("/admin/boards").await.csrf()
+    }
+}
+
+/// A concrete path for a route pattern.
+fn concrete(pattern: &str) -> String {
+    pattern
+        .replace("{board}", "stars")
+        .replace("{member}", "m1")
+        .replace("{id}", "1")
+}
+
+#[tokio::test]
+async fn every_admin_route_but_login_refuses_without_a_session() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "stars", "title": "Stars"})).await;
+    app.members("stars", &["m1"]).await;
+    let browser = Browser::new(&app);
+    let routes = ovation::web::route_table();
+    assert!(routes.len() > 20, "{routes:?}");
+    for (method, pattern) in routes {
+        let path = concrete(&pattern);
+        let resp = browser
+            .client
+            .request(
+                method.as_str().parse().unwrap(),
+                format!("{}{path}", browser.base),
+            )
+            .form(&[("_csrf", "x")])
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status();
+        if pattern == "/admin/login" {
+            assert_ne!(status, StatusCode::SEE_OTHER, "{method} {path}");
+            continue;
+        }
+        assert_eq!(
+            status,
+            StatusCode::SEE_OTHER,
+            "{method} {path} answered without a session"
+        );
+        assert_eq!(resp.headers()[LOCATION], "/admin/login", "{method} {path}");
+    }
+}
+
+#[tokio::test]
+async fn state_changing_forms_need_the_session_csrf_token() {
+    let app = TestApp::spawn().await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let form = |token: &'static str| {
+        vec![
+            ("_csrf", token),
+            ("slug", "csrf"),
+            ("title", "CSRF"),
+            ("membership", "closed"),
+            ("periods", "day"),
+            ("periods", "all"),
+            ("timezone", "UTC"),
+            ("multiplier", "1"),
+            ("carry_over", "0"),
+            ("max_count", "10"),
+        ]
+    };
+    let mut without: Vec<(&str, &str)> = form("");
+    without.remove(0);
+    let page = browser.post("/admin/boards", &without).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    let page = browser.post("/admin/boards", &form("not-the-token")).await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN);
+    let (status, _) = app.get("/api/v1/admin/boards/csrf").await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "a refused form wrote nothing"
+    );
+
+    let token: &'static str = Box::leak(csrf.into_boxed_str());
+    let page = browser.post("/admin/boards", &form(token)).await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    assert_eq!(page.location(), "/admin/boards/csrf");
+    let (status, board) = app.get("/api/v1/admin/boards/csrf").await;
+    assert_eq!(status, StatusCode::OK);
+    let periods: Vec<&str> = board["periods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["period"].as_str().unwrap())
+        .collect();
+    assert_eq!(periods, ["day", "all"]);
+
+    // htmx requests may carry the token in a header instead.
+    let resp = browser
+        .client
+        .post(format!("{}/admin/logout", browser.base))
+        .header("X-CSRF-Token", token)
+        .header("HX-Request", "true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let page = browser.get("/admin/boards").await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "signed out");
+}
+
+#[tokio::test]
+async fn a_member_named_like_a_script_renders_as_text_on_both_pages() {
+    let app = TestApp::spawn().await;
+    let evil = "<script>alert(1)</script>";
+    app.board(json!({"slug": "xss", "title": "<b>XSS</b>", "public_page": true}))
+        .await;
+    let (status, _) = app
+        .put(
+            "/api/v1/admin/boards/xss/members",
+            json!({"members": [{"id": "m1", "name": evil}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    app.vote("xss", json!({"member": "m1"})).await;
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    for path in ["/b/xss", "/admin/boards/xss/members", "/admin/boards/xss"] {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, StatusCode::OK, "{path}");
+        assert!(!page.body.contains(evil), "{path} carries the raw script");
+        assert!(!page.body.contains("<b>XSS</b>"), "{path}");
+        assert!(
+            page.body
+                .contains("&#60;script&#62;alert(1)&#60;/script&#62;")
+                || page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{path}: {}",
+            page.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn pages_send_strict_security_headers() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "hdr", "title": "Headers", "public_page": true}))
+        .await;
+    let browser = Browser::new(&app);
+    for path in ["/admin/login", "/b/hdr", "/static/app.css"] {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, StatusCode::OK, "{path}");
+        let csp = page.headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("script-src 'self'"), "{csp}");
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+        assert_eq!(page.headers["x-frame-options"], "DENY");
+        assert_eq!(page.headers["x-content-type-options"], "nosniff");
+        assert_eq!(page.headers["referrer-policy"], "same-origin");
+    }
+    let page = browser.get("/admin/login").await;
+    assert!(!page.body.contains("<script>"), "no inline script");
+    let cookie = page.headers["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    assert!(cookie.contains("SameSite=Strict"), "{cookie}");
+}
+
+#[tokio::test]
+async fn logins_are_throttled_per_user() {
+    let app = TestApp::spawn().await;
+    let browser = Browser::new(&app);
+    let csrf = browser.get("/admin/login").await.csrf();
+    for _ in 0..5 {
+        let page = browser
+            .post(
+                "/admin/login",
+                &[
+                    ("_csrf", &csrf),
+                    ("username", "admin"),
+                    ("password", "wrong-password"),
+                ],
+            )
+            .await;
+        assert_eq!(page.status, StatusCode::UNAUTHORIZED);
+        assert!(page.body.contains("Wrong user name or password."));
+    }
+    let page = browser
+        .post(
+            "/admin/login",
+            &[
+                ("_csrf", &csrf),
+                ("username", "admin"),
+                ("password", ADMIN_PASSWORD),
+            ],
+        )
+        .await;
+    assert_eq!(
+        page.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the right password waits too"
+    );
+}
+
+#[tokio::test]
+async fn the_public_page_votes_without_javascript_and_shows_refusals_inline() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "pub", "title": "Public", "public_page": true, "timezone": "Asia/Shanghai"}),
+    )
+    .await;
+    app.members("pub", &["m1", "m2"]).await;
+    let (status, _) = app
+        .post(
+            "/api/v1/admin/boards/pub/rules",
+            json!({"name": "two a day", "dimensions": ["voter"], "window": "day", "limit": 2}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/b/pub").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains("2 of 2 vote(s) left this day"),
+        "{}",
+        page.body
+    );
+    let csrf = page.csrf();
+
+    let voted = visitor
+        .post(
+            "/b/pub/vote",
+            &[("_csrf", &csrf), ("member", "m1"), ("period", "all")],
+        )
+        .await;
+    assert_eq!(voted.status, StatusCode::SEE_OTHER);
+    assert_eq!(voted.location(), "/b/pub?period=all");
+    let page = visitor.get("/b/pub?period=all").await;
+    assert!(page.body.contains("Thanks, your vote counts."));
+    assert!(
+        page.body.contains("1 of 2 vote(s) left this day"),
+        "{}",
+        page.body
+    );
+
+    // With htmx the ranking block comes back alone.
+    let block = visitor
+        .post_htmx(
+            "/b/pub/vote",
+            &[("_csrf", &csrf), ("member", "m2"), ("period", "all")],
+        )
+        .await;
+    assert_eq!(block.status, StatusCode::OK);
+    assert!(!block.body.contains("<html"), "a block, not a page");
+    assert!(
+        block.body.contains("0 of 2 vote(s) left this day"),
+        "{}",
+        block.body
+    );
+
+    let refused = visitor
+        .post_htmx(
+            "/b/pub/vote",
+            &[("_csrf", &csrf), ("member", "m2"), ("period", "all")],
+        )
+        .await;
+    assert!(
+        refused.body.contains("the next vote opens at"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.contains("CST"),
+        "local time of the board: {}",
+        refused.body
+    );
+
+    for member in ["m1", "m2"] {
+        let (_, body) = app
+            .get(&format!(
+                "/api/v1/boards/pub/members/{member}?period=all&view=real"
+            ))
+            .await;
+        assert_eq!(num(&body["score"]), 1.0, "{member}");
+    }
+    // Another visitor has their own quota.
+    let other = Browser::new(&app);
+    assert!(
+        other
+            .get("/b/pub")
+            .await
+            .body
+            .contains("2 of 2 vote(s) left this day")
+    );
+    // A board without a public page has none.
+    app.board(json!({"slug": "private", "title": "Private"}))
+        .await;
+    assert_eq!(other.get("/b/private").await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_dashboard_imports_with_a_preview_and_audits_every_change() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "imp", "title": "Import"})).await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+
+    let bad = "id,name,image_url,initial_votes,multiplier\nm1,Ada,,5,\nbad id,Lin,,x,\n";
+    let page = browser
+        .post(
+            "/admin/boards/imp/members/import",
+            &[("_csrf", &csrf), ("csv", bad)],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.body.contains("line(s) are wrong"), "{}", page.body);
+    let good = "id,name,image_url,initial_votes,multiplier\nm1,Ada,,5,\nm2,Lin,,0,2\n";
+    let page = browser
+        .post(
+            "/admin/boards/imp/members/import",
+            &[("_csrf", &csrf), ("csv", good)],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("2 member(s) will be written"));
+    let (_, members) = app.get("/api/v1/boards/imp").await;
+    assert_eq!(members["members"], json!([]), "a preview writes nothing");
+    let page = browser
+        .post(
+            "/admin/boards/imp/members/import",
+            &[("_csrf", &csrf), ("csv", good), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    let (_, board) = app.get("/api/v1/boards/imp").await;
+    assert_eq!(board["members"].as_array().unwrap().len(), 2, "{board}");
+
+    let page = browser
+        .post(
+            "/admin/boards/imp/rules",
+            &[
+                ("_csrf", &csrf),
+                ("name", "five a day"),
+                ("dimensions", "voter"),
+                ("window", "day"),
+                ("limit", "5"),
+                ("overrides", "channel=partner-a: 10"),
+                ("missing", "refuse"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    let rules = browser.get("/admin/boards/imp/rules").await;
+    assert!(
+        rules
+            .body
+            .contains("each voter, 5 per day — channel partner-a: 10"),
+        "{}",
+        rules.body
+    );
+
+    let keys = browser
+        .post(
+            "/admin/keys",
+            &[
+                ("_csrf", &csrf),
+                ("name", "backend"),
+                ("scopes", "vote"),
+                ("scopes", "read"),
+                ("channel", ""),
+            ],
+        )
+        .await;
+    assert_eq!(keys.status, StatusCode::CREATED);
+    let marker = r#"<code id="new-key">"#;
+    let start = keys.body.find(marker).expect("the secret is shown once") + marker.len();
+    let secret = keys.body[start..].split('<').next().unwrap().to_owned();
+    assert!(secret.starts_with("ovk_") && secret.len() == 44, "{secret}");
+    let listed = browser.get("/admin/keys").await.body;
+    assert!(!listed.contains(&secret), "and only once");
+
+    let audit = browser.get("/admin/audit").await;
+    for expected in [
+        "board.create",
+        "master key",
+        "members.upsert",
+        "user:admin",
+        "rule.create",
+        "api_key.create",
+    ] {
+        assert!(
+            audit.body.contains(expected),
+            "{expected} missing from the audit log"
+        );
+    }
+    let filtered = browser.get("/admin/audit?action=rule.").await;
+    assert!(filtered.body.contains("rule.create"));
+    assert!(!filtered.body.contains("members.upsert"));
+}
+
+#[tokio::test]
+async fn the_live_view_refreshes_as_an_htmx_block_with_rank_changes_and_charts() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "live", "title": "Live", "periods": ["hour", "day", "all"]}))
+        .await;
+    app.members("live", &["m1", "m2"]).await;
+    let at = chrono::Utc::now() - chrono::Duration::hours(1);
+    let at = at.to_rfc3339();
+    for (member, votes) in [("m1", 3), ("m2", 1)] {
+        for _ in 0..votes {
+            app.vote("live", json!({"member": member, "at": at})).await;
+        }
+    }
+    for _ in 0..5 {
+        app.vote("live", json!({"member": "m2"})).await;
+    }
+    app.vote("live", json!({"member": "m1"})).await;
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let resp = browser
+        .client
+        .get(format!(
+            "{}/admin/boards/live/live?period=hour&view=real",
+            browser.base
+        ))
+        .header("HX-Request", "true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let body = resp.text().await.unwrap();
+    assert!(!body.contains("<html"), "a block, not a page");
+    assert!(body.contains("<svg"), "charts are drawn");
+    // m2 leads this hour after trailing last hour; m1 went the other way.
+    assert!(body.contains("▲1"), "{body}");
+    assert!(body.contains("▼1"), "{body}");
+    let full = browser.get("/admin/boards/live?period=hour").await;
+    assert!(full.body.contains(r#"hx-trigger="every 2s""#));
+    let csv = browser
+        .get("/admin/boards/live/export.csv?period=all&view=real")
+        .await;
+    assert_eq!(
+        csv.body,
+        "rank,member,name,score\n1,m2,Name m2,6\n2,m1,Name m1,4\n"
+    );
+}
