@@ -1,8 +1,16 @@
-//! Command line: `ovation serve` (the default) and `ovation migrate`.
+//! Command line: `ovation serve` (the default), `migrate`, `user add|passwd` and `import`.
 
+use std::io::{BufRead, IsTerminal};
+use std::path::PathBuf;
+
+use anyhow::Context;
 use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::api::admin::members::read_csv;
 use crate::config::Settings;
+use crate::domain::ids::BoardSlug;
+use crate::engine::{admin, users};
 use crate::{startup, telemetry};
 
 /// Real-time voting and leaderboards. Settings come from ovation.toml and OVATION_*
@@ -16,11 +24,31 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the HTTP API (the default).
+    /// Serve the HTTP API and pages (the default).
     Serve,
     /// Apply database migrations and exit.
     Migrate,
+    /// Manage dashboard users.
+    User {
+        #[command(subcommand)]
+        action: UserAction,
+    },
+    /// Import members from a CSV file (id,name,image_url,initial_votes,multiplier) into a
+    /// board. The whole file is checked before anything is written.
+    Import { board: String, file: PathBuf },
 }
+
+#[derive(Debug, Subcommand)]
+pub enum UserAction {
+    /// Add a user; the password is asked for (or read from standard input).
+    Add { name: String },
+    /// Set a user's password.
+    Passwd { name: String },
+}
+
+/// Members written per step of an import: each step is one SQL transaction and one
+/// Redis round trip, and moves the progress bar.
+const IMPORT_CHUNK: usize = 5_000;
 
 /// Runs the chosen command.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -32,5 +60,71 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Migrate => startup::migrate(&settings).await,
+        Command::User { action } => {
+            let state = startup::connect(settings).await?;
+            match action {
+                UserAction::Add { name } => {
+                    users::add_user(&state.db, &name, &read_password()?).await?;
+                    println!("added user {name}");
+                }
+                UserAction::Passwd { name } => {
+                    users::set_password(&state.db, &name, &read_password()?).await?;
+                    println!("changed the password of {name}");
+                }
+            }
+            Ok(())
+        }
+        Command::Import { board, file } => import(settings, &board, &file).await,
     }
+}
+
+/// A password from the terminal without echo, or a line of standard input.
+fn read_password() -> anyhow::Result<String> {
+    if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("password: ")?;
+        let again = rpassword::prompt_password("again: ")?;
+        anyhow::ensure!(first == again, "the passwords differ");
+        Ok(first)
+    } else {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        Ok(line.trim_end_matches(['\r', '\n']).to_owned())
+    }
+}
+
+async fn import(settings: Settings, board: &str, file: &std::path::Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("failed to read {}", file.display()))?;
+    let state = startup::connect(settings).await?;
+    let slug = BoardSlug::parse(board)?;
+    let config = admin::board_of(&state, &slug)?;
+    let members = match read_csv(&config, &text) {
+        Ok(members) => members,
+        Err(err) => {
+            let body = err.body();
+            if let Some(lines) = body["error"]["errors"].as_array() {
+                for e in lines {
+                    eprintln!(
+                        "line {}: {}",
+                        e["line"],
+                        e["message"].as_str().unwrap_or("")
+                    );
+                }
+            }
+            anyhow::bail!("{err}");
+        }
+    };
+    let bar = ProgressBar::new(members.len() as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} members ({per_sec}, {eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let actor = format!("cli:{}", std::env::var("USER").unwrap_or_default());
+    let mut written = 0;
+    for chunk in members.chunks(IMPORT_CHUNK) {
+        written += admin::upsert_members(&state, &actor, &slug, chunk.to_vec()).await?;
+        bar.set_position(written as u64);
+    }
+    bar.finish();
+    println!("imported {written} members into {slug}");
+    Ok(())
 }

@@ -27,32 +27,20 @@ pub struct Application {
 }
 
 impl Application {
-    /// Connects to SQL (applying migrations), prepares Redis, loads configuration, starts
-    /// the configuration listener and binds the listener (`:0` picks a free port).
+    /// Connects ([`connect`]), starts the configuration listener, creates the first admin
+    /// user when there is none, and binds the listener (`:0` picks a free port).
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
-        let db = sql::connect(&settings.database_url).await?;
-        sql::migrate(&db).await?;
-        let redis = RedisStore::new(
-            &settings.redis_url,
-            &settings.key_prefix,
-            settings.redis_timeout,
-        )
-        .context("invalid OVATION_REDIS_URL")?;
-        let cache = Arc::new(
-            ConfigCache::load(&db, redis.keys().clone())
-                .await
-                .context("failed to load configuration from the database")?,
-        );
+        let state = connect(settings).await?;
         tokio::spawn(config::listen(
-            cache.clone(),
-            db.clone(),
-            settings.redis_url.clone(),
-            redis.keys().config_channel(),
+            state.config.clone(),
+            state.db.clone(),
+            state.settings.redis_url.clone(),
+            state.redis.keys().config_channel(),
         ));
-
-        if let Some(password) = users::ensure_admin(&db, settings.admin_password.as_deref())
-            .await
-            .map_err(|e| anyhow::anyhow!("failed to create the first admin user: {e}"))?
+        if let Some(password) =
+            users::ensure_admin(&state.db, state.settings.admin_password.as_deref())
+                .await
+                .map_err(|e| anyhow::anyhow!("failed to create the first admin user: {e}"))?
         {
             // Printed once: the hash is all that is kept.
             tracing::warn!(
@@ -61,6 +49,7 @@ impl Application {
                 "created the first dashboard user with a random password; change it with `ovation user passwd admin`"
             );
         }
+        let settings = &state.settings;
         let session_key = match &settings.session_key {
             Some(key) => Key::derive_from(key.as_bytes()),
             None => Key::generate(),
@@ -71,13 +60,6 @@ impl Application {
             .with_context(|| format!("failed to bind {}", settings.bind))?;
         let port = listener.local_addr()?.port();
         let workers = settings.workers;
-        let state = AppState {
-            master_key_hash: settings.master_key.as_deref().map(hash_key),
-            settings: Arc::new(settings),
-            db,
-            redis,
-            config: cache,
-        };
         let data = web::Data::new(state);
         let server = HttpServer::new(move || {
             App::new()
@@ -101,6 +83,31 @@ impl Application {
     pub async fn run(self) -> std::io::Result<()> {
         self.server.await
     }
+}
+
+/// Connects to SQL (applying migrations), prepares Redis and loads configuration: the
+/// state the server and the CLI's admin commands share.
+pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
+    let db = sql::connect(&settings.database_url).await?;
+    sql::migrate(&db).await?;
+    let redis = RedisStore::new(
+        &settings.redis_url,
+        &settings.key_prefix,
+        settings.redis_timeout,
+    )
+    .context("invalid OVATION_REDIS_URL")?;
+    let cache = Arc::new(
+        ConfigCache::load(&db, redis.keys().clone())
+            .await
+            .context("failed to load configuration from the database")?,
+    );
+    Ok(AppState {
+        master_key_hash: settings.master_key.as_deref().map(hash_key),
+        settings: Arc::new(settings),
+        db,
+        redis,
+        config: cache,
+    })
 }
 
 /// Applies migrations and exits.
