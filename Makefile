@@ -7,7 +7,7 @@ run:
 	OVATION_COOKIE_SECURE=$${OVATION_COOKIE_SECURE:-false} cargo run --release -- serve
 
 test:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh --browser
 	cargo test --workspace
 
 lint:

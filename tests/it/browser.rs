@@ -1,0 +1,238 @@
+//! The dashboard and the voting page in a real headless Chromium, driven through
+//! ChromeDriver (Debian's `chromium` and `chromium-driver`, installed by `make test`).
+//! Screenshots of every page land in `target/screenshots/`.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+use crate::harness::{ADMIN_PASSWORD, TestApp};
+
+/// A ChromeDriver on a free port, stopped on drop.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Driver {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver must be installed (make test installs chromium-driver)");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { child, port }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn browser(driver: &Driver, profile: &std::path::Path) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": "/usr/bin/chromium",
+            "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--disable-quic", "--window-size=1280,1000",
+                format!("--user-data-dir={}", profile.display()),
+            ]
+        }),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("chromium starts under chromedriver")
+}
+
+struct Shots {
+    dir: PathBuf,
+    taken: usize,
+}
+
+impl Shots {
+    fn new() -> Self {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        eprintln!("screenshots: {}", dir.display());
+        Self { dir, taken: 0 }
+    }
+
+    async fn take(&mut self, client: &Client, name: &str) {
+        self.taken += 1;
+        let png = client.screenshot().await.unwrap();
+        std::fs::write(self.dir.join(format!("{:02}-{name}.png", self.taken)), png).unwrap();
+    }
+}
+
+async fn fill(client: &Client, css: &str, value: &str) {
+    let field = client.find(Locator::Css(css)).await.unwrap();
+    field.clear().await.unwrap();
+    field.send_keys(value).await.unwrap();
+}
+
+async fn click(client: &Client, css: &str) {
+    client
+        .find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Waits until the page's source contains `text`.
+async fn wait_for_text(client: &Client, text: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let source = client.source().await.unwrap();
+        if source.contains(text) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "page never showed {text:?}:\n{source}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path()).await;
+    let mut shots = Shots::new();
+    let url = |path: &str| format!("{}{path}", app.base);
+
+    // Log in.
+    c.goto(&url("/admin/boards")).await.unwrap();
+    wait_for_text(&c, "Sign in").await;
+    shots.take(&c, "login").await;
+    fill(&c, "input[name=username]", "admin").await;
+    fill(&c, "input[name=password]", ADMIN_PASSWORD).await;
+    click(&c, "form button[type=submit]").await;
+    wait_for_text(&c, "New board").await;
+
+    // Create a board with a public page.
+    click(&c, "a[href='/admin/boards/new']").await;
+    fill(&c, "input[name=slug]", "finals").await;
+    fill(&c, "input[name=title]", "Song of the Year").await;
+    fill(&c, "input[name=multiplier]", "3").await;
+    click(&c, "input[name=public_page]").await;
+    shots.take(&c, "board-form").await;
+    click(&c, "form.stack button[type=submit]").await;
+    wait_for_text(&c, "Board finals created.").await;
+
+    // Members and a rule.
+    c.goto(&url("/admin/boards/finals/members")).await.unwrap();
+    for (id, name) in [("m1", "Ada Sings"), ("m2", "Lin & the Band")] {
+        fill(&c, "form[action$='/members'] input[name=id]", id).await;
+        fill(&c, "form[action$='/members'] input[name=name]", name).await;
+        click(&c, "form[action$='/members'] button[type=submit]").await;
+        wait_for_text(&c, &format!("Member {id} saved.")).await;
+    }
+    shots.take(&c, "members").await;
+    c.goto(&url("/admin/boards/finals/rules")).await.unwrap();
+    fill(&c, "form[action$='/rules'] input[name=name]", "two a day").await;
+    fill(&c, "form[action$='/rules'] input[name=limit]", "2").await;
+    click(&c, "form[action$='/rules'] button[type=submit]").await;
+    wait_for_text(&c, "each voter, 2 per day").await;
+    shots.take(&c, "rules").await;
+
+    // A visitor votes until the rule refuses, without leaving the page (htmx).
+    c.goto(&url("/b/finals")).await.unwrap();
+    wait_for_text(&c, "2 of 2 vote(s) left this day").await;
+    shots.take(&c, "public-page").await;
+    click(&c, "li:first-child form button").await;
+    wait_for_text(&c, "1 of 2 vote(s) left this day").await;
+    click(&c, "li:first-child form button").await;
+    wait_for_text(&c, "0 of 2 vote(s) left this day").await;
+    click(&c, "li:first-child form button").await;
+    wait_for_text(&c, "the next vote opens at").await;
+    shots.take(&c, "public-refused").await;
+
+    // The live view shows the votes and follows new ones without a reload.
+    c.goto(&url("/admin/boards/finals?period=all&view=real"))
+        .await
+        .unwrap();
+    wait_for_text(&c, "<svg").await;
+    let ranking = c
+        .find(Locator::Css("#ranking"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(ranking.contains("Ada Sings"), "{ranking}");
+    assert!(ranking.contains('2'), "two votes counted: {ranking}");
+    let chart_before = c
+        .find(Locator::Css("#live .card svg"))
+        .await
+        .unwrap()
+        .html(false)
+        .await
+        .unwrap();
+    for i in 0..5 {
+        let voter = format!("api-{i}");
+        let (status, body) = app
+            .vote("finals", json!({"member": "m2", "voter": voter}))
+            .await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    }
+    wait_for_text(&c, "Lin &amp; the Band").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let points = c
+            .find(Locator::Css("#live .card svg"))
+            .await
+            .unwrap()
+            .html(false)
+            .await
+            .unwrap();
+        if points != chart_before {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the chart never changed");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let ranking = c
+        .find(Locator::Css("#ranking"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(ranking.contains("1 Lin & the Band m2 5"), "{ranking}");
+    assert!(ranking.contains("2 Ada Sings m1 2"), "{ranking}");
+    shots.take(&c, "live-view").await;
+
+    c.goto(&url("/admin/audit")).await.unwrap();
+    wait_for_text(&c, "rule.create").await;
+    shots.take(&c, "audit-log").await;
+    c.close().await.unwrap();
+    assert_eq!(shots.taken, 8);
+}
