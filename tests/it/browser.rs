@@ -174,6 +174,18 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
     click(&c, "li:first-child form button").await;
     wait_for_text(&c, "the next vote opens at").await;
     shots.take(&c, "public-refused").await;
+    // On a phone-sized screen nothing runs off the side.
+    c.set_window_size(390, 844).await.unwrap();
+    let fits = c
+        .execute(
+            "return document.documentElement.scrollWidth <= window.innerWidth",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(fits, json!(true), "the page scrolls sideways on a phone");
+    shots.take(&c, "public-phone").await;
+    c.set_window_size(1280, 1000).await.unwrap();
 
     // The live view shows the votes and follows new ones without a reload.
     c.goto(&url("/admin/boards/finals?period=all&view=real"))
@@ -234,5 +246,5 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
     wait_for_text(&c, "rule.create").await;
     shots.take(&c, "audit-log").await;
     c.close().await.unwrap();
-    assert_eq!(shots.taken, 8);
+    assert_eq!(shots.taken, 9);
 }

@@ -544,3 +544,196 @@ async fn the_live_view_refreshes_as_an_htmx_block_with_rank_changes_and_charts()
         "rank,member,name,score\n1,m2,Name m2,6\n2,m1,Name m1,4\n"
     );
 }
+
+#[tokio::test]
+async fn every_admin_post_refuses_a_signed_in_request_without_the_csrf_token() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "stars", "title": "Stars"})).await;
+    app.members("stars", &["m1"]).await;
+    let (_, rule) = app
+        .post(
+            "/api/v1/admin/boards/stars/rules",
+            json!({"name": "r", "dimensions": ["voter"], "window": "day", "limit": 1}),
+        )
+        .await;
+    assert_eq!(rule["id"], 1);
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let posts: Vec<String> = ovation::web::route_table()
+        .into_iter()
+        .filter(|(m, _)| m == actix_web::http::Method::POST)
+        .map(|(_, p)| p)
+        .collect();
+    assert!(posts.len() >= 12, "{posts:?}");
+    for pattern in posts {
+        let path = concrete(&pattern);
+        let page = browser
+            .post(&path, &[("confirm", "stars"), ("name", "x")])
+            .await;
+        assert_eq!(
+            page.status,
+            StatusCode::FORBIDDEN,
+            "POST {path} without a token"
+        );
+    }
+    // Nothing moved: the board, its member and its rule are still there.
+    let (status, board) = app.get("/api/v1/admin/boards/stars/rules/1").await;
+    assert_eq!(status, StatusCode::OK, "{board}");
+    let (_, board) = app.get("/api/v1/boards/stars").await;
+    assert_eq!(board["members"][0]["id"], "m1");
+}
+
+#[tokio::test]
+async fn logins_are_throttled_per_ip_across_user_names() {
+    let app = TestApp::spawn().await;
+    let browser = Browser::new(&app);
+    let csrf = browser.get("/admin/login").await.csrf();
+    for i in 0..20 {
+        let name = format!("nobody{i}");
+        let page = browser
+            .post(
+                "/admin/login",
+                &[
+                    ("_csrf", &csrf),
+                    ("username", &name),
+                    ("password", "wrong-password"),
+                ],
+            )
+            .await;
+        assert_eq!(page.status, StatusCode::UNAUTHORIZED);
+    }
+    let page = browser
+        .post(
+            "/admin/login",
+            &[
+                ("_csrf", &csrf),
+                ("username", "admin"),
+                ("password", ADMIN_PASSWORD),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[tokio::test]
+async fn dashboard_forms_edit_disable_revoke_and_delete() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "edit", "title": "Edit"})).await;
+    app.members("edit", &["m1"]).await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+
+    // Disable, then enable a member.
+    let page = browser
+        .post("/admin/boards/edit/members/m1/toggle", &[("_csrf", &csrf)])
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    let (status, body) = app.vote("edit", json!({"member": "m1"})).await;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (StatusCode::CONFLICT, json!("member_disabled"))
+    );
+    browser
+        .post("/admin/boards/edit/members/m1/toggle", &[("_csrf", &csrf)])
+        .await;
+    assert_eq!(
+        app.vote("edit", json!({"member": "m1"})).await.0,
+        StatusCode::OK
+    );
+
+    // Edit a rule, then delete it.
+    let (_, rule) = app
+        .post(
+            "/api/v1/admin/boards/edit/rules",
+            json!({"name": "r", "dimensions": ["voter"], "window": "day", "limit": 1}),
+        )
+        .await;
+    let id = rule["id"].as_i64().unwrap();
+    let page = browser
+        .post(
+            &format!("/admin/boards/edit/rules/{id}"),
+            &[
+                ("_csrf", &csrf),
+                ("name", "r2"),
+                ("dimensions", "voter, terminal"),
+                ("window", "rolling:2h"),
+                ("limit", "4"),
+                ("overrides", ""),
+                ("missing", "skip"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    let (_, rule) = app
+        .get(&format!("/api/v1/admin/boards/edit/rules/{id}"))
+        .await;
+    assert_eq!(
+        rule,
+        json!({"id": id, "name": "r2", "dimensions": ["voter", "terminal"], "window": "rolling:2h", "limit": 4, "overrides": [], "missing": "skip"})
+    );
+    let page = browser
+        .post(
+            &format!("/admin/boards/edit/rules/{id}"),
+            &[
+                ("_csrf", &csrf),
+                ("name", "r3"),
+                ("dimensions", "voter"),
+                ("window", "fortnight"),
+                ("limit", "4"),
+                ("missing", "skip"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(page.body.contains("unknown window"), "{}", page.body);
+    browser
+        .post(
+            &format!("/admin/boards/edit/rules/{id}/delete"),
+            &[("_csrf", &csrf)],
+        )
+        .await;
+    assert_eq!(
+        app.get(&format!("/api/v1/admin/boards/edit/rules/{id}"))
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+
+    // Revoke a key.
+    let key = app.key(&["read"], None).await;
+    let (_, keys) = app.get("/api/v1/admin/api-keys").await;
+    let key_id = keys["api_keys"][0]["id"].as_i64().unwrap();
+    browser
+        .post(&format!("/admin/keys/{key_id}/revoke"), &[("_csrf", &csrf)])
+        .await;
+    let (status, _) = app
+        .call(
+            reqwest::Method::GET,
+            "/api/v1/boards/edit",
+            Some(&key),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // Deleting needs the slug typed in.
+    let page = browser
+        .post(
+            "/admin/boards/edit/delete",
+            &[("_csrf", &csrf), ("confirm", "nope")],
+        )
+        .await;
+    assert_eq!(page.location(), "/admin/boards/edit/edit");
+    assert_eq!(app.get("/api/v1/admin/boards/edit").await.0, StatusCode::OK);
+    let page = browser
+        .post(
+            "/admin/boards/edit/delete",
+            &[("_csrf", &csrf), ("confirm", "edit")],
+        )
+        .await;
+    assert_eq!(page.location(), "/admin/boards");
+    assert_eq!(
+        app.get("/api/v1/admin/boards/edit").await.0,
+        StatusCode::NOT_FOUND
+    );
+}
