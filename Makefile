@@ -1,5 +1,5 @@
 # The commands README names. `make run` serves; `make test` runs every test.
-.PHONY: run test lint test-sql ci
+.PHONY: run test lint test-sql ci bench
 
 run:
 	@scripts/install-deps.sh
@@ -18,3 +18,8 @@ test-sql:
 	scripts/test-sql-backends.sh
 
 ci: lint test test-sql
+
+bench:
+	@scripts/install-deps.sh --bench
+	cargo build --release
+	cargo bench --bench load

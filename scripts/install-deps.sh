@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing: redis-server for
 # running and testing; with `--browser`, also Chromium and ChromeDriver for the browser
-# tests. Runs apt-get as root, or through sudo when available.
+# tests; with `--bench`, wrk for the benchmark. Runs apt-get as root, or through sudo
+# when available.
 set -euo pipefail
 
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+if [ "${1:-}" = "--bench" ]; then
+  command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+fi
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)

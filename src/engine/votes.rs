@@ -18,7 +18,9 @@ use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
 use crate::engine::limits;
 use crate::error::ApiError;
-use crate::store::redis::{PeriodScores, RedisStore, RuleCheck, VoteCall, VoteReply, VoteTarget};
+use crate::store::redis::{
+    Invocation, PeriodScores, RedisStore, RuleCheck, VoteCall, VoteReply, VoteTarget,
+};
 
 /// How far ahead of the server's clock a backfilled `at` may be (clock skew).
 const FUTURE_SLACK: chrono::Duration = chrono::Duration::minutes(5);
@@ -91,22 +93,7 @@ pub async fn cast(
     let calls: Vec<VoteCall<'_>> = ready
         .iter()
         .zip(&receipts)
-        .map(|(p, receipt)| VoteCall {
-            board: &p.board.keys,
-            targets: p.targets.clone(),
-            member: p.vote.member.as_str(),
-            increment: p.increment,
-            voter: p.vote.voter.as_ref().map(VoterId::as_str),
-            idempotency: p
-                .vote
-                .idempotency_key
-                .as_ref()
-                .map(|k| (p.board.keys.idempotency(k), idempotency_ttl)),
-            receipt: receipt.clone(),
-            hour: p.at.timestamp().div_euclid(3600),
-            at_ms: p.at.timestamp_millis(),
-            rules: p.rules.clone(),
-        })
+        .map(|(p, receipt)| call(p, receipt, idempotency_ttl))
         .collect();
     let mut replies = if calls.is_empty() {
         Vec::new()
@@ -125,6 +112,39 @@ pub async fn cast(
             answer(&p, reply)
         })
         .collect())
+}
+
+/// The Redis call of a prepared vote.
+fn call<'a>(p: &'a Prepared, receipt: &'a str, idempotency_ttl: Duration) -> VoteCall<'a> {
+    VoteCall {
+        board: &p.board.keys,
+        targets: &p.targets,
+        member: p.vote.member.as_str(),
+        increment: p.increment,
+        voter: p.vote.voter.as_ref().map(VoterId::as_str),
+        idempotency: p
+            .vote
+            .idempotency_key
+            .as_ref()
+            .map(|k| (p.board.keys.idempotency(k), idempotency_ttl)),
+        receipt,
+        hour: p.at.timestamp().div_euclid(3600),
+        at_ms: p.at.timestamp_millis(),
+        rules: &p.rules,
+    }
+}
+
+/// The `vote.lua` invocation `cast` would send for `vote` now: the benchmark replays
+/// these straight at Redis to measure the ceiling the HTTP path is compared with.
+pub fn invocation(
+    cache: &ConfigCache,
+    caller: &Caller,
+    vote: Vote,
+    idempotency_ttl: Duration,
+) -> Result<Invocation, ApiError> {
+    let prepared = prepare(cache, caller, vote, Utc::now())?;
+    let receipt = receipt(&prepared.targets);
+    Ok(call(&prepared, &receipt, idempotency_ttl).invocation())
 }
 
 fn prepare(

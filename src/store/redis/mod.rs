@@ -476,6 +476,9 @@ pub struct Usage {
     pub oldest_ms: Option<i64>,
 }
 
+/// A prepared script call (EVALSHA with its keys and arguments).
+pub type Invocation = redis::ScriptInvocation<'static>;
+
 /// One period's part of a vote: the bucket it counts in and the bucket that inherits the
 /// carry-over (none for `all`).
 #[derive(Debug, Clone)]
@@ -488,24 +491,25 @@ pub struct VoteTarget {
 #[derive(Debug)]
 pub struct VoteCall<'a> {
     pub board: &'a BoardKeys,
-    pub targets: Vec<VoteTarget>,
+    pub targets: &'a [VoteTarget],
     pub member: &'a str,
     pub increment: Increment,
     pub voter: Option<&'a str>,
     /// The idempotency record's key and how long it lives.
     pub idempotency: Option<(String, Duration)>,
     /// Stored with the scores so a replay answers the same.
-    pub receipt: String,
+    pub receipt: &'a str,
     /// Hours since the epoch, for the votes-per-hour counter.
     pub hour: i64,
     /// The vote's time, ms since the epoch.
     pub at_ms: i64,
     /// The rules the vote must pass; empty when it skips them.
-    pub rules: Vec<RuleCheck>,
+    pub rules: &'a [RuleCheck],
 }
 
 impl VoteCall<'_> {
-    fn invocation(&self) -> redis::ScriptInvocation<'static> {
+    /// The EVALSHA of this call.
+    pub fn invocation(&self) -> Invocation {
         let (idem_key, idem_ttl) = match &self.idempotency {
             Some((key, ttl)) => (key.clone(), ttl.as_secs().max(1)),
             // vote.lua ignores KEYS[1] when the TTL is 0; any key of the board will do.
@@ -514,7 +518,7 @@ impl VoteCall<'_> {
         let mut inv = VOTE.key(idem_key);
         inv.key(self.board.votes_per_hour())
             .key(self.board.refusals(self.hour));
-        for t in &self.targets {
+        for t in self.targets {
             let next = t.next.as_ref().unwrap_or(&t.current);
             inv.key(self.board.scores(View::Real, &t.current))
                 .key(self.board.scores(View::Display, &t.current))
@@ -522,7 +526,7 @@ impl VoteCall<'_> {
                 .key(self.board.participants(&t.current))
                 .key(self.board.member_participants(&t.current, self.member));
         }
-        for rule in &self.rules {
+        for rule in self.rules {
             match &rule.counter {
                 // vote.lua ignores a fixed counter's second key.
                 Counter::Fixed { key, .. } => inv.key(key).key(key),
@@ -540,7 +544,7 @@ impl VoteCall<'_> {
             .arg(self.increment.carry)
             .arg(self.voter.unwrap_or(""))
             .arg(idem_ttl)
-            .arg(&self.receipt)
+            .arg(self.receipt)
             .arg(self.hour)
             .arg(self.targets.len())
             .arg(MAX_UNITS)
@@ -549,10 +553,10 @@ impl VoteCall<'_> {
             .arg(format!("{:016x}", rand::random::<u64>()))
             .arg(REFUSALS_TTL_S)
             .arg(self.rules.len());
-        for t in &self.targets {
+        for t in self.targets {
             inv.arg(if t.next.is_some() { "1" } else { "0" });
         }
-        for rule in &self.rules {
+        for rule in self.rules {
             inv.arg(rule.rule).arg(match rule.counter {
                 Counter::Fixed { .. } => "c",
                 Counter::Rolling { .. } => "l",

@@ -1,0 +1,576 @@
+//! `make bench`: how much of what Redis itself can do Ovation delivers over HTTP.
+//!
+//! One run, one machine: a fresh `redis-server` (no persistence) and the release server
+//! (`target/release/ovation`) as separate processes; `wrk` as the HTTP load generator.
+//! 1. Ceiling: the project's own `vote.lua`, called straight at Redis over 64
+//!    connections with exactly the keys and arguments the server would send (random
+//!    voters 1..100,000, members m1..m200, fresh idempotency keys).
+//! 2. Votes over HTTP with wrk (same shape), as a ratio of (1).
+//! 3. Top-100 reads against the trivial `/healthz`.
+//! 4. Member rank reads on a 1,000,000-member open board.
+//! 5. Redis bytes per member per bucket against a bare ZADD of the same members.
+//!
+//! Prints a markdown table and writes JSON to `bench/results/`. Settings:
+//! `BENCH_SECONDS` (default 10 per phase), `BENCH_WORKERS` (default "1,2").
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ovation::config::Settings;
+use ovation::domain::auth::Scope;
+use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
+use ovation::engine::auth::Caller;
+use ovation::engine::votes::{Vote, invocation};
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+const MASTER_KEY: &str = "bench-master-key-0123456789";
+const CONNECTIONS: usize = 64;
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A child process killed on drop.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// CPU seconds (user + system) a process has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// CPU use of several processes over a phase, in % of one core.
+struct CpuMeter {
+    pids: Vec<(String, u32)>,
+    start: Vec<f64>,
+    at: Instant,
+}
+
+impl CpuMeter {
+    fn start(pids: &[(&str, u32)]) -> Self {
+        Self {
+            pids: pids.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
+            start: pids.iter().map(|(_, p)| cpu_seconds(*p)).collect(),
+            at: Instant::now(),
+        }
+    }
+
+    fn stop(self) -> Value {
+        let wall = self.at.elapsed().as_secs_f64();
+        let mut out = serde_json::Map::new();
+        for ((name, pid), start) in self.pids.iter().zip(self.start) {
+            let pct = (cpu_seconds(*pid) - start) / wall * 100.0;
+            out.insert(name.clone(), json!((pct * 10.0).round() / 10.0));
+        }
+        Value::Object(out)
+    }
+}
+
+fn redis_cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli is installed with redis-server");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `usec_per_call` of EVALSHA since the last CONFIG RESETSTAT.
+fn evalsha_usec(port: u16) -> f64 {
+    let stats = redis_cli(port, &["INFO", "commandstats"]);
+    stats
+        .lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .and_then(|l| l.split(',').find(|f| f.starts_with("usec_per_call=")))
+        .and_then(|f| f["usec_per_call=".len()..].parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// A wrk run: requests/s, p50 and p99 in ms, and non-2xx responses.
+struct WrkResult {
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    errors: u64,
+    cpu: Value,
+}
+
+fn millis(text: &str) -> f64 {
+    let text = text.trim();
+    let (num, scale) = if let Some(n) = text.strip_suffix("us") {
+        (n, 0.001)
+    } else if let Some(n) = text.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = text.strip_suffix('s') {
+        (n, 1000.0)
+    } else {
+        (text, 1.0)
+    };
+    num.parse::<f64>().unwrap_or(f64::NAN) * scale
+}
+
+fn wrk(url: &str, script: Option<&Path>, seconds: u64, pids: &[(&str, u32)]) -> WrkResult {
+    let mut cmd = Command::new("wrk");
+    cmd.args([
+        "-t1",
+        &format!("-c{CONNECTIONS}"),
+        &format!("-d{seconds}s"),
+        "--latency",
+    ])
+    .args(["-H", &format!("Authorization: Bearer {MASTER_KEY}")])
+    .args(["-H", "Content-Type: application/json"]);
+    if let Some(script) = script {
+        cmd.arg("-s").arg(script);
+    }
+    let child = cmd
+        .arg(url)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("wrk is installed (make bench installs it)");
+    let mut all: Vec<(&str, u32)> = pids.to_vec();
+    all.push(("wrk", child.id()));
+    let meter = CpuMeter::start(&all);
+    let out = child.wait_with_output().unwrap();
+    let cpu = meter.stop();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = |prefix: &str| {
+        text.lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(prefix))
+            .map(|l| l[prefix.len()..].trim().to_owned())
+            .unwrap_or_default()
+    };
+    WrkResult {
+        rps: line("Requests/sec:").parse().unwrap_or(0.0),
+        p50_ms: millis(&line("50%")),
+        p99_ms: millis(&line("99%")),
+        errors: line("Non-2xx or 3xx responses:").parse().unwrap_or(0),
+        cpu,
+    }
+}
+
+fn percentile(sorted: &[u32], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    f64::from(sorted[i]) / 1000.0
+}
+
+fn random_vote(rng: &mut impl Rng, n: u64) -> Vote {
+    Vote {
+        board: BoardSlug::parse("bench").unwrap(),
+        member: MemberId::parse(&format!("m{}", rng.random_range(1..=200))).unwrap(),
+        voter: Some(VoterId::parse(&format!("u{}", rng.random_range(1..=100_000))).unwrap()),
+        count: 1,
+        channel: Some(Channel::parse("app").unwrap()),
+        terminal: Some(Terminal::parse("ios").unwrap()),
+        idempotency_key: Some(
+            IdempotencyKey::parse(&format!("c{n}-{}", rng.random::<u32>())).unwrap(),
+        ),
+        at: None,
+        ip: None,
+        skip_limits: false,
+    }
+}
+
+/// The ceiling: vote.lua straight at Redis, 64 connections, one call in flight each.
+async fn ceiling(settings: &Settings, seconds: u64, redis_pid: u32) -> Value {
+    let state = ovation::startup::connect(settings.clone()).await.unwrap();
+    let caller = Caller {
+        scopes: vec![Scope::Vote],
+        channel: None,
+        actor: "bench".into(),
+    };
+    let client = redis::Client::open(settings.redis_url.as_str()).unwrap();
+    let state = Arc::new(state);
+    let caller = Arc::new(caller);
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let me = std::process::id();
+    let meter = CpuMeter::start(&[("redis", redis_pid), ("load generator", me)]);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for task in 0..CONNECTIONS {
+        let (state, caller, client) = (state.clone(), caller.clone(), client.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+            let mut rng = rand::rngs::StdRng::from_os_rng();
+            let mut latencies = Vec::new();
+            let mut n = (task as u64) << 40;
+            while Instant::now() < deadline {
+                n += 1;
+                let vote = random_vote(&mut rng, n);
+                let inv = invocation(&state.config, &caller, vote, state.settings.idempotency_ttl)
+                    .unwrap();
+                let t = Instant::now();
+                let reply: redis::Value = inv.invoke_async(&mut conn).await.unwrap();
+                latencies.push(t.elapsed().as_micros() as u32);
+                assert!(matches!(reply, redis::Value::Array(_)), "{reply:?}");
+            }
+            latencies
+        }));
+    }
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await.unwrap());
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = meter.stop();
+    latencies.sort_unstable();
+    json!({
+        "scripts_per_s": (latencies.len() as f64 / wall).round(),
+        "p50_ms": percentile(&latencies, 0.50),
+        "p99_ms": percentile(&latencies, 0.99),
+        "cpu_pct": cpu,
+    })
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let seconds: u64 = std::env::var("BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let worker_counts: Vec<usize> = std::env::var("BENCH_WORKERS")
+        .unwrap_or_else(|_| "1,2".into())
+        .split(',')
+        .filter_map(|w| w.trim().parse().ok())
+        .collect();
+    let server_bin = root.join("target/release/ovation");
+    assert!(
+        server_bin.exists(),
+        "build the server first: cargo build --release"
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run(&root, &server_bin, seconds, &worker_counts));
+}
+
+async fn call(
+    client: &reqwest::Client,
+    base: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Value,
+) -> Value {
+    let resp = client
+        .request(method, format!("{base}{path}"))
+        .bearer_auth(MASTER_KEY)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    assert!(status.is_success(), "{path}: {status} {body}");
+    body
+}
+
+/// The realistic board: five periods, 200 members, N = 3, carry-over 0.1, three rules
+/// loose enough never to refuse.
+async fn set_up_board(client: &reqwest::Client, base: &str) {
+    use reqwest::Method;
+    call(
+        client,
+        base,
+        Method::POST,
+        "/api/v1/admin/boards",
+        json!({
+            "slug": "bench", "title": "Bench", "timezone": "Asia/Shanghai",
+            "multiplier": 3, "carry_over": 0.1, "max_count": 10
+        }),
+    )
+    .await;
+    let members: Vec<Value> = (1..=200)
+        .map(|i| json!({"id": format!("m{i}"), "name": format!("Member {i}")}))
+        .collect();
+    call(
+        client,
+        base,
+        Method::PUT,
+        "/api/v1/admin/boards/bench/members",
+        json!({"members": members}),
+    )
+    .await;
+    for rule in [
+        json!({"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1_000_000}),
+        json!({"name": "voter per member per hour", "dimensions": ["voter", "member"], "window": "hour", "limit": 1_000_000}),
+        json!({"name": "member per minute", "dimensions": ["member"], "window": "minute", "limit": 1_000_000_000}),
+    ] {
+        call(
+            client,
+            base,
+            Method::POST,
+            "/api/v1/admin/boards/bench/rules",
+            rule,
+        )
+        .await;
+    }
+}
+
+struct Server {
+    _proc: Proc,
+    pid: u32,
+    base: String,
+    settings: Settings,
+}
+
+fn start_server(
+    bin: &Path,
+    db_dir: &Path,
+    redis_port: u16,
+    workers: usize,
+    prefix: &str,
+) -> Server {
+    let port = free_port();
+    let env: Vec<(String, String)> = vec![
+        ("OVATION_CONFIG".into(), "/dev/null".into()),
+        ("OVATION_BIND".into(), format!("127.0.0.1:{port}")),
+        (
+            "OVATION_DATABASE_URL".into(),
+            format!("sqlite://{}/{prefix}.db?mode=rwc", db_dir.display()),
+        ),
+        (
+            "OVATION_REDIS_URL".into(),
+            format!("redis://127.0.0.1:{redis_port}"),
+        ),
+        ("OVATION_KEY_PREFIX".into(), format!("{prefix}:")),
+        ("OVATION_MASTER_KEY".into(), MASTER_KEY.into()),
+        ("OVATION_ADMIN_PASSWORD".into(), "bench-password".into()),
+        ("OVATION_WORKERS".into(), workers.to_string()),
+        ("OVATION_LOG".into(), "error".into()),
+    ];
+    let child = Command::new(bin)
+        .env_clear()
+        .envs(env.iter().cloned())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_port(port);
+    let settings = Settings::from_sources(&env.into_iter().collect()).unwrap();
+    Server {
+        _proc: Proc(child),
+        pid,
+        base: format!("http://127.0.0.1:{port}"),
+        settings,
+    }
+}
+
+fn round(x: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (x * f).round() / f
+}
+
+async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
+    let redis_port = free_port();
+    let redis = Command::new("redis-server")
+        .args([
+            "--port",
+            &redis_port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--loglevel",
+            "warning",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed");
+    let redis_pid = redis.id();
+    let _redis = Proc(redis);
+    wait_for_port(redis_port);
+    let db_dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut runs = Vec::new();
+    let mut rows = Vec::new();
+
+    for &workers in worker_counts {
+        let prefix = format!("w{workers}");
+        let server = start_server(bin, db_dir.path(), redis_port, workers, &prefix);
+        set_up_board(&client, &server.base).await;
+        let pids = [("redis", redis_pid), ("server", server.pid)];
+
+        redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+        let ceiling = ceiling(&server.settings, seconds, redis_pid).await;
+        let ceiling_usec = evalsha_usec(redis_port);
+
+        redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+        let votes = wrk(
+            &format!("{}/api/v1/boards/bench/votes", server.base),
+            Some(&root.join("bench/vote.lua")),
+            seconds,
+            &pids,
+        );
+        let http_usec = evalsha_usec(redis_port);
+        let trivial = wrk(&format!("{}/healthz", server.base), None, seconds, &pids);
+        let top = wrk(
+            &format!(
+                "{}/api/v1/boards/bench/top?period=day&limit=100",
+                server.base
+            ),
+            None,
+            seconds,
+            &pids,
+        );
+
+        let ceiling_rate = ceiling["scripts_per_s"].as_f64().unwrap_or(0.0);
+        let vote_ratio = votes.rps / ceiling_rate.max(1.0);
+        let read_ratio = top.rps / trivial.rps.max(1.0);
+        rows.push(format!("| {workers} | ceiling: vote.lua at Redis | {:.0} scripts/s | {:.2} | {:.2} | 1.00 | redis {} µs/call |", ceiling_rate, ceiling["p50_ms"].as_f64().unwrap_or(0.0), ceiling["p99_ms"].as_f64().unwrap_or(0.0), ceiling_usec));
+        rows.push(format!("| {workers} | votes over HTTP | {:.0} votes/s | {:.2} | {:.2} | {:.2} | redis {} µs/call, {} errors |", votes.rps, votes.p50_ms, votes.p99_ms, vote_ratio, http_usec, votes.errors));
+        rows.push(format!(
+            "| {workers} | trivial /healthz | {:.0} req/s | {:.2} | {:.2} | 1.00 | |",
+            trivial.rps, trivial.p50_ms, trivial.p99_ms
+        ));
+        rows.push(format!(
+            "| {workers} | top 100 (day) | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors |",
+            top.rps, top.p50_ms, top.p99_ms, read_ratio, top.errors
+        ));
+        runs.push(json!({
+            "workers": workers,
+            "ceiling": ceiling,
+            "ceiling_redis_usec_per_call": ceiling_usec,
+            "votes": {"per_s": votes.rps, "p50_ms": votes.p50_ms, "p99_ms": votes.p99_ms, "errors": votes.errors,
+                      "ratio_to_ceiling": round(vote_ratio, 3), "redis_usec_per_call": http_usec, "cpu_pct": votes.cpu},
+            "trivial": {"per_s": trivial.rps, "p50_ms": trivial.p50_ms, "p99_ms": trivial.p99_ms, "cpu_pct": trivial.cpu},
+            "top100": {"per_s": top.rps, "p50_ms": top.p50_ms, "p99_ms": top.p99_ms, "errors": top.errors,
+                       "ratio_to_trivial": round(read_ratio, 3), "cpu_pct": top.cpu},
+        }));
+    }
+
+    // A million-member open board, loaded with a pipeline, for rank reads and memory.
+    let server = start_server(
+        bin,
+        db_dir.path(),
+        redis_port,
+        *worker_counts.last().unwrap_or(&1),
+        "big",
+    );
+    call(
+        &client,
+        &server.base,
+        reqwest::Method::POST,
+        "/api/v1/admin/boards",
+        json!({"slug": "big", "title": "Big", "membership": "open", "periods": ["all"]}),
+    )
+    .await;
+    let state = ovation::startup::connect(server.settings.clone())
+        .await
+        .unwrap();
+    let board = state
+        .config
+        .board(&BoardSlug::parse("big").unwrap())
+        .unwrap();
+    let key = board.keys.scores(
+        ovation::domain::score::View::Display,
+        &ovation::domain::period::Bucket::all(),
+    );
+    let redis_client = redis::Client::open(server.settings.redis_url.as_str()).unwrap();
+    let mut conn = redis_client
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let mut rng = rand::rngs::StdRng::from_os_rng();
+    let scores: Vec<i64> = (0..1_000_000)
+        .map(|_| rng.random_range(1..1_000_000i64) * 1_000_000)
+        .collect();
+    let load = Instant::now();
+    for target in [key.as_str(), "bare-zadd"] {
+        for chunk in (0..1_000_000usize).collect::<Vec<_>>().chunks(10_000) {
+            let mut pipe = redis::pipe();
+            for &i in chunk {
+                pipe.zadd(target, format!("p{}", i + 1), scores[i]).ignore();
+            }
+            let () = pipe.query_async(&mut conn).await.unwrap();
+        }
+    }
+    let load_s = load.elapsed().as_secs_f64();
+    let usage = |k: &str| -> f64 {
+        redis_cli(redis_port, &["MEMORY", "USAGE", k, "SAMPLES", "0"])
+            .trim()
+            .parse()
+            .unwrap_or(0.0)
+    };
+    let (ours, bare) = (usage(&key), usage("bare-zadd"));
+    let member_reads = wrk(
+        &format!("{}/", server.base),
+        Some(&root.join("bench/member.lua")),
+        seconds,
+        &[("redis", redis_pid), ("server", server.pid)],
+    );
+    rows.push(format!("| {} | member rank, 1,000,000-member board | {:.0} reads/s | {:.2} | {:.2} | | {} errors |", worker_counts.last().unwrap_or(&1), member_reads.rps, member_reads.p50_ms, member_reads.p99_ms, member_reads.errors));
+    rows.push(format!(
+        "| | memory per member per bucket | {:.1} B | | | {:.2} × bare ZADD ({:.1} B) | |",
+        ours / 1e6,
+        ours / bare.max(1.0),
+        bare / 1e6
+    ));
+
+    let date = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let report = json!({
+        "date": date,
+        "machine": {"cores": cores, "note": "load generator, server and Redis share these cores"},
+        "seconds_per_phase": seconds,
+        "connections": CONNECTIONS,
+        "runs": runs,
+        "member_reads": {"per_s": member_reads.rps, "p50_ms": member_reads.p50_ms, "p99_ms": member_reads.p99_ms, "errors": member_reads.errors, "cpu_pct": member_reads.cpu},
+        "memory": {"members": 1_000_000, "bytes_per_member": round(ours / 1e6, 1), "bare_zadd_bytes_per_member": round(bare / 1e6, 1),
+                   "ratio": round(ours / bare.max(1.0), 3), "load_seconds": round(load_s, 1)},
+    });
+    println!(
+        "\n## Ovation benchmark, {date}, {cores} cores (load generator, server and Redis share them)\n"
+    );
+    println!("| workers | what | rate | p50 ms | p99 ms | ratio | notes |");
+    println!("|---|---|---|---|---|---|---|");
+    for row in rows {
+        println!("{row}");
+    }
+    let dir = root.join("bench/results");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{date}-{cores}cores.json"));
+    std::fs::write(&file, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+    println!("\nJSON: {}", file.display());
+    println!("CPU (% of one core) per phase is in the JSON.");
+}
