@@ -358,6 +358,7 @@ fn start_server(
     redis_port: u16,
     workers: usize,
     prefix: &str,
+    read_cache_ms: u64,
 ) -> Server {
     let port = free_port();
     let env: Vec<(String, String)> = vec![
@@ -376,6 +377,7 @@ fn start_server(
         ("OVATION_ADMIN_PASSWORD".into(), "bench-password".into()),
         ("OVATION_WORKERS".into(), workers.to_string()),
         ("OVATION_LOG".into(), "error".into()),
+        ("OVATION_READ_CACHE_MS".into(), read_cache_ms.to_string()),
     ];
     let child = Command::new(bin)
         .env_clear()
@@ -428,7 +430,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
 
     for &workers in worker_counts {
         let prefix = format!("w{workers}");
-        let server = start_server(bin, db_dir.path(), redis_port, workers, &prefix);
+        let server = start_server(bin, db_dir.path(), redis_port, workers, &prefix, 250);
         set_up_board(&client, &server.base).await;
         let pids = [("redis", redis_pid), ("server", server.pid)];
 
@@ -455,6 +457,18 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
             &pids,
         );
 
+        // The same top-100 reads with the read cache off, on a second server.
+        let uncached_server = start_server(bin, db_dir.path(), redis_port, workers, &prefix, 0);
+        let uncached = wrk(
+            &format!(
+                "{}/api/v1/boards/bench/top?period=day&limit=100",
+                uncached_server.base
+            ),
+            None,
+            seconds,
+            &[("redis", redis_pid), ("server", uncached_server.pid)],
+        );
+        drop(uncached_server);
         let ceiling_rate = ceiling["scripts_per_s"].as_f64().unwrap_or(0.0);
         let vote_ratio = votes.rps / ceiling_rate.max(1.0);
         let read_ratio = top.rps / trivial.rps.max(1.0);
@@ -465,8 +479,16 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
             trivial.rps, trivial.p50_ms, trivial.p99_ms
         ));
         rows.push(format!(
-            "| {workers} | top 100 (day) | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors |",
+            "| {workers} | top 100 (day), read cache 250 ms | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors |",
             top.rps, top.p50_ms, top.p99_ms, read_ratio, top.errors
+        ));
+        rows.push(format!(
+            "| {workers} | top 100 (day), read cache off | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors |",
+            uncached.rps,
+            uncached.p50_ms,
+            uncached.p99_ms,
+            uncached.rps / trivial.rps.max(1.0),
+            uncached.errors
         ));
         runs.push(json!({
             "workers": workers,
@@ -475,6 +497,8 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
             "votes": {"per_s": votes.rps, "p50_ms": votes.p50_ms, "p99_ms": votes.p99_ms, "errors": votes.errors,
                       "ratio_to_ceiling": round(vote_ratio, 3), "redis_usec_per_call": http_usec, "cpu_pct": votes.cpu},
             "trivial": {"per_s": trivial.rps, "p50_ms": trivial.p50_ms, "p99_ms": trivial.p99_ms, "cpu_pct": trivial.cpu},
+            "top100_uncached": {"per_s": uncached.rps, "p50_ms": uncached.p50_ms, "p99_ms": uncached.p99_ms,
+                                "ratio_to_trivial": round(uncached.rps / trivial.rps.max(1.0), 3), "cpu_pct": uncached.cpu},
             "top100": {"per_s": top.rps, "p50_ms": top.p50_ms, "p99_ms": top.p99_ms, "errors": top.errors,
                        "ratio_to_trivial": round(read_ratio, 3), "cpu_pct": top.cpu},
         }));
@@ -487,6 +511,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
         redis_port,
         *worker_counts.last().unwrap_or(&1),
         "big",
+        250,
     );
     call(
         &client,

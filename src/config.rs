@@ -41,6 +41,8 @@ pub struct Settings {
     /// `OVATION_SESSION_KEY`: signs and encrypts session cookies (64+ characters; every
     /// instance needs the same). Unset, a random key per process: sessions end on restart.
     pub session_key: Option<String>,
+    /// `OVATION_READ_CACHE_MS`: how long a rendered top-N page is reused (0: off).
+    pub read_cache: Duration,
     /// `OVATION_COOKIE_SECURE`: mark cookies Secure (HTTPS only). Turn off only for local
     /// plain-HTTP use.
     pub cookie_secure: bool,
@@ -61,6 +63,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("admin_password", ""),
     ("session_key", ""),
     ("cookie_secure", "true"),
+    ("read_cache_ms", "250"),
 ];
 
 impl Settings {
@@ -162,6 +165,7 @@ impl Settings {
             "false" | "0" => false,
             other => bail!("{src}: {other:?} is not true or false"),
         };
+        let read_cache = Duration::from_millis(parse_number(get("read_cache_ms"), 0, 60_000)?);
         Ok(Self {
             bind,
             database_url,
@@ -176,6 +180,7 @@ impl Settings {
             admin_password: (!admin_password.is_empty()).then_some(admin_password),
             session_key: (!session_key.is_empty()).then_some(session_key),
             cookie_secure,
+            read_cache,
         })
     }
 }

@@ -14,6 +14,7 @@ use crate::api;
 use crate::config::Settings;
 use crate::domain::auth::hash_key;
 use crate::engine::config::{self, ConfigCache};
+use crate::engine::read_cache::ReadCache;
 use crate::engine::users;
 use crate::state::AppState;
 use crate::store::redis::RedisStore;
@@ -102,6 +103,7 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
             .context("failed to load configuration from the database")?,
     );
     Ok(AppState {
+        reads: Arc::new(ReadCache::new(settings.read_cache)),
         master_key_hash: settings.master_key.as_deref().map(hash_key),
         settings: Arc::new(settings),
         db,

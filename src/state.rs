@@ -6,6 +6,7 @@ use sea_orm::DatabaseConnection;
 
 use crate::config::Settings;
 use crate::engine::config::ConfigCache;
+use crate::engine::read_cache::ReadCache;
 use crate::store::redis::RedisStore;
 
 /// Shared by every worker; cloning is cheap.
@@ -19,6 +20,8 @@ pub struct AppState {
     pub redis: RedisStore,
     /// Boards, members and API keys in memory, kept fresh across instances.
     pub config: Arc<ConfigCache>,
+    /// Rendered top-N pages, reused for `OVATION_READ_CACHE_MS`.
+    pub reads: Arc<ReadCache>,
     /// SHA-256 of `OVATION_MASTER_KEY`, when one is set.
     pub master_key_hash: Option<String>,
 }

@@ -171,15 +171,27 @@ pub async fn get_top(
         query.at.as_deref(),
         query.view.as_deref(),
     )?;
-    let mut tops = leaderboard::tops(
-        &state.redis,
-        &[sel],
-        query.offset.unwrap_or(0),
-        query.limit.unwrap_or(100),
-    )
-    .await?;
-    let top = tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?;
-    Ok(HttpResponse::Ok().json(top))
+    let (offset, limit) = (query.offset.unwrap_or(0), query.limit.unwrap_or(100));
+    // The board id (not the slug) keys the cache, so a re-created board starts afresh.
+    let key = format!(
+        "top:{}:{}:{}:{}:{offset}:{limit}",
+        sel.board.board.id,
+        sel.bucket.period,
+        sel.bucket.label,
+        sel.view.as_str()
+    );
+    let body = state
+        .reads
+        .get_or_make(key, || async {
+            let mut tops = leaderboard::tops(&state.redis, &[sel], offset, limit).await?;
+            let top = tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?;
+            let json = serde_json::to_vec(&top).map_err(anyhow::Error::from)?;
+            Ok(json.into())
+        })
+        .await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body))
 }
 
 fn parse_member(raw: &str) -> Result<MemberId, ApiError> {

@@ -5,5 +5,6 @@ pub mod auth;
 pub mod config;
 pub mod leaderboard;
 pub mod limits;
+pub mod read_cache;
 pub mod users;
 pub mod votes;

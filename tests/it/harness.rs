@@ -160,6 +160,8 @@ pub struct Options {
     pub prefix: String,
     pub database: Option<std::sync::Arc<TestDatabase>>,
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Off by default, so a test reads its own writes at once.
+    pub read_cache: Duration,
 }
 
 impl Default for Options {
@@ -169,6 +171,7 @@ impl Default for Options {
             prefix: unique("t"),
             database: None,
             trusted_proxies: Vec::new(),
+            read_cache: Duration::ZERO,
         }
     }
 }
@@ -197,6 +200,7 @@ impl TestApp {
             admin_password: Some(ADMIN_PASSWORD.to_owned()),
             session_key: None,
             cookie_secure: false,
+            read_cache: opts.read_cache,
         };
         let app = Application::build(settings).await.expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());

@@ -227,3 +227,25 @@ async fn public_boards_read_without_a_key_and_private_ones_do_not() {
         json!({"period": "all", "bucket": "all", "resets_at": null})
     );
 }
+
+#[tokio::test]
+async fn top_pages_are_reused_for_the_read_cache_ttl_then_refreshed() {
+    let app = crate::harness::TestApp::spawn_with(crate::harness::Options {
+        read_cache: std::time::Duration::from_millis(300),
+        ..crate::harness::Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "cached", "title": "Cached"}))
+        .await;
+    app.members("cached", &["m1"]).await;
+    app.vote("cached", json!({"member": "m1"})).await;
+    let path = "/api/v1/boards/cached/top?period=all&view=real";
+    let (_, first) = app.get(path).await;
+    assert_eq!(first["entries"][0]["score"], 1);
+    app.vote("cached", json!({"member": "m1"})).await;
+    let (_, cached) = app.get(path).await;
+    assert_eq!(cached, first, "within the TTL the same page is served");
+    tokio::time::sleep(std::time::Duration::from_millis(350)).await;
+    let (_, fresh) = app.get(path).await;
+    assert_eq!(fresh["entries"][0]["score"], 2);
+}
