@@ -58,8 +58,8 @@ impl Drop for Proc {
     }
 }
 
-/// CPU seconds (user + system) a process has used so far.
-fn cpu_seconds(pid: u32) -> f64 {
+/// CPU seconds (user + system) of a process so far, and of its children it has waited for.
+fn cpu_times(pid: u32) -> (f64, f64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let fields: Vec<&str> = stat
         .rsplit_once(')')
@@ -70,8 +70,15 @@ fn cpu_seconds(pid: u32) -> f64 {
             .and_then(|f| f.parse::<f64>().ok())
             .unwrap_or(0.0)
     };
-    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name.
-    (ticks(11) + ticks(12)) / 100.0
+    // Fields 14 to 17 (utime, stime, cutime, cstime) follow the command name at 11 to 14.
+    (
+        (ticks(11) + ticks(12)) / 100.0,
+        (ticks(13) + ticks(14)) / 100.0,
+    )
+}
+
+fn cpu_seconds(pid: u32) -> f64 {
+    cpu_times(pid).0
 }
 
 /// CPU use of several processes over a phase, in % of one core.
@@ -162,11 +169,17 @@ fn wrk(url: &str, script: Option<&Path>, seconds: u64, pids: &[(&str, u32)]) -> 
         .stdout(Stdio::piped())
         .spawn()
         .expect("wrk is installed (make bench installs it)");
-    let mut all: Vec<(&str, u32)> = pids.to_vec();
-    all.push(("wrk", child.id()));
-    let meter = CpuMeter::start(&all);
+    // wrk is gone by the time its CPU could be read from /proc, so it is counted as a
+    // waited-for child of this process.
+    let children_before = cpu_times(std::process::id()).1;
+    let meter = CpuMeter::start(pids);
+    let started = Instant::now();
     let out = child.wait_with_output().unwrap();
-    let cpu = meter.stop();
+    let mut cpu = meter.stop();
+    let wrk_cpu = (cpu_times(std::process::id()).1 - children_before)
+        / started.elapsed().as_secs_f64()
+        * 100.0;
+    cpu["wrk"] = json!((wrk_cpu * 10.0).round() / 10.0);
     let text = String::from_utf8_lossy(&out.stdout);
     let line = |prefix: &str| {
         text.lines()
