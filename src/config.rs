@@ -41,7 +41,8 @@ pub struct Settings {
     /// `OVATION_SESSION_KEY`: signs and encrypts session cookies (64+ characters; every
     /// instance needs the same). Unset, a random key per process: sessions end on restart.
     pub session_key: Option<String>,
-    /// `OVATION_READ_CACHE_MS`: how long a rendered top-N page is reused (0: off).
+    /// `OVATION_READ_CACHE_MS`: how long a rendered top-N page or board description is
+    /// reused (0: off).
     pub read_cache: Duration,
     /// `OVATION_COOKIE_SECURE`: mark cookies Secure (HTTPS only). Turn off only for local
     /// plain-HTTP use.

@@ -146,7 +146,18 @@ pub async fn get_board(
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
-    Ok(HttpResponse::Ok().json(BoardResponse::of(&board)))
+    let key = format!("board:{}", board.board.id);
+    let body = state
+        .reads
+        .get_or_make(key, || async {
+            let json =
+                serde_json::to_vec(&BoardResponse::of(&board)).map_err(anyhow::Error::from)?;
+            Ok(json.into())
+        })
+        .await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body))
 }
 
 /// The ranking of a bucket, best first.

@@ -1,7 +1,8 @@
-//! A short-lived in-process cache of rendered reads (top-N pages), with single flight: a
-//! burst of identical requests makes one Redis call, and every one of them gets its
-//! answer. Entries live `OVATION_READ_CACHE_MS` (default 250 ms; 0 turns it off), so a
-//! live ranking is at most that stale.
+//! A short-lived in-process cache of rendered reads (top-N pages and board metadata),
+//! with single flight: a burst of identical requests makes one Redis call (or one
+//! rendering), and every one of them gets its answer. Entries live
+//! `OVATION_READ_CACHE_MS` (default 250 ms; 0 turns it off), so a live ranking or a
+//! board's settings are at most that stale.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -245,7 +245,17 @@ async fn top_pages_are_reused_for_the_read_cache_ttl_then_refreshed() {
     app.vote("cached", json!({"member": "m1"})).await;
     let (_, cached) = app.get(path).await;
     assert_eq!(cached, first, "within the TTL the same page is served");
+    let (_, board) = app.get("/api/v1/boards/cached").await;
+    app.patch("/api/v1/admin/boards/cached", json!({"title": "Renamed"}))
+        .await;
+    let (_, again) = app.get("/api/v1/boards/cached").await;
+    assert_eq!(
+        again["title"], board["title"],
+        "the board description is cached too"
+    );
     tokio::time::sleep(std::time::Duration::from_millis(350)).await;
     let (_, fresh) = app.get(path).await;
     assert_eq!(fresh["entries"][0]["score"], 2);
+    let (_, renamed) = app.get("/api/v1/boards/cached").await;
+    assert_eq!(renamed["title"], "Renamed");
 }
