@@ -10,7 +10,7 @@ use askama::Template;
 use chrono::{Duration, DurationRound, Utc};
 use serde::Deserialize;
 
-use super::{Chrome, html, is_htmx, see_other};
+use super::{Chrome, html, html_with, is_htmx, see_other};
 use crate::api::admin::boards::BoardRequest;
 use crate::domain::board::BoardSettings;
 use crate::domain::ids::BoardSlug;
@@ -212,9 +212,7 @@ impl BoardFormPage {
 
     /// The form again with the reason it was refused (422).
     fn refused(self) -> Result<HttpResponse, PageError> {
-        let mut response = html(&self)?;
-        *response.status_mut() = actix_web::http::StatusCode::UNPROCESSABLE_ENTITY;
-        Ok(response)
+        html_with(&self, actix_web::http::StatusCode::UNPROCESSABLE_ENTITY)
     }
 }
 

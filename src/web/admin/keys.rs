@@ -8,7 +8,7 @@ use actix_web::{HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 
-use super::{Chrome, html, see_other};
+use super::{Chrome, html, html_with, see_other};
 use crate::domain::auth::{Scope, parse_scopes};
 use crate::domain::ids::Channel;
 use crate::engine::admin as engine;
@@ -133,9 +133,7 @@ async fn create_key(
         ),
         Err(other) => return Err(other.into()),
     };
-    let mut response = html(&page)?;
-    *response.status_mut() = status;
-    Ok(response)
+    html_with(&page, status)
 }
 
 async fn revoke_key(

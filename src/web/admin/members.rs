@@ -10,7 +10,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::boards::board;
-use super::{Chrome, html, see_other};
+use super::{Chrome, html, html_with, see_other};
 use crate::api::admin::members::{MemberFields, merged, read_csv};
 use crate::domain::ids::MemberId;
 use crate::engine::admin as engine;
@@ -201,9 +201,7 @@ async fn save_member(
                 String::new(),
             )
             .await?;
-            let mut response = html(&page)?;
-            *response.status_mut() = actix_web::http::StatusCode::UNPROCESSABLE_ENTITY;
-            Ok(response)
+            html_with(&page, actix_web::http::StatusCode::UNPROCESSABLE_ENTITY)
         }
         Err(other) => Err(other.into()),
     }
@@ -316,9 +314,10 @@ async fn import_members(
             };
         }
     }
-    let mut response = html(&page)?;
-    if !page.errors.is_empty() {
-        *response.status_mut() = actix_web::http::StatusCode::UNPROCESSABLE_ENTITY;
-    }
-    Ok(response)
+    let status = if page.errors.is_empty() {
+        actix_web::http::StatusCode::OK
+    } else {
+        actix_web::http::StatusCode::UNPROCESSABLE_ENTITY
+    };
+    html_with(&page, status)
 }

@@ -61,6 +61,16 @@ pub fn html(page: &impl Template) -> Result<HttpResponse, PageError> {
         .body(page.render()?))
 }
 
+/// Renders a template with another status than 200 (a refused form is 422).
+pub fn html_with(
+    page: &impl Template,
+    status: actix_web::http::StatusCode,
+) -> Result<HttpResponse, PageError> {
+    let mut response = html(page)?;
+    *response.status_mut() = status;
+    Ok(response)
+}
+
 /// A 303 to `to` (after a form post without htmx); htmx follows it too.
 pub fn see_other(to: &str) -> HttpResponse {
     HttpResponse::SeeOther()
@@ -138,16 +148,16 @@ async fn login(
         Err(LoginRefusal::BadCredentials) => "Wrong user name or password.",
         Err(LoginRefusal::Throttled) => "Too many failed sign-ins; wait 15 minutes and try again.",
     };
-    let mut response = html(&LoginPage {
-        csrf: csrf_token(&session),
-        flash: None,
-        error: Some(error.to_owned()),
-    })?;
-    *response.status_mut() = match outcome {
+    let status = match outcome {
         Err(LoginRefusal::Throttled) => actix_web::http::StatusCode::TOO_MANY_REQUESTS,
         _ => actix_web::http::StatusCode::UNAUTHORIZED,
     };
-    Ok(response)
+    let page = LoginPage {
+        csrf: csrf_token(&session),
+        flash: None,
+        error: Some(error.to_owned()),
+    };
+    html_with(&page, status)
 }
 
 #[derive(Deserialize)]

@@ -9,7 +9,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::boards::board;
-use super::{Chrome, html, see_other};
+use super::{Chrome, html, html_with, see_other};
 use crate::domain::limit::{
     Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
@@ -184,15 +184,10 @@ fn answer(
                 config.board.slug
             )))
         }
-        Err(err @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => {
-            let mut response = html(&page(
-                Chrome::of(session, user),
-                config,
-                Some(err.to_string()),
-            ))?;
-            *response.status_mut() = actix_web::http::StatusCode::UNPROCESSABLE_ENTITY;
-            Ok(response)
-        }
+        Err(err @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => html_with(
+            &page(Chrome::of(session, user), config, Some(err.to_string())),
+            actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
+        ),
         Err(other) => Err(other.into()),
     }
 }
