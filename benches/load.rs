@@ -197,6 +197,18 @@ fn wrk(url: &str, script: Option<&Path>, seconds: u64, pids: &[(&str, u32)]) -> 
     }
 }
 
+/// CPU shares as a table cell: `redis 96 · server 64 · wrk 12` (% of one core).
+fn cpu_cell(cpu: &Value) -> String {
+    cpu.as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(name, pct)| format!("{name} {:.0}", pct.as_f64().unwrap_or(0.0)))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        })
+        .unwrap_or_default()
+}
+
 fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -485,23 +497,27 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
         let ceiling_rate = ceiling["scripts_per_s"].as_f64().unwrap_or(0.0);
         let vote_ratio = votes.rps / ceiling_rate.max(1.0);
         let read_ratio = top.rps / trivial.rps.max(1.0);
-        rows.push(format!("| {workers} | ceiling: vote.lua at Redis | {:.0} scripts/s | {:.2} | {:.2} | 1.00 | redis {} µs/call |", ceiling_rate, ceiling["p50_ms"].as_f64().unwrap_or(0.0), ceiling["p99_ms"].as_f64().unwrap_or(0.0), ceiling_usec));
-        rows.push(format!("| {workers} | votes over HTTP | {:.0} votes/s | {:.2} | {:.2} | {:.2} | redis {} µs/call, {} errors |", votes.rps, votes.p50_ms, votes.p99_ms, vote_ratio, http_usec, votes.errors));
+        rows.push(format!("| {workers} | ceiling: vote.lua at Redis | {:.0} scripts/s | {:.2} | {:.2} | 1.00 | redis {} µs/call | {} |", ceiling_rate, ceiling["p50_ms"].as_f64().unwrap_or(0.0), ceiling["p99_ms"].as_f64().unwrap_or(0.0), ceiling_usec, cpu_cell(&ceiling["cpu_pct"])));
+        rows.push(format!("| {workers} | votes over HTTP | {:.0} votes/s | {:.2} | {:.2} | {:.2} | redis {} µs/call, {} errors | {} |", votes.rps, votes.p50_ms, votes.p99_ms, vote_ratio, http_usec, votes.errors, cpu_cell(&votes.cpu)));
         rows.push(format!(
-            "| {workers} | trivial /healthz | {:.0} req/s | {:.2} | {:.2} | 1.00 | |",
-            trivial.rps, trivial.p50_ms, trivial.p99_ms
+            "| {workers} | trivial /healthz | {:.0} req/s | {:.2} | {:.2} | 1.00 | | {} |",
+            trivial.rps,
+            trivial.p50_ms,
+            trivial.p99_ms,
+            cpu_cell(&trivial.cpu)
         ));
         rows.push(format!(
-            "| {workers} | top 100 (day), read cache 250 ms | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors |",
-            top.rps, top.p50_ms, top.p99_ms, read_ratio, top.errors
+            "| {workers} | top 100 (day), read cache 250 ms | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors | {} |",
+            top.rps, top.p50_ms, top.p99_ms, read_ratio, top.errors, cpu_cell(&top.cpu)
         ));
         rows.push(format!(
-            "| {workers} | top 100 (day), read cache off | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors |",
+            "| {workers} | top 100 (day), read cache off | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors | {} |",
             uncached.rps,
             uncached.p50_ms,
             uncached.p99_ms,
             uncached.rps / trivial.rps.max(1.0),
-            uncached.errors
+            uncached.errors,
+            cpu_cell(&uncached.cpu)
         ));
         runs.push(json!({
             "workers": workers,
@@ -578,9 +594,9 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
         seconds,
         &[("redis", redis_pid), ("server", server.pid)],
     );
-    rows.push(format!("| {} | member rank, 1,000,000-member board | {:.0} reads/s | {:.2} | {:.2} | | {} errors |", worker_counts.last().unwrap_or(&1), member_reads.rps, member_reads.p50_ms, member_reads.p99_ms, member_reads.errors));
+    rows.push(format!("| {} | member rank, 1,000,000-member board | {:.0} reads/s | {:.2} | {:.2} | | {} errors | {} |", worker_counts.last().unwrap_or(&1), member_reads.rps, member_reads.p50_ms, member_reads.p99_ms, member_reads.errors, cpu_cell(&member_reads.cpu)));
     rows.push(format!(
-        "| | memory per member per bucket | {:.1} B | | | {:.2} × bare ZADD ({:.1} B) | |",
+        "| | memory per member per bucket | {:.1} B | | | {:.2} × bare ZADD ({:.1} B) | | |",
         ours / 1e6,
         ours / bare.max(1.0),
         bare / 1e6
@@ -600,8 +616,8 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
     println!(
         "\n## Ovation benchmark, {date}, {cores} cores (load generator, server and Redis share them)\n"
     );
-    println!("| workers | what | rate | p50 ms | p99 ms | ratio | notes |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| workers | what | rate | p50 ms | p99 ms | ratio | notes | CPU, % of one core |");
+    println!("|---|---|---|---|---|---|---|---|");
     for row in rows {
         println!("{row}");
     }
