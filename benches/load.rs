@@ -5,6 +5,7 @@
 //! 1. Ceiling: the project's own `vote.lua`, called straight at Redis over 64
 //!    connections with exactly the keys and arguments the server would send (random
 //!    voters 1..100,000, members m1..m200, fresh idempotency keys).
+//!    For reference, `redis-benchmark` replays one captured call the same way.
 //! 2. Votes over HTTP with wrk (same shape), as a ratio of (1).
 //! 3. Top-100 reads against the trivial `/healthz`.
 //! 4. Member rank reads on a 1,000,000-member open board.
@@ -232,6 +233,114 @@ fn random_vote(rng: &mut impl Rng, n: u64) -> Vote {
         ip: None,
         skip_limits: false,
     }
+}
+
+/// Reads the arguments of a `redis-cli MONITOR` line: `… [0 addr] "EVALSHA" "sha" …`.
+fn monitor_args(line: &str) -> Vec<String> {
+    let rest = line.split_once("] ").map_or("", |(_, r)| r);
+    let mut args = Vec::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut arg = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => break,
+                '\\' => match chars.next() {
+                    Some('x') => {
+                        let hex: String = chars.by_ref().take(2).collect();
+                        arg.push(u8::from_str_radix(&hex, 16).unwrap_or(b'?') as char);
+                    }
+                    Some('n') => arg.push('\n'),
+                    Some(other) => arg.push(other),
+                    None => {}
+                },
+                other => arg.push(other),
+            }
+        }
+        args.push(arg);
+    }
+    args
+}
+
+/// The ceiling as `redis-benchmark` measures it: one vote's EVALSHA, captured from the
+/// server with MONITOR, replayed over 64 connections with a random voter and a fresh
+/// idempotency key each time (`__rand_int__`). It has one random range for every
+/// placeholder, so the member stays the captured one; the generator above varies it.
+async fn redis_benchmark_ceiling(
+    client: &reqwest::Client,
+    base: &str,
+    redis_port: u16,
+    requests: u64,
+) -> Value {
+    let mut monitor = Command::new("redis-cli")
+        .args(["-p", &redis_port.to_string(), "MONITOR"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = monitor.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find(|l| l.contains("\"EVALSHA\""))
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    call(client, base, reqwest::Method::POST, "/api/v1/boards/bench/votes",
+        json!({"member": "m7", "voter": "captured", "channel": "app", "terminal": "ios", "idempotency_key": "captured"})).await;
+    let line = reader
+        .join()
+        .unwrap()
+        .expect("MONITOR saw the vote's EVALSHA");
+    let _ = monitor.kill();
+    let _ = monitor.wait();
+    let mut args = monitor_args(&line);
+    // args: EVALSHA sha numkeys keys… argv…; argv[4] is the voter.
+    let keys: usize = args[2].parse().unwrap();
+    args[3] = args[3].replace("idem:captured", "idem:__rand_int__");
+    args[3 + keys + 4] = "u__rand_int__".to_owned();
+    let out = Command::new("redis-benchmark")
+        .args([
+            "-p",
+            &redis_port.to_string(),
+            "-c",
+            &CONNECTIONS.to_string(),
+            "-n",
+            &requests.to_string(),
+            "-r",
+            "100000000",
+        ])
+        .args(&args)
+        .output()
+        .expect("redis-benchmark is installed with redis-server");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rps = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("throughput summary: "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    // The line after the "avg min p50 p95 p99 max" header.
+    let lines: Vec<&str> = text.lines().collect();
+    let summary = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("avg"))
+        .and_then(|i| lines.get(i + 1))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|n| n.parse::<f64>().ok())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    json!({
+        "scripts_per_s": rps,
+        "p50_ms": summary.get(2).copied().unwrap_or(0.0),
+        "p99_ms": summary.get(4).copied().unwrap_or(0.0),
+        "redis_usec_per_call": evalsha_usec(redis_port),
+    })
 }
 
 /// The ceiling: vote.lua straight at Redis, 64 connections, one call in flight each.
@@ -462,6 +571,11 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
         redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
         let ceiling = ceiling(&server.settings, seconds, redis_pid).await;
         let ceiling_usec = evalsha_usec(redis_port);
+        redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+        let requests =
+            (ceiling["scripts_per_s"].as_f64().unwrap_or(1000.0) * seconds as f64) as u64;
+        let benchmark =
+            redis_benchmark_ceiling(&client, &server.base, redis_port, requests.max(1000)).await;
 
         redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
         let votes = wrk(
@@ -498,6 +612,14 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
         let vote_ratio = votes.rps / ceiling_rate.max(1.0);
         let read_ratio = top.rps / trivial.rps.max(1.0);
         rows.push(format!("| {workers} | ceiling: vote.lua at Redis | {:.0} scripts/s | {:.2} | {:.2} | 1.00 | redis {} µs/call | {} |", ceiling_rate, ceiling["p50_ms"].as_f64().unwrap_or(0.0), ceiling["p99_ms"].as_f64().unwrap_or(0.0), ceiling_usec, cpu_cell(&ceiling["cpu_pct"])));
+        rows.push(format!(
+            "| {workers} | ceiling by redis-benchmark (one member) | {:.0} scripts/s | {:.2} | {:.2} | {:.2} | redis {} µs/call | |",
+            benchmark["scripts_per_s"].as_f64().unwrap_or(0.0),
+            benchmark["p50_ms"].as_f64().unwrap_or(0.0),
+            benchmark["p99_ms"].as_f64().unwrap_or(0.0),
+            benchmark["scripts_per_s"].as_f64().unwrap_or(0.0) / ceiling_rate.max(1.0),
+            benchmark["redis_usec_per_call"]
+        ));
         rows.push(format!("| {workers} | votes over HTTP | {:.0} votes/s | {:.2} | {:.2} | {:.2} | redis {} µs/call, {} errors | {} |", votes.rps, votes.p50_ms, votes.p99_ms, vote_ratio, http_usec, votes.errors, cpu_cell(&votes.cpu)));
         rows.push(format!(
             "| {workers} | trivial /healthz | {:.0} req/s | {:.2} | {:.2} | 1.00 | | {} |",
@@ -523,6 +645,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
             "workers": workers,
             "ceiling": ceiling,
             "ceiling_redis_usec_per_call": ceiling_usec,
+            "redis_benchmark_ceiling": benchmark,
             "votes": {"per_s": votes.rps, "p50_ms": votes.p50_ms, "p99_ms": votes.p99_ms, "errors": votes.errors,
                       "ratio_to_ceiling": round(vote_ratio, 3), "redis_usec_per_call": http_usec, "cpu_pct": votes.cpu},
             "trivial": {"per_s": trivial.rps, "p50_ms": trivial.p50_ms, "p99_ms": trivial.p99_ms, "cpu_pct": trivial.cpu},
