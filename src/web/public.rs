@@ -276,12 +276,13 @@ async fn cast_vote(
     .await?
     .pop()
     .ok_or_else(|| anyhow::anyhow!("no vote result"))?;
-    let notice = match &result {
+    let notice = match result {
         Ok(_) => ("Thanks, your vote counts.".to_owned(), false),
-        Err(err @ ApiError::StoreUnavailable(_)) | Err(err @ ApiError::Internal(_)) => {
-            return Err(PageError::from(ApiError::from(anyhow::anyhow!("{err}"))));
+        // Our failures keep their own page (503, 500); the visitor's are shown inline.
+        Err(err @ (ApiError::StoreUnavailable(_) | ApiError::Internal(_))) => {
+            return Err(err.into());
         }
-        Err(err) => (refusal_text(err, &config), true),
+        Err(err) => (refusal_text(&err, &config), true),
     };
     if is_htmx(&req) {
         let page = page(
