@@ -51,7 +51,7 @@ pub async fn set_password(
     username: &str,
     password_hash: &str,
 ) -> Result<bool, SqlError> {
-    let exists = password_hash_exists(db, username).await?;
+    let exists = self::password_hash(db, username).await?.is_some();
     if exists {
         admin_user::Entity::update_many()
             .col_expr(
@@ -67,8 +67,4 @@ pub async fn set_password(
             .await?;
     }
     Ok(exists)
-}
-
-async fn password_hash_exists(db: &impl ConnectionTrait, username: &str) -> Result<bool, SqlError> {
-    Ok(password_hash(db, username).await?.is_some())
 }
