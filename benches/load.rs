@@ -11,8 +11,14 @@
 //! 4. Member rank reads on a 1,000,000-member open board.
 //! 5. Redis bytes per member per bucket against a bare ZADD of the same members.
 //!
+//! Before those, `redis-benchmark` over one connection gives Redis's time per vote with
+//! nothing else running. Phases 1 to 3 run `BENCH_REPEATS` times in turn (default 3) and
+//! the table shows medians: on a shared VM the host's steal time moves every figure, so
+//! each phase also records it.
+//!
 //! Prints a markdown table and writes JSON to `bench/results/`. Settings:
-//! `BENCH_SECONDS` (default 10 per phase), `BENCH_WORKERS` (default "1,2").
+//! `BENCH_SECONDS` (default 10 per phase), `BENCH_WORKERS` (default "1,2"),
+//! `BENCH_REPEATS` (default 3).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
 
@@ -82,10 +88,23 @@ fn cpu_seconds(pid: u32) -> f64 {
     cpu_times(pid).0
 }
 
-/// CPU use of several processes over a phase, in % of one core.
+/// CPU time the hypervisor gave to other guests (steal), summed over cores, in seconds.
+fn steal_seconds() -> f64 {
+    std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|stat| {
+            let line = stat.lines().next()?.to_owned();
+            // cpu user nice system idle iowait irq softirq steal …
+            line.split_whitespace().nth(8)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |ticks| ticks / 100.0)
+}
+
+/// CPU use of several processes over a phase, and the host's steal, in % of one core.
 struct CpuMeter {
     pids: Vec<(String, u32)>,
     start: Vec<f64>,
+    steal: f64,
     at: Instant,
 }
 
@@ -94,6 +113,7 @@ impl CpuMeter {
         Self {
             pids: pids.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
             start: pids.iter().map(|(_, p)| cpu_seconds(*p)).collect(),
+            steal: steal_seconds(),
             at: Instant::now(),
         }
     }
@@ -105,6 +125,8 @@ impl CpuMeter {
             let pct = (cpu_seconds(*pid) - start) / wall * 100.0;
             out.insert(name.clone(), json!((pct * 10.0).round() / 10.0));
         }
+        let steal = (steal_seconds() - self.steal) / wall * 100.0;
+        out.insert("steal".into(), json!((steal * 10.0).round() / 10.0));
         Value::Object(out)
     }
 }
@@ -136,6 +158,73 @@ struct WrkResult {
     p99_ms: f64,
     errors: u64,
     cpu: Value,
+}
+
+impl WrkResult {
+    /// The run as JSON, with the server's CPU per request and any `extra` figures.
+    fn json(&self, extra: &[(&str, f64)]) -> Value {
+        let server_pct = self.cpu["server"].as_f64().unwrap_or(0.0);
+        let mut out = json!({
+            "per_s": self.rps, "p50_ms": self.p50_ms, "p99_ms": self.p99_ms,
+            "errors": self.errors, "cpu_pct": self.cpu,
+            "server_cpu_us_per_request": round(server_pct * 1e4 / self.rps.max(1.0), 1),
+        });
+        for (name, value) in extra {
+            out[*name] = json!(round(*value, 3));
+        }
+        out
+    }
+}
+
+/// The median of the figure at `path` (a JSON pointer) over the repeats.
+fn median(reps: &[Value], path: &str) -> f64 {
+    let mut values: Vec<f64> = reps
+        .iter()
+        .filter_map(|r| r.pointer(path)?.as_f64())
+        .collect();
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// The lowest and highest of the figure at `path` over the repeats: `0.91–1.02`.
+fn spread(reps: &[Value], path: &str) -> String {
+    let values: Vec<f64> = reps
+        .iter()
+        .filter_map(|r| r.pointer(path)?.as_f64())
+        .collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{}–{}", fmt2(lo), fmt2(hi))
+}
+
+fn fmt2(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+/// The median CPU share of each process (and steal) over the repeats, as a table cell.
+fn median_cpu(reps: &[Value], path: &str) -> String {
+    let Some(names) = reps
+        .first()
+        .and_then(|r| r.pointer(path)?.as_object().cloned())
+    else {
+        return String::new();
+    };
+    let medians: serde_json::Map<String, Value> = names
+        .keys()
+        .map(|name| {
+            let m = median(reps, &format!("{path}/{name}"));
+            (name.clone(), json!(m))
+        })
+        .collect();
+    cpu_cell(&Value::Object(medians))
+}
+
+fn top_url(base: &str) -> String {
+    format!("{base}/api/v1/boards/bench/top?period=day&limit=100")
 }
 
 fn millis(text: &str) -> f64 {
@@ -266,13 +355,14 @@ fn monitor_args(line: &str) -> Vec<String> {
 }
 
 /// The ceiling as `redis-benchmark` measures it: one vote's EVALSHA, captured from the
-/// server with MONITOR, replayed over 64 connections with a random voter and a fresh
+/// server with MONITOR, replayed over `connections` connections with a random voter and a fresh
 /// idempotency key each time (`__rand_int__`). It has one random range for every
 /// placeholder, so the member stays the captured one; the generator above varies it.
 async fn redis_benchmark_ceiling(
     client: &reqwest::Client,
     base: &str,
     redis_port: u16,
+    connections: usize,
     requests: u64,
 ) -> Value {
     let mut monitor = Command::new("redis-cli")
@@ -289,8 +379,9 @@ async fn redis_benchmark_ceiling(
             .find(|l| l.contains("\"EVALSHA\""))
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
+    let tag = format!("captured{}", rand::random::<u32>());
     call(client, base, reqwest::Method::POST, "/api/v1/boards/bench/votes",
-        json!({"member": "m7", "voter": "captured", "channel": "app", "terminal": "ios", "idempotency_key": "captured"})).await;
+        json!({"member": "m7", "voter": "captured", "channel": "app", "terminal": "ios", "idempotency_key": tag})).await;
     let line = reader
         .join()
         .unwrap()
@@ -300,14 +391,14 @@ async fn redis_benchmark_ceiling(
     let mut args = monitor_args(&line);
     // args: EVALSHA sha numkeys keys… argv…; argv[4] is the voter.
     let keys: usize = args[2].parse().unwrap();
-    args[3] = args[3].replace("idem:captured", "idem:__rand_int__");
+    args[3] = args[3].replace(&format!("idem:{tag}"), "idem:__rand_int__");
     args[3 + keys + 4] = "u__rand_int__".to_owned();
     let out = Command::new("redis-benchmark")
         .args([
             "-p",
             &redis_port.to_string(),
             "-c",
-            &CONNECTIONS.to_string(),
+            &connections.to_string(),
             "-n",
             &requests.to_string(),
             "-r",
@@ -405,6 +496,11 @@ fn main() {
         .split(',')
         .filter_map(|w| w.trim().parse().ok())
         .collect();
+    let repeats: usize = std::env::var("BENCH_REPEATS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let server_bin = root.join("target/release/ovation");
     assert!(
         server_bin.exists(),
@@ -414,7 +510,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(run(&root, &server_bin, seconds, &worker_counts));
+    runtime.block_on(run(&root, &server_bin, seconds, repeats, &worker_counts));
 }
 
 async fn call(
@@ -535,7 +631,7 @@ fn round(x: f64, digits: i32) -> f64 {
     (x * f).round() / f
 }
 
-async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
+async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_counts: &[usize]) {
     let redis_port = free_port();
     let redis = Command::new("redis-server")
         .args([
@@ -568,91 +664,124 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
         set_up_board(&client, &server.base).await;
         let pids = [("redis", redis_pid), ("server", server.pid)];
 
+        // Redis time per vote with nothing else running: one connection, one call at a time.
         redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
-        let ceiling = ceiling(&server.settings, seconds, redis_pid).await;
-        let ceiling_usec = evalsha_usec(redis_port);
-        redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
-        let requests =
-            (ceiling["scripts_per_s"].as_f64().unwrap_or(1000.0) * seconds as f64) as u64;
-        let benchmark =
-            redis_benchmark_ceiling(&client, &server.base, redis_port, requests.max(1000)).await;
+        let quiet = redis_benchmark_ceiling(&client, &server.base, redis_port, 1, 5_000).await;
 
-        redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
-        let votes = wrk(
-            &format!("{}/api/v1/boards/bench/votes", server.base),
-            Some(&root.join("bench/vote.lua")),
-            seconds,
-            &pids,
-        );
-        let http_usec = evalsha_usec(redis_port);
-        let trivial = wrk(&format!("{}/healthz", server.base), None, seconds, &pids);
-        let top = wrk(
-            &format!(
-                "{}/api/v1/boards/bench/top?period=day&limit=100",
-                server.base
-            ),
-            None,
-            seconds,
-            &pids,
-        );
+        // The host's steal time moves every figure between phases, so the phases run
+        // `repeats` times in turn and the table shows medians; ratios are paired within
+        // one repeat before the median is taken.
+        let mut reps = Vec::new();
+        for _ in 0..repeats {
+            redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+            let ceiling = ceiling(&server.settings, seconds, redis_pid).await;
+            let ceiling_usec = evalsha_usec(redis_port);
+            redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+            let requests =
+                (ceiling["scripts_per_s"].as_f64().unwrap_or(1000.0) * seconds as f64) as u64;
+            let benchmark = redis_benchmark_ceiling(
+                &client,
+                &server.base,
+                redis_port,
+                CONNECTIONS,
+                requests.max(1000),
+            )
+            .await;
+            redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+            let votes = wrk(
+                &format!("{}/api/v1/boards/bench/votes", server.base),
+                Some(&root.join("bench/vote.lua")),
+                seconds,
+                &pids,
+            );
+            let http_usec = evalsha_usec(redis_port);
+            let trivial = wrk(&format!("{}/healthz", server.base), None, seconds, &pids);
+            let top = wrk(&top_url(&server.base), None, seconds, &pids);
+            let ceiling_rate = ceiling["scripts_per_s"].as_f64().unwrap_or(0.0);
+            let bench_rate = benchmark["scripts_per_s"].as_f64().unwrap_or(0.0);
+            reps.push(json!({
+                "ceiling": ceiling,
+                "ceiling_redis_usec_per_call": ceiling_usec,
+                "redis_benchmark_ceiling": benchmark,
+                "votes": votes.json(&[("ratio_to_ceiling", votes.rps / ceiling_rate.max(1.0)),
+                                     ("ratio_to_redis_benchmark", votes.rps / bench_rate.max(1.0)),
+                                     ("redis_usec_per_call", http_usec)]),
+                "trivial": trivial.json(&[]),
+                "top100": top.json(&[("ratio_to_trivial", top.rps / trivial.rps.max(1.0))]),
+            }));
+        }
 
         // The same top-100 reads with the read cache off, on a second server.
         let uncached_server = start_server(bin, db_dir.path(), redis_port, workers, &prefix, 0);
         let uncached = wrk(
-            &format!(
-                "{}/api/v1/boards/bench/top?period=day&limit=100",
-                uncached_server.base
-            ),
+            &top_url(&uncached_server.base),
             None,
             seconds,
             &[("redis", redis_pid), ("server", uncached_server.pid)],
         );
         drop(uncached_server);
-        let ceiling_rate = ceiling["scripts_per_s"].as_f64().unwrap_or(0.0);
-        let vote_ratio = votes.rps / ceiling_rate.max(1.0);
-        let read_ratio = top.rps / trivial.rps.max(1.0);
-        rows.push(format!("| {workers} | ceiling: vote.lua at Redis | {:.0} scripts/s | {:.2} | {:.2} | 1.00 | redis {} µs/call | {} |", ceiling_rate, ceiling["p50_ms"].as_f64().unwrap_or(0.0), ceiling["p99_ms"].as_f64().unwrap_or(0.0), ceiling_usec, cpu_cell(&ceiling["cpu_pct"])));
+
+        let med = |path: &str| median(&reps, path);
+        let trivial_rps = med("/trivial/per_s");
         rows.push(format!(
-            "| {workers} | ceiling by redis-benchmark (one member) | {:.0} scripts/s | {:.2} | {:.2} | {:.2} | redis {} µs/call | |",
-            benchmark["scripts_per_s"].as_f64().unwrap_or(0.0),
-            benchmark["p50_ms"].as_f64().unwrap_or(0.0),
-            benchmark["p99_ms"].as_f64().unwrap_or(0.0),
-            benchmark["scripts_per_s"].as_f64().unwrap_or(0.0) / ceiling_rate.max(1.0),
-            benchmark["redis_usec_per_call"]
-        ));
-        rows.push(format!("| {workers} | votes over HTTP | {:.0} votes/s | {:.2} | {:.2} | {:.2} | redis {} µs/call, {} errors | {} |", votes.rps, votes.p50_ms, votes.p99_ms, vote_ratio, http_usec, votes.errors, cpu_cell(&votes.cpu)));
-        rows.push(format!(
-            "| {workers} | trivial /healthz | {:.0} req/s | {:.2} | {:.2} | 1.00 | | {} |",
-            trivial.rps,
-            trivial.p50_ms,
-            trivial.p99_ms,
-            cpu_cell(&trivial.cpu)
+            "| {workers} | Redis alone: vote.lua, 1 connection | {:.0} scripts/s | {:.2} | | | redis {:.1} µs/call | |",
+            quiet["scripts_per_s"].as_f64().unwrap_or(0.0),
+            quiet["p50_ms"].as_f64().unwrap_or(0.0),
+            quiet["redis_usec_per_call"].as_f64().unwrap_or(0.0),
         ));
         rows.push(format!(
-            "| {workers} | top 100 (day), read cache 250 ms | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors | {} |",
-            top.rps, top.p50_ms, top.p99_ms, read_ratio, top.errors, cpu_cell(&top.cpu)
+            "| {workers} | ceiling: vote.lua at Redis, own generator | {:.0} scripts/s | {:.2} | {:.2} | 1.00 | redis {:.1} µs/call | {} |",
+            med("/ceiling/scripts_per_s"), med("/ceiling/p50_ms"), med("/ceiling/p99_ms"),
+            med("/ceiling_redis_usec_per_call"), median_cpu(&reps, "/ceiling/cpu_pct")
+        ));
+        rows.push(format!(
+            "| {workers} | ceiling: redis-benchmark (one member) | {:.0} scripts/s | {:.2} | {:.2} | | redis {:.1} µs/call | |",
+            med("/redis_benchmark_ceiling/scripts_per_s"), med("/redis_benchmark_ceiling/p50_ms"),
+            med("/redis_benchmark_ceiling/p99_ms"), med("/redis_benchmark_ceiling/redis_usec_per_call")
+        ));
+        rows.push(format!(
+            "| {workers} | votes over HTTP | {:.0} votes/s | {:.2} | {:.2} | {:.2} ({} of redis-benchmark; repeats {}) | redis {:.1} µs/call; server {:.0} µs CPU/vote | {} |",
+            med("/votes/per_s"), med("/votes/p50_ms"), med("/votes/p99_ms"),
+            med("/votes/ratio_to_ceiling"), fmt2(med("/votes/ratio_to_redis_benchmark")),
+            spread(&reps, "/votes/ratio_to_ceiling"),
+            med("/votes/redis_usec_per_call"), med("/votes/server_cpu_us_per_request"),
+            median_cpu(&reps, "/votes/cpu_pct")
+        ));
+        rows.push(format!(
+            "| {workers} | trivial /healthz | {trivial_rps:.0} req/s | {:.2} | {:.2} | 1.00 | server {:.0} µs CPU/request | {} |",
+            med("/trivial/p50_ms"), med("/trivial/p99_ms"),
+            med("/trivial/server_cpu_us_per_request"), median_cpu(&reps, "/trivial/cpu_pct")
+        ));
+        rows.push(format!(
+            "| {workers} | top 100 (day), read cache 250 ms | {:.0} reads/s | {:.2} | {:.2} | {:.2} (repeats {}) | server {:.0} µs CPU/read | {} |",
+            med("/top100/per_s"), med("/top100/p50_ms"), med("/top100/p99_ms"),
+            med("/top100/ratio_to_trivial"), spread(&reps, "/top100/ratio_to_trivial"),
+            med("/top100/server_cpu_us_per_request"), median_cpu(&reps, "/top100/cpu_pct")
         ));
         rows.push(format!(
             "| {workers} | top 100 (day), read cache off | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors | {} |",
             uncached.rps,
             uncached.p50_ms,
             uncached.p99_ms,
-            uncached.rps / trivial.rps.max(1.0),
+            uncached.rps / trivial_rps.max(1.0),
             uncached.errors,
             cpu_cell(&uncached.cpu)
         ));
         runs.push(json!({
             "workers": workers,
-            "ceiling": ceiling,
-            "ceiling_redis_usec_per_call": ceiling_usec,
-            "redis_benchmark_ceiling": benchmark,
-            "votes": {"per_s": votes.rps, "p50_ms": votes.p50_ms, "p99_ms": votes.p99_ms, "errors": votes.errors,
-                      "ratio_to_ceiling": round(vote_ratio, 3), "redis_usec_per_call": http_usec, "cpu_pct": votes.cpu},
-            "trivial": {"per_s": trivial.rps, "p50_ms": trivial.p50_ms, "p99_ms": trivial.p99_ms, "cpu_pct": trivial.cpu},
-            "top100_uncached": {"per_s": uncached.rps, "p50_ms": uncached.p50_ms, "p99_ms": uncached.p99_ms,
-                                "ratio_to_trivial": round(uncached.rps / trivial.rps.max(1.0), 3), "cpu_pct": uncached.cpu},
-            "top100": {"per_s": top.rps, "p50_ms": top.p50_ms, "p99_ms": top.p99_ms, "errors": top.errors,
-                       "ratio_to_trivial": round(read_ratio, 3), "cpu_pct": top.cpu},
+            "redis_alone_one_connection": quiet,
+            "repeats": reps,
+            "medians": {
+                "ceiling_scripts_per_s": med("/ceiling/scripts_per_s"),
+                "redis_benchmark_scripts_per_s": med("/redis_benchmark_ceiling/scripts_per_s"),
+                "votes_per_s": med("/votes/per_s"),
+                "votes_p99_ms": med("/votes/p99_ms"),
+                "votes_ratio_to_ceiling": round(med("/votes/ratio_to_ceiling"), 3),
+                "votes_ratio_to_redis_benchmark": round(med("/votes/ratio_to_redis_benchmark"), 3),
+                "votes_redis_usec_per_call": med("/votes/redis_usec_per_call"),
+                "top100_ratio_to_trivial": round(med("/top100/ratio_to_trivial"), 3),
+            },
+            "top100_uncached": uncached.json(&[("ratio_to_trivial", uncached.rps / trivial_rps.max(1.0))]),
         }));
     }
 
@@ -731,13 +860,18 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
         "machine": {"cores": cores, "note": "load generator, server and Redis share these cores"},
         "seconds_per_phase": seconds,
         "connections": CONNECTIONS,
+        "repeats": repeats,
         "runs": runs,
-        "member_reads": {"per_s": member_reads.rps, "p50_ms": member_reads.p50_ms, "p99_ms": member_reads.p99_ms, "errors": member_reads.errors, "cpu_pct": member_reads.cpu},
+        "member_reads": member_reads.json(&[]),
         "memory": {"members": 1_000_000, "bytes_per_member": round(ours / 1e6, 1), "bare_zadd_bytes_per_member": round(bare / 1e6, 1),
                    "ratio": round(ours / bare.max(1.0), 3), "load_seconds": round(load_s, 1)},
     });
     println!(
         "\n## Ovation benchmark, {date}, {cores} cores (load generator, server and Redis share them)\n"
+    );
+    println!(
+        "{seconds} s phases, {CONNECTIONS} connections, medians of {repeats} repeats; \
+         `steal` is CPU the host gave to other guests.\n"
     );
     println!("| workers | what | rate | p50 ms | p99 ms | ratio | notes | CPU, % of one core |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -749,5 +883,5 @@ async fn run(root: &Path, bin: &Path, seconds: u64, worker_counts: &[usize]) {
     let file = dir.join(format!("{date}-{cores}cores.json"));
     std::fs::write(&file, serde_json::to_string_pretty(&report).unwrap()).unwrap();
     println!("\nJSON: {}", file.display());
-    println!("CPU (% of one core) per phase is in the JSON.");
+    println!("Every repeat, with CPU (% of one core) per phase, is in the JSON.");
 }

@@ -4,6 +4,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of glibc malloc: the vote path allocates many small strings (key
+/// names, arguments, JSON), and glibc's allocator took about a fifth of the server's CPU.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     match ovation::cli::run(ovation::cli::Cli::parse()).await {

@@ -19,6 +19,7 @@ use crate::engine::users;
 use crate::state::AppState;
 use crate::store::redis::RedisStore;
 use crate::store::sql;
+use crate::telemetry::RequestSpan;
 use crate::web as pages;
 
 /// A bound, ready-to-run server.
@@ -64,12 +65,15 @@ impl Application {
         let data = web::Data::new(state);
         let server = HttpServer::new(move || {
             App::new()
-                .wrap(TracingLogger::default())
+                .wrap(TracingLogger::<RequestSpan>::new())
                 .app_data(data.clone())
                 .configure(api::routes)
                 .configure(|cfg| pages::routes(cfg, session_key.clone(), secure_cookies))
         })
         .workers(workers)
+        // Answers go out as soon as they are written: with Nagle's algorithm a client
+        // reusing its connection can wait on a delayed ACK.
+        .tcp_nodelay(true)
         .listen(listener)?
         .run();
         tracing::info!(port, workers, "ovation listening");

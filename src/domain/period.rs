@@ -112,21 +112,24 @@ impl Bucket {
                 let top = date.and_time(NaiveTime::MIN) + Duration::hours(i64::from(naive.hour()));
                 let start = Utc
                     .from_utc_datetime(&(top - Duration::seconds(offset.local_minus_utc().into())));
-                let mut label = top.format("%Y-%m-%dT%H").to_string();
+                let mut label = format!("{}T{:02}", day_label(date), naive.hour());
                 if matches!(tz.from_local_datetime(&top), LocalResult::Ambiguous(..)) {
                     label.push_str(&offset.to_string());
                 }
                 (label, start, start + Duration::hours(1))
             }
             Period::Day => (
-                date.format("%Y-%m-%d").to_string(),
+                day_label(date),
                 day_start(tz, date),
                 day_start(tz, next_day(date)),
             ),
             Period::Week => {
                 let monday = date.week(Weekday::Mon).first_day();
                 (
-                    date.format("%G-W%V").to_string(),
+                    {
+                        let week = date.iso_week();
+                        format!("{:04}-W{:02}", week.year(), week.week())
+                    },
                     day_start(tz, monday),
                     day_start(tz, monday + Days::new(7)),
                 )
@@ -134,7 +137,7 @@ impl Bucket {
             Period::Month => {
                 let first = date.with_day(1).unwrap_or(date);
                 (
-                    date.format("%Y-%m").to_string(),
+                    format!("{:04}-{:02}", date.year(), date.month()),
                     day_start(tz, first),
                     day_start(tz, first + Months::new(1)),
                 )
@@ -341,6 +344,12 @@ pub fn parse_timezone(raw: &str) -> Result<Tz, Invalid> {
 
 fn next_day(date: NaiveDate) -> NaiveDate {
     date.succ_opt().unwrap_or(date)
+}
+
+/// `2019-03-17`, written directly: chrono's `format` parses its pattern on every call, and
+/// labels are made several times per vote.
+fn day_label(date: NaiveDate) -> String {
+    format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day())
 }
 
 /// The first instant of a local date: local midnight, or the first moment after a DST gap
