@@ -14,7 +14,8 @@
 //! Before those, `redis-benchmark` over one connection gives Redis's time per vote with
 //! nothing else running. Phases 1 to 3 run `BENCH_REPEATS` times in turn (default 3) and
 //! the table shows medians: on a shared VM the host's steal time moves every figure, so
-//! each phase also records it.
+//! each phase also records it. Each vote phase starts from an empty store, because a vote
+//! costs Redis more as the store fills.
 //!
 //! Prints a markdown table and writes JSON to `bench/results/`. Settings:
 //! `BENCH_SECONDS` (default 10 per phase), `BENCH_WORKERS` (default "1,2"),
@@ -138,6 +139,14 @@ fn redis_cli(port: u16, args: &[&str]) -> String {
         .output()
         .expect("redis-cli is installed with redis-server");
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Empties Redis and its command statistics before a vote phase. A vote costs Redis more
+/// as the store fills (a larger keyspace, fuller sparse HyperLogLogs), so phases that are
+/// compared start from the same, empty store; the board's configuration lives in SQL.
+fn fresh_store(port: u16) {
+    redis_cli(port, &["FLUSHDB"]);
+    redis_cli(port, &["CONFIG", "RESETSTAT"]);
 }
 
 /// `usec_per_call` of EVALSHA since the last CONFIG RESETSTAT.
@@ -665,7 +674,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         let pids = [("redis", redis_pid), ("server", server.pid)];
 
         // Redis time per vote with nothing else running: one connection, one call at a time.
-        redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+        fresh_store(redis_port);
         let quiet = redis_benchmark_ceiling(&client, &server.base, redis_port, 1, 5_000).await;
 
         // The host's steal time moves every figure between phases, so the phases run
@@ -673,10 +682,10 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         // one repeat before the median is taken.
         let mut reps = Vec::new();
         for _ in 0..repeats {
-            redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+            fresh_store(redis_port);
             let ceiling = ceiling(&server.settings, seconds, redis_pid).await;
             let ceiling_usec = evalsha_usec(redis_port);
-            redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+            fresh_store(redis_port);
             let requests =
                 (ceiling["scripts_per_s"].as_f64().unwrap_or(1000.0) * seconds as f64) as u64;
             let benchmark = redis_benchmark_ceiling(
@@ -687,7 +696,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 requests.max(1000),
             )
             .await;
-            redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+            fresh_store(redis_port);
             let votes = wrk(
                 &format!("{}/api/v1/boards/bench/votes", server.base),
                 Some(&root.join("bench/vote.lua")),
