@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::harness::{TestApp, shared_redis};
+use crate::harness::{TestApp, client_builder, shared_redis};
 
 fn ovation(app: &TestApp, args: &[&str], stdin: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ovation"))
@@ -50,7 +50,7 @@ async fn users_added_on_the_command_line_can_sign_in() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let client = reqwest::Client::builder()
+    let client = client_builder()
         .cookie_store(true)
         .redirect(reqwest::redirect::Policy::none())
         .build()

@@ -90,6 +90,13 @@ impl Drop for RedisServer {
 }
 
 /// The Redis shared by tests that don't stop it; each test uses its own key prefix.
+/// A client for the app under test. It drops pooled connections idle for 2 s, before the
+/// server's 5 s keep-alive closes them: reusing a connection the server is closing at
+/// that moment fails the request (`IncompleteMessage`), as it did after a slow CLI run.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder().pool_idle_timeout(Duration::from_secs(2))
+}
+
 pub fn shared_redis() -> &'static RedisServer {
     static SHARED: OnceLock<RedisServer> = OnceLock::new();
     SHARED.get_or_init(RedisServer::start)
@@ -207,10 +214,7 @@ impl TestApp {
         tokio::spawn(app.run());
         Self {
             base,
-            client: reqwest::Client::builder()
-                .pool_max_idle_per_host(64)
-                .build()
-                .unwrap(),
+            client: client_builder().pool_max_idle_per_host(64).build().unwrap(),
             prefix: opts.prefix,
             database,
         }

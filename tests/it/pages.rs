@@ -5,7 +5,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, LOCATION};
 use serde_json::json;
 
-use crate::harness::{ADMIN_PASSWORD, TestApp, num};
+use crate::harness::{ADMIN_PASSWORD, TestApp, client_builder, num};
 
 /// A browser without JavaScript: a cookie jar, no automatic redirects.
 struct Browser {
@@ -38,7 +38,7 @@ impl Browser {
     fn new(app: &TestApp) -> Self {
         Self {
             base: app.base.clone(),
-            client: reqwest::Client::builder()
+            client: client_builder()
                 .cookie_store(true)
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
