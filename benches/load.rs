@@ -34,6 +34,7 @@ use ovation::domain::auth::Scope;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use ovation::engine::auth::Caller;
 use ovation::engine::votes::{Vote, invocation};
+use ovation::state::AppState;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -363,17 +364,11 @@ fn monitor_args(line: &str) -> Vec<String> {
     args
 }
 
-/// The ceiling as `redis-benchmark` measures it: one vote's EVALSHA, captured from the
-/// server with MONITOR, replayed over `connections` connections with a random voter and a fresh
-/// idempotency key each time (`__rand_int__`). It has one random range for every
-/// placeholder, so the member stays the captured one; the generator above varies it.
-async fn redis_benchmark_ceiling(
-    client: &reqwest::Client,
-    base: &str,
-    redis_port: u16,
-    connections: usize,
-    requests: u64,
-) -> Value {
+/// One vote's EVALSHA as the server sends it, captured with MONITOR, with a random voter
+/// and a fresh idempotency key (`__rand_int__`) for `redis-benchmark` to fill in. It has
+/// one random range for every placeholder, so the member stays the captured one; the
+/// project's generator varies it.
+async fn capture_vote_call(client: &reqwest::Client, base: &str, redis_port: u16) -> Vec<String> {
     let mut monitor = Command::new("redis-cli")
         .args(["-p", &redis_port.to_string(), "MONITOR"])
         .stdout(Stdio::piped())
@@ -402,6 +397,12 @@ async fn redis_benchmark_ceiling(
     let keys: usize = args[2].parse().unwrap();
     args[3] = args[3].replace(&format!("idem:{tag}"), "idem:__rand_int__");
     args[3 + keys + 4] = "u__rand_int__".to_owned();
+    args
+}
+
+/// The ceiling as `redis-benchmark` measures it: the captured call replayed `requests`
+/// times over `connections` connections.
+fn redis_benchmark(redis_port: u16, call: &[String], connections: usize, requests: u64) -> Value {
     let out = Command::new("redis-benchmark")
         .args([
             "-p",
@@ -413,7 +414,7 @@ async fn redis_benchmark_ceiling(
             "-r",
             "100000000",
         ])
-        .args(&args)
+        .args(call)
         .output()
         .expect("redis-benchmark is installed with redis-server");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -444,16 +445,13 @@ async fn redis_benchmark_ceiling(
 }
 
 /// The ceiling: vote.lua straight at Redis, 64 connections, one call in flight each.
-async fn ceiling(settings: &Settings, seconds: u64, redis_pid: u32) -> Value {
-    let state = ovation::startup::connect(settings.clone()).await.unwrap();
-    let caller = Caller {
+async fn ceiling(state: &Arc<AppState>, seconds: u64, redis_pid: u32) -> Value {
+    let caller = Arc::new(Caller {
         scopes: vec![Scope::Vote],
         channel: None,
         actor: "bench".into(),
-    };
-    let client = redis::Client::open(settings.redis_url.as_str()).unwrap();
-    let state = Arc::new(state);
-    let caller = Arc::new(caller);
+    });
+    let client = redis::Client::open(state.settings.redis_url.as_str()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let me = std::process::id();
     let meter = CpuMeter::start(&[("redis", redis_pid), ("load generator", me)]);
@@ -673,9 +671,16 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         set_up_board(&client, &server.base).await;
         let pids = [("redis", redis_pid), ("server", server.pid)];
 
+        let generator = Arc::new(
+            ovation::startup::connect(server.settings.clone())
+                .await
+                .unwrap(),
+        );
+        let captured = capture_vote_call(&client, &server.base, redis_port).await;
+
         // Redis time per vote with nothing else running: one connection, one call at a time.
         fresh_store(redis_port);
-        let quiet = redis_benchmark_ceiling(&client, &server.base, redis_port, 1, 5_000).await;
+        let quiet = redis_benchmark(redis_port, &captured, 1, 5_000);
 
         // The host's steal time moves every figure between phases, so the phases run
         // `repeats` times in turn and the table shows medians; ratios are paired within
@@ -683,19 +688,12 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         let mut reps = Vec::new();
         for _ in 0..repeats {
             fresh_store(redis_port);
-            let ceiling = ceiling(&server.settings, seconds, redis_pid).await;
+            let ceiling = ceiling(&generator, seconds, redis_pid).await;
             let ceiling_usec = evalsha_usec(redis_port);
             fresh_store(redis_port);
             let requests =
                 (ceiling["scripts_per_s"].as_f64().unwrap_or(1000.0) * seconds as f64) as u64;
-            let benchmark = redis_benchmark_ceiling(
-                &client,
-                &server.base,
-                redis_port,
-                CONNECTIONS,
-                requests.max(1000),
-            )
-            .await;
+            let benchmark = redis_benchmark(redis_port, &captured, CONNECTIONS, requests.max(1000));
             fresh_store(redis_port);
             let votes = wrk(
                 &format!("{}/api/v1/boards/bench/votes", server.base),

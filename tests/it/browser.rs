@@ -103,6 +103,18 @@ async fn click(client: &Client, css: &str) {
         .unwrap();
 }
 
+/// The visible text of the element at `css`.
+async fn text_of(client: &Client, css: &str) -> String {
+    let element = client.find(Locator::Css(css)).await.unwrap();
+    element.text().await.unwrap()
+}
+
+/// The markup inside the element at `css`.
+async fn html_of(client: &Client, css: &str) -> String {
+    let element = client.find(Locator::Css(css)).await.unwrap();
+    element.html(false).await.unwrap()
+}
+
 /// Waits until the page's source contains `text`.
 async fn wait_for_text(client: &Client, text: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -192,22 +204,10 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
         .await
         .unwrap();
     wait_for_text(&c, "<svg").await;
-    let ranking = c
-        .find(Locator::Css("#ranking"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let ranking = text_of(&c, "#ranking").await;
     assert!(ranking.contains("Ada Sings"), "{ranking}");
     assert!(ranking.contains('2'), "two votes counted: {ranking}");
-    let chart_before = c
-        .find(Locator::Css("#live .card svg"))
-        .await
-        .unwrap()
-        .html(false)
-        .await
-        .unwrap();
+    let chart_before = html_of(&c, "#live .card svg").await;
     for i in 0..5 {
         let voter = format!("api-{i}");
         let (status, body) = app
@@ -218,26 +218,14 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
     wait_for_text(&c, "Lin &amp; the Band").await;
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let points = c
-            .find(Locator::Css("#live .card svg"))
-            .await
-            .unwrap()
-            .html(false)
-            .await
-            .unwrap();
+        let points = html_of(&c, "#live .card svg").await;
         if points != chart_before {
             break;
         }
         assert!(Instant::now() < deadline, "the chart never changed");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let ranking = c
-        .find(Locator::Css("#ranking"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let ranking = text_of(&c, "#ranking").await;
     assert!(ranking.contains("1 Lin & the Band m2 5"), "{ranking}");
     assert!(ranking.contains("2 Ada Sings m1 2"), "{ranking}");
     shots.take(&c, "live-view").await;
