@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use ovation::config::Settings;
 use ovation::domain::auth::Scope;
+use ovation::domain::idempotency::Idempotency;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use ovation::engine::auth::Caller;
 use ovation::engine::votes::{Vote, invocation};
@@ -325,9 +326,10 @@ fn random_vote(rng: &mut impl Rng, n: u64) -> Vote {
         count: 1,
         channel: Some(Channel::parse("app").unwrap()),
         terminal: Some(Terminal::parse("ios").unwrap()),
-        idempotency_key: Some(
+        idempotency: Some(Idempotency::new(
             IdempotencyKey::parse(&format!("c{n}-{}", rng.random::<u32>())).unwrap(),
-        ),
+            &[("n", Some(&n.to_string()))],
+        )),
         at: None,
         ip: None,
         skip_limits: false,
@@ -450,6 +452,7 @@ async fn ceiling(state: &Arc<AppState>, seconds: u64, redis_pid: u32) -> Value {
         scopes: vec![Scope::Vote],
         channel: None,
         actor: "bench".into(),
+        id: "bench".into(),
     });
     let client = redis::Client::open(state.settings.redis_url.as_str()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(seconds);

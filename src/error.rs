@@ -92,6 +92,13 @@ impl ApiError {
         }
     }
 
+    /// 422 `invalid_field` naming the field (or query parameter) that is wrong.
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+        let mut details = Map::new();
+        details.insert("field".into(), json!(field));
+        Self::invalid_with("invalid_field", message, details)
+    }
+
     /// 422 with extra fields beside code and message.
     pub fn invalid_with(
         code: &'static str,

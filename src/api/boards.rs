@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
+use crate::domain::Invalid;
 use crate::domain::ids::MemberId;
 use crate::domain::period::Bucket;
 use crate::engine::config::BoardConfig;
@@ -91,7 +92,7 @@ pub struct BoardResponse {
 }
 
 impl BoardResponse {
-    pub fn of(config: &BoardConfig) -> Self {
+    pub fn of(config: &BoardConfig) -> Result<Self, Invalid> {
         let s = &config.board.settings;
         let now = Utc::now();
         let mut members: Vec<MemberInfo> = config
@@ -106,7 +107,7 @@ impl BoardResponse {
             })
             .collect();
         members.sort_by(|a, b| a.id.cmp(&b.id));
-        Self {
+        Ok(Self {
             slug: config.board.slug.to_string(),
             title: s.title.clone(),
             description: s.description.clone(),
@@ -122,16 +123,16 @@ impl BoardResponse {
                 .periods
                 .iter()
                 .map(|&p| {
-                    let bucket = Bucket::containing(p, s.timezone, now);
-                    PeriodInfo {
+                    let bucket = Bucket::containing(p, s.timezone, now)?;
+                    Ok(PeriodInfo {
                         period: p.to_string(),
                         bucket: bucket.label,
                         resets_at: bucket.end,
-                    }
+                    })
                 })
-                .collect(),
+                .collect::<Result<_, Invalid>>()?,
             members,
-        }
+        })
     }
 }
 
@@ -151,7 +152,7 @@ pub async fn get_board(
         .reads
         .get_or_make(key, || async {
             let json =
-                serde_json::to_vec(&BoardResponse::of(&board)).map_err(anyhow::Error::from)?;
+                serde_json::to_vec(&BoardResponse::of(&board)?).map_err(anyhow::Error::from)?;
             Ok(json.into())
         })
         .await?;
@@ -183,6 +184,7 @@ pub async fn get_top(
         query.view.as_deref(),
     )?;
     let (offset, limit) = (query.offset.unwrap_or(0), query.limit.unwrap_or(100));
+    leaderboard::check_page(offset, limit)?;
     // The board id (not the slug) keys the cache, so a re-created board starts afresh.
     let key = format!(
         "top:{}:{}:{}:{}:{offset}:{limit}",

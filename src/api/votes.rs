@@ -11,6 +11,7 @@ use super::auth::Auth;
 use super::client_ip::ClientIp;
 use crate::domain::Invalid;
 use crate::domain::auth::Scope;
+use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use crate::domain::limit::parse_ip;
 use crate::domain::period::parse_instant;
@@ -32,7 +33,9 @@ pub struct CastVoteRequest {
     pub count: Option<i64>,
     pub channel: Option<String>,
     pub terminal: Option<String>,
-    /// A repeat within 24 hours returns the first answer and counts nothing.
+    /// A repeat of the same request with the same key (from the same API key, within 24
+    /// hours) returns the first answer and counts nothing; the same key with a different
+    /// request is a 422 `idempotency_key_reused`.
     pub idempotency_key: Option<String>,
     /// RFC 3339 time of the vote; needs the `backfill` scope.
     pub at: Option<String>,
@@ -96,7 +99,10 @@ struct Common<'a> {
     voter: Option<&'a str>,
     channel: Option<&'a str>,
     terminal: Option<&'a str>,
-    ip: Option<IpAddr>,
+    /// The address the body names, if any.
+    body_ip: Option<IpAddr>,
+    /// The connection's (or a trusted proxy's) address.
+    client_ip: Option<IpAddr>,
     skip_limits: bool,
 }
 
@@ -113,7 +119,8 @@ impl<'a> Common<'a> {
             voter,
             channel,
             terminal,
-            ip: optional(ip, parse_ip)?.or(client.0),
+            body_ip: optional(ip, parse_ip)?,
+            client_ip: client.0,
             skip_limits: skip_limits.unwrap_or(false),
         })
     }
@@ -127,17 +134,45 @@ fn parse_vote(
     at: Option<&str>,
     common: &Common<'_>,
 ) -> Result<Vote, ApiError> {
+    let board =
+        BoardSlug::parse(board).map_err(|e| ApiError::not_found("board_not_found", e.message))?;
+    let member = MemberId::parse(member)?;
+    let voter = optional(common.voter, VoterId::parse)?;
+    let count = count.unwrap_or(1);
+    let channel = optional(common.channel, Channel::parse)?;
+    let terminal = optional(common.terminal, Terminal::parse)?;
+    let at = optional(at, parse_instant)?;
+    let idempotency = optional(idempotency_key, IdempotencyKey::parse)?.map(|key| {
+        // The request as the body says it, normalised: a retry matches whatever the
+        // connection's address is by then.
+        Idempotency::new(
+            key,
+            &[
+                ("board", Some(board.as_str())),
+                ("member", Some(member.as_str())),
+                ("voter", voter.as_ref().map(VoterId::as_str)),
+                ("count", Some(&count.to_string())),
+                ("channel", channel.as_ref().map(Channel::as_str)),
+                ("terminal", terminal.as_ref().map(Terminal::as_str)),
+                ("at", at.map(|t| t.to_rfc3339()).as_deref()),
+                ("ip", common.body_ip.map(|ip| ip.to_string()).as_deref()),
+                (
+                    "skip_limits",
+                    Some(if common.skip_limits { "1" } else { "0" }),
+                ),
+            ],
+        )
+    });
     Ok(Vote {
-        board: BoardSlug::parse(board)
-            .map_err(|e| ApiError::not_found("board_not_found", e.message))?,
-        member: MemberId::parse(member)?,
-        voter: optional(common.voter, VoterId::parse)?,
-        count: count.unwrap_or(1),
-        channel: optional(common.channel, Channel::parse)?,
-        terminal: optional(common.terminal, Terminal::parse)?,
-        idempotency_key: optional(idempotency_key, IdempotencyKey::parse)?,
-        at: optional(at, parse_instant)?,
-        ip: common.ip,
+        board,
+        member,
+        voter,
+        count,
+        channel,
+        terminal,
+        idempotency,
+        at,
+        ip: common.body_ip.or(common.client_ip),
         skip_limits: common.skip_limits,
     })
 }

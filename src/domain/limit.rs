@@ -436,21 +436,24 @@ pub enum Span {
 
 impl Window {
     /// The span a vote at `at` is counted in, on a board in `tz`.
-    pub fn span(&self, tz: Tz, at: DateTime<Utc>) -> Span {
-        match *self {
+    /// `at` must lie in the supported range (`period::check_supported`).
+    pub fn span(&self, tz: Tz, at: DateTime<Utc>) -> Result<Span, Invalid> {
+        Ok(match *self {
             Self::Calendar(unit) => {
-                let (start, end) = unit.span(tz, at);
+                let (start, end) = unit.span(tz, at)?;
                 Span::Calendar { start, end }
             }
             Self::Rolling(secs) => {
                 let length = Duration::seconds(secs);
                 Span::Rolling {
-                    since: at - length,
+                    since: at.checked_sub_signed(length).ok_or_else(|| {
+                        Invalid::new("invalid_timestamp", format!("{at} is out of range"))
+                    })?,
                     length,
                 }
             }
             Self::Campaign => Span::Campaign,
-        }
+        })
     }
 }
 

@@ -1,11 +1,12 @@
 //! Pure types and rules: identifiers, periods and buckets, scores, board settings,
-//! rate-limit rules, scopes.
+//! rate-limit rules, scopes, idempotency fingerprints.
 //!
 //! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
 //! carried inward as these types.
 
 pub mod auth;
 pub mod board;
+pub mod idempotency;
 pub mod ids;
 pub mod limit;
 pub mod period;

@@ -101,65 +101,90 @@ impl Bucket {
     }
 
     /// The bucket of `period` that holds the instant `at`, in timezone `tz`.
-    pub fn containing(period: Period, tz: Tz, at: DateTime<Utc>) -> Self {
+    ///
+    /// Every step is checked arithmetic: an instant outside the supported range (see
+    /// [`check_supported`]), or a bucket that would end past it, is `invalid_bucket`.
+    pub fn containing(period: Period, tz: Tz, at: DateTime<Utc>) -> Result<Self, Invalid> {
+        check_supported(at).map_err(|_| out_of_range(period, &at.to_rfc3339()))?;
+        let overflow = || out_of_range(period, &at.to_rfc3339());
         let local = at.with_timezone(&tz);
         let naive = local.naive_local();
         let date = naive.date();
         let (label, start, end) = match period {
-            Period::All => return Self::all(),
+            Period::All => return Ok(Self::all()),
             Period::Hour => {
                 let offset = local.offset().fix();
                 let top = date.and_time(NaiveTime::MIN) + Duration::hours(i64::from(naive.hour()));
-                let start = Utc
-                    .from_utc_datetime(&(top - Duration::seconds(offset.local_minus_utc().into())));
+                let start = top
+                    .checked_sub_signed(Duration::seconds(offset.local_minus_utc().into()))
+                    .map(|t| Utc.from_utc_datetime(&t))
+                    .ok_or_else(overflow)?;
                 let mut label = format!("{}T{:02}", day_label(date), naive.hour());
                 if matches!(tz.from_local_datetime(&top), LocalResult::Ambiguous(..)) {
                     label.push_str(&offset.to_string());
                 }
-                (label, start, start + Duration::hours(1))
+                let end = start
+                    .checked_add_signed(Duration::hours(1))
+                    .ok_or_else(overflow)?;
+                (label, Some(start), end)
             }
             Period::Day => (
                 day_label(date),
                 day_start(tz, date),
-                day_start(tz, next_day(date)),
+                date.succ_opt()
+                    .and_then(|next| day_start(tz, next))
+                    .ok_or_else(overflow)?,
             ),
             Period::Week => {
-                let monday = date.week(Weekday::Mon).first_day();
+                let monday = date
+                    .checked_sub_days(Days::new(date.weekday().num_days_from_monday().into()))
+                    .ok_or_else(overflow)?;
+                let week = date.iso_week();
                 (
-                    {
-                        let week = date.iso_week();
-                        format!("{:04}-W{:02}", week.year(), week.week())
-                    },
+                    format!("{:04}-W{:02}", week.year(), week.week()),
                     day_start(tz, monday),
-                    day_start(tz, monday + Days::new(7)),
+                    monday
+                        .checked_add_days(Days::new(7))
+                        .and_then(|next| day_start(tz, next))
+                        .ok_or_else(overflow)?,
                 )
             }
             Period::Month => {
-                let first = date.with_day(1).unwrap_or(date);
+                let first = date.with_day(1).ok_or_else(overflow)?;
                 (
                     format!("{:04}-{:02}", date.year(), date.month()),
                     day_start(tz, first),
-                    day_start(tz, first + Months::new(1)),
+                    first
+                        .checked_add_months(Months::new(1))
+                        .and_then(|next| day_start(tz, next))
+                        .ok_or_else(overflow)?,
                 )
             }
         };
-        Self {
+        let start = start.ok_or_else(overflow)?;
+        // The end is shown as `resets_at`: it must keep a four-digit year too.
+        if end >= latest() {
+            return Err(overflow());
+        }
+        Ok(Self {
             period,
             label,
             start: Some(start),
             end: Some(end),
-        }
+        })
     }
 
-    /// The bucket right after this one (`None` for `all`).
+    /// The bucket right after this one (`None` for `all`, or past the supported range).
     pub fn next(&self, tz: Tz) -> Option<Self> {
-        self.end.map(|end| Self::containing(self.period, tz, end))
+        self.end
+            .and_then(|end| Self::containing(self.period, tz, end).ok())
     }
 
-    /// The bucket right before this one (`None` for `all`).
+    /// The bucket right before this one (`None` for `all`, or before the supported range).
     pub fn previous(&self, tz: Tz) -> Option<Self> {
         self.start
-            .map(|start| Self::containing(self.period, tz, start - Duration::seconds(1)))
+            .and_then(|start| start.checked_sub_signed(Duration::seconds(1)))
+            .and_then(|before| Self::containing(self.period, tz, before).ok())
     }
 
     /// Reads `at` as either a bucket label of `period` (`2019-03-17`, `2019-W12`, …) or an
@@ -168,17 +193,20 @@ impl Bucket {
         if let Some(bucket) = Self::parse_label(period, tz, at)? {
             return Ok(bucket);
         }
-        let instant = parse_instant(at).map_err(|_| {
-            Invalid::new(
-                "invalid_bucket",
-                format!("{at:?} is neither a {period} bucket label nor an RFC 3339 timestamp"),
-            )
+        let instant = parse_instant(at).map_err(|e| {
+            let message = if DateTime::parse_from_rfc3339(at).is_ok() {
+                e.message
+            } else {
+                format!("{at:?} is neither a {period} bucket label nor an RFC 3339 timestamp")
+            };
+            Invalid::new("invalid_bucket", message)
         })?;
-        Ok(Self::containing(period, tz, instant))
+        Self::containing(period, tz, instant)
     }
 
     /// A label answers `Ok(Some)`; something that is not shaped like a label of this
-    /// period answers `Ok(None)`; a label-shaped string naming no bucket is an error.
+    /// period answers `Ok(None)`; a label-shaped string naming no bucket, or one outside
+    /// the supported years, is an error.
     fn parse_label(period: Period, tz: Tz, label: &str) -> Result<Option<Self>, Invalid> {
         let start = match period {
             Period::All => return Ok((label == "all").then(Self::all)),
@@ -188,13 +216,14 @@ impl Bucket {
                 }) else {
                     return Ok(None);
                 };
+                check_label_year(period, label, hour.year())?;
                 let suffix = &label[13..];
                 if suffix.is_empty() {
                     match tz.from_local_datetime(&hour) {
-                        LocalResult::Single(t) => t.with_timezone(&Utc),
+                        LocalResult::Single(t) => Some(t.with_timezone(&Utc)),
                         LocalResult::Ambiguous(a, b) => {
-                            let first = Self::containing(period, tz, a.with_timezone(&Utc));
-                            let second = Self::containing(period, tz, b.with_timezone(&Utc));
+                            let first = Self::containing(period, tz, a.with_timezone(&Utc))?;
+                            let second = Self::containing(period, tz, b.with_timezone(&Utc))?;
                             return Err(Invalid::new(
                                 "ambiguous_bucket",
                                 format!(
@@ -214,13 +243,15 @@ impl Bucket {
                     let Ok(offset) = suffix.parse::<FixedOffset>() else {
                         return Ok(None);
                     };
-                    Utc.from_utc_datetime(
-                        &(hour - Duration::seconds(offset.local_minus_utc().into())),
-                    )
+                    hour.checked_sub_signed(Duration::seconds(offset.local_minus_utc().into()))
+                        .map(|t| Utc.from_utc_datetime(&t))
                 }
             }
             Period::Day => match NaiveDate::parse_from_str(label, "%Y-%m-%d") {
-                Ok(date) if label.len() == 10 => day_start(tz, date),
+                Ok(date) if label.len() == 10 => {
+                    check_label_year(period, label, date.year())?;
+                    day_start(tz, date)
+                }
                 _ => return Ok(None),
             },
             Period::Week => {
@@ -230,6 +261,7 @@ impl Bucket {
                 let (Ok(year), Ok(week)) = (year.parse::<i32>(), week.parse::<u32>()) else {
                     return Ok(None);
                 };
+                check_label_year(period, label, year)?;
                 match NaiveDate::from_isoywd_opt(year, week, Weekday::Mon) {
                     Some(monday) => day_start(tz, monday),
                     None => return Err(no_such_bucket(period, label)),
@@ -242,18 +274,29 @@ impl Bucket {
                 let (Ok(year), Ok(month)) = (year.parse::<i32>(), month.parse::<u32>()) else {
                     return Ok(None);
                 };
+                check_label_year(period, label, year)?;
                 match NaiveDate::from_ymd_opt(year, month, 1) {
                     Some(first) => day_start(tz, first),
                     None => return Err(no_such_bucket(period, label)),
                 }
             }
         };
-        let bucket = Self::containing(period, tz, start);
+        let start = start.ok_or_else(|| out_of_range(period, label))?;
+        let bucket =
+            Self::containing(period, tz, start).map_err(|_| out_of_range(period, label))?;
         if bucket.label == label {
             Ok(Some(bucket))
         } else {
             Err(no_such_bucket(period, label))
         }
+    }
+}
+
+fn check_label_year(period: Period, label: &str, year: i32) -> Result<(), Invalid> {
+    if (FIRST_YEAR..=LAST_YEAR).contains(&year) {
+        Ok(())
+    } else {
+        Err(out_of_range(period, label))
     }
 }
 
@@ -295,25 +338,31 @@ impl Calendar {
     /// The window `[start, end)` of this unit that holds `at`. Hours, days, weeks and
     /// months are the leaderboard buckets of the same name; seconds and minutes are the
     /// same in every zone in use today (all offsets are whole minutes).
-    pub fn span(self, tz: Tz, at: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+    pub fn span(
+        self,
+        tz: Tz,
+        at: DateTime<Utc>,
+    ) -> Result<(DateTime<Utc>, DateTime<Utc>), Invalid> {
         let period = match self {
             Self::Second | Self::Minute => {
                 let len = if self == Self::Second { 1 } else { 60 };
-                let secs = at.timestamp();
-                let start = secs - secs.rem_euclid(len);
-                let start = DateTime::from_timestamp(start, 0).unwrap_or(at);
-                return (start, start + Duration::seconds(len));
+                let secs = check_supported(at)?.timestamp();
+                let start = DateTime::from_timestamp(secs - secs.rem_euclid(len), 0);
+                let end = start.and_then(|s| s.checked_add_signed(Duration::seconds(len)));
+                return start
+                    .zip(end)
+                    .ok_or_else(|| out_of_range(Period::Hour, &at.to_rfc3339()));
             }
             Self::Hour => Period::Hour,
             Self::Day => Period::Day,
             Self::Week => Period::Week,
             Self::Month => Period::Month,
         };
-        let bucket = Bucket::containing(period, tz, at);
-        match (bucket.start, bucket.end) {
-            (Some(start), Some(end)) => (start, end),
-            _ => (at, at),
-        }
+        let bucket = Bucket::containing(period, tz, at)?;
+        bucket
+            .start
+            .zip(bucket.end)
+            .ok_or_else(|| out_of_range(period, &at.to_rfc3339()))
     }
 }
 
@@ -325,25 +374,23 @@ fn no_such_bucket(period: Period, label: &str) -> Invalid {
 }
 
 /// Parses an RFC 3339 timestamp such as `2019-03-17T12:33:00+08:00`.
+/// Times outside the supported years 1970–9999 are refused as well.
 pub fn parse_instant(raw: &str) -> Result<DateTime<Utc>, Invalid> {
-    DateTime::parse_from_rfc3339(raw)
+    let at = DateTime::parse_from_rfc3339(raw)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| {
             Invalid::new(
                 "invalid_timestamp",
                 format!("{raw:?} is not an RFC 3339 timestamp: {e}"),
             )
-        })
+        })?;
+    check_supported(at)
 }
 
 /// Parses an IANA timezone name such as `Asia/Shanghai`.
 pub fn parse_timezone(raw: &str) -> Result<Tz, Invalid> {
     raw.parse::<Tz>()
         .map_err(|_| Invalid::new("invalid_timezone", format!("unknown IANA timezone {raw:?}")))
-}
-
-fn next_day(date: NaiveDate) -> NaiveDate {
-    date.succ_opt().unwrap_or(date)
 }
 
 /// `2019-03-17`, written directly: chrono's `format` parses its pattern on every call, and
@@ -353,17 +400,56 @@ fn day_label(date: NaiveDate) -> String {
 }
 
 /// The first instant of a local date: local midnight, or the first moment after a DST gap
-/// that swallows midnight (as in zones that spring forward at 00:00).
-fn day_start(tz: Tz, date: NaiveDate) -> DateTime<Utc> {
+/// that swallows midnight (as in zones that spring forward at 00:00). `None` only at the
+/// edge of chrono's range.
+fn day_start(tz: Tz, date: NaiveDate) -> Option<DateTime<Utc>> {
     let mut local = date.and_time(NaiveTime::MIN);
     // DST gaps are at most a few hours long; step through one a minute at a time.
     for _ in 0..=24 * 60 {
         if let Some(t) = tz.from_local_datetime(&local).earliest() {
-            return t.with_timezone(&Utc);
+            return Some(t.with_timezone(&Utc));
         }
-        local += Duration::minutes(1);
+        local = local.checked_add_signed(Duration::minutes(1))?;
     }
-    Utc.from_utc_datetime(&date.and_time(NaiveTime::MIN))
+    Some(Utc.from_utc_datetime(&date.and_time(NaiveTime::MIN)))
+}
+
+/// The first year Ovation accepts in a time or a bucket label.
+pub const FIRST_YEAR: i32 = 1970;
+/// The last year Ovation accepts: every time it shows keeps a four-digit year, as RFC 3339
+/// requires.
+pub const LAST_YEAR: i32 = 9999;
+
+/// The end of the supported range (exclusive): 10000-01-01T00:00:00Z. A bucket must end
+/// before it, so the last day with a bucket is 9999-12-30.
+fn latest() -> DateTime<Utc> {
+    NaiveDate::from_ymd_opt(LAST_YEAR, 12, 31)
+        .map(|d| Utc.from_utc_datetime(&d.and_time(NaiveTime::MIN)) + Duration::days(1))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// Refuses instants before 1970-01-01T00:00:00Z or from year 10000 on.
+pub fn check_supported(at: DateTime<Utc>) -> Result<DateTime<Utc>, Invalid> {
+    if (FIRST_YEAR..=LAST_YEAR).contains(&at.year()) {
+        Ok(at)
+    } else {
+        Err(Invalid::new(
+            "invalid_timestamp",
+            format!(
+                "{} lies outside the supported years {FIRST_YEAR}–{LAST_YEAR}",
+                at.to_rfc3339()
+            ),
+        ))
+    }
+}
+
+fn out_of_range(period: Period, what: &str) -> Invalid {
+    Invalid::new(
+        "invalid_bucket",
+        format!(
+            "the {period} bucket of {what} lies outside the supported years {FIRST_YEAR}–{LAST_YEAR}"
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -375,7 +461,7 @@ mod tests {
     }
 
     fn bucket(period: Period, tz: &str, t: &str) -> Bucket {
-        Bucket::containing(period, parse_timezone(tz).unwrap(), at(t))
+        Bucket::containing(period, parse_timezone(tz).unwrap(), at(t)).unwrap()
     }
 
     #[test]
@@ -511,7 +597,7 @@ mod tests {
     fn labels_and_timestamps_parse_back_to_the_same_bucket() {
         let tz = chrono_tz::Asia::Shanghai;
         for period in Period::EVERY {
-            let b = Bucket::containing(period, tz, at("2019-03-17T12:33:00+08:00"));
+            let b = Bucket::containing(period, tz, at("2019-03-17T12:33:00+08:00")).unwrap();
             assert_eq!(Bucket::parse(period, tz, &b.label).unwrap(), b);
             assert_eq!(
                 Bucket::parse(period, tz, "2019-03-17T12:33:00+08:00").unwrap(),
@@ -535,23 +621,92 @@ mod tests {
     #[test]
     fn calendar_windows_follow_the_local_clock() {
         let shanghai: Tz = "Asia/Shanghai".parse().unwrap();
-        let (start, end) = Calendar::Day.span(shanghai, at("2026-11-20T16:30:00Z"));
+        let (start, end) = Calendar::Day
+            .span(shanghai, at("2026-11-20T16:30:00Z"))
+            .unwrap();
         assert_eq!(start, at("2026-11-20T16:00:00Z"));
         assert_eq!(end, at("2026-11-21T16:00:00Z"));
-        let (start, end) = Calendar::Minute.span(shanghai, at("2026-11-20T16:30:59.900Z"));
+        let (start, end) = Calendar::Minute
+            .span(shanghai, at("2026-11-20T16:30:59.900Z"))
+            .unwrap();
         assert_eq!(
             (start, end),
             (at("2026-11-20T16:30:00Z"), at("2026-11-20T16:31:00Z"))
         );
-        let (start, end) = Calendar::Second.span(Tz::UTC, at("2026-11-20T16:30:59.900Z"));
+        let (start, end) = Calendar::Second
+            .span(Tz::UTC, at("2026-11-20T16:30:59.900Z"))
+            .unwrap();
         assert_eq!(
             (start, end),
             (at("2026-11-20T16:30:59Z"), at("2026-11-20T16:31:00Z"))
         );
-        let (start, _) = Calendar::Week.span(Tz::UTC, at("2026-11-22T10:00:00Z"));
+        let (start, _) = Calendar::Week
+            .span(Tz::UTC, at("2026-11-22T10:00:00Z"))
+            .unwrap();
         assert_eq!(start, at("2026-11-16T00:00:00Z"));
         assert_eq!(Calendar::parse("month"), Some(Calendar::Month));
         assert_eq!(Calendar::parse("year"), None);
+    }
+
+    #[test]
+    fn buckets_outside_the_supported_years_are_refused_without_overflowing() {
+        for (period, label) in [
+            (Period::Month, "262142-12"),
+            (Period::Week, "262142-W52"),
+            (Period::Day, "262142-12-31"),
+            (Period::Hour, "262142-12-31T23"),
+            (Period::Month, "1969-12"),
+            (Period::Day, "0000-01-01"),
+            (Period::Hour, "1969-12-31T23:59:59Z"),
+        ] {
+            for tz in [
+                Tz::UTC,
+                chrono_tz::Pacific::Kiritimati,
+                chrono_tz::Etc::GMTPlus12,
+            ] {
+                let err = Bucket::parse(period, tz, label).unwrap_err();
+                assert_eq!(err.code, "invalid_bucket", "{period} {label} in {tz}");
+            }
+        }
+        // Buckets that would end in year 10000, in UTC and west of it.
+        for (period, label) in [
+            (Period::Month, "9999-12"),
+            (Period::Week, "9999-W52"),
+            (Period::Day, "9999-12-31"),
+            (Period::Hour, "9999-12-31T23"),
+            (Period::Day, "9999-12-31T12:00:00Z"),
+        ] {
+            for tz in [Tz::UTC, chrono_tz::Etc::GMTPlus12] {
+                let err = Bucket::parse(period, tz, label).unwrap_err();
+                assert_eq!(err.code, "invalid_bucket", "{period} {label} in {tz}");
+            }
+        }
+        let last = Bucket::parse(Period::Day, Tz::UTC, "9999-12-30").unwrap();
+        assert_eq!(
+            last.end
+                .unwrap()
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            "9999-12-31T00:00:00Z"
+        );
+        assert_eq!(last.next(Tz::UTC), None);
+        let first = Bucket::parse(Period::Day, Tz::UTC, "1970-01-01").unwrap();
+        assert_eq!(first.previous(Tz::UTC), None);
+        assert_eq!(
+            parse_instant("1969-12-31T23:59:59Z").unwrap_err().code,
+            "invalid_timestamp"
+        );
+        let month_end = at("9999-11-30T12:00:00Z");
+        assert_eq!(
+            Calendar::Month.span(Tz::UTC, month_end).unwrap().1,
+            at("9999-12-01T00:00:00Z")
+        );
+        assert_eq!(
+            Calendar::Month
+                .span(Tz::UTC, at("9999-12-02T00:00:00Z"))
+                .unwrap_err()
+                .code,
+            "invalid_bucket"
+        );
     }
 
     #[test]

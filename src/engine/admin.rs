@@ -181,7 +181,7 @@ pub async fn delete_member(
     let now = chrono::Utc::now();
     let mut score_keys = Vec::new();
     for &period in &settings.periods {
-        let current = Bucket::containing(period, settings.timezone, now);
+        let current = Bucket::containing(period, settings.timezone, now)?;
         let next = current.next(settings.timezone);
         for bucket in std::iter::once(current).chain(next) {
             for view in [View::Real, View::Display] {

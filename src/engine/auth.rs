@@ -13,6 +13,9 @@ pub struct Caller {
     pub channel: Option<Channel>,
     /// Who this is, as the audit log names them: `master key` or `key:<id> <name>`.
     pub actor: String,
+    /// A stable id that owns this caller's idempotency keys: `master`, `key:<id>`, or
+    /// `visitor:<id>` on the voting page.
+    pub id: String,
 }
 
 impl Caller {
@@ -52,6 +55,7 @@ pub fn authenticate(
             scopes: Scope::EVERY.to_vec(),
             channel: None,
             actor: "master key".to_owned(),
+            id: "master".to_owned(),
         }));
     }
     match cache.api_key(&hash) {
@@ -59,6 +63,7 @@ pub fn authenticate(
             scopes: key.scopes.clone(),
             channel: key.channel.clone(),
             actor: format!("key:{} {}", key.id, key.name),
+            id: format!("key:{}", key.id),
         })),
         None => Err(ApiError::Unauthorized("unknown or revoked API key".into())),
     }

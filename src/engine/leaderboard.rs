@@ -24,6 +24,9 @@ pub const MAX_LIMIT: i64 = 1000;
 pub const MAX_BATCH: usize = 100;
 /// Neighbours on each side at most.
 pub const MAX_RADIUS: i64 = 100;
+/// The furthest a page may start: far beyond any board's size, and small enough that
+/// `offset + limit` stays exact in Lua's numbers.
+pub const MAX_OFFSET: i64 = 1_000_000_000;
 
 /// Which bucket of which view a read looks at.
 #[derive(Debug, Clone)]
@@ -75,7 +78,7 @@ pub fn select(
     }
     let bucket = match at {
         Some(at) => Bucket::parse(period, settings.timezone, at)?,
-        None => Bucket::containing(period, settings.timezone, Utc::now()),
+        None => Bucket::containing(period, settings.timezone, Utc::now())?,
     };
     let view = view.map(View::parse).transpose()?.unwrap_or(View::Display);
     Ok(Selection {
@@ -171,15 +174,15 @@ fn top_response(sel: &Selection, page: PageReply) -> TopResponse {
 /// Checks `offset` and `limit` of a page.
 pub fn check_page(offset: i64, limit: i64) -> Result<(), ApiError> {
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::invalid(
-            "invalid_limit",
+        return Err(ApiError::invalid_field(
+            "limit",
             format!("limit must be between 1 and {MAX_LIMIT}"),
         ));
     }
-    if offset < 0 {
-        return Err(ApiError::invalid(
-            "invalid_offset",
-            "offset must not be negative",
+    if !(0..=MAX_OFFSET).contains(&offset) {
+        return Err(ApiError::invalid_field(
+            "offset",
+            format!("offset must be between 0 and {MAX_OFFSET}"),
         ));
     }
     Ok(())
@@ -213,8 +216,8 @@ pub async fn around(
     radius: i64,
 ) -> Result<TopResponse, ApiError> {
     if !(0..=MAX_RADIUS).contains(&radius) {
-        return Err(ApiError::invalid(
-            "invalid_radius",
+        return Err(ApiError::invalid_field(
+            "radius",
             format!("radius must be between 0 and {MAX_RADIUS}"),
         ));
     }

@@ -65,7 +65,7 @@ pub fn checks(
         checks.push(RuleCheck {
             rule: rule.id,
             limit,
-            counter: counter(board, rule, &subject, at, now),
+            counter: counter(board, rule, &subject, at, now)?,
         });
     }
     Ok(checks)
@@ -88,10 +88,10 @@ fn counter(
     subject: &str,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> Counter {
+) -> Result<Counter, ApiError> {
     let window = rule.spec.window.code();
     let settings = &board.board.settings;
-    match rule.spec.window.span(settings.timezone, at) {
+    Ok(match rule.spec.window.span(settings.timezone, at)? {
         Span::Calendar { start, end } => Counter::Fixed {
             key: board
                 .keys
@@ -115,7 +115,7 @@ fn counter(
             refresh: true,
             retry_ms: None,
         },
-    }
+    })
 }
 
 fn seconds_ceil(d: Duration) -> i64 {
@@ -182,10 +182,10 @@ pub async fn quota(
             .map(|d| d.as_str().to_owned())
             .collect();
         if let Ok(subject) = spec.subject(values) {
-            counters.push(counter(board, rule, &subject, now, now));
+            counters.push(counter(board, rule, &subject, now, now)?);
             spans.push((
                 rules.len(),
-                spec.window.span(board.board.settings.timezone, now),
+                spec.window.span(board.board.settings.timezone, now)?,
             ));
         }
         rules.push(QuotaRule {

@@ -10,7 +10,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::auth::Scope;
-use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
+use crate::domain::idempotency::Idempotency;
+use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::domain::period::Bucket;
 use crate::domain::score::{Increment, View};
@@ -34,7 +35,8 @@ pub struct Vote {
     pub count: i64,
     pub channel: Option<Channel>,
     pub terminal: Option<Terminal>,
-    pub idempotency_key: Option<IdempotencyKey>,
+    /// The client's idempotency key with the request's fingerprint.
+    pub idempotency: Option<Idempotency>,
     /// An explicit time (backfill scope); `None` means now.
     pub at: Option<DateTime<Utc>>,
     /// The end user's address: from the connection, a trusted proxy, or the API client.
@@ -89,11 +91,11 @@ pub async fn cast(
         .map(|vote| prepare(cache, caller, vote?, now))
         .collect();
     let ready: Vec<&Prepared> = prepared.iter().filter_map(|p| p.as_ref().ok()).collect();
-    let receipts: Vec<String> = ready.iter().map(|p| receipt(&p.targets)).collect();
+    let receipts: Vec<String> = ready.iter().map(|p| receipt(p)).collect();
     let calls: Vec<VoteCall<'_>> = ready
         .iter()
         .zip(&receipts)
-        .map(|(p, receipt)| call(p, receipt, idempotency_ttl))
+        .map(|(p, receipt)| call(p, caller, receipt, idempotency_ttl))
         .collect();
     let mut replies = if calls.is_empty() {
         Vec::new()
@@ -115,18 +117,24 @@ pub async fn cast(
 }
 
 /// The Redis call of a prepared vote.
-fn call<'a>(p: &'a Prepared, receipt: &'a str, idempotency_ttl: Duration) -> VoteCall<'a> {
+fn call<'a>(
+    p: &'a Prepared,
+    caller: &Caller,
+    receipt: &'a str,
+    idempotency_ttl: Duration,
+) -> VoteCall<'a> {
     VoteCall {
         board: &p.board.keys,
         targets: &p.targets,
         member: p.vote.member.as_str(),
         increment: p.increment,
         voter: p.vote.voter.as_ref().map(VoterId::as_str),
-        idempotency: p
-            .vote
-            .idempotency_key
-            .as_ref()
-            .map(|k| (p.board.keys.idempotency(k), idempotency_ttl)),
+        idempotency: p.vote.idempotency.as_ref().map(|i| {
+            (
+                p.board.keys.idempotency(&caller.id, &i.key),
+                idempotency_ttl,
+            )
+        }),
         receipt,
         hour: p.at.timestamp().div_euclid(3600),
         at_ms: p.at.timestamp_millis(),
@@ -143,8 +151,8 @@ pub fn invocation(
     idempotency_ttl: Duration,
 ) -> Result<Invocation, ApiError> {
     let prepared = prepare(cache, caller, vote, Utc::now())?;
-    let receipt = receipt(&prepared.targets);
-    Ok(call(&prepared, &receipt, idempotency_ttl).invocation())
+    let receipt = receipt(&prepared);
+    Ok(call(&prepared, caller, &receipt, idempotency_ttl).invocation())
 }
 
 fn prepare(
@@ -227,15 +235,15 @@ fn prepare(
         .periods
         .iter()
         .map(|&period| {
-            let current = Bucket::containing(period, settings.timezone, at);
+            let current = Bucket::containing(period, settings.timezone, at)?;
             let next = if carries {
                 current.next(settings.timezone)
             } else {
                 None
             };
-            VoteTarget { current, next }
+            Ok(VoteTarget { current, next })
         })
-        .collect();
+        .collect::<Result<_, ApiError>>()?;
     Ok(Prepared {
         board,
         vote,
@@ -246,13 +254,23 @@ fn prepare(
     })
 }
 
-/// The bucket labels of a vote, stored beside its scores for idempotent replays.
-fn receipt(targets: &[VoteTarget]) -> String {
-    let labels: Vec<(&str, &str)> = targets
+/// What is stored beside a vote's scores for idempotent replays: the request's
+/// fingerprint and the bucket labels, as `<fingerprint>|<labels JSON>`.
+fn receipt(p: &Prepared) -> String {
+    let labels: Vec<(&str, &str)> = p
+        .targets
         .iter()
         .map(|t| (t.current.period.as_str(), t.current.label.as_str()))
         .collect();
-    serde_json::to_string(&labels).unwrap_or_default()
+    let fingerprint = p
+        .vote
+        .idempotency
+        .as_ref()
+        .map_or("", |i| i.fingerprint.as_str());
+    format!(
+        "{fingerprint}|{}",
+        serde_json::to_string(&labels).unwrap_or_default()
+    )
 }
 
 fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
@@ -271,7 +289,17 @@ fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
             false,
         ),
         VoteReply::Replayed { receipt, scores } => {
-            let labels = serde_json::from_str(&receipt)
+            let (fingerprint, labels) = receipt
+                .split_once('|')
+                .ok_or_else(|| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}"))?;
+            if Some(fingerprint) != p.vote.idempotency.as_ref().map(|i| i.fingerprint.as_str()) {
+                return Err(ApiError::invalid(
+                    "idempotency_key_reused",
+                    "this idempotency key was used for a different request: send a new key \
+                     for a new vote, or the first request unchanged to get its answer again",
+                ));
+            }
+            let labels = serde_json::from_str(labels)
                 .map_err(|e| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}: {e}"))?;
             (labels, scores, true)
         }

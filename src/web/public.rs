@@ -248,12 +248,13 @@ async fn cast_vote(
     let config = public_board(&state, &path)?;
     let form = form.0;
     let member = MemberId::parse(&form.member).map_err(|e| PageError::Invalid(e.message))?;
+    let visitor = session::visitor_id(&session);
     let caller = Caller {
         scopes: vec![Scope::Vote],
         channel: Channel::parse(WEB_CHANNEL).ok(),
         actor: "public page".to_owned(),
+        id: format!("visitor:{visitor}"),
     };
-    let visitor = session::visitor_id(&session);
     let vote = votes::Vote {
         board: config.board.slug.clone(),
         member,
@@ -261,7 +262,7 @@ async fn cast_vote(
         count: 1,
         channel: None,
         terminal: Terminal::parse(terminal(&req)).ok(),
-        idempotency_key: None,
+        idempotency: None,
         at: None,
         ip: ClientIp::of(&req),
         skip_limits: false,

@@ -187,7 +187,7 @@ async fn bad_read_parameters_are_refused() {
         (
             "/api/v1/boards/f/top?limit=1001",
             StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_limit",
+            "invalid_field",
         ),
         (
             "/api/v1/boards/f/top?limit=ten",
@@ -225,6 +225,93 @@ async fn bad_read_parameters_are_refused() {
         (status, body["error"]["code"].as_str()),
         (StatusCode::UNPROCESSABLE_ENTITY, Some("period_not_enabled"))
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn far_future_buckets_and_huge_pages_are_refused_anonymously_on_public_boards() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "pub", "title": "Pub", "public_page": true}))
+        .await;
+    app.members("pub", &["m1"]).await;
+    let reads = [
+        "/api/v1/boards/pub/top?",
+        "/api/v1/boards/pub/members/m1?",
+        "/api/v1/boards/pub/members/m1/around?",
+        "/api/v1/boards/pub/stats?",
+        "/api/v1/ranks?board=pub&members=m1&",
+        "/api/v1/tops?boards=pub&",
+    ];
+    for read in reads {
+        for at in [
+            "period=month&at=262142-12",
+            "period=week&at=262142-W52",
+            "period=day&at=262142-12-31",
+            "period=hour&at=262142-12-31T05",
+            "period=month&at=9999-12",
+            "period=day&at=1969-12-31",
+            "period=day&at=1969-12-31T23:00:00Z",
+        ] {
+            let path = format!("{read}{at}");
+            let (status, body) = app.call(Method::GET, &path, None, None).await;
+            assert_eq!(
+                (status, body["error"]["code"].as_str()),
+                (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_bucket")),
+                "{path} -> {body}"
+            );
+        }
+    }
+    let (status, body) = app
+        .call(
+            Method::GET,
+            "/api/v1/boards/pub/top?period=day&at=9999-12-30",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["resets_at"], "9999-12-31T00:00:00Z");
+
+    for (path, field) in [
+        (
+            "/api/v1/boards/pub/top?offset=9223372036854775000",
+            "offset",
+        ),
+        ("/api/v1/boards/pub/top?offset=1000000001", "offset"),
+        ("/api/v1/boards/pub/top?offset=-1", "offset"),
+        ("/api/v1/boards/pub/top?limit=0", "limit"),
+        ("/api/v1/boards/pub/top?limit=9223372036854775000", "limit"),
+        ("/api/v1/tops?boards=pub&limit=1001", "limit"),
+        ("/api/v1/boards/pub/members/m1/around?radius=101", "radius"),
+        (
+            "/api/v1/boards/pub/members/m1/around?radius=-9223372036854775000",
+            "radius",
+        ),
+    ] {
+        let (status, body) = app.call(Method::GET, path, None, None).await;
+        assert_eq!(
+            (
+                status,
+                body["error"]["code"].as_str(),
+                body["error"]["field"].as_str()
+            ),
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                Some("invalid_field"),
+                Some(field)
+            ),
+            "{path} -> {body}"
+        );
+    }
+    let (status, body) = app
+        .call(
+            Method::GET,
+            "/api/v1/boards/pub/top?offset=1000000000",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["entries"], json!([]));
 }
 
 #[tokio::test(flavor = "multi_thread")]

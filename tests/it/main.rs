@@ -7,6 +7,7 @@ mod browser;
 mod cli;
 mod faults;
 mod harness;
+mod idempotency;
 mod limits;
 mod ops;
 mod pages;

@@ -546,6 +546,30 @@ async fn the_live_view_refreshes_as_an_htmx_block_with_rank_changes_and_charts()
 }
 
 #[tokio::test]
+async fn the_live_view_and_export_refuse_far_future_buckets_with_a_page() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "far", "title": "Far", "periods": ["week", "month", "all"]}))
+        .await;
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    for path in [
+        "/admin/boards/far?period=month&at=262142-12",
+        "/admin/boards/far?period=week&at=262142-W52",
+        "/admin/boards/far/live?period=month&at=262142-12",
+        "/admin/boards/far/export.csv?period=month&at=262142-12",
+        "/admin/boards/far/export.csv?period=week&at=9999-W52",
+    ] {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY, "{path}");
+        assert!(
+            page.body.contains("supported years 1970–9999"),
+            "{path}: {}",
+            page.body
+        );
+    }
+}
+
+#[tokio::test]
 async fn every_admin_post_refuses_a_signed_in_request_without_the_csrf_token() {
     let app = TestApp::spawn().await;
     app.board(json!({"slug": "stars", "title": "Stars"})).await;

@@ -112,7 +112,7 @@ pub async fn create_board(
     let mut settings = BoardSettings::new(title);
     body.apply(&mut settings)?;
     let board = engine::create_board(&state, &actor, slug, settings).await?;
-    Ok(HttpResponse::Created().json(BoardResponse::of(&board)))
+    Ok(HttpResponse::Created().json(BoardResponse::of(&board)?))
 }
 
 /// Every board.
@@ -125,7 +125,7 @@ pub async fn list_boards(state: web::Data<AppState>, auth: Auth) -> Result<HttpR
         .boards()
         .iter()
         .map(|b| BoardResponse::of(b))
-        .collect();
+        .collect::<Result<_, _>>()?;
     Ok(HttpResponse::Ok().json(BoardsResponse { boards }))
 }
 
@@ -141,7 +141,7 @@ pub async fn get_board(
     admin(&auth)?;
     let slug = board_slug(&board)?;
     let board = engine::board_of(&state, &slug)?;
-    Ok(HttpResponse::Ok().json(BoardResponse::of(&board)))
+    Ok(HttpResponse::Ok().json(BoardResponse::of(&board)?))
 }
 
 /// Changes some settings of a board.
@@ -167,7 +167,7 @@ pub async fn update_board(
     let mut settings = current.board.settings.clone();
     body.apply(&mut settings)?;
     let board = engine::update_board(&state, &actor, &slug, settings).await?;
-    Ok(HttpResponse::Ok().json(BoardResponse::of(&board)))
+    Ok(HttpResponse::Ok().json(BoardResponse::of(&board)?))
 }
 
 /// Deletes a board with its members and rankings.

@@ -79,9 +79,10 @@ impl BoardKeys {
         format!("{}vph", self.base)
     }
 
-    /// The first answer to a vote with this idempotency key (string, expires).
-    pub fn idempotency(&self, key: &IdempotencyKey) -> String {
-        format!("{}idem:{key}", self.base)
+    /// The first answer to a write with this idempotency key from this caller (string,
+    /// expires): `<fingerprint>|<receipt>|<scores>`.
+    pub fn idempotency(&self, caller: &str, key: &IdempotencyKey) -> String {
+        format!("{}idem:{}:{caller}:{key}", self.base, caller.len())
     }
 
     /// Initial votes already added to the all-time display board (hash: member -> units).
@@ -136,7 +137,8 @@ mod tests {
             crate::domain::period::Period::Day,
             chrono_tz::Tz::UTC,
             crate::domain::period::parse_instant("2019-03-17T12:00:00Z").unwrap(),
-        );
+        )
+        .unwrap();
         assert_eq!(
             keys.scores(View::Display, &day),
             "ov:{b:7}:z:d:day:2019-03-17"

@@ -18,7 +18,7 @@ use crate::domain::period::{Bucket, Period};
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard::{self, Selection};
-use crate::error::PageError;
+use crate::error::{ApiError, PageError};
 use crate::state::AppState;
 use crate::web::Router;
 use crate::web::charts;
@@ -71,7 +71,7 @@ async fn list_boards(
     let mut boards = Vec::new();
     for config in state.config.boards() {
         let s = &config.board.settings;
-        let today = Bucket::containing(Period::Day, s.timezone, now);
+        let today = Bucket::containing(Period::Day, s.timezone, now).map_err(ApiError::from)?;
         let hours: Vec<i64> = match today.start {
             Some(start) => {
                 (start.timestamp().div_euclid(3600)..=now.timestamp().div_euclid(3600)).collect()
@@ -494,7 +494,8 @@ async fn live_page(
             .collect::<Vec<_>>(),
     );
     let participants_chart = if settings.periods.contains(&Period::Day) {
-        let today = Bucket::containing(Period::Day, settings.timezone, Utc::now());
+        let today = Bucket::containing(Period::Day, settings.timezone, Utc::now())
+            .map_err(ApiError::from)?;
         let mut days = vec![today];
         for _ in 0..13 {
             let Some(before) = days.last().and_then(|d| d.previous(settings.timezone)) else {
