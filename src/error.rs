@@ -47,9 +47,13 @@ pub enum ApiError {
         /// Seconds until the rule admits the vote; `None` when it never will.
         retry_after_s: Option<i64>,
     },
-    /// 503: Redis or SQL cannot be reached.
+    /// 503: Redis or SQL cannot be reached; nothing was written.
     #[error("store unavailable: {0}")]
     StoreUnavailable(String),
+    /// 503 on a write: Redis did not answer in time, so the write may or may not have
+    /// been applied. Retrying with the same idempotency key is safe.
+    #[error("store did not answer: {0}")]
+    OutcomeUnknown(String),
     /// 500: a bug or a broken store; the cause goes to the log only.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -123,7 +127,7 @@ impl ApiError {
             Self::RateLimited { .. } => "rate_limited",
             Self::Unauthorized(_) => "unauthorized",
             Self::Forbidden(_) => "forbidden",
-            Self::StoreUnavailable(_) => "store_unavailable",
+            Self::StoreUnavailable(_) | Self::OutcomeUnknown(_) => "store_unavailable",
             Self::Internal(_) => "internal_error",
         }
     }
@@ -135,6 +139,9 @@ impl ApiError {
             Self::StoreUnavailable(_) => {
                 "the data store is unavailable; try again shortly".to_owned()
             }
+            Self::OutcomeUnknown(_) => "the data store did not answer in time, so this write may \
+                or may not have been applied: retry it with the same idempotency key"
+                .to_owned(),
             other => other.to_string(),
         };
         let mut error = Map::new();
@@ -149,6 +156,9 @@ impl ApiError {
             } => {
                 error.insert("rule".into(), rule.clone());
                 error.insert("retry_after_s".into(), json!(retry_after_s));
+            }
+            Self::OutcomeUnknown(_) => {
+                error.insert("outcome".into(), json!("unknown"));
             }
             _ => {}
         }
@@ -199,7 +209,7 @@ impl ResponseError for ApiError {
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::StoreUnavailable(_) | Self::OutcomeUnknown(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -207,12 +217,14 @@ impl ResponseError for ApiError {
     fn error_response(&self) -> HttpResponse {
         match self {
             Self::Internal(err) => tracing::error!(error = ?err, "request failed"),
-            Self::StoreUnavailable(cause) => tracing::warn!(%cause, "store unavailable"),
+            Self::StoreUnavailable(cause) | Self::OutcomeUnknown(cause) => {
+                tracing::warn!(%cause, "store unavailable")
+            }
             _ => {}
         }
         let mut response = HttpResponse::build(self.status_code());
         match self {
-            Self::StoreUnavailable(_) => {
+            Self::StoreUnavailable(_) | Self::OutcomeUnknown(_) => {
                 response.insert_header(("Retry-After", "1"));
             }
             Self::RateLimited {
@@ -257,7 +269,7 @@ impl From<ApiError> for PageError {
             ApiError::Forbidden(message) | ApiError::Unauthorized(message) => {
                 Self::Forbidden(message)
             }
-            ApiError::StoreUnavailable(cause) => {
+            ApiError::StoreUnavailable(cause) | ApiError::OutcomeUnknown(cause) => {
                 tracing::warn!(%cause, "store unavailable");
                 Self::Unavailable
             }

@@ -20,7 +20,7 @@ use crate::engine::config::{BoardConfig, ConfigCache};
 use crate::engine::limits;
 use crate::error::ApiError;
 use crate::store::redis::{
-    Invocation, PeriodScores, RedisStore, RuleCheck, VoteCall, VoteReply, VoteTarget,
+    Invocation, PeriodScores, RedisFailure, RedisStore, RuleCheck, VoteCall, VoteReply, VoteTarget,
 };
 
 /// How far ahead of the server's clock a backfilled `at` may be (clock skew).
@@ -100,7 +100,12 @@ pub async fn cast(
     let mut replies = if calls.is_empty() {
         Vec::new()
     } else {
-        redis.cast_votes(&calls).await?
+        // Redis did not answer: the votes may have counted. The client retries with the
+        // same idempotency keys and gets either the first answers or fresh counts.
+        redis.cast_votes(&calls).await.map_err(|e| match e {
+            RedisFailure::Unavailable(cause) => ApiError::OutcomeUnknown(cause),
+            other => other.into(),
+        })?
     }
     .into_iter();
 
@@ -111,7 +116,7 @@ pub async fn cast(
             let reply = replies
                 .next()
                 .ok_or_else(|| anyhow::anyhow!("redis answered fewer votes than were sent"))?;
-            answer(&p, reply)
+            answer(&p, reply?)
         })
         .collect())
 }

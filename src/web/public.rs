@@ -280,7 +280,11 @@ async fn cast_vote(
     let notice = match result {
         Ok(_) => ("Thanks, your vote counts.".to_owned(), false),
         // Our failures keep their own page (503, 500); the visitor's are shown inline.
-        Err(err @ (ApiError::StoreUnavailable(_) | ApiError::Internal(_))) => {
+        Err(
+            err @ (ApiError::StoreUnavailable(_)
+            | ApiError::OutcomeUnknown(_)
+            | ApiError::Internal(_)),
+        ) => {
             return Err(err.into());
         }
         Err(err) => (refusal_text(&err, &config), true),

@@ -36,7 +36,7 @@ impl RedisServer {
 
     pub fn start_on(port: u16) -> Self {
         let script = format!(
-            "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --daemonize no --loglevel warning & \
+            "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --daemonize no --loglevel warning --enable-debug-command local & \
              r=$!; trap 'kill $r' TERM; while kill -0 {parent} 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill $r 2>/dev/null",
             parent = std::process::id()
         );

@@ -12,5 +12,6 @@ mod limits;
 mod ops;
 mod pages;
 mod reads;
+mod retries;
 mod sync;
 mod votes;

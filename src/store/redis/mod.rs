@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{AsyncCommands, Pipeline, Script, ServerErrorKind, Value};
+use redis::{AsyncCommands, Script, ServerErrorKind, Value};
 
 pub use keys::{BoardKeys, Keys};
 
@@ -22,6 +22,9 @@ static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("vote.
 static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
 static MEMBER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("member.lua")));
 static INITIAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("initial.lua")));
+
+/// How many times calls refused with NOSCRIPT are sent again after loading their script.
+const NOSCRIPT_RETRIES: usize = 3;
 
 /// What can go wrong talking to Redis.
 #[derive(Debug, thiserror::Error)]
@@ -37,17 +40,26 @@ pub enum RedisFailure {
     Reply(String),
 }
 
+/// Error codes of a Redis that cannot take the command now (loading, out of memory, a
+/// replica after failover, a busy script, a cluster in transition): retrying later helps.
+const UNAVAILABLE_CODES: [&str; 7] = [
+    "LOADING",
+    "OOM",
+    "READONLY",
+    "BUSY",
+    "MASTERDOWN",
+    "CLUSTERDOWN",
+    "TRYAGAIN",
+];
+
 impl From<redis::RedisError> for RedisFailure {
     fn from(err: redis::RedisError) -> Self {
-        let loading = matches!(
-            err.kind(),
-            redis::ErrorKind::Server(ServerErrorKind::BusyLoading)
-        );
+        let not_now = err.code().is_some_and(|c| UNAVAILABLE_CODES.contains(&c));
         if err.is_io_error()
             || err.is_timeout()
             || err.is_connection_dropped()
             || err.is_connection_refusal()
-            || loading
+            || not_now
         {
             Self::Unavailable(err.to_string())
         } else {
@@ -107,25 +119,70 @@ impl RedisStore {
         }
     }
 
-    /// Runs a pipeline of script calls; when Redis has lost its script cache (a restart,
-    /// SCRIPT FLUSH) the scripts are loaded again and the pipeline retried once.
-    async fn run_scripts(
+    /// Runs calls of one script in one pipeline and answers each call's own outcome, in
+    /// order. A call Redis refused with NOSCRIPT (its script cache was lost: a restart, a
+    /// SCRIPT FLUSH) did not run: the script is loaded again and only such calls are sent
+    /// again, so a call that ran is never sent twice. A timeout or a dropped connection
+    /// fails the whole pipeline: its calls may or may not have run.
+    async fn run_script(
         &self,
-        pipe: Pipeline,
-        scripts: &[&Script],
-    ) -> Result<Vec<Value>, RedisFailure> {
+        script: &Script,
+        calls: &[Invocation],
+    ) -> Result<Vec<Result<Value, RedisFailure>>, RedisFailure> {
         self.bounded(|mut conn| async move {
-            match pipe.query_async::<Vec<Value>>(&mut conn).await {
-                Err(err) if err.kind() == redis::ErrorKind::Server(ServerErrorKind::NoScript) => {
-                    for script in scripts {
-                        script.prepare_invoke().load_async(&mut conn).await?;
-                    }
-                    Ok(pipe.query_async::<Vec<Value>>(&mut conn).await?)
+            let mut outcomes: Vec<Option<Result<Value, RedisFailure>>> =
+                calls.iter().map(|_| None).collect();
+            let mut pending: Vec<usize> = (0..calls.len()).collect();
+            for attempt in 0..=NOSCRIPT_RETRIES {
+                if attempt > 0 {
+                    script.prepare_invoke().load_async(&mut conn).await?;
                 }
-                other => Ok(other?),
+                let mut pipe = redis::pipe();
+                pipe.ignore_errors();
+                for &i in &pending {
+                    pipe.invoke_script(&calls[i]);
+                }
+                let replies: Vec<Value> = pipe.query_async(&mut conn).await?;
+                let mut refused = Vec::new();
+                for (&i, reply) in pending.iter().zip(replies) {
+                    match reply {
+                        Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript) => {
+                            refused.push(i);
+                        }
+                        Value::ServerError(e) => {
+                            outcomes[i] = Some(Err(redis::RedisError::from(e).into()));
+                        }
+                        value => outcomes[i] = Some(Ok(value)),
+                    }
+                }
+                pending = refused;
+                if pending.is_empty() {
+                    break;
+                }
             }
+            Ok(outcomes
+                .into_iter()
+                .map(|o| {
+                    o.unwrap_or_else(|| {
+                        Err(RedisFailure::Unavailable(
+                            "the script cache was flushed again and again; the call did not run"
+                                .to_owned(),
+                        ))
+                    })
+                })
+                .collect())
         })
         .await
+    }
+
+    /// [`run_script`](Self::run_script) for reads and idempotent writes, where one failed
+    /// call fails them all.
+    async fn run_script_all(
+        &self,
+        script: &Script,
+        calls: &[Invocation],
+    ) -> Result<Vec<Value>, RedisFailure> {
+        self.run_script(script, calls).await?.into_iter().collect()
     }
 
     /// Answers whether Redis responds.
@@ -137,32 +194,36 @@ impl RedisStore {
         .await
     }
 
-    /// Casts votes, each atomically and independently, in one round trip.
-    pub async fn cast_votes(&self, calls: &[VoteCall<'_>]) -> Result<Vec<VoteReply>, RedisFailure> {
-        let mut pipe = redis::pipe();
-        for call in calls {
-            pipe.invoke_script(&call.invocation());
-        }
-        let replies = self.run_scripts(pipe, &[&VOTE]).await?;
-        replies
-            .iter()
+    /// Casts votes, each atomically and independently, in one round trip. Each vote
+    /// answers on its own, also when Redis refuses some of them; the whole call fails
+    /// only when Redis did not answer, and then the votes may or may not have counted.
+    pub async fn cast_votes(
+        &self,
+        calls: &[VoteCall<'_>],
+    ) -> Result<Vec<Result<VoteReply, RedisFailure>>, RedisFailure> {
+        let invocations: Vec<Invocation> = calls.iter().map(VoteCall::invocation).collect();
+        let replies = self.run_script(&VOTE, &invocations).await?;
+        Ok(replies
+            .into_iter()
             .zip(calls)
-            .map(|(v, c)| VoteReply::parse(v, c.targets.len()))
-            .collect()
+            .map(|(reply, c)| VoteReply::parse(&reply?, c.targets.len()))
+            .collect())
     }
 
     /// Reads pages of boards in one round trip.
     pub async fn pages(&self, queries: &[PageQuery]) -> Result<Vec<PageReply>, RedisFailure> {
-        let mut pipe = redis::pipe();
-        for q in queries {
-            let mut inv = PAGE.key(&q.scores);
-            inv.key(&q.participants)
-                .arg(q.offset)
-                .arg(q.limit)
-                .arg(q.anchor.as_deref().unwrap_or(""));
-            pipe.invoke_script(&inv);
-        }
-        let replies = self.run_scripts(pipe, &[&PAGE]).await?;
+        let calls: Vec<Invocation> = queries
+            .iter()
+            .map(|q| {
+                let mut inv = PAGE.key(&q.scores);
+                inv.key(&q.participants)
+                    .arg(q.offset)
+                    .arg(q.limit)
+                    .arg(q.anchor.as_deref().unwrap_or(""));
+                inv
+            })
+            .collect();
+        let replies = self.run_script_all(&PAGE, &calls).await?;
         replies.iter().map(PageReply::parse).collect()
     }
 
@@ -171,16 +232,18 @@ impl RedisStore {
         &self,
         queries: &[StandingQuery],
     ) -> Result<Vec<StandingReply>, RedisFailure> {
-        let mut pipe = redis::pipe();
-        for q in queries {
-            let mut inv = MEMBER.key(&q.scores);
-            inv.key(q.previous.as_deref().unwrap_or(&q.scores))
-                .key(&q.participants)
-                .arg(&q.member)
-                .arg(if q.previous.is_some() { "1" } else { "0" });
-            pipe.invoke_script(&inv);
-        }
-        let replies = self.run_scripts(pipe, &[&MEMBER]).await?;
+        let calls: Vec<Invocation> = queries
+            .iter()
+            .map(|q| {
+                let mut inv = MEMBER.key(&q.scores);
+                inv.key(q.previous.as_deref().unwrap_or(&q.scores))
+                    .key(&q.participants)
+                    .arg(&q.member)
+                    .arg(if q.previous.is_some() { "1" } else { "0" });
+                inv
+            })
+            .collect();
+        let replies = self.run_script_all(&MEMBER, &calls).await?;
         replies.iter().map(StandingReply::parse).collect()
     }
 
@@ -194,17 +257,19 @@ impl RedisStore {
         if targets.is_empty() {
             return Ok(());
         }
-        let mut pipe = redis::pipe();
         // Chunks keep each script run short, so votes are not held up behind a big import.
-        for chunk in targets.chunks(1000) {
-            let mut inv = INITIAL.key(board.scores(View::Display, &Bucket::all()));
-            inv.key(board.initial_applied());
-            for (member, votes) in chunk {
-                inv.arg(*member).arg(votes * View::Display.units_per_vote());
-            }
-            pipe.invoke_script(&inv);
-        }
-        self.run_scripts(pipe, &[&INITIAL]).await.map(drop)
+        let calls: Vec<Invocation> = targets
+            .chunks(1000)
+            .map(|chunk| {
+                let mut inv = INITIAL.key(board.scores(View::Display, &Bucket::all()));
+                inv.key(board.initial_applied());
+                for (member, votes) in chunk {
+                    inv.arg(*member).arg(votes * View::Display.units_per_vote());
+                }
+                inv
+            })
+            .collect();
+        self.run_script_all(&INITIAL, &calls).await.map(drop)
     }
 
     /// Removes a member from the given score keys and its initial-votes record, atomically.
