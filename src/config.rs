@@ -47,6 +47,9 @@ pub struct Settings {
     /// `OVATION_COOKIE_SECURE`: mark cookies Secure (HTTPS only). Turn off only for local
     /// plain-HTTP use.
     pub cookie_secure: bool,
+    /// `OVATION_CONFIG_CHECK_MS`: how often an instance reads the configuration version
+    /// (reloading when it moved) and pings its notice connection.
+    pub config_check: Duration,
 }
 
 /// (setting, default) in the order the README's table lists them.
@@ -65,6 +68,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("session_key", ""),
     ("cookie_secure", "true"),
     ("read_cache_ms", "250"),
+    ("config_check_ms", "2000"),
 ];
 
 impl Settings {
@@ -167,6 +171,8 @@ impl Settings {
             other => bail!("{src}: {other:?} is not true or false"),
         };
         let read_cache = Duration::from_millis(parse_number(get("read_cache_ms"), 0, 60_000)?);
+        let config_check =
+            Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
         Ok(Self {
             bind,
             database_url,
@@ -182,6 +188,7 @@ impl Settings {
             session_key: (!session_key.is_empty()).then_some(session_key),
             cookie_secure,
             read_cache,
+            config_check,
         })
     }
 }

@@ -36,8 +36,15 @@ impl Application {
         tokio::spawn(config::listen(
             state.config.clone(),
             state.db.clone(),
+            state.redis.clone(),
             state.settings.redis_url.clone(),
-            state.redis.keys().config_channel(),
+            state.settings.config_check,
+        ));
+        tokio::spawn(config::check_version(
+            state.config.clone(),
+            state.db.clone(),
+            state.redis.clone(),
+            state.settings.config_check,
         ));
         if let Some(password) =
             users::ensure_admin(&state.db, state.settings.admin_password.as_deref())

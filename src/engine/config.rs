@@ -1,17 +1,21 @@
 //! The in-memory configuration cache: boards, members, rules and API keys loaded from SQL.
 //!
 //! The vote and read paths only ever look here, never at SQL. An admin change reloads the
-//! changed part on the instance that made it and publishes a notice on Redis; every other
-//! instance's listener reloads the same part from SQL. When the listener (re)connects it
-//! reloads everything, so notices missed while Redis was away cannot leave an instance
-//! stale.
+//! changed part on the instance that made it, then counts the change in a version in
+//! Redis and publishes a notice in the same script (`announce`); every other instance's
+//! listener reloads the same part from SQL. Three things keep a notice from being lost
+//! for good:
+//! - an announce that fails is retried in the background until Redis takes it;
+//! - the listener pings its pub/sub connection and reconnects when it goes silent, and
+//!   reloads everything after (re)subscribing;
+//! - every instance reads the version every `OVATION_CONFIG_CHECK_MS` and reloads
+//!   everything when it moved past the last change it applied.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use sea_orm::DatabaseConnection;
 
 use crate::domain::auth::ApiKey;
@@ -46,12 +50,15 @@ impl Change {
         }
     }
 
-    fn decode(payload: &str) -> Option<Self> {
-        match payload.split_once(':') {
-            Some(("board", slug)) => BoardSlug::parse(slug).ok().map(Self::Board),
-            _ if payload == "api-keys" => Some(Self::ApiKeys),
-            _ => None,
-        }
+    /// A notice is `<version> <change>`.
+    fn decode(payload: &str) -> Option<(i64, Self)> {
+        let (version, change) = payload.split_once(' ')?;
+        let change = match change.split_once(':') {
+            Some(("board", slug)) => Self::Board(BoardSlug::parse(slug).ok()?),
+            _ if change == "api-keys" => Self::ApiKeys,
+            _ => return None,
+        };
+        Some((version.parse().ok()?, change))
     }
 }
 
@@ -63,6 +70,9 @@ impl Change {
 pub struct ConfigCache {
     keys: Keys,
     tickets: AtomicU64,
+    /// The configuration version (as counted in Redis) this instance has caught up with;
+    /// -1 before the first check.
+    version: AtomicI64,
     boards: RwLock<Boards>,
     api_keys: RwLock<ApiKeys>,
 }
@@ -100,6 +110,7 @@ impl ConfigCache {
         let cache = Self {
             keys,
             tickets: AtomicU64::new(0),
+            version: AtomicI64::new(-1),
             boards: RwLock::default(),
             api_keys: RwLock::default(),
         };
@@ -172,6 +183,21 @@ impl ConfigCache {
         Ok(())
     }
 
+    /// Records that the change counted as `version` is applied, when it is the one right
+    /// after the last version caught up with; a gap is left for the next check to close.
+    fn applied(&self, version: i64) {
+        let _ =
+            self.version
+                .compare_exchange(version - 1, version, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// Reloads everything and records `version`, read before the reload started.
+    async fn catch_up(&self, db: &DatabaseConnection, version: i64) -> Result<(), SqlError> {
+        self.reload_all(db).await?;
+        self.version.store(version, Ordering::SeqCst);
+        Ok(())
+    }
+
     fn ticket(&self) -> u64 {
         self.tickets.fetch_add(1, Ordering::SeqCst) + 1
     }
@@ -214,7 +240,8 @@ impl ConfigCache {
     }
 }
 
-/// Reloads `change` here, then tells the other instances.
+/// Reloads `change` here, then tells the other instances. When Redis does not take the
+/// notice, it is retried in the background: the change is saved and live here already.
 pub async fn changed(
     cache: &ConfigCache,
     db: &DatabaseConnection,
@@ -222,36 +249,79 @@ pub async fn changed(
     change: Change,
 ) -> Result<(), crate::error::ApiError> {
     cache.apply(db, &change).await?;
-    if let Err(err) = redis.publish_config_change(&change.encode()).await {
-        // The change is saved and live here; other instances catch up when their
-        // listener reconnects, which reloads everything.
-        tracing::warn!(error = %err, "failed to publish a configuration change");
+    let payload = change.encode();
+    match redis.announce_config_change(&payload).await {
+        Ok(version) => cache.applied(version),
+        Err(err) => {
+            tracing::warn!(error = %err, %payload, "failed to announce a configuration change; retrying");
+            tokio::spawn(announce_until_taken(redis.clone(), payload));
+        }
     }
     Ok(())
 }
 
-/// Follows configuration notices until the process ends, reconnecting after failures.
+/// Longest pause between two tries of an announce.
+const MAX_ANNOUNCE_DELAY: Duration = Duration::from_secs(5);
+
+async fn announce_until_taken(redis: RedisStore, payload: String) {
+    let mut delay = Duration::from_millis(100);
+    loop {
+        tokio::time::sleep(delay).await;
+        match redis.announce_config_change(&payload).await {
+            Ok(_) => {
+                tracing::info!(%payload, "announced a configuration change after retrying");
+                return;
+            }
+            Err(err) => tracing::debug!(error = %err, %payload, "announce failed again"),
+        }
+        delay = (delay * 2).min(MAX_ANNOUNCE_DELAY);
+    }
+}
+
+/// Follows configuration notices until the process ends: reconnects after failures,
+/// pings the connection every `check` and reconnects when it stays silent, and catches
+/// up on everything after each (re)subscription, since notices sent meanwhile are lost.
 pub async fn listen(
     cache: Arc<ConfigCache>,
     db: DatabaseConnection,
+    redis: RedisStore,
     redis_url: String,
-    channel: String,
+    check: Duration,
 ) {
     loop {
-        match RedisStore::config_changes(&redis_url, &channel).await {
-            Ok(stream) => {
-                // Notices sent before this subscription are lost: catch up on everything.
-                if let Err(err) = cache.reload_all(&db).await {
-                    tracing::warn!(error = %err, "failed to reload configuration");
+        match redis.config_notices(&redis_url).await {
+            Ok(mut notices) => {
+                match redis.config_version().await {
+                    Ok(version) => {
+                        if let Err(err) = cache.catch_up(&db, version).await {
+                            tracing::warn!(error = %err, "failed to reload configuration");
+                        }
+                    }
+                    Err(err) => {
+                        tracing::debug!(error = %err, "cannot read the configuration version")
+                    }
                 }
-                let mut stream = std::pin::pin!(stream);
-                while let Some(payload) = stream.next().await {
-                    let Some(change) = Change::decode(&payload) else {
-                        tracing::warn!(%payload, "ignoring an unknown configuration notice");
-                        continue;
-                    };
-                    if let Err(err) = cache.apply(&db, &change).await {
-                        tracing::warn!(error = %err, ?change, "failed to reload configuration");
+                let mut pings = tokio::time::interval(check);
+                pings.reset();
+                loop {
+                    tokio::select! {
+                        payload = notices.next() => {
+                            let Some(payload) = payload else { break };
+                            let Some((version, change)) = Change::decode(&payload) else {
+                                tracing::warn!(%payload, "ignoring an unknown configuration notice");
+                                continue;
+                            };
+                            match cache.apply(&db, &change).await {
+                                Ok(()) => cache.applied(version),
+                                Err(err) => tracing::warn!(error = %err, ?change, "failed to reload configuration"),
+                            }
+                        }
+                        _ = pings.tick() => {
+                            if let Err(err) = notices.ping().await {
+                                tracing::warn!(error = %err, "configuration listener went silent");
+                                break;
+                            }
+                        }
                     }
                 }
                 tracing::warn!("configuration listener disconnected; reconnecting");
@@ -261,6 +331,36 @@ pub async fn listen(
             }
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Reads the configuration version every `check` and reloads everything when it moved
+/// past the last change this instance applied: the backstop for notices that never
+/// arrived.
+pub async fn check_version(
+    cache: Arc<ConfigCache>,
+    db: DatabaseConnection,
+    redis: RedisStore,
+    check: Duration,
+) {
+    let mut ticks = tokio::time::interval(check);
+    // The first tick is immediate; start-up has just loaded everything.
+    ticks.tick().await;
+    loop {
+        ticks.tick().await;
+        let version = match redis.config_version().await {
+            Ok(version) => version,
+            Err(err) => {
+                tracing::debug!(error = %err, "cannot read the configuration version");
+                continue;
+            }
+        };
+        if version != cache.version.load(Ordering::SeqCst) {
+            tracing::info!(version, "configuration version moved; reloading");
+            if let Err(err) = cache.catch_up(&db, version).await {
+                tracing::warn!(error = %err, "failed to reload configuration");
+            }
+        }
     }
 }
 

@@ -169,6 +169,8 @@ pub struct Options {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Off by default, so a test reads its own writes at once.
     pub read_cache: Duration,
+    /// How often the instance checks the configuration version and pings its notices.
+    pub config_check: Duration,
 }
 
 impl Default for Options {
@@ -179,6 +181,7 @@ impl Default for Options {
             database: None,
             trusted_proxies: Vec::new(),
             read_cache: Duration::ZERO,
+            config_check: Duration::from_secs(2),
         }
     }
 }
@@ -208,6 +211,7 @@ impl TestApp {
             session_key: None,
             cookie_secure: false,
             read_cache: opts.read_cache,
+            config_check: opts.config_check,
         };
         let app = Application::build(settings).await.expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());
@@ -315,4 +319,107 @@ impl TestApp {
 /// A score from a JSON answer as f64.
 pub fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// What a [`Proxy`] does with the bytes it carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProxyMode {
+    /// Forward both ways.
+    Forward = 0,
+    /// Stop forwarding on connections that subscribed to pub/sub, without closing them,
+    /// as a NAT that dropped an idle flow does; other connections still work.
+    SilenceSubscribers = 1,
+    /// Close a connection as soon as it carries anything, and refuse new ones: Redis is
+    /// unreachable, and nothing sent meanwhile reaches it.
+    Down = 2,
+}
+
+/// A TCP proxy between the app and Redis whose forwarding a test can stop and resume.
+pub struct Proxy {
+    pub port: u16,
+    mode: std::sync::Arc<std::sync::atomic::AtomicU8>,
+}
+
+impl Proxy {
+    pub async fn start(target_port: u16) -> Self {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, AtomicU8};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mode = Arc::new(AtomicU8::new(ProxyMode::Forward as u8));
+        let shared = mode.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                if shared.load(std::sync::atomic::Ordering::SeqCst) == ProxyMode::Down as u8 {
+                    continue;
+                }
+                let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", target_port)).await
+                else {
+                    continue;
+                };
+                let subscriber = Arc::new(AtomicBool::new(false));
+                let (client_read, client_write) = client.into_split();
+                let (server_read, server_write) = server.into_split();
+                tokio::spawn(pump(
+                    client_read,
+                    server_write,
+                    shared.clone(),
+                    subscriber.clone(),
+                    true,
+                ));
+                tokio::spawn(pump(
+                    server_read,
+                    client_write,
+                    shared.clone(),
+                    subscriber,
+                    false,
+                ));
+            }
+        });
+        Self { port, mode }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    pub fn set(&self, mode: ProxyMode) {
+        self.mode
+            .store(mode as u8, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mode: std::sync::Arc<std::sync::atomic::AtomicU8>,
+    subscriber: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    from_client: bool,
+) {
+    use std::sync::atomic::Ordering::SeqCst;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // Returning drops both halves: the connection closes both ways.
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if from_client
+            && buf[..n]
+                .windows(9)
+                .any(|w| w.eq_ignore_ascii_case(b"SUBSCRIBE"))
+        {
+            subscriber.store(true, SeqCst);
+        }
+        if mode.load(SeqCst) == ProxyMode::Down as u8 {
+            return;
+        }
+        if mode.load(SeqCst) == ProxyMode::SilenceSubscribers as u8 && subscriber.load(SeqCst) {
+            continue;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
 }

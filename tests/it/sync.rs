@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::harness::{Options, TestApp, shared_redis};
+use crate::harness::{Options, Proxy, ProxyMode, TestApp, shared_redis};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_change_on_one_instance_is_seen_by_another_within_a_second() {
@@ -64,4 +64,114 @@ async fn a_change_on_one_instance_is_seen_by_another_within_a_second() {
         m["score"], 1,
         "the vote through the second instance counts on the shared board"
     );
+}
+
+/// A first instance straight on Redis and a second one, sharing SQL and key prefix,
+/// whose Redis is reached through `second_redis`.
+async fn two_instances(first_redis: String, second_redis: String) -> (TestApp, TestApp) {
+    let first = TestApp::spawn_with(Options {
+        redis_url: first_redis,
+        ..Options::default()
+    })
+    .await;
+    let second = TestApp::spawn_with(Options {
+        redis_url: second_redis,
+        prefix: first.prefix.clone(),
+        database: Some(Arc::clone(&first.database)),
+        ..Options::default()
+    })
+    .await;
+    (first, second)
+}
+
+/// Creates a board and a vote key on `first`, and waits until `second` accepts the key.
+async fn key_seen_by_both(first: &TestApp, second: &TestApp) -> (String, i64) {
+    first.board(json!({"slug": "sync", "title": "Sync"})).await;
+    first.members("sync", &["m1"]).await;
+    let (status, created) = first
+        .post(
+            "/api/v1/admin/api-keys",
+            json!({"name": "partner", "scopes": ["vote"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let key = created["key"].as_str().unwrap().to_owned();
+    wait_for_status(second, &key, StatusCode::OK, Duration::from_secs(5)).await;
+    (key, created["id"].as_i64().unwrap())
+}
+
+/// Votes through `app` with `key` until the answer has `status`, failing after `within`.
+async fn wait_for_status(app: &TestApp, key: &str, status: StatusCode, within: Duration) {
+    let started = Instant::now();
+    loop {
+        let (got, body) = app
+            .call(
+                Method::POST,
+                "/api/v1/boards/sync/votes",
+                Some(key),
+                Some(&json!({"member": "m1"})),
+            )
+            .await;
+        if got == status {
+            return;
+        }
+        assert!(
+            started.elapsed() < within,
+            "still {got} after {within:?}, want {status}: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_notice_connection_cannot_keep_a_revoked_key_alive() {
+    let proxy = Proxy::start(shared_redis().port).await;
+    let (first, second) = two_instances(shared_redis().url(), proxy.url()).await;
+    let (key, id) = key_seen_by_both(&first, &second).await;
+    // The second instance's pub/sub connection stays open but carries nothing more.
+    proxy.set(ProxyMode::SilenceSubscribers);
+    let (status, body) = first.delete(&format!("/api/v1/admin/api-keys/{id}")).await;
+    assert!(status.is_success(), "{body}");
+    wait_for_status(
+        &second,
+        &key,
+        StatusCode::UNAUTHORIZED,
+        Duration::from_secs(8),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_announce_redis_did_not_take_is_retried_until_every_instance_hears_it() {
+    let proxy = Proxy::start(shared_redis().port).await;
+    let (first, second) = two_instances(proxy.url(), shared_redis().url()).await;
+    let (key, id) = key_seen_by_both(&first, &second).await;
+    // The first instance cannot reach Redis while it revokes the key.
+    proxy.set(ProxyMode::Down);
+    let (status, body) = first.delete(&format!("/api/v1/admin/api-keys/{id}")).await;
+    assert!(status.is_success(), "{body}");
+    let (status, _) = first
+        .call(
+            Method::POST,
+            "/api/v1/boards/sync/votes",
+            Some(&key),
+            Some(&json!({"member": "m1"})),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "revoked at once where it was made"
+    );
+    // Nothing has told the second instance yet: the change sits in the first one's retry.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    wait_for_status(&second, &key, StatusCode::OK, Duration::from_secs(1)).await;
+    proxy.set(ProxyMode::Forward);
+    wait_for_status(
+        &second,
+        &key,
+        StatusCode::UNAUTHORIZED,
+        Duration::from_secs(10),
+    )
+    .await;
 }

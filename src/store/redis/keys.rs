@@ -43,6 +43,12 @@ impl Keys {
     pub fn config_channel(&self) -> String {
         format!("{}config", self.prefix)
     }
+
+    /// How many configuration changes were announced (string counter): instances check
+    /// it every few seconds and reload when it moved.
+    pub fn config_version(&self) -> String {
+        format!("{}config:version", self.prefix)
+    }
 }
 
 /// The keys of one board.

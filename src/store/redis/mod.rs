@@ -22,6 +22,7 @@ static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("vote.
 static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
 static MEMBER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("member.lua")));
 static INITIAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("initial.lua")));
+static ANNOUNCE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("announce.lua")));
 
 /// How many times calls refused with NOSCRIPT are sent again after loading their script.
 const NOSCRIPT_RETRIES: usize = 3;
@@ -441,12 +442,24 @@ impl RedisStore {
             .await
     }
 
-    /// Tells every instance that configuration changed (`payload` names what).
-    pub async fn publish_config_change(&self, payload: &str) -> Result<(), RedisFailure> {
-        let channel = self.keys.config_channel();
+    /// Counts a configuration change and tells every instance (`payload` names what
+    /// changed); answers the new configuration version.
+    pub async fn announce_config_change(&self, payload: &str) -> Result<i64, RedisFailure> {
+        let mut call = ANNOUNCE.key(self.keys.config_version());
+        call.arg(self.keys.config_channel()).arg(payload);
+        let reply = self.run_script_all(&ANNOUNCE, &[call]).await?;
+        reply
+            .first()
+            .and_then(as_int)
+            .ok_or_else(|| reply_error("announce", &Value::Array(reply.clone())))
+    }
+
+    /// The configuration version: how many changes were announced (0 when none was).
+    pub async fn config_version(&self) -> Result<i64, RedisFailure> {
+        let key = self.keys.config_version();
         self.bounded(|mut conn| async move {
-            let _: i64 = conn.publish(channel, payload).await?;
-            Ok(())
+            let version: Option<i64> = conn.get(key).await?;
+            Ok(version.unwrap_or(0))
         })
         .await
     }
@@ -482,18 +495,55 @@ impl RedisStore {
     }
 
     /// Subscribes to configuration-change notices on a connection of its own (pub/sub
-    /// needs one); the stream ends when the connection drops.
-    pub async fn config_changes(
-        url: &str,
-        channel: &str,
-    ) -> Result<impl futures_util::Stream<Item = String> + use<>, RedisFailure> {
+    /// needs one).
+    pub async fn config_notices(&self, url: &str) -> Result<Notices, RedisFailure> {
         let client = redis::Client::open(url).map_err(RedisFailure::Command)?;
-        let mut pubsub = client.get_async_pubsub().await?;
-        pubsub.subscribe(channel).await?;
-        Ok(futures_util::StreamExt::filter_map(
-            pubsub.into_on_message(),
-            |msg| async move { msg.get_payload::<String>().ok() },
-        ))
+        let timeout = self.timeout;
+        let channel = self.keys.config_channel();
+        let subscribed = tokio::time::timeout(timeout, async move {
+            let mut pubsub = client.get_async_pubsub().await?;
+            pubsub.subscribe(channel).await?;
+            Ok::<_, RedisFailure>(pubsub)
+        })
+        .await
+        .map_err(|_| RedisFailure::Unavailable("no answer to SUBSCRIBE".to_owned()))??;
+        let (sink, stream) = subscribed.split();
+        Ok(Notices {
+            sink,
+            stream,
+            timeout,
+        })
+    }
+}
+
+/// Configuration-change notices, on a pub/sub connection of their own.
+pub struct Notices {
+    sink: redis::aio::PubSubSink,
+    stream: redis::aio::PubSubStream,
+    timeout: Duration,
+}
+
+impl Notices {
+    /// The next notice's payload; `None` when the connection dropped.
+    pub async fn next(&mut self) -> Option<String> {
+        loop {
+            let msg = futures_util::StreamExt::next(&mut self.stream).await?;
+            if let Ok(payload) = msg.get_payload::<String>() {
+                return Some(payload);
+            }
+        }
+    }
+
+    /// Checks that Redis still answers on this connection: a connection that goes
+    /// silent without closing (a NAT or proxy dropping an idle flow) delivers nothing.
+    pub async fn ping(&mut self) -> Result<(), RedisFailure> {
+        match tokio::time::timeout(self.timeout, self.sink.ping::<Value>()).await {
+            Ok(reply) => reply.map(drop).map_err(RedisFailure::from),
+            Err(_) => Err(RedisFailure::Unavailable(format!(
+                "no answer to PING within {} ms",
+                self.timeout.as_millis()
+            ))),
+        }
     }
 }
 
