@@ -1,10 +1,13 @@
-//! The `Auth` extractor: the caller named by the `Authorization` header, if any.
+//! Extractors for the caller named by the `Authorization` header: `Auth` (any caller, or
+//! none) for reads of public boards, and `Admin` and `Voter`, which refuse a caller
+//! without the scope before the request body is read.
 
 use std::future::{Ready, ready};
 
 use actix_web::{FromRequest, HttpRequest, dev::Payload, http::header, web};
 
-use crate::engine::auth::{Caller, authenticate};
+use crate::domain::auth::Scope;
+use crate::engine::auth::{Caller, authenticate, require};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -25,5 +28,43 @@ impl FromRequest for Auth {
             .get(header::AUTHORIZATION)
             .map(|v| v.to_str().unwrap_or(""));
         ready(authenticate(&state.config, state.master_key_hash.as_deref(), header).map(Auth))
+    }
+}
+
+fn scoped(req: &HttpRequest, scope: Scope) -> Result<Caller, ApiError> {
+    let Some(state) = req.app_data::<web::Data<AppState>>() else {
+        return Err(anyhow::anyhow!("app state is not registered").into());
+    };
+    let header = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or(""));
+    let caller = authenticate(&state.config, state.master_key_hash.as_deref(), header)?;
+    require(caller.as_ref(), scope)?;
+    caller.ok_or_else(|| ApiError::Unauthorized("this endpoint needs an API key".into()))
+}
+
+/// A caller with the `admin` scope. Listed before the body in a handler's arguments, it
+/// answers 401 or 403 without reading the body.
+pub struct Admin(pub Caller);
+
+impl FromRequest for Admin {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(scoped(req, Scope::Admin).map(Admin))
+    }
+}
+
+/// A caller with the `vote` scope; like [`Admin`], refused before the body is read.
+pub struct Voter(pub Caller);
+
+impl FromRequest for Voter {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(scoped(req, Scope::Vote).map(Voter))
     }
 }

@@ -155,6 +155,50 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(SwaggerUi::new("/docs/{_:.*}").url("/api/v1/openapi.json", ApiDoc::openapi()));
 }
 
+/// Reads a text body (such as CSV) of at most `limit` bytes, with JSON errors where
+/// actix's own extractors answer plain text: 400 `unsupported_content_type` unless the
+/// body is `text/*` (or unlabelled), 413 `payload_too_large`, 400 `invalid_encoding` when
+/// it is not UTF-8.
+pub async fn read_text(
+    req: &HttpRequest,
+    mut payload: web::Payload,
+    limit: usize,
+) -> Result<String, ApiError> {
+    use futures_util::StreamExt;
+    let too_large = || {
+        ApiError::too_large(
+            "payload_too_large",
+            format!("the body exceeds {limit} bytes"),
+        )
+    };
+    if let Some(kind) = req.headers().get(actix_web::http::header::CONTENT_TYPE) {
+        let kind = kind.to_str().unwrap_or("").trim().to_ascii_lowercase();
+        if !kind.starts_with("text/") {
+            return Err(ApiError::malformed(
+                "unsupported_content_type",
+                "send Content-Type: text/csv",
+            ));
+        }
+    }
+    let declared = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| ApiError::malformed("malformed_body", e.to_string()))?;
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    String::from_utf8(body.to_vec())
+        .map_err(|e| ApiError::malformed("invalid_encoding", format!("the body is not UTF-8: {e}")))
+}
+
 async fn openapi_json() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())
 }
@@ -177,7 +221,11 @@ fn json_error(err: actix_web::error::JsonPayloadError) -> ApiError {
             "unsupported_content_type",
             "send Content-Type: application/json",
         ),
-        E::Deserialize(e) if e.is_data() => ApiError::invalid("invalid_field", e.to_string()),
+        // serde_json calls a number too big for f64 (`1e400`) a syntax error; to a client
+        // it is a value out of range, like `99999999999999999999` for an integer field.
+        E::Deserialize(e) if e.is_data() || e.to_string().starts_with("number out of range") => {
+            ApiError::invalid("invalid_field", e.to_string())
+        }
         other => ApiError::malformed("malformed_json", other.to_string()),
     }
 }

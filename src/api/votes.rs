@@ -7,15 +7,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::auth::Auth;
+use super::auth::Voter;
 use super::client_ip::ClientIp;
 use crate::domain::Invalid;
-use crate::domain::auth::Scope;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use crate::domain::limit::parse_ip;
 use crate::domain::period::parse_instant;
-use crate::engine::auth::require;
 use crate::engine::votes::{self, Vote, VoteResult};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -195,12 +193,11 @@ fn parse_vote(
 #[post("/boards/{board}/votes")]
 pub async fn cast_vote(
     state: web::Data<AppState>,
-    auth: Auth,
+    Voter(caller): Voter,
     client: ClientIp,
     board: web::Path<String>,
     body: web::Json<CastVoteRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = require(auth.0.as_ref(), Scope::Vote)?;
     let common = Common::new(
         body.voter.as_deref(),
         body.channel.as_deref(),
@@ -221,7 +218,7 @@ pub async fn cast_vote(
         &state.config,
         &state.redis,
         state.settings.idempotency_ttl,
-        caller,
+        &caller,
         vec![Ok(vote)],
     )
     .await?;
@@ -248,11 +245,10 @@ pub async fn cast_vote(
 #[post("/votes")]
 pub async fn cast_votes(
     state: web::Data<AppState>,
-    auth: Auth,
+    Voter(caller): Voter,
     client: ClientIp,
     body: web::Json<CastVotesRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let caller = require(auth.0.as_ref(), Scope::Vote)?;
     if body.votes.len() > MAX_BATCH {
         return Err(ApiError::too_large(
             "batch_too_large",
@@ -296,7 +292,7 @@ pub async fn cast_votes(
         &state.config,
         &state.redis,
         state.settings.idempotency_ttl,
-        caller,
+        &caller,
         parsed,
     )
     .await?;

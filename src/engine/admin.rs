@@ -144,10 +144,31 @@ pub async fn upsert_members(
         .iter()
         .map(|m| (m.id.as_str(), m.initial_votes))
         .collect();
-    state
+    if let Some(member) = state
         .redis
         .apply_initial_votes(&board.keys, &targets)
-        .await?;
+        .await?
+    {
+        // Other chunks may have been applied: put every member back to what SQL keeps.
+        let before: Vec<(&str, i64)> = members
+            .iter()
+            .map(|m| {
+                let kept = board.members.get(&m.id).map_or(0, |old| old.initial_votes);
+                (m.id.as_str(), kept)
+            })
+            .collect();
+        state
+            .redis
+            .apply_initial_votes(&board.keys, &before)
+            .await?;
+        return Err(ApiError::invalid(
+            "score_overflow",
+            format!(
+                "member {member}: these initial votes would take its score past 2^53 units, \
+                 the most a board holds exactly; nothing was changed"
+            ),
+        ));
+    }
     txn.commit().await.map_err(sql::SqlError::from)?;
     changed(state, Change::Board(slug.clone())).await?;
     let ids: Vec<&str> = members.iter().take(50).map(|m| m.id.as_str()).collect();

@@ -248,6 +248,15 @@ async fn cast_vote(
     let config = public_board(&state, &path)?;
     let form = form.0;
     let member = MemberId::parse(&form.member).map_err(|e| PageError::Invalid(e.message))?;
+    // The tab to come back to is checked before the vote counts.
+    let period = leaderboard::select(
+        config.clone(),
+        Some(form.period.as_str()).filter(|p| !p.is_empty()),
+        None,
+        None,
+    )?
+    .bucket
+    .period;
     let visitor = session::visitor_id(&session);
     let caller = Caller {
         scopes: vec![Scope::Vote],
@@ -295,7 +304,7 @@ async fn cast_vote(
             &req,
             &session,
             config,
-            Some(&form.period),
+            Some(period.as_str()),
             Some(notice),
         )
         .await?;
@@ -303,7 +312,7 @@ async fn cast_vote(
     }
     session::flash(&session, &notice.0);
     Ok(see_other(&format!(
-        "/b/{}?period={}",
-        config.board.slug, form.period
+        "/b/{}?period={period}",
+        config.board.slug
     )))
 }

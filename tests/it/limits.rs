@@ -259,6 +259,89 @@ async fn retry_after_and_quota_agree_for_a_rolling_window() {
 }
 
 #[tokio::test]
+async fn quota_reads_a_rolling_window_from_its_running_total_and_trims_what_left_it() {
+    let app = TestApp::spawn().await;
+    board_with_rules(
+        &app,
+        "rtot",
+        json!({}),
+        &[json!({"name": "hundred per 10 min", "dimensions": ["voter"], "window": "rolling:10m", "limit": 100})],
+    )
+    .await;
+    let old = rfc3339(Utc::now() - chrono::Duration::minutes(20));
+    for _ in 0..2 {
+        expect_ok(
+            &app,
+            "rtot",
+            json!({"member": "m1", "voter": "u1", "at": old}),
+        )
+        .await;
+    }
+    let client = redis::Client::open(shared_redis().url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let key = |part: &'static str| {
+        let mut conn = conn.clone();
+        let pattern = format!("{}:*:rolling:10m:{part}:*", app.prefix);
+        async move {
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg(pattern)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            assert_eq!(keys.len(), 1, "{keys:?}");
+            keys[0].clone()
+        }
+    };
+    let (log, total) = (key("log").await, key("sum").await);
+    let entries: i64 = redis::cmd("ZCARD")
+        .arg(&log)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(entries, 2, "both votes are still logged");
+    let rules = quota(&app, "rtot", "voter=u1").await;
+    assert_eq!(
+        (rules[0]["used"].clone(), rules[0]["resets_at"].clone()),
+        (json!(0), Value::Null)
+    );
+    // The quota dropped the entries that left the window and lowered the total, keeping
+    // the total's expiry.
+    let entries: i64 = redis::cmd("ZCARD")
+        .arg(&log)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let sum: String = redis::cmd("GET")
+        .arg(&total)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(&total)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!((entries, sum.as_str()), (0, "0"));
+    assert!(ttl > 0, "{ttl}");
+    // Votes in the window are counted from the running total, not by reading the log.
+    for _ in 0..3 {
+        expect_ok(&app, "rtot", json!({"member": "m1", "voter": "u1"})).await;
+    }
+    let _: () = redis::cmd("SET")
+        .arg(&total)
+        .arg("42")
+        .arg("KEEPTTL")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let rules = quota(&app, "rtot", "voter=u1").await;
+    assert_eq!(
+        (rules[0]["used"].clone(), rules[0]["remaining"].clone()),
+        (json!(42), json!(58))
+    );
+}
+
+#[tokio::test]
 async fn quota_remaining_reaches_zero_exactly_when_refusals_start() {
     let app = TestApp::spawn().await;
     let ids = board_with_rules(

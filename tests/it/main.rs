@@ -5,6 +5,7 @@
 mod admin;
 mod browser;
 mod cli;
+mod contract;
 mod faults;
 mod harness;
 mod idempotency;

@@ -546,6 +546,42 @@ async fn the_live_view_refreshes_as_an_htmx_block_with_rank_changes_and_charts()
 }
 
 #[tokio::test]
+async fn a_public_vote_with_a_bad_period_is_refused_before_it_counts() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "pub", "title": "Public", "public_page": true, "periods": ["day", "all"]}),
+    )
+    .await;
+    app.members("pub", &["m1"]).await;
+    let visitor = Browser::new(&app);
+    let csrf = visitor.get("/b/pub").await.csrf();
+    for period in ["year", "week", "day\r\nSet-Cookie: x=1", "all "] {
+        let page = visitor
+            .post(
+                "/b/pub/vote",
+                &[("_csrf", &csrf), ("member", "m1"), ("period", period)],
+            )
+            .await;
+        assert_eq!(
+            page.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{period:?}: {}",
+            page.body
+        );
+    }
+    let (_, m1) = app.get("/api/v1/boards/pub/members/m1?view=real").await;
+    assert_eq!(num(&m1["score"]), 0.0, "nothing counted");
+    let page = visitor
+        .post(
+            "/b/pub/vote",
+            &[("_csrf", &csrf), ("member", "m1"), ("period", "")],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER);
+    assert_eq!(page.location(), "/b/pub?period=all");
+}
+
+#[tokio::test]
 async fn the_live_view_and_export_refuse_far_future_buckets_with_a_page() {
     let app = TestApp::spawn().await;
     app.board(json!({"slug": "far", "title": "Far", "periods": ["week", "month", "all"]}))

@@ -5,8 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::admin;
-use crate::api::auth::Auth;
+use crate::api::auth::Admin;
 use crate::domain::auth::{ApiKey, parse_scopes};
 use crate::domain::ids::Channel;
 use crate::engine::admin as engine;
@@ -71,10 +70,10 @@ pub struct ApiKeysResponse {
 #[post("/api-keys")]
 pub async fn create_api_key(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     body: web::Json<CreateApiKeyRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let scopes = parse_scopes(&body.scopes)?;
     let channel = body.channel.as_deref().map(Channel::parse).transpose()?;
     let (key, secret) =
@@ -90,9 +89,8 @@ pub async fn create_api_key(
 #[get("/api-keys")]
 pub async fn list_api_keys(
     state: web::Data<AppState>,
-    auth: Auth,
+    _admin: Admin,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
     let api_keys = engine::list_api_keys(&state)
         .await?
         .into_iter()
@@ -107,10 +105,10 @@ pub async fn list_api_keys(
 #[delete("/api-keys/{id}")]
 pub async fn revoke_api_key(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     id: web::Path<i64>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     engine::revoke_api_key(&state, &actor, id.into_inner()).await?;
     Ok(HttpResponse::NoContent().finish())
 }

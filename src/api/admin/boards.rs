@@ -4,8 +4,8 @@ use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{admin, board_slug, nullable};
-use crate::api::auth::Auth;
+use super::{board_slug, nullable};
+use crate::api::auth::Admin;
 use crate::api::boards::BoardResponse;
 use crate::domain::board::{
     BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_periods,
@@ -100,10 +100,10 @@ pub struct BoardsResponse {
 #[post("/boards")]
 pub async fn create_board(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     body: web::Json<BoardRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let slug = BoardSlug::parse(body.slug.as_deref().unwrap_or(""))?;
     let title = body
         .title
@@ -118,8 +118,10 @@ pub async fn create_board(
 /// Every board.
 #[utoipa::path(get, path = "/api/v1/admin/boards", tag = "admin", responses((status = 200, body = BoardsResponse)))]
 #[get("/boards")]
-pub async fn list_boards(state: web::Data<AppState>, auth: Auth) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
+pub async fn list_boards(
+    state: web::Data<AppState>,
+    _admin: Admin,
+) -> Result<HttpResponse, ApiError> {
     let boards = state
         .config
         .boards()
@@ -135,10 +137,9 @@ pub async fn list_boards(state: web::Data<AppState>, auth: Auth) -> Result<HttpR
 #[get("/boards/{board}")]
 pub async fn get_board(
     state: web::Data<AppState>,
-    auth: Auth,
+    _admin: Admin,
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
     let slug = board_slug(&board)?;
     let board = engine::board_of(&state, &slug)?;
     Ok(HttpResponse::Ok().json(BoardResponse::of(&board)?))
@@ -151,11 +152,11 @@ pub async fn get_board(
 #[patch("/boards/{board}")]
 pub async fn update_board(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     board: web::Path<String>,
     body: web::Json<BoardRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let slug = board_slug(&board)?;
     if body.slug.as_deref().is_some_and(|s| s != slug.as_str()) {
         return Err(ApiError::invalid(
@@ -176,10 +177,10 @@ pub async fn update_board(
 #[delete("/boards/{board}")]
 pub async fn delete_board(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     engine::delete_board(&state, &actor, &board_slug(&board)?).await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -1,12 +1,12 @@
 //! Member administration: bulk upsert (JSON), CSV import, edit, delete.
 
-use actix_web::{HttpResponse, delete, patch, post, put, web};
+use actix_web::{HttpRequest, HttpResponse, delete, patch, post, put, web};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-use super::{admin, board_slug, nullable};
-use crate::api::auth::Auth;
+use super::{board_slug, nullable};
+use crate::api::auth::Admin;
 use crate::domain::board::{Member, parse_multiplier};
 use crate::domain::ids::MemberId;
 use crate::engine::admin as engine;
@@ -100,11 +100,11 @@ pub(crate) fn merged(
 #[put("/boards/{board}/members")]
 pub async fn upsert_members(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     board: web::Path<String>,
     body: web::Json<UpsertMembersRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let slug = board_slug(&board)?;
     let config = engine::board_of(&state, &slug)?;
     if body.members.len() > MAX_MEMBERS {
@@ -264,13 +264,15 @@ pub fn read_csv(board: &BoardConfig, text: &str) -> Result<Vec<Member>, ApiError
 #[post("/boards/{board}/members/import")]
 pub async fn import_members(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
+    req: HttpRequest,
     board: web::Path<String>,
-    body: String,
+    body: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let slug = board_slug(&board)?;
     let config = engine::board_of(&state, &slug)?;
+    let body = crate::api::read_text(&req, body, CSV_LIMIT).await?;
     let members = read_csv(&config, &body)?;
     let upserted = engine::upsert_members(&state, &actor, &slug, members).await?;
     Ok(HttpResponse::Ok().json(UpsertMembersResponse { upserted }))
@@ -284,11 +286,11 @@ pub async fn import_members(
 #[patch("/boards/{board}/members/{member}")]
 pub async fn update_member(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     path: web::Path<(String, String)>,
     body: web::Json<MemberFields>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let (board, member) = path.into_inner();
     let slug = board_slug(&board)?;
     let config = engine::board_of(&state, &slug)?;
@@ -324,10 +326,10 @@ pub async fn update_member(
 #[delete("/boards/{board}/members/{member}")]
 pub async fn delete_member(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let (board, member) = path.into_inner();
     let slug = board_slug(&board)?;
     let id =

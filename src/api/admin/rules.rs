@@ -6,8 +6,8 @@ use actix_web::{HttpResponse, delete, get, patch, post, web};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{admin, board_slug};
-use crate::api::auth::Auth;
+use super::board_slug;
+use crate::api::auth::Admin;
 use crate::domain::limit::{
     Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
@@ -168,11 +168,11 @@ fn rule_id(raw: &str) -> Result<i64, ApiError> {
 #[post("/boards/{board}/rules")]
 pub async fn create_rule(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     board: web::Path<String>,
     body: web::Json<RuleRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let slug = board_slug(&board)?;
     engine::board_of(&state, &slug)?;
     let rule = engine::create_rule(&state, &actor, &slug, body.create()?).await?;
@@ -186,10 +186,9 @@ pub async fn create_rule(
 #[get("/boards/{board}/rules")]
 pub async fn list_rules(
     state: web::Data<AppState>,
-    auth: Auth,
+    _admin: Admin,
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
     let board = engine::board_of(&state, &board_slug(&board)?)?;
     let rules = board.rules.iter().map(RuleResponse::from).collect();
     Ok(HttpResponse::Ok().json(RulesResponse { rules }))
@@ -202,10 +201,9 @@ pub async fn list_rules(
 #[get("/boards/{board}/rules/{id}")]
 pub async fn get_rule(
     state: web::Data<AppState>,
-    auth: Auth,
+    _admin: Admin,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    admin(&auth)?;
     let (board, id) = path.into_inner();
     let board = engine::board_of(&state, &board_slug(&board)?)?;
     let rule = engine::rule_of(&board, rule_id(&id)?)?;
@@ -219,11 +217,11 @@ pub async fn get_rule(
 #[patch("/boards/{board}/rules/{id}")]
 pub async fn update_rule(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     path: web::Path<(String, String)>,
     body: web::Json<RuleRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let (board, id) = path.into_inner();
     let slug = board_slug(&board)?;
     let current = engine::board_of(&state, &slug)?;
@@ -240,10 +238,10 @@ pub async fn update_rule(
 #[delete("/boards/{board}/rules/{id}")]
 pub async fn delete_rule(
     state: web::Data<AppState>,
-    auth: Auth,
+    Admin(caller): Admin,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin(&auth)?;
+    let actor = caller.actor;
     let (board, id) = path.into_inner();
     engine::delete_rule(&state, &actor, &board_slug(&board)?, rule_id(&id)?).await?;
     Ok(HttpResponse::NoContent().finish())

@@ -22,6 +22,7 @@ static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("vote.
 static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
 static MEMBER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("member.lua")));
 static INITIAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("initial.lua")));
+static USAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("usage.lua")));
 static ANNOUNCE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("announce.lua")));
 
 /// How many times calls refused with NOSCRIPT are sent again after loading their script.
@@ -249,28 +250,44 @@ impl RedisStore {
     }
 
     /// Brings members' initial votes on the all-time display board to `targets`
-    /// (member, votes); safe to repeat.
+    /// (member, votes); safe to repeat. Answers the first member (if any) whose score
+    /// would pass 2^53 units: its chunk of 1,000 members changed nothing, and the other
+    /// chunks are applied.
     pub async fn apply_initial_votes(
         &self,
         board: &BoardKeys,
         targets: &[(&str, i64)],
-    ) -> Result<(), RedisFailure> {
+    ) -> Result<Option<String>, RedisFailure> {
         if targets.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         // Chunks keep each script run short, so votes are not held up behind a big import.
         let calls: Vec<Invocation> = targets
             .chunks(1000)
             .map(|chunk| {
                 let mut inv = INITIAL.key(board.scores(View::Display, &Bucket::all()));
-                inv.key(board.initial_applied());
+                inv.key(board.initial_applied()).arg(MAX_UNITS);
                 for (member, votes) in chunk {
                     inv.arg(*member).arg(votes * View::Display.units_per_vote());
                 }
                 inv
             })
             .collect();
-        self.run_script_all(&INITIAL, &calls).await.map(drop)
+        let replies = self.run_script_all(&INITIAL, &calls).await?;
+        for reply in &replies {
+            let items = as_array(reply).ok_or_else(|| reply_error("initial", reply))?;
+            match items.first().and_then(as_text).as_deref() {
+                Some("ok") => {}
+                Some("overflow") => {
+                    let member = items.get(1).and_then(as_text);
+                    return member
+                        .map(Some)
+                        .ok_or_else(|| reply_error("initial", reply));
+                }
+                _ => return Err(reply_error("initial", reply)),
+            }
+        }
+        Ok(None)
     }
 
     /// Removes a member from the given score keys and its initial-votes record, atomically.
@@ -311,58 +328,36 @@ impl RedisStore {
         .await
     }
 
-    /// How much of each rule's limit is used, in one round trip and without writing.
+    /// How much of each rule's limit is used, in one round trip. Rolling logs are read
+    /// from their running totals (`usage.lua`), never whole.
     pub async fn rule_usage(&self, counters: &[Counter]) -> Result<Vec<Usage>, RedisFailure> {
-        let mut pipe = redis::pipe();
+        let mut call = USAGE.prepare_invoke();
         for counter in counters {
             match counter {
-                Counter::Fixed { key, .. } => pipe.get(key),
+                Counter::Fixed { key, .. } => call.key(key).key(key).arg("c").arg(0),
                 Counter::Rolling {
-                    log, horizon_ms, ..
-                } => pipe
-                    .cmd("ZRANGEBYSCORE")
-                    .arg(log)
-                    .arg(format!("({horizon_ms}"))
-                    .arg("+inf")
-                    .arg("WITHSCORES"),
+                    log,
+                    total,
+                    horizon_ms,
+                    ..
+                } => call.key(log).key(total).arg("l").arg(horizon_ms),
             };
         }
-        let replies: Vec<Value> = self
-            .bounded(|mut conn| async move { Ok(pipe.query_async(&mut conn).await?) })
-            .await?;
-        replies
-            .iter()
-            .zip(counters)
-            .map(|(value, counter)| match counter {
-                Counter::Fixed { .. } => Ok(Usage {
-                    used: match value {
-                        Value::Nil => 0,
-                        other => as_text(other)
-                            .and_then(|t| t.parse().ok())
-                            .ok_or_else(|| reply_error("rule counter", other))?,
-                    },
-                    oldest_ms: None,
-                }),
-                Counter::Rolling { .. } => {
-                    let entries = as_array(value).ok_or_else(|| reply_error("rule log", value))?;
-                    let mut usage = Usage {
-                        used: 0,
-                        oldest_ms: None,
-                    };
-                    for pair in entries.chunks(2) {
-                        let count = as_text(&pair[0])
-                            .and_then(|e| e.split(':').next()?.parse::<i64>().ok());
-                        let at = pair.get(1).and_then(as_units);
-                        let (Some(count), Some(at)) = (count, at) else {
-                            return Err(reply_error("rule log", value));
-                        };
-                        usage.used += count;
-                        usage.oldest_ms.get_or_insert(at);
-                    }
-                    Ok(usage)
-                }
+        let reply = self.run_script_all(&USAGE, &[call]).await?;
+        let value = reply
+            .first()
+            .ok_or_else(|| reply_error("usage", &Value::Nil))?;
+        let numbers = as_array(value)
+            .and_then(|items| items.iter().map(as_int).collect::<Option<Vec<i64>>>())
+            .filter(|n| n.len() == 2 * counters.len())
+            .ok_or_else(|| reply_error("usage", value))?;
+        Ok(numbers
+            .chunks(2)
+            .map(|pair| Usage {
+                used: pair[0],
+                oldest_ms: (pair[1] >= 0).then_some(pair[1]),
             })
-            .collect()
+            .collect())
     }
 
     /// Rate-limit refusals per rule (rule id, votes) in each of the given hours.
