@@ -1,5 +1,5 @@
 # The commands README names. `make run` serves; `make test` runs every test.
-.PHONY: run test lint test-sql ci bench
+.PHONY: run test lint test-sql schemathesis ci bench
 
 run:
 	@scripts/install-deps.sh
@@ -17,7 +17,11 @@ lint:
 test-sql:
 	scripts/test-sql-backends.sh
 
-ci: lint test test-sql
+# The API against its own OpenAPI document (about two minutes); fails on any finding.
+schemathesis:
+	scripts/schemathesis.sh
+
+ci: lint test test-sql schemathesis
 
 bench:
 	@scripts/install-deps.sh --bench

@@ -61,7 +61,19 @@ pub struct RefusingRule {
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Ovation", description = "Real-time voting and leaderboards."),
+    info(title = "Ovation", description = "Real-time voting and leaderboards.
+
+Errors are `{\"error\": {\"code\", \"message\", …}}` with a stable snake_case code.
+
+**503 `store_unavailable`**: Redis or SQL did not answer in time. Wait for `Retry-After`
+seconds and retry. On a write (a vote, a batch) the error carries `\"outcome\": \"unknown\"`:
+the write may have been applied. Retry it with the same idempotency key(s): you get the
+first answer (`\"replayed\": true`) if it was applied, a fresh count if not, never two
+counts. A write sent without an idempotency key cannot be retried safely.
+
+**422 `idempotency_key_reused`**: the key was already used, by the same API key on the
+same board within the idempotency TTL, for a different request. Nothing was counted. Use a
+new key for every new write; reuse a key only to retry the very same request."),
     paths(
         votes::cast_vote,
         votes::cast_votes,
@@ -94,9 +106,113 @@ pub struct RefusingRule {
         health::readyz,
     ),
     components(schemas(ErrorBody, ErrorDetail, RateLimitedBody, RateLimitedDetail, RefusingRule)),
-    modifiers(&BearerAuth)
+    modifiers(&BearerAuth, &CommonResponses)
 )]
 pub struct ApiDoc;
+
+/// Documents, on every `/api/v1` operation, the error statuses any of them can answer,
+/// beside the route-specific ones its annotation lists: 400 for a request that cannot be
+/// read, 401 and 403 for keys, 404 for an unknown route or resource, 413 and 422 for
+/// bodies and values, 503 when a store does not answer.
+struct CommonResponses;
+
+impl utoipa::Modify for CommonResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::path::Operation;
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+
+        let error = |description: &str| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(description)
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorBody")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        };
+        let add = |op: &mut Operation| {
+            let body = op.request_body.is_some();
+            let csv = op
+                .request_body
+                .as_ref()
+                .is_some_and(|b| serde_json::to_string(b).is_ok_and(|j| j.contains("text/csv")));
+            let queries = op.parameters.as_ref().is_some_and(|p| !p.is_empty());
+            let mut bad_request = vec!["`invalid_query`", "`invalid_path`"];
+            if csv {
+                bad_request.extend(["`unsupported_content_type`", "`invalid_encoding`"]);
+            } else if body {
+                bad_request.extend(["`malformed_json`", "`unsupported_content_type`"]);
+            }
+            let mut common = vec![
+                (
+                    "400",
+                    format!("the request cannot be read: {}", bad_request.join(", ")),
+                ),
+                (
+                    "401",
+                    "`unauthorized`: no key where one is needed, or an unknown or revoked key"
+                        .to_owned(),
+                ),
+                (
+                    "403",
+                    "`forbidden`: the key lacks the scope this route needs".to_owned(),
+                ),
+                (
+                    "404",
+                    "`route_not_found`, or an unknown board, member, rule or key".to_owned(),
+                ),
+                (
+                    "503",
+                    "`store_unavailable`: Redis or SQL did not answer in time; on a write \
+                    `\"outcome\": \"unknown\"` says it may have been applied (retry with the \
+                    same idempotency key)"
+                        .to_owned(),
+                ),
+            ];
+            if body {
+                common.push((
+                    "413",
+                    "`payload_too_large` and other size limits".to_owned(),
+                ));
+            }
+            if body || queries {
+                common.push((
+                    "422",
+                    "`invalid_field` (a value of the wrong type or out of range) \
+                    and the other invalid values"
+                        .to_owned(),
+                ));
+            }
+            for (status, description) in common {
+                op.responses
+                    .responses
+                    .entry(status.to_owned())
+                    .or_insert_with(|| error(&description));
+            }
+        };
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if !path.starts_with("/api/v1/") {
+                continue;
+            }
+            for op in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                add(op);
+            }
+        }
+    }
+}
 
 struct BearerAuth;
 

@@ -61,6 +61,12 @@ pub async fn get_ranks(
 ) -> Result<HttpResponse, ApiError> {
     let board = readable_board(&state.config, auth.0.as_ref(), &query.board)?;
     let ids = split(&query.members);
+    if ids.is_empty() {
+        return Err(ApiError::invalid_field(
+            "members",
+            "members must name at least one member",
+        ));
+    }
     if ids.len() > MAX_BATCH {
         return Err(ApiError::too_large(
             "too_many_members",
@@ -91,6 +97,12 @@ pub async fn get_tops(
     query: web::Query<TopsQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let slugs = split(&query.boards);
+    if slugs.is_empty() {
+        return Err(ApiError::invalid_field(
+            "boards",
+            "boards must name at least one board",
+        ));
+    }
     if slugs.len() > MAX_BATCH {
         return Err(ApiError::too_large(
             "too_many_boards",

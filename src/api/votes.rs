@@ -186,9 +186,9 @@ fn parse_vote(
         (status = 403, description = "missing vote (or backfill) scope", body = super::ErrorBody),
         (status = 404, description = "board_not_found, member_not_found", body = super::ErrorBody),
         (status = 409, description = "campaign_not_started, campaign_ended, member_disabled", body = super::ErrorBody),
-        (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, invalid_ip, score_overflow, voter_required (and the other <dimension>_required), count_exceeds_limit, …", body = super::ErrorBody),
+        (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, invalid_ip, invalid_field, score_overflow, voter_required (and the other <dimension>_required), count_exceeds_limit; idempotency_key_reused: the key came with a different request before, nothing counted (use a new key for a new vote)", body = super::ErrorBody),
         (status = 429, description = "rate_limited: `rule` names the rule, `retry_after_s` (also the Retry-After header) when it admits the vote again, null for never", body = super::RateLimitedBody),
-        (status = 503, description = "store_unavailable", body = super::ErrorBody),
+        (status = 503, description = "store_unavailable: with `\"outcome\": \"unknown\"` the vote may have counted; retry after Retry-After with the same idempotency key", body = super::ErrorBody),
     ))]
 #[post("/boards/{board}/votes")]
 pub async fn cast_vote(
@@ -239,8 +239,8 @@ pub async fn cast_vote(
         (status = 200, description = "a result per item, in order; a refused item carries the same error object as a single vote (rate_limited with rule and retry_after_s, …)", body = CastVotesResponse),
         (status = 400, description = "malformed JSON", body = super::ErrorBody),
         (status = 413, description = "batch_too_large: more than 100 items; nothing counted", body = super::ErrorBody),
-        (status = 422, description = "empty_batch", body = super::ErrorBody),
-        (status = 503, description = "store_unavailable", body = super::ErrorBody),
+        (status = 422, description = "empty_batch, invalid_field", body = super::ErrorBody),
+        (status = 503, description = "store_unavailable with `\"outcome\": \"unknown\"`: Redis did not answer, some items may have counted; retry with each item's idempotency key. An item Redis refused answers its own error in `results` instead", body = super::ErrorBody),
     ))]
 #[post("/votes")]
 pub async fn cast_votes(

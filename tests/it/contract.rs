@@ -441,6 +441,20 @@ async fn out_of_range_numbers_get_their_codes_and_change_nothing() {
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_bucket",
         ),
+        (
+            Method::GET,
+            "/api/v1/tops?boards=",
+            String::new(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_field",
+        ),
+        (
+            Method::GET,
+            "/api/v1/ranks?board=c&members=,",
+            String::new(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_field",
+        ),
     ];
     for (method, path, body, status, expected) in cases {
         let (kind, body) = if method == Method::GET {

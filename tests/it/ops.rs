@@ -54,6 +54,32 @@ async fn the_openapi_document_lists_every_endpoint_and_docs_are_served_offline()
         refusal["content"]["application/json"]["schema"]["$ref"],
         "#/components/schemas/RateLimitedBody"
     );
+    // Every API operation documents the errors any request can meet, with the error body.
+    for (path, item) in paths.iter().filter(|(p, _)| p.starts_with("/api/v1/")) {
+        for (method, op) in item.as_object().unwrap() {
+            for status in ["400", "401", "403", "404", "503"] {
+                assert_eq!(
+                    op["responses"][status]["content"]["application/json"]["schema"]["$ref"]
+                        .as_str()
+                        .map(|r| r.ends_with("Body")),
+                    Some(true),
+                    "{method} {path} documents {status}"
+                );
+            }
+            if op.get("requestBody").is_some() {
+                assert!(op["responses"]["413"].is_object(), "{method} {path} 413");
+                assert!(op["responses"]["422"].is_object(), "{method} {path} 422");
+            }
+        }
+    }
+    let vote_503 =
+        doc["paths"]["/api/v1/boards/{board}/votes"]["post"]["responses"]["503"]["description"]
+            .as_str()
+            .unwrap();
+    assert!(vote_503.contains("same idempotency key"), "{vote_503}");
+    let overview = doc["info"]["description"].as_str().unwrap();
+    assert!(overview.contains("idempotency_key_reused"), "{overview}");
+    assert!(overview.contains("outcome"), "{overview}");
     let resp = app
         .client
         .get(format!("{}/docs/", app.base))

@@ -131,6 +131,9 @@ impl RedisStore {
         script: &Script,
         calls: &[Invocation],
     ) -> Result<Vec<Result<Value, RedisFailure>>, RedisFailure> {
+        if calls.is_empty() {
+            return Ok(Vec::new());
+        }
         self.bounded(|mut conn| async move {
             let mut outcomes: Vec<Option<Result<Value, RedisFailure>>> =
                 calls.iter().map(|_| None).collect();
