@@ -10,10 +10,12 @@ use utoipa::ToSchema;
 use super::auth::Voter;
 use super::client_ip::ClientIp;
 use crate::domain::Invalid;
+use crate::domain::auth::Scope;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use crate::domain::limit::parse_ip;
 use crate::domain::period::parse_instant;
+use crate::engine::auth::Caller;
 use crate::engine::votes::{self, Vote, VoteResult};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -37,8 +39,9 @@ pub struct CastVoteRequest {
     pub idempotency_key: Option<String>,
     /// RFC 3339 time of the vote; needs the `backfill` scope.
     pub at: Option<String>,
-    /// The end user's IP address, when an API client votes on their behalf; default: the
-    /// connection's (or a trusted proxy's `X-Forwarded-For`).
+    /// The end user's IP address, when an API client votes on their behalf; needs the
+    /// `trusted` (or `backfill`) scope. Default: the connection's (or a trusted proxy's
+    /// `X-Forwarded-For`).
     pub ip: Option<String>,
     /// Cast without rate-limit rules; needs the `backfill` scope.
     pub skip_limits: Option<bool>,
@@ -51,7 +54,7 @@ pub struct CastVotesRequest {
     pub voter: Option<String>,
     pub channel: Option<String>,
     pub terminal: Option<String>,
-    /// The end user's IP address (see the single vote).
+    /// The end user's IP address (see the single vote; needs the `trusted` scope).
     pub ip: Option<String>,
     /// Cast every item without rate-limit rules; needs the `backfill` scope.
     pub skip_limits: Option<bool>,
@@ -112,7 +115,15 @@ impl<'a> Common<'a> {
         ip: Option<&str>,
         skip_limits: Option<bool>,
         client: ClientIp,
+        caller: &Caller,
     ) -> Result<Self, ApiError> {
+        // Anyone could defeat every `ip` rule by naming a fresh address: only a key that
+        // speaks for its end users may.
+        if ip.is_some() && !(caller.has(Scope::Trusted) || caller.has(Scope::Backfill)) {
+            return Err(ApiError::Forbidden(
+                "setting a vote's ip needs a key with the trusted (or backfill) scope".into(),
+            ));
+        }
         Ok(Self {
             voter,
             channel,
@@ -183,7 +194,7 @@ fn parse_vote(
         (status = 200, description = "counted, or replayed for a known idempotency key", body = VoteResult),
         (status = 400, description = "malformed JSON", body = super::ErrorBody),
         (status = 401, description = "no key", body = super::ErrorBody),
-        (status = 403, description = "missing vote (or backfill) scope", body = super::ErrorBody),
+        (status = 403, description = "forbidden: the key lacks the vote scope, the backfill scope for `at` or `skip_limits`, or the trusted scope for `ip`", body = super::ErrorBody),
         (status = 404, description = "board_not_found, member_not_found", body = super::ErrorBody),
         (status = 409, description = "campaign_not_started, campaign_ended, member_disabled", body = super::ErrorBody),
         (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, invalid_ip, invalid_field, score_overflow, voter_required (and the other <dimension>_required), count_exceeds_limit; idempotency_key_reused: the key came with a different request before, nothing counted (use a new key for a new vote)", body = super::ErrorBody),
@@ -205,6 +216,7 @@ pub async fn cast_vote(
         body.ip.as_deref(),
         body.skip_limits,
         client,
+        &caller,
     )?;
     let vote = parse_vote(
         &board,
@@ -271,6 +283,7 @@ pub async fn cast_votes(
         body.ip.as_deref(),
         body.skip_limits,
         client,
+        &caller,
     )?;
     let parsed = body
         .votes

@@ -16,10 +16,18 @@ pub enum Scope {
     Admin,
     /// Submit votes with an explicit past time (`at`).
     Backfill,
+    /// Speak for end users: set a vote's `ip` (a backend relaying its users' votes).
+    Trusted,
 }
 
 impl Scope {
-    pub const EVERY: [Scope; 4] = [Scope::Vote, Scope::Read, Scope::Admin, Scope::Backfill];
+    pub const EVERY: [Scope; 5] = [
+        Scope::Vote,
+        Scope::Read,
+        Scope::Admin,
+        Scope::Backfill,
+        Scope::Trusted,
+    ];
 
     pub fn parse(raw: &str) -> Result<Self, Invalid> {
         match raw {
@@ -27,9 +35,10 @@ impl Scope {
             "read" => Ok(Self::Read),
             "admin" => Ok(Self::Admin),
             "backfill" => Ok(Self::Backfill),
+            "trusted" => Ok(Self::Trusted),
             _ => Err(Invalid::new(
                 "invalid_scope",
-                format!("unknown scope {raw:?} (want vote, read, admin or backfill)"),
+                format!("unknown scope {raw:?} (want vote, read, admin, backfill or trusted)"),
             )),
         }
     }
@@ -40,6 +49,7 @@ impl Scope {
             Self::Read => "read",
             Self::Admin => "admin",
             Self::Backfill => "backfill",
+            Self::Trusted => "trusted",
         }
     }
 }

@@ -635,8 +635,50 @@ async fn ip_comes_from_the_connection_unless_a_trusted_proxy_forwards_it() {
         forwarded(&direct, "198.51.100.3").await,
         StatusCode::TOO_MANY_REQUESTS
     );
-    // An API client may name the end user's address.
-    expect_ok(&direct, "ips", json!({"member": "m1", "ip": "203.0.113.5"})).await;
+    // A key with the trusted scope may name the end user's address; a plain vote key may
+    // not, or it could defeat every ip rule with made-up addresses.
+    let plain = direct.key(&["vote"], None).await;
+    let (status, body) = direct
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/boards/ips/votes",
+            Some(&plain),
+            Some(&json!({"member": "m1", "ip": "203.0.113.9"})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("forbidden"))
+    );
+    let (status, body) = direct
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/votes",
+            Some(&plain),
+            Some(&json!({"ip": "203.0.113.9", "votes": [{"board": "ips", "member": "m1"}]})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("forbidden"))
+    );
+    let trusted = direct.key(&["vote", "trusted"], None).await;
+    for _ in 0..2 {
+        let (status, body) = direct
+            .call(
+                reqwest::Method::POST,
+                "/api/v1/boards/ips/votes",
+                Some(&trusted),
+                Some(&json!({"member": "m1", "ip": "203.0.113.5"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    assert_eq!(
+        real_score(&direct, "ips", "m1").await,
+        4.0,
+        "2 direct + 2 for 203.0.113.5"
+    );
     let (status, body) = direct
         .vote("ips", json!({"member": "m1", "ip": "nowhere"}))
         .await;
