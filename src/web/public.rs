@@ -221,6 +221,22 @@ struct VoteForm {
     period: String,
 }
 
+/// Whether an unregistered member of an open board is already ranked (in the board's
+/// default ranking, which the page shows first). The page lists such members, so a
+/// visitor may vote for them; anything else would let an anonymous visitor add members.
+async fn on_the_ranking(
+    state: &AppState,
+    config: &Arc<BoardConfig>,
+    member: &MemberId,
+) -> Result<bool, PageError> {
+    if config.board.settings.membership == Membership::Closed {
+        return Ok(false);
+    }
+    let sel = leaderboard::select(config.clone(), None, None, None)?;
+    let standing = leaderboard::standings(&state.redis, &sel, std::slice::from_ref(member)).await?;
+    Ok(standing.first().is_some_and(|s| s.rank.is_some()))
+}
+
 /// What a refused vote tells the visitor, with the local time the next vote opens.
 fn refusal_text(err: &ApiError, config: &BoardConfig) -> String {
     match err {
@@ -257,6 +273,11 @@ async fn cast_vote(
     )?
     .bucket
     .period;
+    if !config.members.contains_key(&member) && !on_the_ranking(&state, &config, &member).await? {
+        return Err(PageError::NotFound(format!(
+            "{member} is not on this board; vote for a member listed on the page"
+        )));
+    }
     let visitor = session::visitor_id(&session);
     let caller = Caller {
         scopes: vec![Scope::Vote],

@@ -546,6 +546,34 @@ async fn the_live_view_refreshes_as_an_htmx_block_with_rank_changes_and_charts()
 }
 
 #[tokio::test]
+async fn the_public_page_of_an_open_board_cannot_add_members() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "open", "title": "Open", "membership": "open", "public_page": true}))
+        .await;
+    let (status, _) = app.vote("open", json!({"member": "via-api"})).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "the API still adds members to open boards"
+    );
+    let visitor = Browser::new(&app);
+    let csrf = visitor.get("/b/open").await.csrf();
+    let page = visitor
+        .post("/b/open/vote", &[("_csrf", &csrf), ("member", "made-up")])
+        .await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND, "{}", page.body);
+    let page = visitor
+        .post("/b/open/vote", &[("_csrf", &csrf), ("member", "via-api")])
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    let (_, top) = app.get("/api/v1/boards/open/top?view=real").await;
+    assert_eq!(
+        top["entries"],
+        json!([{"rank": 1, "member": "via-api", "name": null, "image_url": null, "score": 2}])
+    );
+}
+
+#[tokio::test]
 async fn a_public_vote_with_a_bad_period_is_refused_before_it_counts() {
     let app = TestApp::spawn().await;
     app.board(
