@@ -1,26 +1,38 @@
 //! Dashboard users: argon2id password hashes, the first `admin`, and login throttling.
 //!
 //! argon2 (the RustCrypto crate) hashes passwords: memory-hard, the current OWASP
-//! recommendation, and the PHC string keeps its parameters beside the hash. Failed logins
-//! are counted in Redis per IP and per user name for 15 minutes, so throttling holds
-//! across instances.
+//! recommendation, and the PHC string keeps its parameters beside the hash. Hash checks
+//! run on the blocking pool, a few at a time, so a flood of logins cannot take the async
+//! workers that serve votes.
+//!
+//! Login attempts are counted in Redis before the password is checked (count, then
+//! check: parallel guesses cannot all slip in before the count moves), for 15 minutes,
+//! so throttling holds across instances: per (user name, IP) — an attacker elsewhere
+//! cannot lock the real admin out — and per IP for all names. IPv6 addresses count by
+//! their /64, which one subscriber gets whole.
+
+use std::net::IpAddr;
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use rand::Rng;
 use sea_orm::DatabaseConnection;
+use tokio::sync::Semaphore;
 
+use crate::domain::limit::ip_subject;
 use crate::error::ApiError;
 use crate::store::redis::RedisStore;
 use crate::store::sql::{self, SqlError};
 
-/// How long failed logins are remembered.
-const FAILURE_WINDOW_S: i64 = 15 * 60;
-/// Failed logins allowed per user name within the window.
-const FAILURES_PER_USER: i64 = 5;
-/// Failed logins allowed per IP address within the window.
-const FAILURES_PER_IP: i64 = 20;
+/// How long login attempts are remembered.
+const ATTEMPT_WINDOW_S: i64 = 15 * 60;
+/// Attempts allowed per (user name, IP) within the window.
+const ATTEMPTS_PER_USER_IP: i64 = 5;
+/// Attempts allowed per IP address, any user name, within the window.
+const ATTEMPTS_PER_IP: i64 = 20;
 const PASSWORD_MIN: usize = 8;
+/// Password hash checks running at once; further logins wait for a turn.
+static HASH_CHECKS: Semaphore = Semaphore::const_new(2);
 
 /// Hashes a password with argon2id and a random salt.
 pub fn hash_password(password: &str) -> Result<String, ApiError> {
@@ -40,7 +52,19 @@ fn verify_password(password: &str, hash: &str) -> bool {
     })
 }
 
-fn check_new(username: &str, password: &str) -> Result<(), ApiError> {
+/// Checks a password on the blocking pool, waiting for a turn behind [`HASH_CHECKS`].
+async fn verify_off_the_workers(password: &str, hash: &str) -> Result<bool, ApiError> {
+    let _turn = HASH_CHECKS
+        .acquire()
+        .await
+        .map_err(|e| anyhow::anyhow!("hash check semaphore closed: {e}"))?;
+    let (password, hash) = (password.to_owned(), hash.to_owned());
+    tokio::task::spawn_blocking(move || verify_password(&password, &hash))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("hash check failed: {e}")))
+}
+
+fn check_username(username: &str) -> Result<(), ApiError> {
     if username.is_empty()
         || username.len() > 64
         || !username
@@ -52,6 +76,11 @@ fn check_new(username: &str, password: &str) -> Result<(), ApiError> {
             "a user name is 1 to 64 characters of [A-Za-z0-9_.-]",
         ));
     }
+    Ok(())
+}
+
+fn check_new(username: &str, password: &str) -> Result<(), ApiError> {
+    check_username(username)?;
     if password.chars().count() < PASSWORD_MIN {
         return Err(ApiError::invalid(
             "invalid_password",
@@ -128,31 +157,41 @@ pub enum LoginRefusal {
     Throttled,
 }
 
-/// Checks a login; counts failures and refuses while too many are recent.
+/// Checks a login from `ip`: counts the attempt first, refuses while too many are
+/// recent, and only then checks the password.
 pub async fn login(
     db: &DatabaseConnection,
     redis: &RedisStore,
     username: &str,
     password: &str,
-    ip: &str,
+    ip: Option<IpAddr>,
 ) -> Result<Result<(), LoginRefusal>, ApiError> {
-    let keys = [
-        redis.keys().login_failures_by_ip(ip),
-        redis.keys().login_failures_by_user(username),
-    ];
-    let counts = redis.counters(&keys).await?;
-    if counts[0] >= FAILURES_PER_IP || counts[1] >= FAILURES_PER_USER {
+    let ip = ip.map_or_else(|| "unknown".to_owned(), ip_subject);
+    // A name no user can have gets no key of its own: keys stay small whatever is sent.
+    let named = check_username(username).is_ok();
+    let mut keys = vec![redis.keys().login_attempts_by_ip(&ip)];
+    if named {
+        keys.push(redis.keys().login_attempts_by_user_ip(username, &ip));
+    }
+    let counts = redis.count_attempts(&keys, ATTEMPT_WINDOW_S).await?;
+    let over = counts.first().is_some_and(|&n| n > ATTEMPTS_PER_IP)
+        || counts.get(1).is_some_and(|&n| n > ATTEMPTS_PER_USER_IP);
+    if over {
         return Ok(Err(LoginRefusal::Throttled));
+    }
+    if !named {
+        return Ok(Err(LoginRefusal::BadCredentials));
     }
     // An unknown user still costs one hash check, so timing does not tell names apart.
     let stored = sql::users::password_hash(db, username).await?;
     let dummy = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$2vzbDLoDt7YkHOnvr4Yh0Pnl3BCAfUdaa4Jp+o1RN2w";
-    let ok = verify_password(password, stored.as_deref().unwrap_or(dummy)) && stored.is_some();
+    let ok = verify_off_the_workers(password, stored.as_deref().unwrap_or(dummy)).await?
+        && stored.is_some();
     if ok {
+        // The user's own attempts from here start afresh; the IP's keep counting.
         redis.delete(&keys[1..]).await?;
         Ok(Ok(()))
     } else {
-        redis.bump_counters(&keys, FAILURE_WINDOW_S).await?;
         Ok(Err(LoginRefusal::BadCredentials))
     }
 }

@@ -5,7 +5,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, LOCATION};
 use serde_json::json;
 
-use crate::harness::{ADMIN_PASSWORD, TestApp, client_builder, num};
+use crate::harness::{ADMIN_PASSWORD, Options, TestApp, client_builder, num};
 
 /// A browser without JavaScript: a cookie jar, no automatic redirects.
 struct Browser {
@@ -669,6 +669,106 @@ async fn every_admin_post_refuses_a_signed_in_request_without_the_csrf_token() {
     assert_eq!(status, StatusCode::OK, "{board}");
     let (_, board) = app.get("/api/v1/boards/stars").await;
     assert_eq!(board["members"][0]["id"], "m1");
+}
+
+/// A login form post from `ip` (the app trusts 127.0.0.1 as a proxy): answers the status.
+async fn login_from(
+    browser: &Browser,
+    csrf: &str,
+    ip: &str,
+    user: &str,
+    password: &str,
+) -> StatusCode {
+    browser
+        .client
+        .post(format!("{}/admin/login", browser.base))
+        .header("X-Forwarded-For", ip)
+        .form(&[("_csrf", csrf), ("username", user), ("password", password)])
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn parallel_guesses_get_five_tries_and_cannot_lock_the_admin_out_elsewhere() {
+    let app = TestApp::spawn_with(Options {
+        trusted_proxies: vec!["127.0.0.1/32".parse().unwrap()],
+        ..Options::default()
+    })
+    .await;
+    let attacker = Browser::new(&app);
+    let csrf = attacker.get("/admin/login").await.csrf();
+    let mut guesses = Vec::new();
+    for i in 0..50 {
+        let (client, base, csrf) = (attacker.client.clone(), attacker.base.clone(), csrf.clone());
+        guesses.push(tokio::spawn(async move {
+            let browser = Browser { base, client };
+            login_from(
+                &browser,
+                &csrf,
+                "198.51.100.7",
+                "admin",
+                &format!("guess-{i}"),
+            )
+            .await
+        }));
+    }
+    let mut tried = 0;
+    for guess in guesses {
+        match guess.await.unwrap() {
+            StatusCode::UNAUTHORIZED => tried += 1,
+            StatusCode::TOO_MANY_REQUESTS => {}
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(tried, 5, "exactly five guesses reach the password check");
+    // The real admin, elsewhere, still signs in.
+    let admin = Browser::new(&app);
+    let csrf = admin.get("/admin/login").await.csrf();
+    assert_eq!(
+        login_from(&admin, &csrf, "203.0.113.20", "admin", ADMIN_PASSWORD).await,
+        StatusCode::SEE_OTHER
+    );
+    // Addresses of one IPv6 /64 count as one.
+    let rotating = Browser::new(&app);
+    let csrf = rotating.get("/admin/login").await.csrf();
+    for i in 1..=5 {
+        let ip = format!("2001:db8:5:7::{i:x}");
+        assert_eq!(
+            login_from(&rotating, &csrf, &ip, "admin", "nope-nope").await,
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    assert_eq!(
+        login_from(
+            &rotating,
+            &csrf,
+            "2001:db8:5:7:ffff::1",
+            "admin",
+            ADMIN_PASSWORD
+        )
+        .await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // A user name no user can have makes no key of its own, whatever its size.
+    let long = "x".repeat(100_000);
+    assert_eq!(
+        login_from(&rotating, &csrf, "192.0.2.50", &long, "whatever").await,
+        StatusCode::UNAUTHORIZED
+    );
+    let client = redis::Client::open(crate::harness::shared_redis().url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}:login:*", app.prefix))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(keys.iter().all(|k| k.len() < 200), "{keys:?}");
+    assert!(
+        keys.iter().any(|k| k.ends_with("login:ip:192.0.2.50")),
+        "{keys:?}"
+    );
 }
 
 #[tokio::test]

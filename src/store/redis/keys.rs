@@ -29,14 +29,16 @@ impl Keys {
         }
     }
 
-    /// Failed dashboard logins from one IP address (string, expires).
-    pub fn login_failures_by_ip(&self, ip: &str) -> String {
+    /// Dashboard login attempts from one IP address (`/64` for IPv6), for any user name
+    /// (string, expires).
+    pub fn login_attempts_by_ip(&self, ip: &str) -> String {
         format!("{}login:ip:{ip}", self.prefix)
     }
 
-    /// Failed dashboard logins for one user name (string, expires).
-    pub fn login_failures_by_user(&self, username: &str) -> String {
-        format!("{}login:user:{username}", self.prefix)
+    /// Dashboard login attempts for one (checked) user name from one IP address (string,
+    /// expires).
+    pub fn login_attempts_by_user_ip(&self, username: &str, ip: &str) -> String {
+        format!("{}login:user:{username}:{ip}", self.prefix)
     }
 
     /// The pub/sub channel that tells every instance to reload configuration.

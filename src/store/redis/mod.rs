@@ -388,24 +388,24 @@ impl RedisStore {
         .await
     }
 
-    /// The values of counters (missing ones read 0), in one round trip.
-    pub async fn counters(&self, keys: &[String]) -> Result<Vec<i64>, RedisFailure> {
-        self.bounded(|mut conn| async move {
-            let values: Vec<Option<i64>> =
-                redis::cmd("MGET").arg(keys).query_async(&mut conn).await?;
-            Ok(values.into_iter().map(Option::unwrap_or_default).collect())
-        })
-        .await
-    }
-
-    /// Adds one to each counter and (re)sets its TTL, atomically.
-    pub async fn bump_counters(&self, keys: &[String], ttl_s: i64) -> Result<(), RedisFailure> {
+    /// Counts one more attempt on each counter and answers the new counts, atomically;
+    /// a counter's window starts with its first attempt and lasts `window_s`.
+    pub async fn count_attempts(
+        &self,
+        keys: &[String],
+        window_s: i64,
+    ) -> Result<Vec<i64>, RedisFailure> {
         let mut pipe = redis::pipe();
         pipe.atomic();
         for key in keys {
-            pipe.incr(key, 1).ignore().expire(key, ttl_s).ignore();
+            pipe.incr(key, 1)
+                .cmd("EXPIRE")
+                .arg(key)
+                .arg(window_s)
+                .arg("NX")
+                .ignore();
         }
-        self.bounded(|mut conn| async move { Ok(pipe.query_async::<()>(&mut conn).await?) })
+        self.bounded(|mut conn| async move { Ok(pipe.query_async(&mut conn).await?) })
             .await
     }
 

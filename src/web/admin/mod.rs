@@ -136,13 +136,12 @@ async fn login(
     form: CsrfForm<LoginForm>,
 ) -> Result<HttpResponse, PageError> {
     let form = form.0;
-    let ip = client.0.map(|ip| ip.to_string()).unwrap_or_default();
-    let outcome =
-        users::login(&state.db, &state.redis, &form.username, &form.password, &ip).await?;
+    let ip = client.0;
+    let outcome = users::login(&state.db, &state.redis, &form.username, &form.password, ip).await?;
     let error = match &outcome {
         Ok(()) => {
             session::sign_in(&session, &form.username)?;
-            tracing::info!(user = %form.username, %ip, "dashboard sign-in");
+            tracing::info!(user = %form.username, ip = ?ip, "dashboard sign-in");
             return Ok(see_other("/admin/boards"));
         }
         Err(LoginRefusal::BadCredentials) => "Wrong user name or password.",
