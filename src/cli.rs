@@ -42,8 +42,10 @@ pub enum Command {
 pub enum UserAction {
     /// Add a user; the password is asked for (or read from standard input).
     Add { name: String },
-    /// Set a user's password.
+    /// Set a user's password; the user's dashboard sessions end.
     Passwd { name: String },
+    /// Delete a user; the user's dashboard sessions end.
+    Delete { name: String },
 }
 
 /// Members written per step of an import: each step is one SQL transaction and one
@@ -68,8 +70,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     println!("added user {name}");
                 }
                 UserAction::Passwd { name } => {
-                    users::set_password(&state.db, &name, &read_password()?).await?;
-                    println!("changed the password of {name}");
+                    let ended =
+                        users::set_password(&state.db, &state.redis, &name, &read_password()?)
+                            .await?;
+                    println!("changed the password of {name}; ended {ended} session(s)");
+                }
+                UserAction::Delete { name } => {
+                    let ended = users::delete_user(&state.db, &state.redis, &name).await?;
+                    println!("deleted user {name}; ended {ended} session(s)");
                 }
             }
             Ok(())

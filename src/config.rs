@@ -50,6 +50,12 @@ pub struct Settings {
     /// `OVATION_CONFIG_CHECK_MS`: how often an instance reads the configuration version
     /// (reloading when it moved) and pings its notice connection.
     pub config_check: Duration,
+    /// `OVATION_SESSION_IDLE_S`: a dashboard session ends after this long without a
+    /// request.
+    pub session_idle: Duration,
+    /// `OVATION_SESSION_ABSOLUTE_S`: a dashboard session ends this long after sign-in,
+    /// however active.
+    pub session_absolute: Duration,
 }
 
 /// (setting, default) in the order the README's table lists them.
@@ -69,6 +75,8 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("cookie_secure", "true"),
     ("read_cache_ms", "250"),
     ("config_check_ms", "2000"),
+    ("session_idle_s", "1800"),
+    ("session_absolute_s", "43200"),
 ];
 
 impl Settings {
@@ -173,6 +181,9 @@ impl Settings {
         let read_cache = Duration::from_millis(parse_number(get("read_cache_ms"), 0, 60_000)?);
         let config_check =
             Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
+        let session_idle = Duration::from_secs(parse_number(get("session_idle_s"), 1, 86_400)?);
+        let session_absolute =
+            Duration::from_secs(parse_number(get("session_absolute_s"), 1, 30 * 86_400)?);
         Ok(Self {
             bind,
             database_url,
@@ -189,6 +200,8 @@ impl Settings {
             cookie_secure,
             read_cache,
             config_check,
+            session_idle,
+            session_absolute,
         })
     }
 }

@@ -115,6 +115,10 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
     );
     Ok(AppState {
         reads: Arc::new(ReadCache::new(settings.read_cache)),
+        sessions: users::SessionPolicy {
+            idle: settings.session_idle,
+            absolute: settings.session_absolute,
+        },
         master_key_hash: settings.master_key.as_deref().map(hash_key),
         settings: Arc::new(settings),
         db,

@@ -7,6 +7,7 @@ use sea_orm::DatabaseConnection;
 use crate::config::Settings;
 use crate::engine::config::ConfigCache;
 use crate::engine::read_cache::ReadCache;
+use crate::engine::users::SessionPolicy;
 use crate::store::redis::RedisStore;
 
 /// Shared by every worker; cloning is cheap.
@@ -24,4 +25,6 @@ pub struct AppState {
     pub reads: Arc<ReadCache>,
     /// SHA-256 of `OVATION_MASTER_KEY`, when one is set.
     pub master_key_hash: Option<String>,
+    /// How long dashboard sessions live.
+    pub sessions: SessionPolicy,
 }

@@ -107,21 +107,111 @@ pub async fn add_user(
         })
 }
 
-/// Sets a user's password.
+/// Sets a user's password and ends all of the user's dashboard sessions; answers how
+/// many were open.
 pub async fn set_password(
     db: &DatabaseConnection,
+    redis: &RedisStore,
     username: &str,
     password: &str,
-) -> Result<(), ApiError> {
+) -> Result<usize, ApiError> {
     check_new(username, password)?;
     if sql::users::set_password(db, username, &hash_password(password)?).await? {
-        Ok(())
+        Ok(redis.close_user_sessions(username).await?)
     } else {
-        Err(ApiError::not_found(
-            "user_not_found",
-            format!("no user {username}"),
-        ))
+        Err(user_not_found(username))
     }
+}
+
+/// Deletes a user and ends all of the user's dashboard sessions; answers how many were
+/// open. The last user cannot be deleted: nobody could sign in any more.
+pub async fn delete_user(
+    db: &DatabaseConnection,
+    redis: &RedisStore,
+    username: &str,
+) -> Result<usize, ApiError> {
+    if sql::users::password_hash(db, username).await?.is_none() {
+        return Err(user_not_found(username));
+    }
+    if sql::users::count_users(db).await? <= 1 {
+        return Err(ApiError::conflict(
+            "last_user",
+            format!("{username} is the only user; add another before deleting it"),
+        ));
+    }
+    sql::users::delete_user(db, username).await?;
+    Ok(redis.close_user_sessions(username).await?)
+}
+
+fn user_not_found(username: &str) -> ApiError {
+    ApiError::not_found("user_not_found", format!("no user {username}"))
+}
+
+/// How long dashboard sessions live: `idle` after the last request, `absolute` at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionPolicy {
+    pub idle: std::time::Duration,
+    pub absolute: std::time::Duration,
+}
+
+/// A dashboard session: its random id and when it started (seconds since the epoch).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SessionTicket {
+    pub user: String,
+    pub id: String,
+    pub started: i64,
+}
+
+impl SessionPolicy {
+    /// Seconds the session may live from `now` without a request: the idle timeout,
+    /// cut short by the absolute end. Zero or less means it has ended.
+    fn ttl_s(&self, ticket: &SessionTicket, now: i64) -> i64 {
+        let left = ticket.started + self.absolute.as_secs() as i64 - now;
+        left.min(self.idle.as_secs() as i64)
+    }
+
+    /// Opens a session for `user`, who has just signed in. Sessions live in Redis (the
+    /// cookie only names one), so that logging out, a password change or deleting the
+    /// user ends them on the server: a copied cookie stops working at once.
+    pub async fn open(&self, redis: &RedisStore, user: &str) -> Result<SessionTicket, ApiError> {
+        let ticket = SessionTicket {
+            user: user.to_owned(),
+            id: random_id(32),
+            started: chrono::Utc::now().timestamp(),
+        };
+        let ttl = self.ttl_s(&ticket, ticket.started).max(1);
+        redis
+            .open_session(user, &ticket.id, ttl, self.absolute.as_secs().max(1) as i64)
+            .await?;
+        Ok(ticket)
+    }
+
+    /// Whether the session is still open; a request keeps it open for the idle timeout
+    /// more (never past its absolute end).
+    pub async fn check(
+        &self,
+        redis: &RedisStore,
+        ticket: &SessionTicket,
+    ) -> Result<bool, ApiError> {
+        let ttl = self.ttl_s(ticket, chrono::Utc::now().timestamp());
+        if ttl <= 0 {
+            redis.close_session(&ticket.user, &ticket.id).await?;
+            return Ok(false);
+        }
+        Ok(redis.touch_session(&ticket.user, &ticket.id, ttl).await?)
+    }
+
+    /// Ends the session (logout).
+    pub async fn close(&self, redis: &RedisStore, ticket: &SessionTicket) -> Result<(), ApiError> {
+        Ok(redis.close_session(&ticket.user, &ticket.id).await?)
+    }
+}
+
+fn random_id(len: usize) -> String {
+    let mut rng = rand::rng();
+    (0..len)
+        .map(|_| rng.sample(rand::distr::Alphanumeric) as char)
+        .collect()
 }
 
 /// Creates `admin` when there is no user at all; answers the generated password when one
@@ -133,12 +223,7 @@ pub async fn ensure_admin(
     if sql::users::count_users(db).await? > 0 {
         return Ok(None);
     }
-    let generated = password.is_none().then(|| {
-        let mut rng = rand::rng();
-        (0..20)
-            .map(|_| rng.sample(rand::distr::Alphanumeric) as char)
-            .collect::<String>()
-    });
+    let generated = password.is_none().then(|| random_id(20));
     let chosen = password.or(generated.as_deref()).unwrap_or_default();
     match add_user(db, "admin", chosen).await {
         // Another instance created it first.

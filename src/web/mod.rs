@@ -103,6 +103,8 @@ pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
             .wrap(actix_web::middleware::from_fn(admin::require_login))
             .wrap(sessions(key.clone(), secure))
             .wrap(security_headers())
+            // Dashboard pages show configuration and keys: no browser or proxy keeps them.
+            .wrap(DefaultHeaders::new().add(("Cache-Control", "no-store")))
             .app_data(web::PayloadConfig::default().limit(8 * 1024 * 1024))
             .configure(admin::routes),
     )

@@ -1,14 +1,15 @@
-//! What the session cookie holds: the signed-in admin, the visitor's id, the CSRF token
-//! and a one-shot flash message.
+//! What the session cookie holds: the ticket of the admin's server-side session, the
+//! visitor's id, the CSRF token and a one-shot flash message.
 
 use actix_session::{Session, SessionExt};
 use actix_web::{FromRequest, HttpRequest, dev::Payload};
 use rand::Rng;
 use std::future::{Ready, ready};
 
+use crate::engine::users::SessionTicket;
 use crate::error::PageError;
 
-const USER: &str = "user";
+const TICKET: &str = "session";
 const VISITOR: &str = "visitor";
 const CSRF: &str = "csrf";
 const FLASH: &str = "flash";
@@ -55,23 +56,26 @@ pub fn verify_csrf(session: &Session, submitted: Option<&str>) -> Result<(), Pag
     }
 }
 
-/// Signs `username` in; the session id changes so a planted cookie cannot ride along.
-pub fn sign_in(session: &Session, username: &str) -> Result<(), PageError> {
+/// Signs a user in with the server-side session `ticket` names; the cookie starts
+/// afresh so a planted cookie cannot ride along.
+pub fn sign_in(session: &Session, ticket: &SessionTicket) -> Result<(), PageError> {
     session.renew();
     session
-        .insert(USER, username)
+        .insert(TICKET, ticket)
         .map_err(|e| PageError::Internal(anyhow::anyhow!("failed to write the session: {e}")))?;
     let _ = session.insert(CSRF, random_token(32));
     Ok(())
 }
 
+/// Forgets the cookie's contents (the server-side session is ended by the caller).
 pub fn sign_out(session: &Session) {
     session.purge();
 }
 
-/// The signed-in admin, if any.
-pub fn signed_in(session: &Session) -> Option<String> {
-    session.get::<String>(USER).ok().flatten()
+/// The server-side session the cookie names, if any. It may have ended since: the
+/// `/admin` middleware checks it with Redis on every request.
+pub fn signed_in(session: &Session) -> Option<SessionTicket> {
+    session.get::<SessionTicket>(TICKET).ok().flatten()
 }
 
 /// The visitor's id for the public page, made on first visit.
@@ -113,7 +117,7 @@ impl FromRequest for AdminUser {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(
             signed_in(&req.get_session())
-                .map(AdminUser)
+                .map(|ticket| AdminUser(ticket.user))
                 .ok_or(PageError::SignInRequired),
         )
     }

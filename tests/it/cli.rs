@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::harness::{TestApp, client_builder, shared_redis};
 
-fn ovation(app: &TestApp, args: &[&str], stdin: &str) -> std::process::Output {
+pub fn ovation(app: &TestApp, args: &[&str], stdin: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ovation"))
         .args(args)
         .env("OVATION_CONFIG", "/dev/null")

@@ -171,6 +171,9 @@ pub struct Options {
     pub read_cache: Duration,
     /// How often the instance checks the configuration version and pings its notices.
     pub config_check: Duration,
+    /// Dashboard sessions' idle and absolute timeouts.
+    pub session_idle: Duration,
+    pub session_absolute: Duration,
 }
 
 impl Default for Options {
@@ -182,6 +185,8 @@ impl Default for Options {
             trusted_proxies: Vec::new(),
             read_cache: Duration::ZERO,
             config_check: Duration::from_secs(2),
+            session_idle: Duration::from_secs(1800),
+            session_absolute: Duration::from_secs(43_200),
         }
     }
 }
@@ -212,6 +217,8 @@ impl TestApp {
             cookie_secure: false,
             read_cache: opts.read_cache,
             config_check: opts.config_check,
+            session_idle: opts.session_idle,
+            session_absolute: opts.session_absolute,
         };
         let app = Application::build(settings).await.expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());

@@ -14,5 +14,6 @@ mod ops;
 mod pages;
 mod reads;
 mod retries;
+mod sessions;
 mod sync;
 mod votes;

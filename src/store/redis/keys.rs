@@ -41,6 +41,18 @@ impl Keys {
         format!("{}login:user:{username}:{ip}", self.prefix)
     }
 
+    /// A dashboard session (string: the user name). It expires when idle, and at the
+    /// latest at the session's absolute end. A user's keys share a hash tag, so all of
+    /// them can be ended together on Redis Cluster too.
+    pub fn session(&self, user: &str, id: &str) -> String {
+        format!("{}{{u:{user}}}:session:{id}", self.prefix)
+    }
+
+    /// The ids of a user's sessions (set), so that a password change ends them all.
+    pub fn user_sessions(&self, user: &str) -> String {
+        format!("{}{{u:{user}}}:sessions", self.prefix)
+    }
+
     /// The pub/sub channel that tells every instance to reload configuration.
     pub fn config_channel(&self) -> String {
         format!("{}config", self.prefix)

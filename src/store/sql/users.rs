@@ -68,3 +68,12 @@ pub async fn set_password(
     }
     Ok(exists)
 }
+
+/// Deletes a user; answers whether one was deleted.
+pub async fn delete_user(db: &impl ConnectionTrait, username: &str) -> Result<bool, SqlError> {
+    let result = admin_user::Entity::delete_many()
+        .filter(admin_user::Column::Username.eq(username))
+        .exec(db)
+        .await?;
+    Ok(result.rows_affected > 0)
+}

@@ -41,17 +41,32 @@ pub fn routes(r: &mut impl Router) {
     audit::routes(r);
 }
 
-/// Refuses every `/admin` request without a session, except the login page: a route added
-/// later is covered without doing anything.
+/// Refuses every `/admin` request without an open session, except the login page: a
+/// route added later is covered without doing anything. Each request checks the
+/// server-side session in Redis, which keeps it open for the idle timeout more; an ended
+/// one (idle, past its absolute end, logged out, password changed) clears the cookie.
 pub async fn require_login(
     req: ServiceRequest,
     next: Next<BoxBody>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    if PUBLIC.contains(&req.path()) || session::signed_in(&req.get_session()).is_some() {
+    if PUBLIC.contains(&req.path()) {
         return next.call(req).await;
     }
-    let response = PageError::SignInRequired.error_response();
-    Ok(req.into_response(response.map_into_boxed_body()))
+    let refusal = match (
+        session::signed_in(&req.get_session()),
+        req.app_data::<web::Data<AppState>>(),
+    ) {
+        (Some(ticket), Some(state)) => match state.sessions.check(&state.redis, &ticket).await {
+            Ok(true) => return next.call(req).await,
+            Ok(false) => {
+                session::sign_out(&req.get_session());
+                PageError::SignInRequired
+            }
+            Err(err) => PageError::from(err),
+        },
+        _ => PageError::SignInRequired,
+    };
+    Ok(req.into_response(refusal.error_response().map_into_boxed_body()))
 }
 
 /// Renders a template as an HTML response.
@@ -140,7 +155,8 @@ async fn login(
     let outcome = users::login(&state.db, &state.redis, &form.username, &form.password, ip).await?;
     let error = match &outcome {
         Ok(()) => {
-            session::sign_in(&session, &form.username)?;
+            let ticket = state.sessions.open(&state.redis, &form.username).await?;
+            session::sign_in(&session, &ticket)?;
             tracing::info!(user = %form.username, ip = ?ip, "dashboard sign-in");
             return Ok(see_other("/admin/boards"));
         }
@@ -162,7 +178,14 @@ async fn login(
 #[derive(Deserialize)]
 struct Empty {}
 
-async fn logout(session: Session, _form: CsrfForm<Empty>) -> HttpResponse {
+async fn logout(
+    state: web::Data<AppState>,
+    session: Session,
+    _form: CsrfForm<Empty>,
+) -> Result<HttpResponse, PageError> {
+    if let Some(ticket) = session::signed_in(&session) {
+        state.sessions.close(&state.redis, &ticket).await?;
+    }
     session::sign_out(&session);
-    see_other("/admin/login")
+    Ok(see_other("/admin/login"))
 }
