@@ -72,6 +72,7 @@ impl Application {
         let data = web::Data::new(state);
         let server = HttpServer::new(move || {
             App::new()
+                .wrap(actix_web::middleware::from_fn(crate::metrics::record_http))
                 .wrap(TracingLogger::<RequestSpan>::new())
                 .app_data(data.clone())
                 .configure(api::routes)
@@ -114,6 +115,7 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
             .context("failed to load configuration from the database")?,
     );
     Ok(AppState {
+        metrics: crate::metrics::handle(),
         reads: Arc::new(ReadCache::new(settings.read_cache)),
         sessions: users::SessionPolicy {
             idle: settings.session_idle,

@@ -27,4 +27,6 @@ pub struct AppState {
     pub master_key_hash: Option<String>,
     /// How long dashboard sessions live.
     pub sessions: SessionPolicy,
+    /// Renders `/metrics`.
+    pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }

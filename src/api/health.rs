@@ -13,6 +13,18 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
+/// Prometheus metrics (text exposition format): votes, HTTP requests and latency by
+/// route, Redis calls, configuration reloads, read-cache hits, Redis resets.
+#[utoipa::path(get, path = "/metrics", tag = "ops", responses(
+    (status = 200, description = "Prometheus text format", content_type = "text/plain", body = String)
+))]
+#[get("/metrics")]
+pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(state.metrics.render())
+}
+
 /// Redis and SQL both answer.
 #[utoipa::path(get, path = "/readyz", tag = "ops", responses(
     (status = 200, description = "ready"),

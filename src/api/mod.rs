@@ -104,6 +104,7 @@ new key for every new write; reuse a key only to retry the very same request."),
         admin::api_keys::revoke_api_key,
         health::healthz,
         health::readyz,
+        health::metrics,
     ),
     components(schemas(ErrorBody, ErrorDetail, RateLimitedBody, RateLimitedDetail, RefusingRule)),
     modifiers(&BearerAuth, &CommonResponses)
@@ -252,6 +253,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     )
     .service(health::healthz)
     .service(health::readyz)
+    .service(health::metrics)
     .service(
         web::scope("/api/v1")
             .service(votes::cast_vote)
@@ -313,6 +315,17 @@ pub async fn read_text(
     }
     String::from_utf8(body.to_vec())
         .map_err(|e| ApiError::malformed("invalid_encoding", format!("the body is not UTF-8: {e}")))
+}
+
+/// Every API route's path pattern, for metrics labels: the OpenAPI document's paths and
+/// the document itself.
+pub fn route_patterns() -> Vec<String> {
+    ApiDoc::openapi()
+        .paths
+        .paths
+        .into_keys()
+        .chain(["/api/v1/openapi.json".to_owned()])
+        .collect()
 }
 
 async fn openapi_json() -> HttpResponse {

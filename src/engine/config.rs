@@ -137,6 +137,7 @@ impl ConfigCache {
 
     /// Reloads every board and key.
     pub async fn reload_all(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
+        crate::metrics::config_reload("all");
         let ticket = self.ticket();
         let mut fresh = HashMap::new();
         for board in sql::boards::list_boards(db).await? {
@@ -164,8 +165,14 @@ impl ConfigCache {
     /// Reloads what `change` names.
     pub async fn apply(&self, db: &DatabaseConnection, change: &Change) -> Result<(), SqlError> {
         match change {
-            Change::Board(slug) => self.reload_board(db, slug).await,
-            Change::ApiKeys => self.reload_api_keys(db).await,
+            Change::Board(slug) => {
+                crate::metrics::config_reload("board");
+                self.reload_board(db, slug).await
+            }
+            Change::ApiKeys => {
+                crate::metrics::config_reload("api_keys");
+                self.reload_api_keys(db).await
+            }
         }
     }
 

@@ -43,6 +43,7 @@ impl ReadCache {
         Fut: Future<Output = Result<Bytes, ApiError>>,
     {
         if self.ttl.is_zero() {
+            crate::metrics::read_cache(false);
             return make().await;
         }
         let slot = {
@@ -52,8 +53,12 @@ impl ReadCache {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let fresh = |s: &Arc<Slot>| s.born.elapsed() < self.ttl;
             match slots.get(&key) {
-                Some(slot) if fresh(slot) => slot.clone(),
+                Some(slot) if fresh(slot) => {
+                    crate::metrics::read_cache(true);
+                    slot.clone()
+                }
                 _ => {
+                    crate::metrics::read_cache(false);
                     if slots.len() >= SWEEP_AT {
                         slots.retain(|_, s| fresh(s));
                     }

@@ -19,6 +19,7 @@ use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
 use crate::engine::limits;
 use crate::error::ApiError;
+use crate::metrics::{self, VoteOutcome};
 use crate::store::redis::{
     Invocation, PeriodScores, RedisFailure, RedisStore, RuleCheck, VoteCall, VoteReply, VoteTarget,
 };
@@ -86,6 +87,15 @@ pub async fn cast(
     votes: Vec<Result<Vote, ApiError>>,
 ) -> Result<Vec<Result<VoteResult, ApiError>>, ApiError> {
     let now = Utc::now();
+    // Boards that exist label the votes metric; anything else is `unknown`, so a client
+    // cannot make labels up.
+    let boards: Vec<String> = votes
+        .iter()
+        .map(|v| match v {
+            Ok(v) if cache.board(&v.board).is_some() => v.board.to_string(),
+            _ => "unknown".to_owned(),
+        })
+        .collect();
     let prepared: Vec<Result<Prepared, ApiError>> = votes
         .into_iter()
         .map(|vote| prepare(cache, caller, vote?, now))
@@ -109,7 +119,7 @@ pub async fn cast(
     }
     .into_iter();
 
-    Ok(prepared
+    let answers: Vec<Result<VoteResult, ApiError>> = prepared
         .into_iter()
         .map(|p| {
             let p = p?;
@@ -118,7 +128,25 @@ pub async fn cast(
                 .ok_or_else(|| anyhow::anyhow!("redis answered fewer votes than were sent"))?;
             answer(&p, reply?)
         })
-        .collect())
+        .collect();
+    for (board, answer) in boards.iter().zip(&answers) {
+        metrics::vote(board, outcome(answer));
+    }
+    Ok(answers)
+}
+
+fn outcome(answer: &Result<VoteResult, ApiError>) -> VoteOutcome<'_> {
+    match answer {
+        Ok(result) if result.replayed => VoteOutcome::Replayed,
+        Ok(_) => VoteOutcome::Accepted,
+        Err(err) => VoteOutcome::Refused {
+            code: err.code(),
+            rule: match err {
+                ApiError::RateLimited { rule, .. } => rule["name"].as_str(),
+                _ => None,
+            },
+        },
+    }
 }
 
 /// The Redis call of a prepared vote.

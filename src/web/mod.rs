@@ -91,6 +91,18 @@ pub fn route_table() -> Vec<(Method, String)> {
         .collect()
 }
 
+/// Every page route's path pattern (dashboard, voting page, assets), for metrics labels.
+pub fn route_patterns() -> Vec<String> {
+    let mut public = Recorder::default();
+    public::routes(&mut public);
+    route_table()
+        .into_iter()
+        .map(|(_, p)| p)
+        .chain(public.0.into_iter().map(|(_, p)| format!("/b{p}")))
+        .chain(["/static/{file}".to_owned()])
+        .collect()
+}
+
 /// Registers the pages and their assets.
 pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
     cfg.service(

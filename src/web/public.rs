@@ -11,12 +11,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_session::Session;
+use actix_web::http::Method;
 use actix_web::http::header::USER_AGENT;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
 use chrono::{Duration, Utc};
 use serde::Deserialize;
 
+use super::Router;
 use super::admin::{html, is_htmx, see_other};
 use super::forms::CsrfForm;
 use super::session::{self, csrf_token};
@@ -35,9 +37,10 @@ use crate::state::AppState;
 /// The channel votes from this page count for.
 pub const WEB_CHANNEL: &str = "web";
 
-pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/{board}", web::get().to(get_page))
-        .route("/{board}/vote", web::post().to(cast_vote));
+/// The voting page's routes, relative to `/b`.
+pub fn routes(r: &mut impl Router) {
+    r.add(Method::GET, "/{board}", get_page);
+    r.add(Method::POST, "/{board}/vote", cast_vote);
 }
 
 struct MemberCard {

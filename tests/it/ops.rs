@@ -2,7 +2,124 @@
 
 use reqwest::{Method, StatusCode};
 
+use serde_json::json;
+
 use crate::harness::TestApp;
+
+/// The value of the sample of `name` whose labels include every one of `labels`.
+fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
+        .find(|l| {
+            labels
+                .iter()
+                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+        })
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_count_votes_by_outcome_requests_by_route_and_redis_calls() {
+    let app = TestApp::spawn().await;
+    let board = format!("metrics-{}", app.prefix);
+    app.board(json!({"slug": board, "title": "Metrics"})).await;
+    app.members(&board, &["m1"]).await;
+    let (status, _) = app
+        .post(
+            &format!("/api/v1/admin/boards/{board}/rules"),
+            json!({"name": "three a day", "dimensions": ["voter"], "window": "day", "limit": 3}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    for i in 0..3 {
+        let (status, _) = app
+            .vote(
+                &board,
+                json!({"member": "m1", "voter": "u", "idempotency_key": format!("k{i}")}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, _) = app
+        .vote(
+            &board,
+            json!({"member": "m1", "voter": "u", "idempotency_key": "k0"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = app
+        .vote(&board, json!({"member": "m1", "voter": "u"}))
+        .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    let (status, _) = app
+        .vote(&board, json!({"member": "ghost", "voter": "u"}))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = app
+        .vote("no-such-board-anywhere", json!({"member": "m1"}))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let resp = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(
+        resp.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    let text = resp.text().await.unwrap();
+    let votes = |labels: &[(&str, &str)]| {
+        let mut all = vec![("board", board.as_str())];
+        all.extend_from_slice(labels);
+        sample(&text, "ovation_votes_total", &all)
+    };
+    assert_eq!(votes(&[("outcome", "accepted")]), Some(3.0));
+    assert_eq!(votes(&[("outcome", "replayed")]), Some(1.0));
+    assert_eq!(
+        votes(&[
+            ("outcome", "refused"),
+            ("code", "rate_limited"),
+            ("rule", "three a day")
+        ]),
+        Some(1.0)
+    );
+    assert_eq!(
+        votes(&[("outcome", "refused"), ("code", "member_not_found")]),
+        Some(1.0)
+    );
+    assert!(
+        !text.contains("no-such-board-anywhere"),
+        "unknown boards never become labels"
+    );
+    assert!(!text.contains("ghost"), "members never become labels");
+    let posts = sample(
+        &text,
+        "ovation_http_requests_total",
+        &[
+            ("method", "POST"),
+            ("route", "/api/v1/boards/{board}/votes"),
+            ("status", "200"),
+        ],
+    );
+    assert!(posts.is_some_and(|n| n >= 4.0), "{posts:?}");
+    assert!(text.contains(
+        r#"ovation_http_request_duration_seconds_bucket{method="POST",route="/api/v1/boards/{board}/votes",le="0.001"}"#
+    ));
+    let scripts = sample(
+        &text,
+        "ovation_redis_calls_total",
+        &[("op", "vote"), ("outcome", "ok")],
+    );
+    assert!(scripts.is_some_and(|n| n >= 4.0), "{scripts:?}");
+    assert!(sample(&text, "ovation_config_reloads_total", &[("what", "board")]).is_some());
+    assert!(text.contains("# HELP ovation_votes_total"));
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn health_and_readiness_answer_without_a_key() {

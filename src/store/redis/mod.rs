@@ -8,7 +8,7 @@
 pub mod keys;
 
 use std::sync::LazyLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, Script, ServerErrorKind, Value};
@@ -17,6 +17,7 @@ pub use keys::{BoardKeys, Keys};
 
 use crate::domain::period::Bucket;
 use crate::domain::score::{Increment, MAX_UNITS, View};
+use crate::metrics::{self, RedisOutcome};
 
 static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("vote.lua")));
 static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
@@ -108,17 +109,29 @@ impl RedisStore {
     }
 
     /// Runs `f` on a connection handle, bounded by the store's timeout.
-    async fn bounded<T, F>(&self, f: impl FnOnce(ConnectionManager) -> F) -> Result<T, RedisFailure>
+    async fn bounded<T, F>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(ConnectionManager) -> F,
+    ) -> Result<T, RedisFailure>
     where
         F: Future<Output = Result<T, RedisFailure>>,
     {
-        match tokio::time::timeout(self.timeout, f(self.conn.clone())).await {
+        let started = Instant::now();
+        let result = match tokio::time::timeout(self.timeout, f(self.conn.clone())).await {
             Ok(result) => result,
             Err(_) => Err(RedisFailure::Unavailable(format!(
                 "no answer within {} ms",
                 self.timeout.as_millis()
             ))),
-        }
+        };
+        let outcome = match &result {
+            Ok(_) => RedisOutcome::Ok,
+            Err(RedisFailure::Unavailable(_)) => RedisOutcome::Unavailable,
+            Err(_) => RedisOutcome::Error,
+        };
+        metrics::redis_call(op, outcome, started.elapsed());
+        result
     }
 
     /// Runs calls of one script in one pipeline and answers each call's own outcome, in
@@ -128,13 +141,14 @@ impl RedisStore {
     /// fails the whole pipeline: its calls may or may not have run.
     async fn run_script(
         &self,
+        name: &'static str,
         script: &Script,
         calls: &[Invocation],
     ) -> Result<Vec<Result<Value, RedisFailure>>, RedisFailure> {
         if calls.is_empty() {
             return Ok(Vec::new());
         }
-        self.bounded(|mut conn| async move {
+        self.bounded(name, |mut conn| async move {
             let mut outcomes: Vec<Option<Result<Value, RedisFailure>>> =
                 calls.iter().map(|_| None).collect();
             let mut pending: Vec<usize> = (0..calls.len()).collect();
@@ -184,15 +198,19 @@ impl RedisStore {
     /// call fails them all.
     async fn run_script_all(
         &self,
+        name: &'static str,
         script: &Script,
         calls: &[Invocation],
     ) -> Result<Vec<Value>, RedisFailure> {
-        self.run_script(script, calls).await?.into_iter().collect()
+        self.run_script(name, script, calls)
+            .await?
+            .into_iter()
+            .collect()
     }
 
     /// Answers whether Redis responds.
     pub async fn ping(&self) -> Result<(), RedisFailure> {
-        self.bounded(|mut conn| async move {
+        self.bounded("ping", |mut conn| async move {
             let _: String = redis::cmd("PING").query_async(&mut conn).await?;
             Ok(())
         })
@@ -207,7 +225,7 @@ impl RedisStore {
         calls: &[VoteCall<'_>],
     ) -> Result<Vec<Result<VoteReply, RedisFailure>>, RedisFailure> {
         let invocations: Vec<Invocation> = calls.iter().map(VoteCall::invocation).collect();
-        let replies = self.run_script(&VOTE, &invocations).await?;
+        let replies = self.run_script("vote", &VOTE, &invocations).await?;
         Ok(replies
             .into_iter()
             .zip(calls)
@@ -228,7 +246,7 @@ impl RedisStore {
                 inv
             })
             .collect();
-        let replies = self.run_script_all(&PAGE, &calls).await?;
+        let replies = self.run_script_all("page", &PAGE, &calls).await?;
         replies.iter().map(PageReply::parse).collect()
     }
 
@@ -248,7 +266,7 @@ impl RedisStore {
                 inv
             })
             .collect();
-        let replies = self.run_script_all(&MEMBER, &calls).await?;
+        let replies = self.run_script_all("member", &MEMBER, &calls).await?;
         replies.iter().map(StandingReply::parse).collect()
     }
 
@@ -276,7 +294,7 @@ impl RedisStore {
                 inv
             })
             .collect();
-        let replies = self.run_script_all(&INITIAL, &calls).await?;
+        let replies = self.run_script_all("initial", &INITIAL, &calls).await?;
         for reply in &replies {
             let items = as_array(reply).ok_or_else(|| reply_error("initial", reply))?;
             match items.first().and_then(as_text).as_deref() {
@@ -306,7 +324,7 @@ impl RedisStore {
             pipe.zrem(key, member).ignore();
         }
         pipe.hdel(board.initial_applied(), member).ignore();
-        self.bounded(|mut conn| async move {
+        self.bounded("remove_member", |mut conn| async move {
             pipe.query_async::<()>(&mut conn).await?;
             Ok(())
         })
@@ -320,7 +338,7 @@ impl RedisStore {
         hours: &[i64],
     ) -> Result<Vec<i64>, RedisFailure> {
         let key = board.votes_per_hour();
-        self.bounded(|mut conn| async move {
+        self.bounded("votes_per_hour", |mut conn| async move {
             let counts: Vec<Option<i64>> = redis::cmd("HMGET")
                 .arg(&key)
                 .arg(hours)
@@ -346,7 +364,7 @@ impl RedisStore {
                 } => call.key(log).key(total).arg("l").arg(horizon_ms),
             };
         }
-        let reply = self.run_script_all(&USAGE, &[call]).await?;
+        let reply = self.run_script_all("usage", &USAGE, &[call]).await?;
         let value = reply
             .first()
             .ok_or_else(|| reply_error("usage", &Value::Nil))?;
@@ -373,7 +391,7 @@ impl RedisStore {
         for hour in hours {
             pipe.hgetall(board.refusals(*hour));
         }
-        self.bounded(|mut conn| async move {
+        self.bounded("refusals", |mut conn| async move {
             let maps: Vec<std::collections::HashMap<i64, i64>> =
                 pipe.query_async(&mut conn).await?;
             Ok(maps
@@ -405,8 +423,10 @@ impl RedisStore {
                 .arg("NX")
                 .ignore();
         }
-        self.bounded(|mut conn| async move { Ok(pipe.query_async(&mut conn).await?) })
-            .await
+        self.bounded("login_attempts", |mut conn| async move {
+            Ok(pipe.query_async(&mut conn).await?)
+        })
+        .await
     }
 
     /// Opens a dashboard session that lives `ttl_s` unless touched, and records it
@@ -431,8 +451,10 @@ impl RedisStore {
             .ignore()
             .expire(&all, absolute_s)
             .ignore();
-        self.bounded(|mut conn| async move { Ok(pipe.query_async::<()>(&mut conn).await?) })
-            .await
+        self.bounded("session_open", |mut conn| async move {
+            Ok(pipe.query_async::<()>(&mut conn).await?)
+        })
+        .await
     }
 
     /// Whether the session is still open; if it is, it lives `ttl_s` more (one GETEX).
@@ -443,7 +465,7 @@ impl RedisStore {
         ttl_s: i64,
     ) -> Result<bool, RedisFailure> {
         let key = self.keys.session(user, id);
-        self.bounded(|mut conn| async move {
+        self.bounded("session_touch", |mut conn| async move {
             let owner: Option<String> = redis::cmd("GETEX")
                 .arg(key)
                 .arg("EX")
@@ -460,8 +482,10 @@ impl RedisStore {
         let (key, all) = (self.keys.session(user, id), self.keys.user_sessions(user));
         let mut pipe = redis::pipe();
         pipe.atomic().del(&key).ignore().srem(&all, id).ignore();
-        self.bounded(|mut conn| async move { Ok(pipe.query_async::<()>(&mut conn).await?) })
-            .await
+        self.bounded("session_close", |mut conn| async move {
+            Ok(pipe.query_async::<()>(&mut conn).await?)
+        })
+        .await
     }
 
     /// Ends every session of a user; answers how many were open.
@@ -469,7 +493,7 @@ impl RedisStore {
         let all = self.keys.user_sessions(user);
         let keys = self.keys.clone();
         let user = user.to_owned();
-        self.bounded(|mut conn| async move {
+        self.bounded("session_close_all", |mut conn| async move {
             let ids: Vec<String> = conn.smembers(&all).await?;
             let mut doomed: Vec<String> = ids.iter().map(|id| keys.session(&user, id)).collect();
             doomed.push(all);
@@ -488,13 +512,15 @@ impl RedisStore {
         for key in keys {
             pipe.pfcount(key);
         }
-        self.bounded(|mut conn| async move { Ok(pipe.query_async(&mut conn).await?) })
-            .await
+        self.bounded("pfcount", |mut conn| async move {
+            Ok(pipe.query_async(&mut conn).await?)
+        })
+        .await
     }
 
     /// Deletes keys.
     pub async fn delete(&self, keys: &[String]) -> Result<(), RedisFailure> {
-        self.bounded(|mut conn| async move {
+        self.bounded("delete", |mut conn| async move {
             let _: i64 = redis::cmd("DEL").arg(keys).query_async(&mut conn).await?;
             Ok(())
         })
@@ -509,8 +535,10 @@ impl RedisStore {
     ) -> Result<(i64, i64), RedisFailure> {
         let mut pipe = redis::pipe();
         pipe.zcard(scores).pfcount(participants);
-        self.bounded(|mut conn| async move { Ok(pipe.query_async(&mut conn).await?) })
-            .await
+        self.bounded("bucket_counts", |mut conn| async move {
+            Ok(pipe.query_async(&mut conn).await?)
+        })
+        .await
     }
 
     /// Counts a configuration change and tells every instance (`payload` names what
@@ -518,7 +546,7 @@ impl RedisStore {
     pub async fn announce_config_change(&self, payload: &str) -> Result<i64, RedisFailure> {
         let mut call = ANNOUNCE.key(self.keys.config_version());
         call.arg(self.keys.config_channel()).arg(payload);
-        let reply = self.run_script_all(&ANNOUNCE, &[call]).await?;
+        let reply = self.run_script_all("announce", &ANNOUNCE, &[call]).await?;
         reply
             .first()
             .and_then(as_int)
@@ -528,7 +556,7 @@ impl RedisStore {
     /// The configuration version: how many changes were announced (0 when none was).
     pub async fn config_version(&self) -> Result<i64, RedisFailure> {
         let key = self.keys.config_version();
-        self.bounded(|mut conn| async move {
+        self.bounded("config_version", |mut conn| async move {
             let version: Option<i64> = conn.get(key).await?;
             Ok(version.unwrap_or(0))
         })

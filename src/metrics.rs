@@ -1,0 +1,261 @@
+//! Prometheus metrics: every metric's name and labels, in one place, recorded through the
+//! `metrics` facade and exposed by `metrics-exporter-prometheus` at `GET /metrics`.
+//!
+//! Labels have bounded cardinality: boards by slug (only boards that exist), error codes,
+//! rule names (at most 20 per board), route patterns (never raw paths), Redis operation
+//! names. No member, voter or IP ever becomes a label.
+
+use std::sync::{LazyLock, OnceLock};
+use std::time::{Duration, Instant};
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use metrics::{counter, describe_counter, describe_histogram, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// Latency buckets (seconds) of the HTTP and Redis histograms.
+const BUCKETS: [f64; 14] = [
+    0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
+/// How often the exporter's histograms are folded (its upkeep).
+const UPKEEP: Duration = Duration::from_secs(5);
+
+/// Installs the process-wide recorder on first use and answers its handle; every
+/// application in the process (tests start several) shares it.
+pub fn handle() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let handle = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".to_owned()), &BUCKETS)
+                .and_then(PrometheusBuilder::install_recorder)
+                .unwrap_or_else(|err| {
+                    // Another recorder was installed first: keep a private one so that
+                    // /metrics still answers (with what this one records: nothing).
+                    tracing::warn!(error = %err, "metrics recorder not installed");
+                    PrometheusBuilder::new().build_recorder().handle()
+                });
+            describe();
+            let upkeep = handle.clone();
+            std::thread::spawn(move || {
+                loop {
+                    std::thread::sleep(UPKEEP);
+                    upkeep.run_upkeep();
+                }
+            });
+            handle
+        })
+        .clone()
+}
+
+fn describe() {
+    describe_counter!(
+        "ovation_votes_total",
+        "Votes by board and outcome (accepted, replayed, refused); refusals by error code and, for rate limits, rule"
+    );
+    describe_counter!(
+        "ovation_http_requests_total",
+        "HTTP requests by method, route pattern and status"
+    );
+    describe_histogram!(
+        "ovation_http_request_duration_seconds",
+        "HTTP request latency by method and route pattern"
+    );
+    describe_counter!(
+        "ovation_redis_calls_total",
+        "Redis round trips by operation and outcome (ok, error, unavailable)"
+    );
+    describe_histogram!(
+        "ovation_redis_call_duration_seconds",
+        "Redis round-trip latency by operation"
+    );
+    describe_counter!(
+        "ovation_config_reloads_total",
+        "Configuration loads from SQL by what was loaded (all, board, api_keys)"
+    );
+    describe_counter!(
+        "ovation_read_cache_total",
+        "Read-cache lookups by result (hit, miss)"
+    );
+    describe_counter!(
+        "ovation_redis_resets_total",
+        "Times this instance found Redis empty (restarted without its data)"
+    );
+}
+
+/// How a vote ended, for `ovation_votes_total`.
+pub enum VoteOutcome<'a> {
+    Accepted,
+    Replayed,
+    Refused {
+        code: &'static str,
+        /// The refusing rule's name, for rate-limit refusals.
+        rule: Option<&'a str>,
+    },
+}
+
+/// Counts a vote on `board` (a slug that exists, or `unknown`).
+pub fn vote(board: &str, outcome: VoteOutcome<'_>) {
+    let board = board.to_owned();
+    match outcome {
+        VoteOutcome::Accepted => {
+            counter!("ovation_votes_total", "board" => board, "outcome" => "accepted").increment(1)
+        }
+        VoteOutcome::Replayed => {
+            counter!("ovation_votes_total", "board" => board, "outcome" => "replayed").increment(1)
+        }
+        VoteOutcome::Refused { code, rule } => counter!(
+            "ovation_votes_total",
+            "board" => board,
+            "outcome" => "refused",
+            "code" => code,
+            "rule" => rule.unwrap_or("").to_owned()
+        )
+        .increment(1),
+    }
+}
+
+/// How a Redis round trip ended.
+pub enum RedisOutcome {
+    Ok,
+    /// Redis answered with an error.
+    Error,
+    /// No answer: a timeout, a refused or dropped connection, a Redis that is loading.
+    Unavailable,
+}
+
+/// Counts a Redis round trip of `op` that took `elapsed`.
+pub fn redis_call(op: &'static str, outcome: RedisOutcome, elapsed: Duration) {
+    let outcome = match outcome {
+        RedisOutcome::Ok => "ok",
+        RedisOutcome::Error => "error",
+        RedisOutcome::Unavailable => "unavailable",
+    };
+    counter!("ovation_redis_calls_total", "op" => op, "outcome" => outcome).increment(1);
+    histogram!("ovation_redis_call_duration_seconds", "op" => op).record(elapsed.as_secs_f64());
+}
+
+/// Counts a configuration load from SQL: `all`, `board` or `api_keys`.
+pub fn config_reload(what: &'static str) {
+    counter!("ovation_config_reloads_total", "what" => what).increment(1);
+}
+
+/// Counts a read-cache lookup.
+pub fn read_cache(hit: bool) {
+    let result = if hit { "hit" } else { "miss" };
+    counter!("ovation_read_cache_total", "result" => result).increment(1);
+}
+
+/// Counts a Redis found empty.
+pub fn redis_reset() {
+    counter!("ovation_redis_resets_total").increment(1);
+}
+
+/// Route patterns (`/api/v1/boards/{board}/top`) to label requests with. Resolving them
+/// here, segment by segment, is much cheaper than actix's `match_pattern`, which matches
+/// a regex per route again for every request.
+struct Routes(Vec<(String, Vec<Option<String>>)>);
+
+static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
+    // The API's own routes and /metrics, /healthz, /readyz come from its OpenAPI document.
+    let mut patterns: Vec<String> = crate::api::route_patterns();
+    patterns.extend(crate::web::route_patterns());
+    patterns.push("/docs/{file}".to_owned());
+    Routes(
+        patterns
+            .into_iter()
+            .map(|p| {
+                let segments = p
+                    .split('/')
+                    .map(|s| (!s.starts_with('{')).then(|| s.to_owned()))
+                    .collect();
+                (p, segments)
+            })
+            .collect(),
+    )
+});
+
+impl Routes {
+    /// The pattern `path` matches, preferring the one with the most literal segments;
+    /// `unmatched` for anything else.
+    fn label(&'static self, path: &str) -> &'static str {
+        let mut best: Option<(&'static str, usize)> = None;
+        for (pattern, segments) in &self.0 {
+            let mut literal = 0;
+            let mut parts = path.split('/');
+            let fits = segments.iter().all(|seg| match (seg, parts.next()) {
+                (Some(lit), Some(part)) if lit == part => {
+                    literal += 1;
+                    true
+                }
+                (None, Some(part)) => !part.is_empty(),
+                _ => false,
+            }) && parts.next().is_none();
+            if fits && best.is_none_or(|(_, l)| literal > l) {
+                best = Some((pattern, literal));
+            }
+        }
+        best.map_or("unmatched", |(p, _)| p)
+    }
+}
+
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// Middleware: counts every request and records its latency, by route pattern.
+pub async fn record_http(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let started = Instant::now();
+    let method = method_label(req.method());
+    let route = ROUTES.label(req.path());
+    let response = next.call(req).await?;
+    let status = response.status().as_u16().to_string();
+    counter!("ovation_http_requests_total", "method" => method, "route" => route, "status" => status)
+        .increment(1);
+    histogram!("ovation_http_request_duration_seconds", "method" => method, "route" => route)
+        .record(started.elapsed().as_secs_f64());
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_labelled_by_the_route_they_match() {
+        for (path, label) in [
+            ("/api/v1/boards/stars/top", "/api/v1/boards/{board}/top"),
+            ("/api/v1/boards/stars/votes", "/api/v1/boards/{board}/votes"),
+            ("/api/v1/votes", "/api/v1/votes"),
+            ("/api/v1/admin/boards", "/api/v1/admin/boards"),
+            ("/api/v1/admin/boards/stars", "/api/v1/admin/boards/{board}"),
+            (
+                "/api/v1/boards/s/members/m1/around",
+                "/api/v1/boards/{board}/members/{member}/around",
+            ),
+            ("/admin/boards/stars/live", "/admin/boards/{board}/live"),
+            ("/b/stars", "/b/{board}"),
+            ("/metrics", "/metrics"),
+            ("/api/v1/boards//top", "unmatched"),
+            ("/wp-login.php", "unmatched"),
+            ("/api/v1/boards/stars/top/extra", "unmatched"),
+        ] {
+            assert_eq!(ROUTES.label(path), label, "{path}");
+        }
+    }
+}
