@@ -19,7 +19,9 @@
 //!
 //! Prints a markdown table and writes JSON to `bench/results/`. Settings:
 //! `BENCH_SECONDS` (default 10 per phase), `BENCH_WORKERS` (default "1,2"),
-//! `BENCH_REPEATS` (default 3).
+//! `BENCH_REPEATS` (default 3), `BENCH_SERVER` (the server binary, default
+//! `target/release/ovation`: point it at another build to compare two) and `BENCH_OUT`
+//! (the JSON file's name, default `<date>-<cores>cores.json`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
 
@@ -511,7 +513,9 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(3)
         .max(1);
-    let server_bin = root.join("target/release/ovation");
+    let server_bin = std::env::var("BENCH_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join("target/release/ovation"));
     assert!(
         server_bin.exists(),
         "build the server first: cargo build --release"
@@ -890,7 +894,8 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
     }
     let dir = root.join("bench/results");
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{date}-{cores}cores.json"));
+    let name = std::env::var("BENCH_OUT").unwrap_or_else(|_| format!("{date}-{cores}cores.json"));
+    let file = dir.join(name);
     std::fs::write(&file, serde_json::to_string_pretty(&report).unwrap()).unwrap();
     println!("\nJSON: {}", file.display());
     println!("Every repeat, with CPU (% of one core) per phase, is in the JSON.");
