@@ -1,5 +1,5 @@
 # The commands README names. `make run` serves; `make test` runs every test.
-.PHONY: run test lint test-sql schemathesis ci bench
+.PHONY: run test lint test-sql test-faults schemathesis ci bench
 
 run:
 	@scripts/install-deps.sh
@@ -17,11 +17,16 @@ lint:
 test-sql:
 	scripts/test-sql-backends.sh
 
+# The crash test: redis-server killed with SIGKILL under load; prints what was lost.
+test-faults:
+	@scripts/install-deps.sh
+	cargo test --test it -- --ignored --nocapture crash::
+
 # The API against its own OpenAPI document (about two minutes); fails on any finding.
 schemathesis:
 	scripts/schemathesis.sh
 
-ci: lint test test-sql schemathesis
+ci: lint test test-sql test-faults schemathesis
 
 bench:
 	@scripts/install-deps.sh --bench

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure a Redis answers at OVATION_REDIS_URL (default redis://127.0.0.1:6379): when
 # none does, starts a local redis-server with its data under ./data/redis, append-only
-# file on, so `make run` needs nothing running beforehand.
+# file on (fsync every second) and no eviction, so `make run` needs nothing running
+# beforehand.
 set -euo pipefail
 
 url="${OVATION_REDIS_URL:-redis://127.0.0.1:6379}"
@@ -19,7 +20,8 @@ esac
 mkdir -p data/redis
 echo "starting redis-server on $host:$port (data in data/redis, append-only)" >&2
 redis-server --daemonize yes --bind "$host" --port "$port" --dir "$PWD/data/redis" \
-  --appendonly yes --logfile "$PWD/data/redis/redis.log"
+  --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
+  --logfile "$PWD/data/redis/redis.log"
 for _ in $(seq 50); do
   redis-cli -h "$host" -p "$port" ping >/dev/null 2>&1 && exit 0
   sleep 0.1

@@ -56,6 +56,9 @@ pub struct Settings {
     /// `OVATION_SESSION_ABSOLUTE_S`: a dashboard session ends this long after sign-in,
     /// however active.
     pub session_absolute: Duration,
+    /// `OVATION_ALLOW_EVICTION`: stay ready on a Redis whose `maxmemory-policy` evicts
+    /// keys (which loses votes when memory runs out).
+    pub allow_eviction: bool,
 }
 
 /// (setting, default) in the order the README's table lists them.
@@ -77,6 +80,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("config_check_ms", "2000"),
     ("session_idle_s", "1800"),
     ("session_absolute_s", "43200"),
+    ("allow_eviction", "false"),
 ];
 
 impl Settings {
@@ -172,12 +176,8 @@ impl Settings {
         if !session_key.is_empty() && session_key.len() < 64 {
             bail!("{src}: a session key needs at least 64 characters");
         }
-        let (secure, src) = get("cookie_secure");
-        let cookie_secure = match secure.as_str() {
-            "true" | "1" => true,
-            "false" | "0" => false,
-            other => bail!("{src}: {other:?} is not true or false"),
-        };
+        let cookie_secure = parse_bool(get("cookie_secure"))?;
+        let allow_eviction = parse_bool(get("allow_eviction"))?;
         let read_cache = Duration::from_millis(parse_number(get("read_cache_ms"), 0, 60_000)?);
         let config_check =
             Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
@@ -202,7 +202,16 @@ impl Settings {
             config_check,
             session_idle,
             session_absolute,
+            allow_eviction,
         })
+    }
+}
+
+fn parse_bool((raw, src): (String, String)) -> anyhow::Result<bool> {
+    match raw.as_str() {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        other => bail!("{src}: {other:?} is not true or false"),
     }
 }
 

@@ -14,6 +14,7 @@ use crate::api;
 use crate::config::Settings;
 use crate::domain::auth::hash_key;
 use crate::engine::config::{self, ConfigCache};
+use crate::engine::durability::{self, Durability};
 use crate::engine::read_cache::ReadCache;
 use crate::engine::users;
 use crate::state::AppState;
@@ -44,6 +45,11 @@ impl Application {
             state.config.clone(),
             state.db.clone(),
             state.redis.clone(),
+            state.settings.config_check,
+        ));
+        durability::warn_at_start(&state).await;
+        tokio::spawn(durability::watch(
+            state.clone(),
             state.settings.config_check,
         ));
         if let Some(password) =
@@ -116,6 +122,7 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
     );
     Ok(AppState {
         metrics: crate::metrics::handle(),
+        durability: Arc::new(Durability::new(settings.allow_eviction)),
         reads: Arc::new(ReadCache::new(settings.read_cache)),
         sessions: users::SessionPolicy {
             idle: settings.session_idle,

@@ -6,6 +6,7 @@ use sea_orm::DatabaseConnection;
 
 use crate::config::Settings;
 use crate::engine::config::ConfigCache;
+use crate::engine::durability::Durability;
 use crate::engine::read_cache::ReadCache;
 use crate::engine::users::SessionPolicy;
 use crate::store::redis::RedisStore;
@@ -27,6 +28,8 @@ pub struct AppState {
     pub master_key_hash: Option<String>,
     /// How long dashboard sessions live.
     pub sessions: SessionPolicy,
+    /// What Redis can lose, and when it last came back empty.
+    pub durability: Arc<Durability>,
     /// Renders `/metrics`.
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }

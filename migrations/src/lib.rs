@@ -7,6 +7,7 @@ mod m20261122_000002_create_members;
 mod m20261122_000003_create_api_keys;
 mod m20261122_000004_create_rate_rules;
 mod m20261122_000005_create_admin_users;
+mod m20261123_000006_create_member_removals;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -20,6 +21,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000003_create_api_keys::Migration),
             Box::new(m20261122_000004_create_rate_rules::Migration),
             Box::new(m20261122_000005_create_admin_users::Migration),
+            Box::new(m20261123_000006_create_member_removals::Migration),
         ]
     }
 }

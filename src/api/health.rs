@@ -1,8 +1,11 @@
 //! Liveness and readiness.
 
 use actix_web::{HttpResponse, get, web};
+use serde::Serialize;
 use serde_json::json;
+use utoipa::ToSchema;
 
+use crate::engine::durability::RedisDurability;
 use crate::state::AppState;
 use crate::store::sql;
 
@@ -25,19 +28,45 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         .body(state.metrics.render())
 }
 
-/// Redis and SQL both answer.
+/// Readiness: Redis and SQL answer, and Redis does not evict keys.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Readiness {
+    /// `ok`, `unavailable`, or `evicting` (an evicting `maxmemory-policy`).
+    pub redis: &'static str,
+    /// `ok` or `unavailable`.
+    pub sql: &'static str,
+    /// Redis's persistence and eviction settings, and when it last came back empty;
+    /// null when Redis does not answer.
+    pub redis_durability: Option<RedisDurability>,
+    /// Why the instance is not ready, when it is not.
+    pub message: Option<String>,
+}
+
+/// Redis and SQL both answer, and Redis does not evict keys (unless
+/// `OVATION_ALLOW_EVICTION`); the body also says which persistence Redis has and when it
+/// last came back empty.
 #[utoipa::path(get, path = "/readyz", tag = "ops", responses(
-    (status = 200, description = "ready"),
-    (status = 503, description = "a store is unreachable")
+    (status = 200, description = "ready", body = Readiness),
+    (status = 503, description = "a store is unreachable, or Redis evicts keys", body = Readiness)
 ))]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    let (redis, db) = tokio::join!(state.redis.ping(), sql::ping(&state.db));
-    let body = json!({
-        "redis": if redis.is_ok() { "ok" } else { "unavailable" },
-        "sql": if db.is_ok() { "ok" } else { "unavailable" },
-    });
-    if redis.is_ok() && db.is_ok() {
+    let (report, db) = tokio::join!(state.durability.inspect(&state.redis), sql::ping(&state.db));
+    let refusal = report
+        .as_ref()
+        .ok()
+        .and_then(|r| state.durability.refusal(r));
+    let body = Readiness {
+        redis: match (&report, &refusal) {
+            (Err(_), _) => "unavailable",
+            (Ok(_), Some(_)) => "evicting",
+            (Ok(_), None) => "ok",
+        },
+        sql: if db.is_ok() { "ok" } else { "unavailable" },
+        message: refusal,
+        redis_durability: report.ok(),
+    };
+    if body.redis == "ok" && db.is_ok() {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)

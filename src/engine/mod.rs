@@ -3,8 +3,10 @@
 pub mod admin;
 pub mod auth;
 pub mod config;
+pub mod durability;
 pub mod leaderboard;
 pub mod limits;
 pub mod read_cache;
+pub mod reconcile;
 pub mod users;
 pub mod votes;

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 pub const MASTER_KEY: &str = "test-master-key-0123456789";
 pub const ADMIN_PASSWORD: &str = "test-admin-password";
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -35,9 +35,26 @@ impl RedisServer {
     }
 
     pub fn start_on(port: u16) -> Self {
+        Self::start_with(port, "--save '' --appendonly no")
+    }
+
+    /// A server that writes every change to its append-only file before answering, with
+    /// its data in `dir`: killed and started again on the same port and `dir`, it loses
+    /// nothing it acknowledged.
+    pub fn start_durable(port: u16, dir: &std::path::Path) -> Self {
+        Self::start_with(
+            port,
+            &format!(
+                "--save '' --appendonly yes --appendfsync always --dir '{}'",
+                dir.display()
+            ),
+        )
+    }
+
+    fn start_with(port: u16, persistence: &str) -> Self {
         let script = format!(
-            "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no --daemonize no --loglevel warning --enable-debug-command local & \
-             r=$!; trap 'kill $r' TERM; while kill -0 {parent} 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill $r 2>/dev/null",
+            "redis-server --port {port} --bind 127.0.0.1 {persistence} --daemonize no --loglevel warning --enable-debug-command local & \
+             r=$!; trap 'kill $r 2>/dev/null' TERM; while kill -0 {parent} 2>/dev/null && kill -0 $r 2>/dev/null; do sleep 0.2; done; kill $r 2>/dev/null",
             parent = std::process::id()
         );
         let watchdog = Command::new("sh")
@@ -67,6 +84,24 @@ impl RedisServer {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("redis-server did not start on port {}", self.port);
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and waits until its port closes.
+    pub fn crash(&mut self) {
+        let info = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string(), "INFO", "server"])
+            .output()
+            .expect("redis-cli runs");
+        let info = String::from_utf8_lossy(&info.stdout);
+        let pid = info
+            .lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .expect("INFO names the process")
+            .trim()
+            .to_owned();
+        let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
+        assert!(killed.success());
+        self.stop();
     }
 
     /// Stops the server and waits until its port is closed.
@@ -219,6 +254,7 @@ impl TestApp {
             config_check: opts.config_check,
             session_idle: opts.session_idle,
             session_absolute: opts.session_absolute,
+            allow_eviction: false,
         };
         let app = Application::build(settings).await.expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());

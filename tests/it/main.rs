@@ -6,6 +6,8 @@ mod admin;
 mod browser;
 mod cli;
 mod contract;
+mod crash;
+mod durability;
 mod faults;
 mod harness;
 mod idempotency;

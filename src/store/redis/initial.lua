@@ -3,6 +3,7 @@
 -- KEYS[1]  all-time display scores (zset)
 -- KEYS[2]  initial votes already applied (hash: member -> millionths)
 -- ARGV[1]  the largest allowed score (2^53 units)
+-- ARGV[2]  'apply', or 'check' to check the bound and write nothing
 -- ARGV     then pairs: member id, target initial votes in millionths (0 removes the record)
 --
 -- Each member's score moves by target minus what was applied before, so running the
@@ -14,7 +15,7 @@
 
 local max_units = tonumber(ARGV[1])
 local moves = {}
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   local member, target = ARGV[i], tonumber(ARGV[i + 1])
   local applied = tonumber(redis.call('HGET', KEYS[2], member) or '0')
   local delta = target - applied
@@ -25,6 +26,9 @@ for i = 2, #ARGV, 2 do
     end
   end
   moves[#moves + 1] = {member, target, delta}
+end
+if ARGV[2] == 'check' then
+  return {'ok', 0}
 end
 
 local moved = 0

@@ -53,6 +53,12 @@ impl Keys {
         format!("{}{{u:{user}}}:sessions", self.prefix)
     }
 
+    /// A key that is always there while Redis keeps its data (string: when it was set):
+    /// when it is gone, Redis came back empty.
+    pub fn marker(&self) -> String {
+        format!("{}marker", self.prefix)
+    }
+
     /// The pub/sub channel that tells every instance to reload configuration.
     pub fn config_channel(&self) -> String {
         format!("{}config", self.prefix)

@@ -279,15 +279,33 @@ impl RedisStore {
         board: &BoardKeys,
         targets: &[(&str, i64)],
     ) -> Result<Option<String>, RedisFailure> {
-        if targets.is_empty() {
-            return Ok(None);
-        }
+        self.initial_votes(board, targets, "apply").await
+    }
+
+    /// Answers the first member (if any) whose score [`apply_initial_votes`] would take
+    /// past 2^53 units, writing nothing.
+    ///
+    /// [`apply_initial_votes`]: Self::apply_initial_votes
+    pub async fn check_initial_votes(
+        &self,
+        board: &BoardKeys,
+        targets: &[(&str, i64)],
+    ) -> Result<Option<String>, RedisFailure> {
+        self.initial_votes(board, targets, "check").await
+    }
+
+    async fn initial_votes(
+        &self,
+        board: &BoardKeys,
+        targets: &[(&str, i64)],
+        mode: &str,
+    ) -> Result<Option<String>, RedisFailure> {
         // Chunks keep each script run short, so votes are not held up behind a big import.
         let calls: Vec<Invocation> = targets
             .chunks(1000)
             .map(|chunk| {
                 let mut inv = INITIAL.key(board.scores(View::Display, &Bucket::all()));
-                inv.key(board.initial_applied()).arg(MAX_UNITS);
+                inv.key(board.initial_applied()).arg(MAX_UNITS).arg(mode);
                 for (member, votes) in chunk {
                     inv.arg(*member).arg(votes * View::Display.units_per_vote());
                 }
@@ -551,6 +569,59 @@ impl RedisStore {
             .first()
             .and_then(as_int)
             .ok_or_else(|| reply_error("announce", &Value::Array(reply.clone())))
+    }
+
+    /// `maxmemory-policy`, `appendonly` and `save`, by name; `None` when Redis does not
+    /// allow `CONFIG GET` (as some managed services do not).
+    pub async fn durability_settings(
+        &self,
+    ) -> Result<Option<std::collections::HashMap<String, String>>, RedisFailure> {
+        self.bounded("config_get", |mut conn| async move {
+            let reply: redis::RedisResult<std::collections::HashMap<String, String>> =
+                redis::cmd("CONFIG")
+                    .arg("GET")
+                    .arg("maxmemory-policy")
+                    .arg("appendonly")
+                    .arg("save")
+                    .query_async(&mut conn)
+                    .await;
+            match reply {
+                Ok(settings) => Ok(Some(settings)),
+                Err(err)
+                    if err.kind() == redis::ErrorKind::Server(ServerErrorKind::ResponseError)
+                        || err.code() == Some("NOPERM") =>
+                {
+                    Ok(None)
+                }
+                Err(err) => Err(err.into()),
+            }
+        })
+        .await
+    }
+
+    /// Sets the marker key unless it is there.
+    pub async fn set_marker(&self) -> Result<(), RedisFailure> {
+        let key = self.keys.marker();
+        self.bounded("marker", |mut conn| async move {
+            let _: Option<String> = redis::cmd("SET")
+                .arg(key)
+                .arg(chrono::Utc::now().to_rfc3339())
+                .arg("NX")
+                .query_async(&mut conn)
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Whether the marker key is there.
+    pub async fn marker_present(&self) -> Result<bool, RedisFailure> {
+        let key = self.keys.marker();
+        self.bounded(
+            "marker",
+            |mut conn| async move { Ok(conn.exists(key).await?) },
+        )
+        .await
     }
 
     /// The configuration version: how many changes were announced (0 when none was).

@@ -1,11 +1,13 @@
 //! Member rows.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+};
 
-use super::entities::member;
-use super::{SqlError, to_naive};
+use super::entities::{member, member_removal};
+use super::{SqlError, from_naive, to_naive};
 use crate::domain::board::Member;
 use crate::domain::ids::MemberId;
 use crate::domain::score::Milli;
@@ -95,4 +97,57 @@ pub async fn delete_member(
         .exec(db)
         .await?;
     Ok(result.rows_affected > 0)
+}
+
+/// A member whose scores still have to leave Redis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingRemoval {
+    pub id: i64,
+    pub board_id: i64,
+    pub member: MemberId,
+    pub removed_at: DateTime<Utc>,
+}
+
+/// Records that a deleted member's scores must leave Redis; in the same transaction as
+/// the delete, so the step cannot be forgotten.
+pub async fn record_removal(
+    db: &impl ConnectionTrait,
+    board_id: i64,
+    member_id: &MemberId,
+    removed_at: DateTime<Utc>,
+) -> Result<i64, SqlError> {
+    let row = member_removal::ActiveModel {
+        board_id: Set(board_id),
+        member_id: Set(member_id.as_str().to_owned()),
+        removed_at: Set(to_naive(removed_at)),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    Ok(row.id)
+}
+
+/// Removals not yet done in Redis, oldest first.
+pub async fn pending_removals(db: &impl ConnectionTrait) -> Result<Vec<PendingRemoval>, SqlError> {
+    member_removal::Entity::find()
+        .order_by_asc(member_removal::Column::Id)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| {
+            Ok(PendingRemoval {
+                member: MemberId::parse(&row.member_id)
+                    .map_err(|e| SqlError::Corrupt(format!("member removal {}: {e}", row.id)))?,
+                id: row.id,
+                board_id: row.board_id,
+                removed_at: from_naive(row.removed_at),
+            })
+        })
+        .collect()
+}
+
+/// Forgets a removal once Redis has done it.
+pub async fn removal_done(db: &impl ConnectionTrait, id: i64) -> Result<(), SqlError> {
+    member_removal::Entity::delete_by_id(id).exec(db).await?;
+    Ok(())
 }

@@ -5,4 +5,5 @@ pub mod api_key;
 pub mod audit_entry;
 pub mod board;
 pub mod member;
+pub mod member_removal;
 pub mod rate_rule;

@@ -1,0 +1,97 @@
+//! Finishing what a failure left undone between SQL and Redis.
+//!
+//! Admin changes commit SQL first and then run a Redis step that can be repeated: a
+//! member's initial votes are applied by target value, and a deleted member's removal
+//! from Redis waits in SQL (`member_removals`) until it is done. Reconciling runs those
+//! steps again from what SQL holds. It runs at start-up, after a Redis that came back
+//! empty, and in the background after a failed step.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::domain::period::Bucket;
+use crate::domain::score::View;
+use crate::engine::config::BoardConfig;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::store::sql;
+
+/// Longest pause between two tries of a background reconcile.
+const MAX_DELAY: Duration = Duration::from_secs(5);
+
+/// Finishes pending member removals and brings every board's initial votes to what SQL
+/// holds.
+pub async fn reconcile(state: &AppState) -> Result<(), ApiError> {
+    finish_removals(state).await?;
+    for board in state.config.boards() {
+        let targets: Vec<(&str, i64)> = board
+            .members
+            .values()
+            .map(|m| (m.id.as_str(), m.initial_votes))
+            .collect();
+        if let Some(member) = state
+            .redis
+            .apply_initial_votes(&board.keys, &targets)
+            .await?
+        {
+            tracing::error!(%member, board = %board.board.slug, "initial votes left unapplied: past 2^53 units");
+        }
+    }
+    Ok(())
+}
+
+/// Removes deleted members' scores from Redis, for every removal SQL still holds;
+/// answers how many were done.
+pub async fn finish_removals(state: &AppState) -> Result<usize, ApiError> {
+    let pending = sql::members::pending_removals(&state.db).await?;
+    for removal in &pending {
+        let board = state
+            .config
+            .boards()
+            .into_iter()
+            .find(|b| b.board.id == removal.board_id);
+        // A deleted board's keys go with it; a member added again since keeps its scores.
+        if let Some(board) = board.filter(|b| !b.members.contains_key(&removal.member)) {
+            let keys = score_keys(&board, removal.removed_at)?;
+            state
+                .redis
+                .remove_member(&board.keys, &keys, removal.member.as_str())
+                .await?;
+        }
+        sql::members::removal_done(&state.db, removal.id).await?;
+    }
+    Ok(pending.len())
+}
+
+/// The buckets a member leaves when deleted at `at`: the current and next bucket of
+/// every period, both views, and the all-time board; older buckets keep their history.
+fn score_keys(board: &BoardConfig, at: DateTime<Utc>) -> Result<Vec<String>, ApiError> {
+    let settings = &board.board.settings;
+    let mut keys = Vec::new();
+    for &period in &settings.periods {
+        let current = Bucket::containing(period, settings.timezone, at)?;
+        let next = current.next(settings.timezone);
+        for bucket in std::iter::once(current).chain(next) {
+            for view in [View::Real, View::Display] {
+                keys.push(board.keys.scores(view, &bucket));
+            }
+        }
+    }
+    keys.push(board.keys.scores(View::Display, &Bucket::all()));
+    keys.dedup();
+    Ok(keys)
+}
+
+/// Reconciles until it succeeds, backing off while Redis or SQL does not answer.
+pub async fn until_done(state: AppState) {
+    let mut delay = Duration::from_millis(200);
+    loop {
+        match reconcile(&state).await {
+            Ok(()) => return,
+            Err(err) => tracing::debug!(error = %err, "reconcile failed; retrying"),
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(MAX_DELAY);
+    }
+}

@@ -1,0 +1,211 @@
+//! A Redis that can lose votes is visible: an evicting policy makes the instance not
+//! ready, a Redis that came back empty is noticed, counted and reconciled, and admin
+//! changes whose Redis step failed are finished later from what SQL holds.
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::harness::{Options, Proxy, ProxyMode, RedisServer, TestApp, num};
+
+async fn redis(url: &str) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(url)
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap()
+}
+
+async fn readyz(app: &TestApp) -> (StatusCode, Value) {
+    app.call(Method::GET, "/readyz", None, None).await
+}
+
+/// Polls `check` every 100 ms until it holds, failing after `within`.
+async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let started = Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < within, "{what}: not within {within:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_evicting_redis_is_not_ready_and_readiness_names_the_persistence() {
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis_url: server.url(),
+        ..Options::default()
+    })
+    .await;
+    let (status, body) = readyz(&app).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["redis"], "ok");
+    assert_eq!(body["redis_durability"]["maxmemory_policy"], "noeviction");
+    assert_eq!(body["redis_durability"]["persistence"], "none");
+    assert_eq!(body["redis_durability"]["reset_at"], Value::Null);
+
+    let mut conn = redis(&server.url()).await;
+    for policy in ["allkeys-lru", "volatile-ttl"] {
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("maxmemory-policy")
+            .arg(policy)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let (status, body) = readyz(&app).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert_eq!(body["redis"], "evicting");
+        assert!(body["message"].as_str().unwrap().contains(policy), "{body}");
+    }
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("noeviction")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(readyz(&app).await.0, StatusCode::OK);
+
+    // A Redis with an append-only file says so.
+    let dir = tempfile::tempdir().unwrap();
+    let durable = RedisServer::start_durable(crate::harness::free_port(), dir.path());
+    let app = TestApp::spawn_with(Options {
+        redis_url: durable.url(),
+        ..Options::default()
+    })
+    .await;
+    let (status, body) = readyz(&app).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["redis_durability"]["persistence"], "aof");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redis_that_comes_back_empty_is_noticed_counted_and_reconciled() {
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis_url: server.url(),
+        config_check: Duration::from_millis(200),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "reset", "title": "Reset"})).await;
+    let (status, _) = app
+        .put(
+            "/api/v1/admin/boards/reset/members",
+            json!({"members": [{"id": "m1", "initial_votes": 5}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    app.vote("reset", json!({"member": "m1"})).await;
+    let display = || {
+        let app = app.clone();
+        async move {
+            num(&app
+                .get("/api/v1/boards/reset/members/m1?period=all")
+                .await
+                .1["score"])
+        }
+    };
+    assert_eq!(display().await, 6.0);
+    // Wait until the instance has set its marker (it does so at start-up).
+    let mut conn = redis(&server.url()).await;
+    let marker = format!("{}:marker", app.prefix);
+    eventually(Duration::from_secs(5), "marker set", || {
+        let (mut conn, marker) = (conn.clone(), marker.clone());
+        async move {
+            redis::cmd("EXISTS")
+                .arg(marker)
+                .query_async::<bool>(&mut conn)
+                .await
+                .unwrap()
+        }
+    })
+    .await;
+
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    // The vote is gone for good; the initial votes SQL holds come back.
+    eventually(
+        Duration::from_secs(5),
+        "initial votes applied again",
+        || {
+            let display = display();
+            async move { display.await == 5.0 }
+        },
+    )
+    .await;
+    let (status, body) = readyz(&app).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["redis_durability"]["reset_at"].is_string(), "{body}");
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let resets = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("ovation_redis_resets_total "))
+        .and_then(|v| v.parse::<f64>().ok());
+    assert!(resets.is_some_and(|n| n >= 1.0), "{resets:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_deleted_while_redis_is_away_leaves_redis_when_it_returns() {
+    let server = RedisServer::start();
+    let proxy = Proxy::start(server.port).await;
+    let app = TestApp::spawn_with(Options {
+        redis_url: proxy.url(),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "gone", "title": "Gone"})).await;
+    app.members("gone", &["m1", "m2"]).await;
+    for member in ["m1", "m1", "m2"] {
+        let (status, _) = app.vote("gone", json!({"member": member})).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    proxy.set(ProxyMode::Down);
+    let (status, body) = app.delete("/api/v1/admin/boards/gone/members/m1").await;
+    assert!(status.is_success(), "SQL takes the delete: {body}");
+    let (_, board) = app.get("/api/v1/admin/boards/gone").await;
+    let ids: Vec<&str> = board["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["m2"]);
+    proxy.set(ProxyMode::Forward);
+    // The removal waited in SQL and is finished in the background.
+    let mut conn = redis(&server.url()).await;
+    let all = format!("{}:{{b:1}}:z:r:all:all", app.prefix);
+    eventually(Duration::from_secs(10), "m1 left redis", || {
+        let (mut conn, all) = (conn.clone(), all.clone());
+        async move {
+            redis::cmd("ZSCORE")
+                .arg(all)
+                .arg("m1")
+                .query_async::<Option<f64>>(&mut conn)
+                .await
+                .unwrap()
+                .is_none()
+        }
+    })
+    .await;
+    let m2: Option<f64> = redis::cmd("ZSCORE")
+        .arg(&all)
+        .arg("m2")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(m2, Some(1.0), "the other member keeps its score");
+}
