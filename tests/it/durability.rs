@@ -209,3 +209,39 @@ async fn a_member_deleted_while_redis_is_away_leaves_redis_when_it_returns() {
         .unwrap();
     assert_eq!(m2, Some(1.0), "the other member keeps its score");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn start_up_brings_redis_to_what_sql_holds() {
+    let first = TestApp::spawn().await;
+    first.board(json!({"slug": "boot", "title": "Boot"})).await;
+    let (status, _) = first
+        .put(
+            "/api/v1/admin/boards/boot/members",
+            json!({"members": [{"id": "m1", "initial_votes": 7}, {"id": "m2", "initial_votes": 3}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    // A second instance on the same SQL but a Redis namespace with nothing in it, as
+    // after a Redis lost while every instance was down.
+    let second = TestApp::spawn_with(Options {
+        database: Some(std::sync::Arc::clone(&first.database)),
+        ..Options::default()
+    })
+    .await;
+    eventually(
+        Duration::from_secs(5),
+        "initial votes applied at start-up",
+        || {
+            let second = second.clone();
+            async move {
+                let (_, top) = second.get("/api/v1/boards/boot/top?period=all").await;
+                top["entries"]
+                    == json!([
+                        {"rank": 1, "member": "m1", "name": "m1", "image_url": null, "score": 7},
+                        {"rank": 2, "member": "m2", "name": "m2", "image_url": null, "score": 3}
+                    ])
+            }
+        },
+    )
+    .await;
+}
