@@ -25,6 +25,9 @@ pub enum ApiError {
     /// 404: unknown board, member or key.
     #[error("{message}")]
     NotFound { code: &'static str, message: String },
+    /// 405: the route exists but takes other methods, listed in `Allow`.
+    #[error("{message}")]
+    MethodNotAllowed { message: String, allow: String },
     /// 409: the request conflicts with the current state.
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
@@ -125,6 +128,7 @@ impl ApiError {
             | Self::TooLarge { code, .. }
             | Self::Invalid { code, .. } => code,
             Self::RateLimited { .. } => "rate_limited",
+            Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::Unauthorized(_) => "unauthorized",
             Self::Forbidden(_) => "forbidden",
             Self::StoreUnavailable(_) | Self::OutcomeUnknown(_) => "store_unavailable",
@@ -205,6 +209,7 @@ impl ResponseError for ApiError {
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
@@ -232,6 +237,9 @@ impl ResponseError for ApiError {
                 ..
             } => {
                 response.insert_header(("Retry-After", s.to_string()));
+            }
+            Self::MethodNotAllowed { allow, .. } => {
+                response.insert_header(("Allow", allow.clone()));
             }
             _ => {}
         }

@@ -9,8 +9,8 @@
 //! - [`engine`]: votes, leaderboards, configuration cache and admin changes.
 //! - [`api`]: JSON handlers, one module per resource, and the OpenAPI document.
 //! - [`web`]: HTML pages: the admin dashboard and the public voting page.
-//! - [`config`], [`startup`], [`state`], [`error`], [`telemetry`], [`metrics`], [`cli`]:
-//!   running it.
+//! - [`config`], [`startup`], [`state`], [`error`], [`telemetry`], [`metrics`],
+//!   [`routes`], [`cli`]: running it.
 
 pub mod api;
 pub mod cli;
@@ -19,6 +19,7 @@ pub mod domain;
 pub mod engine;
 pub mod error;
 pub mod metrics;
+pub mod routes;
 pub mod startup;
 pub mod state;
 pub mod store;

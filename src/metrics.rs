@@ -12,7 +12,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use actix_web::body::MessageBody;
@@ -201,64 +201,6 @@ pub fn redis_reset() {
     counter!("ovation_redis_resets_total").increment(1);
 }
 
-/// Route patterns (`/api/v1/boards/{board}/top`) to label requests with. Resolving them
-/// here, segment by segment, is much cheaper than actix's `match_pattern`, which matches
-/// a regex per route again for every request.
-/// Patterns by their number of segments: (pattern, segments, `None` for a parameter).
-type Pattern = (String, Vec<Option<String>>);
-struct Routes(HashMap<usize, Vec<Pattern>>);
-
-static ROUTES: LazyLock<Routes> = LazyLock::new(|| {
-    // The API's own routes and /metrics, /healthz, /readyz come from its OpenAPI document.
-    let mut patterns: Vec<String> = crate::api::route_patterns();
-    patterns.extend(crate::web::route_patterns());
-    patterns.push("/docs/{file}".to_owned());
-    let mut by_length: HashMap<usize, Vec<Pattern>> = HashMap::new();
-    for p in patterns {
-        let segments: Vec<Option<String>> = p
-            .split('/')
-            .map(|s| (!s.starts_with('{')).then(|| s.to_owned()))
-            .collect();
-        by_length
-            .entry(segments.len())
-            .or_default()
-            .push((p, segments));
-    }
-    Routes(by_length)
-});
-
-impl Routes {
-    /// The pattern `path` matches, preferring the one with the most literal segments;
-    /// `unmatched` for anything else.
-    fn label(&'static self, path: &str) -> &'static str {
-        let Some(candidates) = self
-            .0
-            .get(&(path.bytes().filter(|&b| b == b'/').count() + 1))
-        else {
-            return "unmatched";
-        };
-        let mut best: Option<(&'static str, usize)> = None;
-        for (pattern, segments) in candidates {
-            let mut literal = 0;
-            let fits = segments
-                .iter()
-                .zip(path.split('/'))
-                .all(|(seg, part)| match seg {
-                    Some(lit) if lit == part => {
-                        literal += 1;
-                        true
-                    }
-                    Some(_) => false,
-                    None => !part.is_empty(),
-                });
-            if fits && best.is_none_or(|(_, l)| literal > l) {
-                best = Some((pattern, literal));
-            }
-        }
-        best.map_or("unmatched", |(p, _)| p)
-    }
-}
-
 fn method_label(method: &Method) -> &'static str {
     match *method {
         Method::GET => "GET",
@@ -279,7 +221,7 @@ pub async fn record_http(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
     let method = method_label(req.method());
-    let route = ROUTES.label(req.path());
+    let route = crate::routes::label(req.path());
     let response = next.call(req).await?;
     let status = response.status().as_u16();
     HTTP.with_borrow_mut(|requests| {
@@ -295,32 +237,4 @@ pub async fn record_http(
         latency.record(started.elapsed().as_secs_f64());
     });
     Ok(response)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn paths_are_labelled_by_the_route_they_match() {
-        for (path, label) in [
-            ("/api/v1/boards/stars/top", "/api/v1/boards/{board}/top"),
-            ("/api/v1/boards/stars/votes", "/api/v1/boards/{board}/votes"),
-            ("/api/v1/votes", "/api/v1/votes"),
-            ("/api/v1/admin/boards", "/api/v1/admin/boards"),
-            ("/api/v1/admin/boards/stars", "/api/v1/admin/boards/{board}"),
-            (
-                "/api/v1/boards/s/members/m1/around",
-                "/api/v1/boards/{board}/members/{member}/around",
-            ),
-            ("/admin/boards/stars/live", "/admin/boards/{board}/live"),
-            ("/b/stars", "/b/{board}"),
-            ("/metrics", "/metrics"),
-            ("/api/v1/boards//top", "unmatched"),
-            ("/wp-login.php", "unmatched"),
-            ("/api/v1/boards/stars/top/extra", "unmatched"),
-        ] {
-            assert_eq!(ROUTES.label(path), label, "{path}");
-        }
-    }
 }

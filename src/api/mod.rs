@@ -24,7 +24,7 @@ pub struct ErrorBody {
 }
 
 /// Code and message of an error; some codes add fields (see each endpoint).
-#[derive(Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
     /// Stable snake_case code.
     pub code: String,
@@ -317,26 +317,60 @@ pub async fn read_text(
         .map_err(|e| ApiError::malformed("invalid_encoding", format!("the body is not UTF-8: {e}")))
 }
 
-/// Every API route's path pattern, for metrics labels: the OpenAPI document's paths and
-/// the document itself.
-pub fn route_patterns() -> Vec<String> {
-    ApiDoc::openapi()
-        .paths
-        .paths
-        .into_keys()
-        .chain(["/api/v1/openapi.json".to_owned()])
-        .collect()
+/// Every API route (method, path pattern), from the OpenAPI document, with the document
+/// itself and the docs page.
+pub fn route_table() -> Vec<(actix_web::http::Method, String)> {
+    use actix_web::http::Method;
+    let mut routes = Vec::new();
+    for (path, item) in ApiDoc::openapi().paths.paths {
+        for (method, op) in [
+            (Method::GET, &item.get),
+            (Method::POST, &item.post),
+            (Method::PUT, &item.put),
+            (Method::PATCH, &item.patch),
+            (Method::DELETE, &item.delete),
+        ] {
+            if op.is_some() {
+                routes.push((method, path.clone()));
+            }
+        }
+    }
+    routes.push((Method::GET, "/api/v1/openapi.json".to_owned()));
+    routes.push((Method::GET, "/docs/{file}".to_owned()));
+    routes
 }
 
 async fn openapi_json() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())
 }
 
-async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+/// Answers a request no route took: 405 with `Allow` when the path is a route that takes
+/// other methods, else 404.
+pub(crate) async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let allowed = crate::routes::allowed_methods(req.path());
+    if !allowed.is_empty() {
+        return Err(ApiError::MethodNotAllowed {
+            message: format!(
+                "{} takes {}, not {}",
+                req.path(),
+                list(allowed),
+                req.method()
+            ),
+            allow: list(allowed),
+        });
+    }
     Err(ApiError::not_found(
         "route_not_found",
         format!("no route {} {}", req.method(), req.path()),
     ))
+}
+
+fn list(methods: &[actix_web::http::Method]) -> String {
+    methods
+        .iter()
+        .map(actix_web::http::Method::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn json_error(err: actix_web::error::JsonPayloadError) -> ApiError {

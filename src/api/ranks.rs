@@ -22,9 +22,22 @@ pub struct RanksQuery {
     pub view: Option<String>,
 }
 
+/// One member per requested id, in the order asked.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RanksResponse {
-    pub members: Vec<MemberResponse>,
+    pub members: Vec<RankEntry>,
+}
+
+/// A member's standing, or why there is none (an id that is not a member of a closed
+/// board, or not a member id at all), so one bad id does not fail the others.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum RankEntry {
+    Found(Box<MemberResponse>),
+    Missing {
+        member: String,
+        error: super::ErrorDetail,
+    },
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -73,17 +86,45 @@ pub async fn get_ranks(
             format!("at most {MAX_BATCH} members at once"),
         ));
     }
-    let members = ids
-        .into_iter()
-        .map(|m| MemberId::parse(m).map_err(|e| ApiError::not_found("member_not_found", e.message)))
-        .collect::<Result<Vec<_>, _>>()?;
     let sel = select(
         board,
         query.period.as_deref(),
         query.at.as_deref(),
         query.view.as_deref(),
     )?;
-    let members = leaderboard::standings(&state.redis, &sel, &members).await?;
+    let checked: Vec<Result<MemberId, ApiError>> = ids
+        .iter()
+        .map(|raw| {
+            let id = MemberId::parse(raw)?;
+            leaderboard::check_member(&sel, &id)?;
+            Ok(id)
+        })
+        .collect();
+    let found: Vec<MemberId> = checked
+        .iter()
+        .filter_map(|c| c.as_ref().ok())
+        .cloned()
+        .collect();
+    let mut standings = leaderboard::standings(&state.redis, &sel, &found)
+        .await?
+        .into_iter();
+    let members = ids
+        .iter()
+        .zip(checked)
+        .map(|(raw, checked)| match checked {
+            Ok(_) => standings
+                .next()
+                .map(|m| RankEntry::Found(Box::new(m)))
+                .ok_or_else(|| ApiError::from(anyhow::anyhow!("redis answered fewer standings"))),
+            Err(err) => Ok(RankEntry::Missing {
+                member: (*raw).to_owned(),
+                error: super::ErrorDetail {
+                    code: err.code().to_owned(),
+                    message: err.to_string(),
+                },
+            }),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(HttpResponse::Ok().json(RanksResponse { members }))
 }
 

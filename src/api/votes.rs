@@ -26,6 +26,7 @@ pub const MAX_BATCH: usize = 100;
 /// One vote for one member.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"member": "m1", "voter": "u123", "count": 1, "channel": "app", "terminal": "ios", "idempotency_key": "order-42"}))]
 pub struct CastVoteRequest {
     pub member: String,
     pub voter: Option<String>,
@@ -50,6 +51,10 @@ pub struct CastVoteRequest {
 /// Several votes; each item is applied or refused on its own.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"voter": "u123", "channel": "app", "votes": [
+    {"board": "stars", "member": "m1", "count": 1, "idempotency_key": "order-43"},
+    {"board": "stars", "member": "m2", "idempotency_key": "order-44"}
+]}))]
 pub struct CastVotesRequest {
     pub voter: Option<String>,
     pub channel: Option<String>,

@@ -272,7 +272,8 @@ pub struct MemberResponse {
     pub previous: Option<Previous>,
 }
 
-fn check_member(sel: &Selection, member: &MemberId) -> Result<(), ApiError> {
+/// Refuses a member that is not on a closed board.
+pub fn check_member(sel: &Selection, member: &MemberId) -> Result<(), ApiError> {
     if sel.board.board.settings.membership == Membership::Closed
         && !sel.board.members.contains_key(member)
     {

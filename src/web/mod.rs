@@ -91,15 +91,14 @@ pub fn route_table() -> Vec<(Method, String)> {
         .collect()
 }
 
-/// Every page route's path pattern (dashboard, voting page, assets), for metrics labels.
-pub fn route_patterns() -> Vec<String> {
+/// Every page route (method, path pattern): dashboard, voting page, assets.
+pub fn route_patterns() -> Vec<(Method, String)> {
     let mut public = Recorder::default();
     public::routes(&mut public);
     route_table()
         .into_iter()
-        .map(|(_, p)| p)
-        .chain(public.0.into_iter().map(|(_, p)| format!("/b{p}")))
-        .chain(["/static/{file}".to_owned()])
+        .chain(public.0.into_iter().map(|(m, p)| (m, format!("/b{p}"))))
+        .chain([(Method::GET, "/static/{file}".to_owned())])
         .collect()
 }
 

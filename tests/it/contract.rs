@@ -613,3 +613,121 @@ async fn initial_votes_past_two_to_the_53_are_refused_whole() {
         (9_007_000_000.0, 7.0)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_method_is_405_with_allow_and_an_unknown_path_404() {
+    let app = app_with_board().await;
+    for (method, path, allow) in [
+        (Method::POST, "/api/v1/boards/c/top", "GET"),
+        (Method::PUT, "/api/v1/admin/boards/c", "GET, PATCH, DELETE"),
+        (Method::GET, "/api/v1/votes", "POST"),
+        (Method::DELETE, "/api/v1/admin/api-keys", "GET, POST"),
+    ] {
+        let resp = app
+            .client
+            .request(method.clone(), format!("{}{path}", app.base))
+            .bearer_auth(MASTER_KEY)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            resp.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        assert_eq!(resp.headers()["allow"], allow, "{method} {path}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(code(&body), Some("method_not_allowed"));
+    }
+    let (status, body) = send(
+        &app,
+        Method::GET,
+        "/api/v1/nowhere/at/all",
+        Some(MASTER_KEY),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, Some("route_not_found"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openapi_examples_work_as_sent() {
+    let app = TestApp::spawn().await;
+    let (_, doc) = app.get("/api/v1/openapi.json").await;
+    let example = |schema: &str| doc["components"]["schemas"][schema]["example"].clone();
+    for (method, path, schema, status) in [
+        (
+            Method::POST,
+            "/api/v1/admin/boards",
+            "BoardRequest",
+            StatusCode::CREATED,
+        ),
+        (
+            Method::PUT,
+            "/api/v1/admin/boards/stars/members",
+            "UpsertMembersRequest",
+            StatusCode::OK,
+        ),
+        (
+            Method::POST,
+            "/api/v1/admin/boards/stars/rules",
+            "RuleRequest",
+            StatusCode::CREATED,
+        ),
+        (
+            Method::POST,
+            "/api/v1/admin/api-keys",
+            "CreateApiKeyRequest",
+            StatusCode::CREATED,
+        ),
+        (
+            Method::POST,
+            "/api/v1/boards/stars/votes",
+            "CastVoteRequest",
+            StatusCode::OK,
+        ),
+        (
+            Method::POST,
+            "/api/v1/votes",
+            "CastVotesRequest",
+            StatusCode::OK,
+        ),
+    ] {
+        let body = example(schema);
+        assert!(body.is_object(), "{schema} has an example");
+        let (got, answer) = app
+            .call(method.clone(), path, Some(MASTER_KEY), Some(&body))
+            .await;
+        assert_eq!(
+            got, status,
+            "{method} {path} with the {schema} example -> {answer}"
+        );
+        if let Some(results) = answer["results"].as_array() {
+            assert!(results.iter().all(|r| r["ok"] == true), "{answer}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ranks_answer_every_member_and_mark_the_unknown_ones() {
+    let app = app_with_board().await;
+    app.vote("c", json!({"member": "m1"})).await;
+    let (status, body) = app
+        .get("/api/v1/ranks?board=c&members=m1,ghost,bad%20id&view=real")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let members = body["members"].as_array().unwrap();
+    assert_eq!(members.len(), 3);
+    assert_eq!(
+        (members[0]["member"].as_str(), members[0]["rank"].as_i64()),
+        (Some("m1"), Some(1))
+    );
+    assert_eq!(members[1]["member"], "ghost");
+    assert_eq!(members[1]["error"]["code"], "member_not_found");
+    assert_eq!(members[2]["member"], "bad id");
+    assert_eq!(members[2]["error"]["code"], "invalid_member_id");
+}

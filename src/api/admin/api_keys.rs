@@ -14,6 +14,7 @@ use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"name": "game backend", "scopes": ["vote", "read"], "channel": null}))]
 pub struct CreateApiKeyRequest {
     pub name: String,
     /// Any of vote, read, admin, backfill.

@@ -20,6 +20,9 @@ use crate::state::AppState;
 /// update every field is optional and `null` clears the window ends.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"slug": "stars", "title": "Stars", "membership": "closed",
+    "periods": ["hour", "day", "week", "month", "all"], "timezone": "Asia/Shanghai",
+    "multiplier": 1, "carry_over": 0, "public_page": true}))]
 pub struct BoardRequest {
     /// Create only.
     pub slug: Option<String>,

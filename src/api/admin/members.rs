@@ -41,6 +41,7 @@ pub struct MemberFields {
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"members": [{"id": "m1", "name": "Aria", "initial_votes": 0}, {"id": "m2", "name": "Bo"}]}))]
 pub struct UpsertMembersRequest {
     pub members: Vec<MemberFields>,
 }

@@ -29,7 +29,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(rules::delete_rule)
             .service(api_keys::create_api_key)
             .service(api_keys::list_api_keys)
-            .service(api_keys::revoke_api_key),
+            .service(api_keys::revoke_api_key)
+            .default_service(web::to(super::not_found)),
     );
 }
 

@@ -19,6 +19,7 @@ use crate::state::AppState;
 /// on update every field is optional and `overrides` replaces the list.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5}))]
 pub struct RuleRequest {
     pub name: Option<String>,
     /// A non-empty set of voter, member, channel, terminal, ip: the rule counts per
