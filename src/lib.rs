@@ -9,6 +9,7 @@
 //! - [`engine`]: votes, leaderboards, configuration cache and admin changes.
 //! - [`api`]: JSON handlers, one module per resource, and the OpenAPI document.
 //! - [`web`]: HTML pages: the admin dashboard and the public voting page.
+//! - [`i18n`]: English and Chinese messages, numbers, times and zones (`locales/`).
 //! - [`config`], [`startup`], [`state`], [`error`], [`telemetry`], [`metrics`],
 //!   [`routes`], [`cli`]: running it.
 
@@ -18,6 +19,7 @@ pub mod config;
 pub mod domain;
 pub mod engine;
 pub mod error;
+pub mod i18n;
 pub mod metrics;
 pub mod routes;
 pub mod startup;

@@ -87,6 +87,8 @@ pub struct BoardResponse {
     pub ends_at: Option<DateTime<Utc>>,
     pub public_page: bool,
     pub max_count: i64,
+    /// Decimals pages show of a score.
+    pub display_decimals: u8,
     pub periods: Vec<PeriodInfo>,
     pub members: Vec<MemberInfo>,
 }
@@ -119,6 +121,7 @@ impl BoardResponse {
             ends_at: s.ends_at,
             public_page: s.public_page,
             max_count: s.max_count,
+            display_decimals: s.display_decimals,
             periods: s
                 .periods
                 .iter()

@@ -44,6 +44,7 @@ pub mod bounds {
     pub const INITIAL_VOTES_MAX: i64 = 1_000_000_000;
     pub const MAX_COUNT_MAX: i64 = 1_000_000;
     pub const DEFAULT_MAX_COUNT: i64 = 1000;
+    pub const DISPLAY_DECIMALS_MAX: u8 = 6;
     pub const TITLE_MAX: usize = 200;
     pub const DESCRIPTION_MAX: usize = 4000;
     pub const NAME_MAX: usize = 200;
@@ -66,6 +67,8 @@ pub struct BoardSettings {
     pub public_page: bool,
     /// The largest `count` one vote may carry.
     pub max_count: i64,
+    /// Decimals pages show of a score (rounded); the API shows exact values.
+    pub display_decimals: u8,
 }
 
 impl BoardSettings {
@@ -83,6 +86,7 @@ impl BoardSettings {
             ends_at: None,
             public_page: false,
             max_count: bounds::DEFAULT_MAX_COUNT,
+            display_decimals: 0,
         }
     }
 
@@ -107,6 +111,15 @@ impl BoardSettings {
             return Err(Invalid::new(
                 "invalid_max_count",
                 format!("max_count must be between 1 and {}", bounds::MAX_COUNT_MAX),
+            ));
+        }
+        if self.display_decimals > bounds::DISPLAY_DECIMALS_MAX {
+            return Err(Invalid::new(
+                "invalid_display_decimals",
+                format!(
+                    "display_decimals must be between 0 and {}",
+                    bounds::DISPLAY_DECIMALS_MAX
+                ),
             ));
         }
         if let (Some(start), Some(end)) = (self.starts_at, self.ends_at)

@@ -402,6 +402,7 @@ fn settings_json(s: &BoardSettings) -> Value {
         "ends_at": s.ends_at,
         "public_page": s.public_page,
         "max_count": s.max_count,
+        "display_decimals": s.display_decimals,
     })
 }
 

@@ -10,9 +10,11 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
-use crate::domain::limit::{Dimension, Missing, RateRule, Span, VoteValues};
+use crate::domain::ids::MemberId;
+use crate::domain::limit::{Dimension, Missing, RateRule, Span, VoteValues, Window};
 use crate::engine::config::BoardConfig;
 use crate::error::ApiError;
+use crate::i18n::Lang;
 use crate::store::redis::{Counter, RedisStore, RuleCheck};
 
 /// How long a counter outlives its window, so that an instance whose clock is a little
@@ -122,24 +124,93 @@ fn seconds_ceil(d: Duration) -> i64 {
     (d.num_milliseconds() + 999).div_euclid(1000).max(1)
 }
 
-/// A refusal: 429 naming the rule that keeps refusing longest.
-pub fn refusal(rule: &RateRule, limit: i64, retry_ms: Option<i64>) -> ApiError {
+/// A refusal: 429 naming the rule that keeps refusing longest, with the plain-words
+/// message [`explain`] makes (in English: the API speaks English).
+pub fn refusal(
+    board: &BoardConfig,
+    rule: &RateRule,
+    limit: i64,
+    member: &MemberId,
+    retry_ms: Option<i64>,
+    now: DateTime<Utc>,
+) -> ApiError {
     let retry_after_s = retry_ms.map(|ms| (ms.max(1) + 999) / 1000);
-    let message = match retry_after_s {
-        Some(s) => format!(
-            "rule {:?} allows {limit} per {}; try again in {s} s",
-            rule.spec.name,
-            rule.spec.window.code()
-        ),
-        None => format!(
-            "rule {:?} allows {limit} for the whole campaign, and they are used",
-            rule.spec.name
-        ),
-    };
     ApiError::RateLimited {
-        message,
+        message: explain(Lang::En, board, rule, limit, member, retry_after_s, now),
         rule: rule_json(rule, limit),
         retry_after_s,
+    }
+}
+
+/// Why `rule` refused a vote for `member`, about whom, and when voting opens again, in
+/// plain words: "You have given Zed 2 votes today, the most one voter may. Voting opens
+/// again tomorrow 00:00 Beijing time, in 7 h 14 min."
+pub fn explain(
+    lang: Lang,
+    board: &BoardConfig,
+    rule: &RateRule,
+    limit: i64,
+    member: &MemberId,
+    retry_after_s: Option<i64>,
+    now: DateTime<Utc>,
+) -> String {
+    let dims = &rule.spec.dimensions;
+    let name = board
+        .members
+        .get(member)
+        .map_or_else(|| member.to_string(), |m| m.name.clone());
+    let window = window_words(lang, rule.spec.window);
+    let key = match (
+        dims.contains(&Dimension::Voter),
+        dims.contains(&Dimension::Member),
+    ) {
+        (true, true) => "refused-voter-member",
+        (true, false) => "refused-voter",
+        (false, true) => "refused-member",
+        (false, false) => "refused-other",
+    };
+    let refused = lang.tr(
+        key,
+        &[
+            ("name", name.into()),
+            ("limit", limit.into()),
+            ("window", window.into()),
+        ],
+    );
+    let opens = match retry_after_s {
+        Some(s) => {
+            let tz = board.board.settings.timezone;
+            let wait = Duration::seconds(s);
+            lang.tr(
+                "opens-again",
+                &[
+                    ("when", lang.when(now + wait, tz, now).into()),
+                    ("zone", lang.zone(tz).into()),
+                    ("within", lang.within(wait).into()),
+                ],
+            )
+        }
+        None => lang.t("opens-never"),
+    };
+    lang.sentences(&[refused, opens])
+}
+
+/// "today", "this week", "in any 10m", "in this campaign" in `lang`.
+pub fn window_words(lang: Lang, window: Window) -> String {
+    match window {
+        Window::Calendar(unit) => lang.t(&format!("window-{}", unit.as_str())),
+        Window::Campaign => lang.t("window-campaign"),
+        Window::Rolling(_) => lang.tr(
+            "window-rolling",
+            &[(
+                "span",
+                window
+                    .code()
+                    .trim_start_matches("rolling:")
+                    .to_owned()
+                    .into(),
+            )],
+        ),
     }
 }
 

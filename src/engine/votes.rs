@@ -349,7 +349,14 @@ fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
                 .iter()
                 .find(|r| r.id == check.rule)
                 .ok_or_else(|| anyhow::anyhow!("rule {} left the board", check.rule))?;
-            return Err(limits::refusal(rule, check.limit, retry_ms));
+            return Err(limits::refusal(
+                &p.board,
+                rule,
+                check.limit,
+                &p.vote.member,
+                retry_ms,
+                p.at,
+            ));
         }
         VoteReply::Overflow => {
             return Err(ApiError::invalid(

@@ -9,6 +9,7 @@ pub mod admin;
 pub mod assets;
 pub mod charts;
 pub mod forms;
+pub mod lang;
 pub mod public;
 pub mod session;
 
@@ -98,31 +99,35 @@ pub fn route_patterns() -> Vec<(Method, String)> {
     route_table()
         .into_iter()
         .chain(public.0.into_iter().map(|(m, p)| (m, format!("/b{p}"))))
-        .chain([(Method::GET, "/static/{file}".to_owned())])
+        .chain([
+            (Method::GET, "/static/{file}".to_owned()),
+            (Method::GET, "/lang/{tag}".to_owned()),
+        ])
         .collect()
 }
 
 /// Registers the pages and their assets.
 pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
-    cfg.service(
-        web::scope("/static")
-            .wrap(security_headers())
-            .configure(assets::routes),
-    )
-    .service(
-        web::scope("/admin")
-            .wrap(actix_web::middleware::from_fn(admin::require_login))
-            .wrap(sessions(key.clone(), secure))
-            .wrap(security_headers())
-            // Dashboard pages show configuration and keys: no browser or proxy keeps them.
-            .wrap(DefaultHeaders::new().add(("Cache-Control", "no-store")))
-            .app_data(web::PayloadConfig::default().limit(8 * 1024 * 1024))
-            .configure(admin::routes),
-    )
-    .service(
-        web::scope("/b")
-            .wrap(sessions(key, secure))
-            .wrap(security_headers())
-            .configure(public::routes),
-    );
+    cfg.route("/lang/{tag}", web::get().to(lang::switch))
+        .service(
+            web::scope("/static")
+                .wrap(security_headers())
+                .configure(assets::routes),
+        )
+        .service(
+            web::scope("/admin")
+                .wrap(actix_web::middleware::from_fn(admin::require_login))
+                .wrap(sessions(key.clone(), secure))
+                .wrap(security_headers())
+                // Dashboard pages show configuration and keys: no browser or proxy keeps them.
+                .wrap(DefaultHeaders::new().add(("Cache-Control", "no-store")))
+                .app_data(web::PayloadConfig::default().limit(8 * 1024 * 1024))
+                .configure(admin::routes),
+        )
+        .service(
+            web::scope("/b")
+                .wrap(sessions(key, secure))
+                .wrap(security_headers())
+                .configure(public::routes),
+        );
 }

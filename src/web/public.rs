@@ -1,13 +1,16 @@
 //! The public voting page `/b/{board}`: members with their rank and score, a vote button
-//! each, period tabs, the visitor's remaining votes and refusals shown inline.
+//! each, period tabs, the visitor's remaining votes, in English or Chinese.
 //!
 //! The visitor is a random id in the signed session cookie; the IP is the connection's
 //! (or a trusted proxy's); the channel is `web`; the terminal is `mobile` or `pc` from the
-//! User-Agent, so rules per channel or device apply to the page too. Without JavaScript a
-//! vote is a form POST answered with a 303 back to the page; with htmx the ranking block
-//! is swapped in place.
+//! User-Agent, so rules per channel or device apply to the page too.
+//!
+//! The answer to a vote shows at the member voted for: with htmx the member's card is
+//! swapped (and the quota lines with it); without JavaScript the form's 303 goes back to
+//! the card's anchor, where the answer waits in the session. The ranking refreshes every
+//! few seconds with htmx (`/b/{board}/ranking`, through the read cache, the same block
+//! for every visitor), and on reload without it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_session::Session;
@@ -15,58 +18,95 @@ use actix_web::http::Method;
 use actix_web::http::header::USER_AGENT;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use chrono::{Duration, Utc};
+use chrono::Utc;
 use serde::Deserialize;
 
 use super::Router;
 use super::admin::{html, is_htmx, see_other};
 use super::forms::CsrfForm;
-use super::session::{self, csrf_token};
+use super::session::{self, VoteNotice, csrf_token};
 use crate::api::client_ip::ClientIp;
 use crate::domain::auth::Scope;
 use crate::domain::board::Membership;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
-use crate::domain::limit::{VoteValues, ip_subject};
+use crate::domain::limit::{Dimension, VoteValues, ip_subject};
+use crate::domain::period::Period;
 use crate::engine::auth::Caller;
 use crate::engine::config::BoardConfig;
-use crate::engine::leaderboard::{self, MAX_LIMIT};
-use crate::engine::{limits, votes};
+use crate::engine::leaderboard::{self, MAX_LIMIT, Selection};
+use crate::engine::limits::{self, QuotaRule};
+use crate::engine::votes;
 use crate::error::{ApiError, PageError};
+use crate::i18n::Lang;
 use crate::state::AppState;
 
 /// The channel votes from this page count for.
 pub const WEB_CHANNEL: &str = "web";
+/// Seconds between two refreshes of the ranking.
+pub const REFRESH_S: u32 = 5;
+/// Members an open board's page lists at most.
+const OPEN_BOARD_LIST: usize = 100;
 
 /// The voting page's routes, relative to `/b`.
 pub fn routes(r: &mut impl Router) {
     r.add(Method::GET, "/{board}", get_page);
+    r.add(Method::GET, "/{board}/ranking", get_ranking);
     r.add(Method::POST, "/{board}/vote", cast_vote);
 }
 
-struct MemberCard {
+/// One member's card.
+struct Card {
     id: String,
     name: String,
     image_url: Option<String>,
     rank: Option<i64>,
+    /// "1,234 votes", rounded to the board's `display_decimals`.
     score: String,
+    /// "Vote for Aria", for screen readers.
+    vote_label: String,
+    /// The answer to the visitor's vote for this member.
+    notice: Option<VoteNotice>,
+}
+
+/// What every card's form needs.
+struct Cards {
+    l: Lang,
+    slug: String,
+    period: String,
+    /// The CSRF field of each form; the block the ranking refreshes with has none (htmx
+    /// sends the page's token as a header), so it is the same for every visitor.
+    csrf: Option<String>,
+    open: bool,
+    members: Vec<Card>,
 }
 
 #[derive(Template)]
-#[template(path = "public/board.html", blocks = ["board"])]
+#[template(path = "public/board.html")]
 struct BoardPage {
+    l: Lang,
     csrf: String,
     flash: Option<String>,
-    slug: String,
     title: String,
     description: String,
-    /// (period, selected)
-    periods: Vec<(&'static str, bool)>,
-    period: String,
-    members: Vec<MemberCard>,
+    /// (period, label, selected)
+    periods: Vec<(&'static str, String, bool)>,
+    /// (tag, name, selected)
+    langs: Vec<(&'static str, &'static str, bool)>,
+    here: String,
     quota: Vec<String>,
-    notice: Option<String>,
-    refused: bool,
-    open: bool,
+    refresh_s: u32,
+    cards: Cards,
+}
+
+/// The answer to an htmx vote: the member's card, and out of band the quota lines and a
+/// fresh poller (so the answer stays on screen a whole refresh interval).
+#[derive(Template)]
+#[template(path = "public/answer.html")]
+struct Answer<'a> {
+    cards: &'a Cards,
+    m: &'a Card,
+    quota: Vec<String>,
+    refresh_s: u32,
 }
 
 fn public_board(state: &AppState, raw: &str) -> Result<Arc<BoardConfig>, PageError> {
@@ -96,103 +136,184 @@ struct PageQuery {
     period: Option<String>,
 }
 
-async fn page(
+fn select(config: &Arc<BoardConfig>, period: Option<&str>) -> Result<Selection, PageError> {
+    Ok(leaderboard::select(
+        config.clone(),
+        period.filter(|p| !p.is_empty()),
+        None,
+        None,
+    )?)
+}
+
+/// The ranking of `sel` as cards: disabled members left out and ranks counted again
+/// without them (ties share a rank), so the list has no gaps; on a closed board every
+/// other member follows, unranked.
+async fn cards(
     state: &AppState,
-    req: &HttpRequest,
-    session: &Session,
-    config: Arc<BoardConfig>,
-    period: Option<&str>,
-    notice: Option<(String, bool)>,
-) -> Result<BoardPage, PageError> {
+    l: Lang,
+    sel: &Selection,
+    csrf: Option<String>,
+) -> Result<Cards, PageError> {
+    let config = &sel.board;
     let settings = &config.board.settings;
-    let sel = leaderboard::select(config.clone(), period.filter(|p| !p.is_empty()), None, None)?;
-    let top = leaderboard::tops(&state.redis, std::slice::from_ref(&sel), 0, MAX_LIMIT)
+    let top = leaderboard::tops(&state.redis, std::slice::from_ref(sel), 0, MAX_LIMIT)
         .await?
         .remove(0);
-    let standings: HashMap<&str, (i64, String)> = top
-        .entries
-        .iter()
-        .map(|e| (e.member.as_str(), (e.rank, e.score.to_string())))
-        .collect();
-    let mut members: Vec<MemberCard> = match settings.membership {
-        // A closed board lists every member that takes votes, ranked ones first.
-        Membership::Closed => config
+    let decimals = u32::from(settings.display_decimals);
+    let card = |id: &str, name: String, image_url: Option<String>, rank, score: f64| Card {
+        vote_label: l.tr("vote-for", &[("name", name.clone().into())]),
+        score: l.tr(
+            "score",
+            &[
+                ("shown", l.number(score, decimals).into()),
+                ("count", crate::i18n::Arg::Number(score)),
+            ],
+        ),
+        id: id.to_owned(),
+        name,
+        image_url,
+        rank,
+        notice: None,
+    };
+    let mut members = Vec::new();
+    let mut previous: Option<(f64, i64)> = None;
+    let mut listed = std::collections::HashSet::new();
+    for entry in &top.entries {
+        let info = MemberId::parse(&entry.member)
+            .ok()
+            .and_then(|id| config.members.get(&id));
+        let shown = match (settings.membership, info) {
+            (_, Some(m)) => m.enabled,
+            (Membership::Open, None) => true,
+            (Membership::Closed, None) => false,
+        };
+        if !shown || (settings.membership == Membership::Open && members.len() >= OPEN_BOARD_LIST) {
+            continue;
+        }
+        let score = entry.score.as_f64().unwrap_or_default();
+        let rank = match previous {
+            Some((s, r)) if s == score => r,
+            _ => members.len() as i64 + 1,
+        };
+        previous = Some((score, rank));
+        listed.insert(entry.member.clone());
+        members.push(card(
+            &entry.member,
+            info.map_or_else(|| entry.member.clone(), |m| m.name.clone()),
+            info.and_then(|m| m.image_url.clone()),
+            Some(rank),
+            score,
+        ));
+    }
+    if settings.membership == Membership::Closed {
+        let mut rest: Vec<_> = config
             .members
             .values()
-            .filter(|m| m.enabled)
-            .map(|m| {
-                let standing = standings.get(m.id.as_str());
-                MemberCard {
-                    id: m.id.to_string(),
-                    name: m.name.clone(),
-                    image_url: m.image_url.clone(),
-                    rank: standing.map(|s| s.0),
-                    score: standing.map_or_else(|| "0".to_owned(), |s| s.1.clone()),
-                }
-            })
-            .collect(),
-        Membership::Open => top
-            .entries
-            .iter()
-            .take(100)
-            .map(|e| MemberCard {
-                id: e.member.clone(),
-                name: e.name.clone().unwrap_or_else(|| e.member.clone()),
-                image_url: e.image_url.clone(),
-                rank: Some(e.rank),
-                score: e.score.to_string(),
-            })
-            .collect(),
-    };
-    members.sort_by(|a, b| {
-        (a.rank.unwrap_or(i64::MAX), &a.name).cmp(&(b.rank.unwrap_or(i64::MAX), &b.name))
-    });
+            .filter(|m| m.enabled && !listed.contains(m.id.as_str()))
+            .collect();
+        rest.sort_by(|a, b| a.name.cmp(&b.name));
+        members.extend(rest.into_iter().map(|m| {
+            card(
+                m.id.as_str(),
+                m.name.clone(),
+                m.image_url.clone(),
+                None,
+                0.0,
+            )
+        }));
+    }
+    Ok(Cards {
+        l,
+        slug: config.board.slug.to_string(),
+        period: sel.bucket.period.as_str().to_owned(),
+        csrf,
+        open: settings.window_admits(Utc::now()).is_ok(),
+        members,
+    })
+}
 
-    let visitor = session::visitor_id(session);
-    let values = VoteValues {
-        voter: Some(visitor),
+/// The values a vote from this visitor would carry, for its quota.
+fn visitor_values(req: &HttpRequest, session: &Session) -> VoteValues {
+    VoteValues {
+        voter: Some(session::visitor_id(session)),
         member: None,
         channel: Some(WEB_CHANNEL.to_owned()),
         terminal: Some(terminal(req).to_owned()),
         ip: ClientIp::of(req).map(ip_subject),
-    };
-    let quota = limits::quota(&state.redis, &config, &values, Utc::now())
-        .await?
-        .into_iter()
+    }
+}
+
+/// The visitor's quota in plain words: "3 of 5 votes left today", and for rules that
+/// count per member, "At most 2 votes for each member today".
+fn quota_lines(l: Lang, config: &BoardConfig, quota: &[QuotaRule]) -> Vec<String> {
+    quota
+        .iter()
         .filter_map(|q| {
-            let remaining = q.remaining?;
-            Some(format!(
-                "{remaining} of {} vote(s) left {}",
-                q.limit,
-                match q.window.as_str() {
-                    "campaign" => "in this campaign".to_owned(),
-                    w if w.starts_with("rolling:") => format!("in any {}", &w[8..]),
-                    w => format!("this {w}"),
-                }
-            ))
+            let rule = config.rules.iter().find(|r| r.id == q.id)?;
+            let window = limits::window_words(l, rule.spec.window);
+            if q.needs.iter().any(|d| d == Dimension::Member.as_str()) {
+                Some(l.tr(
+                    "quota-per-member",
+                    &[("limit", q.limit.into()), ("window", window.into())],
+                ))
+            } else {
+                Some(l.tr(
+                    "quota-left",
+                    &[
+                        ("remaining", q.remaining?.into()),
+                        ("limit", q.limit.into()),
+                        ("window", window.into()),
+                    ],
+                ))
+            }
         })
-        .collect();
-    let (notice, refused) = match notice {
-        Some((text, refused)) => (Some(text), refused),
-        None => (None, false),
-    };
+        .collect()
+}
+
+async fn page(
+    state: &AppState,
+    req: &HttpRequest,
+    session: &Session,
+    l: Lang,
+    config: Arc<BoardConfig>,
+    period: Option<&str>,
+) -> Result<BoardPage, PageError> {
+    let settings = &config.board.settings;
+    let sel = select(&config, period)?;
+    let csrf = csrf_token(session);
+    let mut cards = cards(state, l, &sel, Some(csrf.clone())).await?;
+    if let Some(notice) = session::take_notice(session)
+        && let Some(card) = cards.members.iter_mut().find(|c| c.id == notice.member)
+    {
+        card.notice = Some(notice);
+    }
+    let quota = limits::quota(
+        &state.redis,
+        &config,
+        &visitor_values(req, session),
+        Utc::now(),
+    )
+    .await?;
+    let here = format!("/b/{}?period={}", config.board.slug, sel.bucket.period);
     Ok(BoardPage {
-        csrf: csrf_token(session),
+        l,
         flash: session::take_flash(session),
-        slug: config.board.slug.to_string(),
+        csrf,
         title: settings.title.clone(),
         description: settings.description.clone(),
         periods: settings
             .periods
             .iter()
-            .map(|p| (p.as_str(), *p == sel.bucket.period))
+            .map(|p| (p.as_str(), period_label(l, *p), *p == sel.bucket.period))
             .collect(),
-        period: sel.bucket.period.as_str().to_owned(),
-        members,
-        quota,
-        notice,
-        refused,
-        open: settings.window_admits(Utc::now()).is_ok(),
+        langs: Lang::EVERY
+            .iter()
+            .map(|o| (o.tag(), o.name(), *o == l))
+            .collect(),
+        here,
+        quota: quota_lines(l, &config, &quota),
+        refresh_s: REFRESH_S,
+        cards,
     })
 }
 
@@ -200,21 +321,54 @@ async fn get_page(
     state: web::Data<AppState>,
     req: HttpRequest,
     session: Session,
+    l: Lang,
     path: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {
     let config = public_board(&state, &path)?;
-    html(
-        &page(
-            &state,
-            &req,
-            &session,
-            config,
-            query.period.as_deref(),
-            None,
-        )
-        .await?,
-    )
+    html(&page(&state, &req, &session, l, config, query.period.as_deref()).await?)
+}
+
+/// The ranking block alone, for the page's refresh: the same for every visitor of a
+/// board, period and language, so it comes from the read cache.
+async fn get_ranking(
+    state: web::Data<AppState>,
+    l: Lang,
+    path: web::Path<String>,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, PageError> {
+    let config = public_board(&state, &path)?;
+    let sel = select(&config, query.period.as_deref())?;
+    let key = format!(
+        "ranking:{}:{}:{}",
+        config.board.id,
+        sel.bucket.period,
+        l.tag()
+    );
+    let body = state
+        .reads
+        .get_or_make(key, || async {
+            let cards = cards(&state, l, &sel, None).await.map_err(|e| match e {
+                PageError::Unavailable => ApiError::StoreUnavailable("redis".into()),
+                other => ApiError::Internal(anyhow::anyhow!("{other}")),
+            })?;
+            let block = RankingBlock { cards };
+            Ok(block
+                .render()
+                .map_err(|e| anyhow::anyhow!("failed to render the ranking: {e}"))?
+                .into())
+        })
+        .await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+/// The ranking block on its own (the same block as the page's).
+#[derive(Template)]
+#[template(path = "public/ranking.html")]
+struct RankingBlock {
+    cards: Cards,
 }
 
 #[derive(Deserialize)]
@@ -240,19 +394,72 @@ async fn on_the_ranking(
     Ok(standing.first().is_some_and(|s| s.rank.is_some()))
 }
 
-/// What a refused vote tells the visitor, with the local time the next vote opens.
-fn refusal_text(err: &ApiError, config: &BoardConfig) -> String {
+/// What the visitor reads after a vote: thanks, or why not and when voting opens again.
+fn answer_text(
+    l: Lang,
+    config: &BoardConfig,
+    member: &MemberId,
+    quota: &[QuotaRule],
+    result: &Result<(), ApiError>,
+) -> String {
+    let name = config
+        .members
+        .get(member)
+        .map_or_else(|| member.to_string(), |m| m.name.clone());
+    let err = match result {
+        Ok(()) => return l.tr("thanks", &[("name", name.into())]),
+        Err(err) => err,
+    };
     match err {
         ApiError::RateLimited {
-            retry_after_s: Some(s),
+            rule,
+            retry_after_s,
             ..
         } => {
-            let opens = (Utc::now() + Duration::seconds(*s))
-                .with_timezone(&config.board.settings.timezone)
-                .format("%Y-%m-%d %H:%M:%S %Z");
-            format!("No votes left for now: the next vote opens at {opens}.")
+            let refusing = rule["id"]
+                .as_i64()
+                .and_then(|id| config.rules.iter().find(|r| r.id == id));
+            let Some(refusing) = refusing else {
+                return err.to_string();
+            };
+            let limit = rule["limit"].as_i64().unwrap_or(refusing.spec.limit);
+            let mut text = limits::explain(
+                l,
+                config,
+                refusing,
+                limit,
+                member,
+                *retry_after_s,
+                Utc::now(),
+            );
+            // A per-member limit leaves the visitor's other votes: say how many.
+            if refusing.spec.dimensions.contains(&Dimension::Member) {
+                let others = quota.iter().find_map(|q| {
+                    let rule = config.rules.iter().find(|r| r.id == q.id)?;
+                    let remaining = q.remaining.filter(|&r| r > 0)?;
+                    (!rule.spec.dimensions.contains(&Dimension::Member)).then(|| {
+                        l.tr(
+                            "refused-others",
+                            &[
+                                ("remaining", remaining.into()),
+                                ("limit", q.limit.into()),
+                                ("window", limits::window_words(l, rule.spec.window).into()),
+                            ],
+                        )
+                    })
+                });
+                if let Some(others) = others {
+                    text = l.sentences(&[text, others]);
+                }
+            }
+            text
         }
-        ApiError::RateLimited { .. } => "You have used every vote of this campaign.".to_owned(),
+        ApiError::Conflict { code, .. } => match *code {
+            "member_disabled" => l.tr("refused-member-disabled", &[("name", name.into())]),
+            "campaign_ended" => l.t("campaign-ended"),
+            "campaign_not_started" => l.t("campaign-not-started"),
+            _ => err.to_string(),
+        },
         other => other.to_string(),
     }
 }
@@ -261,6 +468,7 @@ async fn cast_vote(
     state: web::Data<AppState>,
     req: HttpRequest,
     session: Session,
+    l: Lang,
     path: web::Path<String>,
     form: CsrfForm<VoteForm>,
 ) -> Result<HttpResponse, PageError> {
@@ -268,14 +476,7 @@ async fn cast_vote(
     let form = form.0;
     let member = MemberId::parse(&form.member).map_err(|e| PageError::Invalid(e.message))?;
     // The tab to come back to is checked before the vote counts.
-    let period = leaderboard::select(
-        config.clone(),
-        Some(form.period.as_str()).filter(|p| !p.is_empty()),
-        None,
-        None,
-    )?
-    .bucket
-    .period;
+    let sel = select(&config, Some(form.period.as_str()))?;
     if !config.members.contains_key(&member) && !on_the_ranking(&state, &config, &member).await? {
         return Err(PageError::NotFound(format!(
             "{member} is not on this board; vote for a member listed on the page"
@@ -290,7 +491,7 @@ async fn cast_vote(
     };
     let vote = votes::Vote {
         board: config.board.slug.clone(),
-        member,
+        member: member.clone(),
         voter: VoterId::parse(&visitor).ok(),
         count: 1,
         channel: None,
@@ -309,34 +510,65 @@ async fn cast_vote(
     )
     .await?
     .pop()
-    .ok_or_else(|| anyhow::anyhow!("no vote result"))?;
-    let notice = match result {
-        Ok(_) => ("Thanks, your vote counts.".to_owned(), false),
+    .ok_or_else(|| anyhow::anyhow!("no vote result"))?
+    .map(drop);
+    if let Err(
+        err @ (ApiError::StoreUnavailable(_) | ApiError::OutcomeUnknown(_) | ApiError::Internal(_)),
+    ) = result
+    {
         // Our failures keep their own page (503, 500); the visitor's are shown inline.
-        Err(
-            err @ (ApiError::StoreUnavailable(_)
-            | ApiError::OutcomeUnknown(_)
-            | ApiError::Internal(_)),
-        ) => {
-            return Err(err.into());
-        }
-        Err(err) => (refusal_text(&err, &config), true),
+        return Err(err.into());
+    }
+    let quota = limits::quota(
+        &state.redis,
+        &config,
+        &visitor_values(&req, &session),
+        Utc::now(),
+    )
+    .await?;
+    let notice = VoteNotice {
+        member: member.to_string(),
+        text: answer_text(l, &config, &member, &quota, &result),
+        refused: result.is_err(),
     };
     if is_htmx(&req) {
-        let page = page(
-            &state,
-            &req,
-            &session,
-            config,
-            Some(period.as_str()),
-            Some(notice),
-        )
-        .await?;
-        return html(&page.as_board());
+        let mut cards = cards(&state, l, &sel, None).await?;
+        let position = cards.members.iter().position(|c| c.id == notice.member);
+        let Some(position) = position else {
+            return Err(PageError::NotFound(format!("{member} is not on this page")));
+        };
+        cards.members[position].notice = Some(notice);
+        let answer = Answer {
+            cards: &cards,
+            m: &cards.members[position],
+            quota: quota_lines(l, &config, &quota),
+            refresh_s: REFRESH_S,
+        };
+        return html(&answer);
     }
-    session::flash(&session, &notice.0);
+    session::leave_notice(&session, &notice);
     Ok(see_other(&format!(
-        "/b/{}?period={period}",
-        config.board.slug
+        "/b/{}?period={}#m-{}",
+        config.board.slug, sel.bucket.period, notice.member
     )))
+}
+
+/// A period tab's label in `l`: "Today", "今天".
+pub fn period_label(l: Lang, period: Period) -> String {
+    l.t(&format!("period-{period}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_period_has_a_label_in_every_language() {
+        for l in Lang::EVERY {
+            for p in Period::EVERY {
+                let label = period_label(l, p);
+                assert!(!label.starts_with("period-"), "{l:?} {p}: {label}");
+            }
+        }
+    }
 }

@@ -100,6 +100,27 @@ pub fn take_flash(session: &Session) -> Option<String> {
     session.remove_as::<String>(FLASH).and_then(Result::ok)
 }
 
+/// The answer to a vote on the voting page, kept for the page the browser is sent back
+/// to without JavaScript, where it shows at the member voted for.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct VoteNotice {
+    pub member: String,
+    pub text: String,
+    pub refused: bool,
+}
+
+const NOTICE: &str = "notice";
+
+/// Leaves a vote's answer for the next page shown.
+pub fn leave_notice(session: &Session, notice: &VoteNotice) {
+    let _ = session.insert(NOTICE, notice);
+}
+
+/// Takes the vote's answer left for this page.
+pub fn take_notice(session: &Session) -> Option<VoteNotice> {
+    session.remove_as::<VoteNotice>(NOTICE).and_then(Result::ok)
+}
+
 /// The signed-in admin; a handler that takes it cannot run without a session.
 pub struct AdminUser(pub String);
 

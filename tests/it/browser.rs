@@ -103,10 +103,17 @@ async fn click(client: &Client, css: &str) {
         .unwrap();
 }
 
-/// The visible text of the element at `css`.
+/// The visible text of the element at `css`, read in one script (htmx may swap the
+/// element between a find and a read).
 async fn text_of(client: &Client, css: &str) -> String {
-    let element = client.find(Locator::Css(css)).await.unwrap();
-    element.text().await.unwrap()
+    let text = client
+        .execute(
+            "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''",
+            vec![json!(css)],
+        )
+        .await
+        .unwrap();
+    text.as_str().unwrap_or_default().to_owned()
 }
 
 /// The markup inside the element at `css`.
@@ -175,18 +182,28 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
     wait_for_text(&c, "each voter, 2 per day").await;
     shots.take(&c, "rules").await;
 
-    // A visitor votes until the rule refuses, without leaving the page (htmx).
+    // A visitor votes until the rule refuses, without leaving the page (htmx); each
+    // answer shows at the member voted for.
+    let more: Vec<String> = (3..=12).map(|i| format!("m{i}")).collect();
+    let more: Vec<&str> = more.iter().map(String::as_str).collect();
+    app.members("finals", &more).await;
     c.goto(&url("/b/finals")).await.unwrap();
-    wait_for_text(&c, "2 of 2 vote(s) left this day").await;
+    wait_for_text(&c, "2 of 2 votes left today").await;
     shots.take(&c, "public-page").await;
-    click(&c, "li:first-child form button").await;
-    wait_for_text(&c, "1 of 2 vote(s) left this day").await;
-    click(&c, "li:first-child form button").await;
-    wait_for_text(&c, "0 of 2 vote(s) left this day").await;
-    click(&c, "li:first-child form button").await;
-    wait_for_text(&c, "the next vote opens at").await;
+    click(&c, "#m-m1 form button").await;
+    wait_for_text(&c, "1 of 2 votes left today").await;
+    assert!(
+        text_of(&c, "#m-m1")
+            .await
+            .contains("Thanks — your vote for Ada Sings counts.")
+    );
+    click(&c, "#m-m1 form button").await;
+    wait_for_text(&c, "0 of 2 votes left today").await;
+    click(&c, "#m-m2 form button").await;
+    wait_for_text(&c, "You have used your 2 votes today.").await;
     shots.take(&c, "public-refused").await;
-    // On a phone-sized screen nothing runs off the side.
+    // On a phone-sized screen nothing runs off the side, and a vote from the bottom of
+    // the list answers where the visitor is looking.
     c.set_window_size(390, 844).await.unwrap();
     let fits = c
         .execute(
@@ -196,7 +213,57 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
         .await
         .unwrap();
     assert_eq!(fits, json!(true), "the page scrolls sideways on a phone");
+    let last = "#ranking li:last-child";
+    c.execute(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'end'})",
+        vec![json!(last)],
+    )
+    .await
+    .unwrap();
+    let below_the_fold = c
+        .execute("return window.scrollY > 0", vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        below_the_fold,
+        json!(true),
+        "the list is longer than the screen"
+    );
+    click(&c, &format!("{last} form button")).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !text_of(&c, last)
+        .await
+        .contains("You have used your 2 votes today.")
+    {
+        assert!(Instant::now() < deadline, "no answer at the last card");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let in_view = c
+        .execute(
+            "const n = document.querySelector(arguments[0] + ' .notice'); \
+             const r = n.getBoundingClientRect(); \
+             return r.top >= 0 && r.bottom <= window.innerHeight",
+            vec![json!(last)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(in_view, json!(true), "the answer is on screen");
     shots.take(&c, "public-phone").await;
+    // The ranking follows votes cast elsewhere, without a reload.
+    for i in 0..3 {
+        let (status, body) = app
+            .vote(
+                "finals",
+                json!({"member": "m12", "voter": format!("phone-{i}")}),
+            )
+            .await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !text_of(&c, "#ranking li:first-child").await.contains("m12") {
+        assert!(Instant::now() < deadline, "the public ranking never moved");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     c.set_window_size(1280, 1000).await.unwrap();
 
     // The live view shows the votes and follows new ones without a reload.
@@ -226,8 +293,18 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let ranking = text_of(&c, "#ranking").await;
-    assert!(ranking.contains("1 Lin & the Band m2 5"), "{ranking}");
-    assert!(ranking.contains("2 Ada Sings m1 2"), "{ranking}");
+    let rows: Vec<Vec<&str>> = ranking
+        .lines()
+        .skip(1)
+        .map(|row| row.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["1", "Lin", "&", "the", "Band", "m2", "5"],
+        "{ranking}"
+    );
+    assert_eq!(rows[1], ["2", "Name", "m12", "m12", "3"], "{ranking}");
+    assert_eq!(rows[2], ["3", "Ada", "Sings", "m1", "2"], "{ranking}");
     shots.take(&c, "live-view").await;
 
     c.goto(&url("/admin/audit")).await.unwrap();

@@ -302,8 +302,17 @@ async fn logins_are_throttled_per_user() {
     );
 }
 
+/// The `<li>` of a member's card on the voting page.
+fn card<'a>(body: &'a str, member: &str) -> &'a str {
+    let start = body
+        .find(&format!(r#"<li id="m-{member}">"#))
+        .unwrap_or_else(|| panic!("no card for {member}: {body}"));
+    let end = body[start..].find("</li>").unwrap() + start;
+    &body[start..end]
+}
+
 #[tokio::test]
-async fn the_public_page_votes_without_javascript_and_shows_refusals_inline() {
+async fn the_public_page_votes_without_javascript_and_answers_at_the_member() {
     let app = TestApp::spawn().await;
     app.board(
         json!({"slug": "pub", "title": "Public", "public_page": true, "timezone": "Asia/Shanghai"}),
@@ -321,7 +330,12 @@ async fn the_public_page_votes_without_javascript_and_shows_refusals_inline() {
     let page = visitor.get("/b/pub").await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(
-        page.body.contains("2 of 2 vote(s) left this day"),
+        page.body.contains("2 of 2 votes left today"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(r#"aria-label="Vote for Name m1""#),
         "{}",
         page.body
     );
@@ -334,16 +348,21 @@ async fn the_public_page_votes_without_javascript_and_shows_refusals_inline() {
         )
         .await;
     assert_eq!(voted.status, StatusCode::SEE_OTHER);
-    assert_eq!(voted.location(), "/b/pub?period=all");
+    assert_eq!(voted.location(), "/b/pub?period=all#m-m1");
     let page = visitor.get("/b/pub?period=all").await;
-    assert!(page.body.contains("Thanks, your vote counts."));
     assert!(
-        page.body.contains("1 of 2 vote(s) left this day"),
+        card(&page.body, "m1").contains("Thanks — your vote for Name m1 counts."),
+        "the answer shows at the member voted for: {}",
+        page.body
+    );
+    assert!(
+        page.body.contains("1 of 2 votes left today"),
         "{}",
         page.body
     );
+    assert!(card(&page.body, "m1").contains("1 vote<"), "{}", page.body);
 
-    // With htmx the ranking block comes back alone.
+    // With htmx the member's card comes back, and the quota out of band.
     let block = visitor
         .post_htmx(
             "/b/pub/vote",
@@ -353,7 +372,25 @@ async fn the_public_page_votes_without_javascript_and_shows_refusals_inline() {
     assert_eq!(block.status, StatusCode::OK);
     assert!(!block.body.contains("<html"), "a block, not a page");
     assert!(
-        block.body.contains("0 of 2 vote(s) left this day"),
+        block.body.starts_with(r#"<li id="m-m2">"#),
+        "{}",
+        block.body
+    );
+    assert!(
+        block
+            .body
+            .contains("Thanks — your vote for Name m2 counts.")
+    );
+    assert!(
+        block.body.contains(r#"<div id="poller""#)
+            && block.body.contains(r#"hx-swap-oob="true"></div>"#),
+        "a fresh poller: {}",
+        block.body
+    );
+    assert!(
+        block.body.contains(
+            r#"<div id="quota" hx-swap-oob="true"><p class="quota">0 of 2 votes left today</p>"#
+        ),
         "{}",
         block.body
     );
@@ -365,13 +402,10 @@ async fn the_public_page_votes_without_javascript_and_shows_refusals_inline() {
         )
         .await;
     assert!(
-        refused.body.contains("the next vote opens at"),
+        refused.body.contains(
+            "You have used your 2 votes today. Voting opens again tomorrow 00:00 Beijing time, in "
+        ),
         "{}",
-        refused.body
-    );
-    assert!(
-        refused.body.contains("CST"),
-        "local time of the board: {}",
         refused.body
     );
 
@@ -383,6 +417,22 @@ async fn the_public_page_votes_without_javascript_and_shows_refusals_inline() {
             .await;
         assert_eq!(num(&body["score"]), 1.0, "{member}");
     }
+    // The ranking refreshes on its own: the block for htmx, the same for everyone.
+    let ranking = visitor.get("/b/pub/ranking?period=all").await;
+    assert_eq!(ranking.status, StatusCode::OK);
+    assert!(
+        ranking.body.starts_with("<ol class=\"members\">"),
+        "{}",
+        ranking.body
+    );
+    assert!(
+        !ranking.body.contains("_csrf"),
+        "no visitor's token in a shared block"
+    );
+    let page = visitor.get("/b/pub").await;
+    assert!(page.body.contains(
+        r##"hx-get="/b/pub/ranking?period=all" hx-trigger="every 5s" hx-target="#ranking""##
+    ));
     // Another visitor has their own quota.
     let other = Browser::new(&app);
     assert!(
@@ -390,12 +440,173 @@ async fn the_public_page_votes_without_javascript_and_shows_refusals_inline() {
             .get("/b/pub")
             .await
             .body
-            .contains("2 of 2 vote(s) left this day")
+            .contains("2 of 2 votes left today")
     );
     // A board without a public page has none.
     app.board(json!({"slug": "private", "title": "Private"}))
         .await;
     assert_eq!(other.get("/b/private").await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_per_member_refusal_says_about_whom_and_what_is_left_in_chinese_too() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "acts", "title": "Acts", "public_page": true, "timezone": "Asia/Shanghai"}),
+    )
+    .await;
+    app.members("acts", &["zed", "amy"]).await;
+    for rule in [
+        json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5}),
+        json!({"name": "two per act", "dimensions": ["voter", "member"], "window": "day", "limit": 2}),
+    ] {
+        let (status, _) = app.post("/api/v1/admin/boards/acts/rules", rule).await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/b/acts").await;
+    assert!(
+        page.body.contains("5 of 5 votes left today"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("At most 2 votes for each member today"),
+        "{}",
+        page.body
+    );
+    let csrf = page.csrf();
+    for _ in 0..2 {
+        visitor
+            .post_htmx("/b/acts/vote", &[("_csrf", &csrf), ("member", "zed")])
+            .await;
+    }
+    let refused = visitor
+        .post_htmx("/b/acts/vote", &[("_csrf", &csrf), ("member", "zed")])
+        .await;
+    assert!(
+        refused.body.contains("You have given Name zed 2 votes today, the most one voter may. Voting opens again tomorrow 00:00 Beijing time, in "),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused
+            .body
+            .contains("You can still vote for others: 3 of 5 left today."),
+        "{}",
+        refused.body
+    );
+    // The API says the same in its 429.
+    let (status, body) = app
+        .vote("acts", json!({"member": "zed", "voter": "api-voter"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    app.vote("acts", json!({"member": "zed", "voter": "api-voter"}))
+        .await;
+    let (status, body) = app
+        .vote("acts", json!({"member": "zed", "voter": "api-voter"}))
+        .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("You have given Name zed 2 votes today, the most one voter may. Voting opens again tomorrow 00:00 Beijing time, in "),
+        "{message}"
+    );
+    // In Chinese, by Accept-Language, and a switch that sticks.
+    let chinese = visitor
+        .client
+        .get(format!("{}/b/acts", visitor.base))
+        .header("Accept-Language", "zh-CN,zh;q=0.9")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(chinese.contains(r#"<html lang="zh-CN">"#), "{chinese}");
+    assert!(chinese.contains("今天还剩 3 / 5 票"), "{chinese}");
+    assert!(chinese.contains("每位成员今天最多 2 票"), "{chinese}");
+    let refused = visitor
+        .client
+        .post(format!("{}/b/acts/vote", visitor.base))
+        .header("Accept-Language", "zh-CN")
+        .header("HX-Request", "true")
+        .form(&[("_csrf", csrf.as_str()), ("member", "zed")])
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        refused.contains(
+            "你今天已为 Name zed 投了 2 票，这是每位投票人的上限。明天 00:00（北京时间）恢复投票，"
+        ),
+        "{refused}"
+    );
+    let switched = visitor.get("/lang/zh-CN?back=/b/acts").await;
+    assert_eq!(switched.status, StatusCode::SEE_OTHER);
+    assert_eq!(switched.location(), "/b/acts");
+    let page = visitor.get("/b/acts").await;
+    assert!(
+        page.body.contains(r#"<html lang="zh-CN">"#),
+        "the cookie sticks"
+    );
+    let away = visitor.get("/lang/en?back=https://evil.example/").await;
+    assert_eq!(
+        away.location(),
+        "/admin",
+        "the switch never leaves the site"
+    );
+}
+
+#[tokio::test]
+async fn scores_show_the_boards_decimals_and_ranks_have_no_gaps() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "dec", "title": "Dec", "public_page": true, "multiplier": 1.1, "periods": ["all"]}))
+        .await;
+    app.members("dec", &["a", "b", "c", "d"]).await;
+    for (member, count) in [("a", 3), ("b", 184), ("c", 2), ("d", 2)] {
+        let (status, _) = app
+            .vote("dec", json!({"member": member, "count": count}))
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/b/dec").await;
+    assert!(card(&page.body, "b").contains("202 votes"), "{}", page.body);
+    app.patch("/api/v1/admin/boards/dec", json!({"display_decimals": 1}))
+        .await;
+    let page = visitor.get("/b/dec").await;
+    assert!(
+        card(&page.body, "b").contains("202.4 votes"),
+        "{}",
+        page.body
+    );
+    let (_, top) = app.get("/api/v1/boards/dec/top").await;
+    assert_eq!(
+        top["entries"][0]["score"], 202.4,
+        "the API keeps exact values"
+    );
+    // Disabling the leader moves everyone up, without a gap; ties share a rank.
+    let (status, _) = app
+        .patch(
+            "/api/v1/admin/boards/dec/members/b",
+            json!({"enabled": false}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let page = visitor.get("/b/dec").await;
+    assert!(!page.body.contains(r#"id="m-b""#), "{}", page.body);
+    let rank = |m: &str| {
+        let c = card(&page.body, m);
+        let start = c.find(r#"<span class="rank">"#).unwrap() + r#"<span class="rank">"#.len();
+        c[start..].split('<').next().unwrap().to_owned()
+    };
+    assert_eq!(
+        (rank("a"), rank("c"), rank("d")),
+        ("1".into(), "2".into(), "2".into())
+    );
 }
 
 #[tokio::test]
@@ -606,7 +817,7 @@ async fn a_public_vote_with_a_bad_period_is_refused_before_it_counts() {
         )
         .await;
     assert_eq!(page.status, StatusCode::SEE_OTHER);
-    assert_eq!(page.location(), "/b/pub?period=all");
+    assert_eq!(page.location(), "/b/pub?period=all#m-m1");
 }
 
 #[tokio::test]

@@ -47,6 +47,8 @@ pub struct BoardRequest {
     pub public_page: Option<bool>,
     /// Largest count per vote, default 1000.
     pub max_count: Option<i64>,
+    /// Decimals pages show of a score, 0 (default) to 6; the API shows exact values.
+    pub display_decimals: Option<i64>,
 }
 
 impl BoardRequest {
@@ -83,6 +85,14 @@ impl BoardRequest {
         }
         if let Some(n) = self.max_count {
             s.max_count = n;
+        }
+        if let Some(n) = self.display_decimals {
+            s.display_decimals = u8::try_from(n).map_err(|_| {
+                ApiError::invalid(
+                    "invalid_display_decimals",
+                    "display_decimals must be between 0 and 6",
+                )
+            })?;
         }
         Ok(())
     }

@@ -30,6 +30,8 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
             ends_at: row.ends_at.map(from_naive),
             public_page: row.public_page,
             max_count: row.max_count,
+            display_decimals: u8::try_from(row.display_decimals)
+                .map_err(|_| SqlError::Corrupt(format!("board {} display_decimals", row.id)))?,
             title: row.title,
             description: row.description,
         },
@@ -53,6 +55,7 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.ends_at = Set(s.ends_at.map(to_naive));
     model.public_page = Set(s.public_page);
     model.max_count = Set(s.max_count);
+    model.display_decimals = Set(i16::from(s.display_decimals));
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

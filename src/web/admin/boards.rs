@@ -126,6 +126,8 @@ pub struct BoardForm {
     starts_at: String,
     ends_at: String,
     max_count: String,
+    #[serde(default)]
+    display_decimals: String,
     public_page: Option<String>,
 }
 
@@ -143,6 +145,7 @@ impl BoardForm {
             starts_at: s.starts_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             ends_at: s.ends_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             max_count: s.max_count.to_string(),
+            display_decimals: s.display_decimals.to_string(),
             public_page: s.public_page.then(|| "on".to_owned()),
         }
     }
@@ -169,6 +172,12 @@ impl BoardForm {
             max_count: Some(self.max_count.trim().parse().map_err(|_| {
                 PageError::Invalid("the largest count must be a whole number".into())
             })?),
+            display_decimals: match self.display_decimals.trim() {
+                "" => None,
+                raw => Some(raw.parse().map_err(|_| {
+                    PageError::Invalid("decimals shown must be a whole number from 0 to 6".into())
+                })?),
+            },
         })
     }
 }

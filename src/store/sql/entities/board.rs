@@ -21,6 +21,7 @@ pub struct Model {
     pub ends_at: Option<DateTime>,
     pub public_page: bool,
     pub max_count: i64,
+    pub display_decimals: i16,
     pub created_at: DateTime,
     pub updated_at: DateTime,
 }
