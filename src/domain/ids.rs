@@ -36,7 +36,7 @@ macro_rules! string_id {
                 if $check(raw) {
                     Ok(Self(raw.to_owned()))
                 } else {
-                    Err(Invalid::new($code, format!("invalid {}: {:?}", $what, raw)))
+                    Err(Invalid::new($code, format!("{:?} is not a valid {}", raw, $what)))
                 }
             }
 
@@ -61,30 +61,30 @@ macro_rules! string_id {
 
 string_id!(
     /// A board's slug: `[a-z0-9][a-z0-9-]{0,63}`.
-    BoardSlug, is_slug, "invalid_board_slug", "board slug (want [a-z0-9][a-z0-9-]{0,63})"
+    BoardSlug, is_slug, "invalid_board_slug", "board slug: 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit"
 );
 string_id!(
     /// A member id: `[A-Za-z0-9_.:-]{1,64}`.
-    MemberId, is_token, "invalid_member_id", "member id (want [A-Za-z0-9_.:-]{1,64})"
+    MemberId, is_token, "invalid_member_id", "member id: 1 to 64 letters, digits and _ . : -"
 );
 string_id!(
     /// A traffic channel such as `app` or `partner-a`: `[A-Za-z0-9_.:-]{1,64}`.
-    Channel, is_token, "invalid_channel", "channel (want [A-Za-z0-9_.:-]{1,64})"
+    Channel, is_token, "invalid_channel", "channel: 1 to 64 letters, digits and _ . : -"
 );
 string_id!(
     /// A terminal (device type) such as `ios` or `pc`: `[A-Za-z0-9_.:-]{1,64}`.
-    Terminal, is_token, "invalid_terminal", "terminal (want [A-Za-z0-9_.:-]{1,64})"
+    Terminal, is_token, "invalid_terminal", "terminal: 1 to 64 letters, digits and _ . : -"
 );
 string_id!(
     /// Whoever casts a vote, as the client names them: printable, 1 to 128 bytes.
-    VoterId, |s| is_printable(s, 128), "invalid_voter", "voter (want 1 to 128 printable bytes)"
+    VoterId, |s| is_printable(s, 128), "invalid_voter", "voter: 1 to 128 bytes of printable text"
 );
 string_id!(
     /// A client-chosen key that makes a vote count once: printable, 1 to 128 bytes.
     IdempotencyKey,
     |s| is_printable(s, 128),
     "invalid_idempotency_key",
-    "idempotency key (want 1 to 128 printable bytes)"
+    "idempotency key: 1 to 128 bytes of printable text"
 );
 
 #[cfg(test)]

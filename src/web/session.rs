@@ -110,6 +110,17 @@ pub struct VoteNotice {
 }
 
 const NOTICE: &str = "notice";
+const SECRET: &str = "new_key";
+
+/// Keeps a new API key's secret for the page the browser is sent to, which shows it once.
+pub fn leave_secret(session: &Session, secret: &str) {
+    let _ = session.insert(SECRET, secret);
+}
+
+/// Takes the new API key's secret: it is shown this once.
+pub fn take_secret(session: &Session) -> Option<String> {
+    session.remove_as::<String>(SECRET).and_then(Result::ok)
+}
 
 /// Leaves a vote's answer for the next page shown.
 pub fn leave_notice(session: &Session, notice: &VoteNotice) {

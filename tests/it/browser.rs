@@ -169,9 +169,9 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
     // Members and a rule.
     c.goto(&url("/admin/boards/finals/members")).await.unwrap();
     for (id, name) in [("m1", "Ada Sings"), ("m2", "Lin & the Band")] {
-        fill(&c, "form[action$='/members'] input[name=id]", id).await;
-        fill(&c, "form[action$='/members'] input[name=name]", name).await;
-        click(&c, "form[action$='/members'] button[type=submit]").await;
+        fill(&c, "form#edit input[name=id]", id).await;
+        fill(&c, "form#edit input[name=name]", name).await;
+        click(&c, "form#edit button[type=submit]").await;
         wait_for_text(&c, &format!("Member {id} saved.")).await;
     }
     shots.take(&c, "members").await;

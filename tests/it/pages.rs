@@ -682,13 +682,42 @@ async fn the_dashboard_imports_with_a_preview_and_audits_every_change() {
             ],
         )
         .await;
-    assert_eq!(keys.status, StatusCode::CREATED);
+    assert_eq!(keys.status, StatusCode::SEE_OTHER, "post, redirect, get");
+    assert_eq!(keys.location(), "/admin/keys");
+    let shown = browser.get("/admin/keys").await.body;
     let marker = r#"<code id="new-key">"#;
-    let start = keys.body.find(marker).expect("the secret is shown once") + marker.len();
-    let secret = keys.body[start..].split('<').next().unwrap().to_owned();
+    let start = shown.find(marker).expect("the secret is shown once") + marker.len();
+    let secret = shown[start..].split('<').next().unwrap().to_owned();
     assert!(secret.starts_with("ovk_") && secret.len() == 44, "{secret}");
     let listed = browser.get("/admin/keys").await.body;
     assert!(!listed.contains(&secret), "and only once");
+    assert!(
+        listed.contains("<summary>Revoke…</summary>"),
+        "revoking asks first"
+    );
+    // A refused form keeps what was typed.
+    let refused = browser
+        .post(
+            "/admin/keys",
+            &[
+                ("_csrf", &csrf),
+                ("name", "typed name"),
+                ("scopes", "read"),
+                ("channel", "not a channel!"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        refused.body.contains(r#"value="typed name""#),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.contains(r#"value="read" checked"#),
+        "{}",
+        refused.body
+    );
 
     let audit = browser.get("/admin/audit").await;
     for expected in [
@@ -1135,4 +1164,143 @@ async fn dashboard_forms_edit_disable_revoke_and_delete() {
         app.get("/api/v1/admin/boards/edit").await.0,
         StatusCode::NOT_FOUND
     );
+}
+
+#[tokio::test]
+async fn dashboard_forms_keep_input_members_page_and_csv_behave() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "ops", "title": "Ops", "membership": "open"}))
+        .await;
+    let ids: Vec<String> = (0..120).map(|i| format!("m{i:03}")).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    app.members("ops", &ids).await;
+    let (status, _) = app
+        .put(
+            "/api/v1/admin/boards/ops/members",
+            json!({"members": [{"id": "m001", "name": "Ada", "image_url": "https://img.example/ada.png", "initial_votes": 7}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+
+    // Paging and search.
+    let first = browser.get("/admin/boards/ops/members").await;
+    assert!(first.body.contains("1–50 of 120"), "{}", first.body);
+    assert!(first.body.contains("page=2"), "a next page");
+    let third = browser.get("/admin/boards/ops/members?page=3").await;
+    assert!(third.body.contains("101–120 of 120"), "{}", third.body);
+    let found = browser.get("/admin/boards/ops/members?q=ADA").await;
+    assert!(
+        found.body.contains("1–1 of 1") && found.body.contains("m001"),
+        "{}",
+        found.body
+    );
+    // Edit fills the form with the member's values.
+    let edit = browser.get("/admin/boards/ops/members?edit=m001").await;
+    assert!(
+        edit.body.contains(r#"value="https://img.example/ada.png""#),
+        "{}",
+        edit.body
+    );
+    // A refused member form keeps what was typed.
+    let refused = browser
+        .post(
+            "/admin/boards/ops/members",
+            &[
+                ("_csrf", &csrf),
+                ("id", "new-one"),
+                ("name", "Typed Name"),
+                ("initial_votes", "lots"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        refused.body.contains(r#"value="Typed Name""#),
+        "{}",
+        refused.body
+    );
+    assert!(refused.body.contains(r#"value="lots""#), "{}", refused.body);
+    // A refused rule keeps what was typed too.
+    let refused = browser
+        .post(
+            "/admin/boards/ops/rules",
+            &[
+                ("_csrf", &csrf),
+                ("name", "my rule"),
+                ("dimensions", "voter"),
+                ("window", "fortnight"),
+                ("limit", "9"),
+                ("missing", "skip"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    for typed in [
+        r#"value="my rule""#,
+        r#"value="fortnight""#,
+        r#"value="9""#,
+        r#"value="skip" selected"#,
+    ] {
+        assert!(refused.body.contains(typed), "{typed}: {}", refused.body);
+    }
+
+    // A re-import with empty cells keeps images and initial votes; the preview says
+    // which rows are new, updated or unchanged.
+    let csv = "id,name,image_url,initial_votes,multiplier\nm001,Ada Lovelace,,,\nm002,Name m002,,,\nbrand-new,Newcomer,,,\n";
+    let preview = browser
+        .post(
+            "/admin/boards/ops/members/import",
+            &[("_csrf", &csrf), ("csv", csv)],
+        )
+        .await;
+    assert_eq!(preview.status, StatusCode::OK);
+    assert!(
+        preview.body.contains("1 new, 1 updated, 1 unchanged"),
+        "{}",
+        preview.body
+    );
+    assert!(preview.body.contains(">Cancel</a>"), "{}", preview.body);
+    let done = browser
+        .post(
+            "/admin/boards/ops/members/import",
+            &[("_csrf", &csrf), ("csv", csv), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER);
+    let (_, board) = app.get("/api/v1/admin/boards/ops").await;
+    let ada = board["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "m001")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (ada["name"].as_str(), ada["image_url"].as_str()),
+        (Some("Ada Lovelace"), Some("https://img.example/ada.png"))
+    );
+    let (_, m001) = app.get("/api/v1/boards/ops/members/m001?period=all").await;
+    assert_eq!(num(&m001["score"]), 7.0, "initial votes kept");
+
+    // The CSV export cannot smuggle a formula into a spreadsheet.
+    let (status, _) = app
+        .put(
+            "/api/v1/admin/boards/ops/members",
+            json!({"members": [{"id": "-m1", "name": "=HYPERLINK(1)"}, {"id": "plain", "name": "@once"}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    app.vote("ops", json!({"member": "-m1", "count": 2})).await;
+    app.vote("ops", json!({"member": "plain"})).await;
+    let csv = browser
+        .get("/admin/boards/ops/export.csv?period=all&view=real")
+        .await;
+    assert!(
+        csv.body.contains(",'-m1,'=HYPERLINK(1),2\n"),
+        "{}",
+        csv.body
+    );
+    assert!(csv.body.contains(",plain,'@once,1\n"), "{}", csv.body);
 }

@@ -219,14 +219,16 @@ fn parse_csv(text: &str) -> (Vec<(usize, MemberFields)>, Vec<Value>) {
                 continue;
             }
         };
+        // An empty cell keeps what the member has (a new member gets the default), so a
+        // re-import of names does not erase images or initial votes.
         rows.push((
             line,
             MemberFields {
                 id: field(0).map(str::to_owned),
                 name: field(1).map(str::to_owned),
-                image_url: Some(field(2).map(str::to_owned)),
-                initial_votes: Some(initial_votes.unwrap_or(0)),
-                multiplier: Some(multiplier),
+                image_url: field(2).map(|u| Some(u.to_owned())),
+                initial_votes,
+                multiplier: multiplier.map(Some),
                 enabled: None,
                 profile: None,
             },
@@ -255,7 +257,8 @@ pub fn read_csv(board: &BoardConfig, text: &str) -> Result<Vec<Member>, ApiError
 }
 
 /// Imports members from CSV (`id,name,image_url,initial_votes,multiplier`); any bad line
-/// imports nothing and the answer lists every bad line.
+/// imports nothing and the answer lists every bad line. An empty cell keeps the member's
+/// current value (a new member gets the default).
 #[utoipa::path(post, path = "/api/v1/admin/boards/{board}/members/import", tag = "admin", params(("board" = String, Path)),
     request_body(content = String, content_type = "text/csv"),
     responses(

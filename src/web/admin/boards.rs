@@ -596,6 +596,17 @@ async fn get_live(
     }
 }
 
+/// A text cell a spreadsheet will not run: one that starts like a formula (`=`, `+`,
+/// `-`, `@`, a tab or a carriage return) gets a leading `'`, as OWASP advises against
+/// CSV injection.
+fn spreadsheet_safe(cell: &str) -> String {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{cell}")
+    } else {
+        cell.to_owned()
+    }
+}
+
 /// A ranking as CSV: rank, member, name, score.
 async fn export_ranking(
     state: web::Data<AppState>,
@@ -618,8 +629,8 @@ async fn export_ranking(
         for e in entries {
             out.write_record([
                 e.rank.to_string(),
-                e.member.clone(),
-                e.name.clone().unwrap_or_default(),
+                spreadsheet_safe(&e.member),
+                spreadsheet_safe(e.name.as_deref().unwrap_or_default()),
                 e.score.to_string(),
             ])
             .map_err(write_err)?;

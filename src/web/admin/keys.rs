@@ -1,4 +1,5 @@
-//! API keys in the dashboard: create (the secret is shown once), list, revoke.
+//! API keys in the dashboard: create (the secret is shown once, after a redirect, so a
+//! reload cannot create a second key), list, revoke (after a confirmation).
 
 use std::collections::HashMap;
 
@@ -41,9 +42,12 @@ struct KeysPage {
     csrf: String,
     flash: Option<String>,
     keys: Vec<KeyRow>,
-    all_scopes: Vec<&'static str>,
+    /// (scope, ticked)
+    all_scopes: Vec<(&'static str, bool)>,
     secret: Option<String>,
     error: Option<String>,
+    /// What was typed, shown again when the form is refused.
+    form: KeyForm,
 }
 
 async fn keys_page(
@@ -51,6 +55,7 @@ async fn keys_page(
     chrome: Chrome,
     secret: Option<String>,
     error: Option<String>,
+    form: KeyForm,
 ) -> Result<KeysPage, PageError> {
     let keys = engine::list_api_keys(state)
         .await?
@@ -75,9 +80,13 @@ async fn keys_page(
         csrf: chrome.csrf,
         flash: chrome.flash,
         keys,
-        all_scopes: Scope::EVERY.iter().map(|s| s.as_str()).collect(),
+        all_scopes: Scope::EVERY
+            .iter()
+            .map(|s| (s.as_str(), form.scopes.iter().any(|f| f == s.as_str())))
+            .collect(),
         secret,
         error,
+        form,
     })
 }
 
@@ -86,10 +95,20 @@ async fn list_keys(
     session: Session,
     user: AdminUser,
 ) -> Result<HttpResponse, PageError> {
-    html(&keys_page(&state, Chrome::of(&session, &user), None, None).await?)
+    let secret = session::take_secret(&session);
+    html(
+        &keys_page(
+            &state,
+            Chrome::of(&session, &user),
+            secret,
+            None,
+            KeyForm::default(),
+        )
+        .await?,
+    )
 }
 
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct KeyForm {
     name: String,
     #[serde(default)]
@@ -121,19 +140,18 @@ async fn create_key(
         .await
     }
     .await;
-    let chrome = Chrome::of(&session, &user);
-    let (page, status) = match result {
-        Ok((_, secret)) => (
-            keys_page(&state, chrome, Some(secret), None).await?,
-            actix_web::http::StatusCode::CREATED,
-        ),
-        Err(err @ ApiError::Invalid { .. }) => (
-            keys_page(&state, chrome, None, Some(err.to_string())).await?,
-            actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
-        ),
-        Err(other) => return Err(other.into()),
-    };
-    html_with(&page, status)
+    match result {
+        Ok((_, secret)) => {
+            session::leave_secret(&session, &secret);
+            Ok(see_other("/admin/keys"))
+        }
+        Err(err @ ApiError::Invalid { .. }) => {
+            let chrome = Chrome::of(&session, &user);
+            let page = keys_page(&state, chrome, None, Some(err.to_string()), form).await?;
+            html_with(&page, actix_web::http::StatusCode::UNPROCESSABLE_ENTITY)
+        }
+        Err(other) => Err(other.into()),
+    }
 }
 
 async fn revoke_key(

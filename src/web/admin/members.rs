@@ -15,7 +15,7 @@ use crate::api::admin::members::{MemberFields, merged, read_csv};
 use crate::domain::ids::MemberId;
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
-use crate::engine::leaderboard::{self, Selection};
+use crate::engine::leaderboard;
 use crate::error::{ApiError, PageError};
 use crate::state::AppState;
 use crate::web::Router;
@@ -45,6 +45,9 @@ struct MemberRow {
     cells: Vec<String>,
 }
 
+/// Members per page of the table.
+const PAGE_SIZE: usize = 50;
+
 #[derive(Template)]
 #[template(path = "admin/members/index.html")]
 struct MembersPage {
@@ -54,49 +57,80 @@ struct MembersPage {
     slug: String,
     periods: Vec<&'static str>,
     members: Vec<MemberRow>,
+    /// The search, and where this page starts in the matching members.
+    q: String,
+    first: usize,
+    matching: usize,
+    previous: Option<usize>,
+    next: Option<usize>,
+    /// What the add/edit form shows: what was typed, or the member being edited.
+    form: MemberForm,
     error: Option<String>,
     csv: String,
+}
+
+/// What the members page shows besides the table.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct MembersQuery {
+    /// Members whose id or name contains this (any case).
+    q: String,
+    /// 1-based page.
+    page: usize,
+    /// A member to edit: the form starts with its values.
+    edit: String,
 }
 
 async fn members_page(
     state: &AppState,
     chrome: Chrome,
     config: std::sync::Arc<BoardConfig>,
+    query: &MembersQuery,
+    form: MemberForm,
     error: Option<String>,
     csv: String,
 ) -> Result<MembersPage, PageError> {
     let settings = &config.board.settings;
-    let selections: Vec<Selection> = settings
-        .periods
-        .iter()
-        .map(|p| leaderboard::select(config.clone(), Some(p.as_str()), None, None))
-        .collect::<Result<_, ApiError>>()?;
-    let pages = leaderboard::tops(&state.redis, &selections, 0, leaderboard::MAX_LIMIT).await?;
-    let standings: Vec<HashMap<&str, (i64, String)>> = pages
-        .iter()
-        .map(|p| {
-            p.entries
-                .iter()
-                .map(|e| (e.member.as_str(), (e.rank, e.score.to_string())))
-                .collect()
+    let needle = query.q.trim().to_lowercase();
+    let mut matching: Vec<&crate::domain::board::Member> = config
+        .members
+        .values()
+        .filter(|m| {
+            needle.is_empty()
+                || m.id.as_str().to_lowercase().contains(&needle)
+                || m.name.to_lowercase().contains(&needle)
         })
         .collect();
-    let mut members: Vec<&crate::domain::board::Member> = config.members.values().collect();
-    members.sort_by(|a, b| a.id.cmp(&b.id));
-    let members = members
+    matching.sort_by(|a, b| a.id.cmp(&b.id));
+    let pages = matching.len().div_ceil(PAGE_SIZE).max(1);
+    let page = query.page.clamp(1, pages);
+    let first = (page - 1) * PAGE_SIZE;
+    let shown: Vec<_> = matching.iter().skip(first).take(PAGE_SIZE).collect();
+    let members: Vec<MemberId> = shown.iter().map(|m| m.id.clone()).collect();
+    // One standing per shown member and period, in one round trip each.
+    let mut cells: Vec<Vec<String>> = vec![Vec::new(); members.len()];
+    for &period in &settings.periods {
+        let sel = leaderboard::select(config.clone(), Some(period.as_str()), None, None)?;
+        for (row, standing) in leaderboard::standings(&state.redis, &sel, &members)
+            .await?
+            .into_iter()
+            .enumerate()
+        {
+            cells[row].push(match standing.rank {
+                Some(rank) => format!("#{rank} · {}", standing.score),
+                None => "—".to_owned(),
+            });
+        }
+    }
+    let rows = shown
         .into_iter()
-        .map(|m| MemberRow {
+        .zip(cells)
+        .map(|(m, cells)| MemberRow {
             id: m.id.to_string(),
             name: m.name.clone(),
             multiplier: m.multiplier.map(|x| x.as_f64()),
             enabled: m.enabled,
-            cells: standings
-                .iter()
-                .map(|s| match s.get(m.id.as_str()) {
-                    Some((rank, score)) => format!("#{rank} · {score}"),
-                    None => "—".to_owned(),
-                })
-                .collect(),
+            cells,
         })
         .collect();
     Ok(MembersPage {
@@ -105,7 +139,13 @@ async fn members_page(
         flash: chrome.flash,
         slug: config.board.slug.to_string(),
         periods: settings.periods.iter().map(|p| p.as_str()).collect(),
-        members,
+        members: rows,
+        q: query.q.clone(),
+        first: first + 1,
+        matching: matching.len(),
+        previous: (page > 1).then(|| page - 1),
+        next: (page < pages).then(|| page + 1),
+        form,
         error,
         csv,
     })
@@ -116,13 +156,21 @@ async fn list_members(
     session: Session,
     user: AdminUser,
     path: web::Path<String>,
+    query: web::Query<MembersQuery>,
 ) -> Result<HttpResponse, PageError> {
     let config = board(&state, &path)?;
+    let form = MemberId::parse(query.edit.trim())
+        .ok()
+        .and_then(|id| config.members.get(&id))
+        .map(MemberForm::of)
+        .unwrap_or_default();
     html(
         &members_page(
             &state,
             Chrome::of(&session, &user),
-            config,
+            config.clone(),
+            &query,
+            form,
             None,
             String::new(),
         )
@@ -130,7 +178,8 @@ async fn list_members(
     )
 }
 
-#[derive(Deserialize)]
+/// The add/edit form's fields as text, so a refused form shows what was typed.
+#[derive(Default, Deserialize)]
 struct MemberForm {
     id: String,
     #[serde(default)]
@@ -141,6 +190,22 @@ struct MemberForm {
     initial_votes: String,
     #[serde(default)]
     multiplier: String,
+}
+
+impl MemberForm {
+    /// The form filled with a member's values, to edit it.
+    fn of(m: &crate::domain::board::Member) -> Self {
+        Self {
+            id: m.id.to_string(),
+            name: m.name.clone(),
+            image_url: m.image_url.clone().unwrap_or_default(),
+            initial_votes: m.initial_votes.to_string(),
+            multiplier: m
+                .multiplier
+                .map(|x| x.as_f64().to_string())
+                .unwrap_or_default(),
+        }
+    }
 }
 
 async fn save_member(
@@ -197,6 +262,8 @@ async fn save_member(
                 &state,
                 Chrome::of(&session, &user),
                 config,
+                &MembersQuery::default(),
+                form,
                 Some(err.to_string()),
                 String::new(),
             )
@@ -244,16 +311,31 @@ struct PreviewPage {
     flash: Option<String>,
     slug: String,
     csv: String,
-    /// (id, name, initial votes, image URL)
-    members: Vec<(String, String, i64, String)>,
+    members: Vec<PreviewRow>,
     /// (line, problem)
     errors: Vec<(u64, String)>,
+}
+
+/// A member the import would write, and whether it is new, changed or the same.
+struct PreviewRow {
+    id: String,
+    name: String,
+    initial_votes: i64,
+    image_url: String,
+    change: &'static str,
 }
 
 #[derive(Deserialize)]
 struct ImportForm {
     csv: String,
     confirm: Option<String>,
+}
+
+impl PreviewPage {
+    /// How many rows of the preview make this change.
+    fn count(&self, change: &str) -> usize {
+        self.members.iter().filter(|m| m.change == change).count()
+    }
 }
 
 async fn import_members(
@@ -288,13 +370,16 @@ async fn import_members(
         Ok(members) => {
             page.members = members
                 .into_iter()
-                .map(|m| {
-                    (
-                        m.id.to_string(),
-                        m.name,
-                        m.initial_votes,
-                        m.image_url.unwrap_or_default(),
-                    )
+                .map(|m| PreviewRow {
+                    change: match config.members.get(&m.id) {
+                        None => "new",
+                        Some(old) if *old == m => "unchanged",
+                        Some(_) => "updated",
+                    },
+                    id: m.id.to_string(),
+                    name: m.name,
+                    initial_votes: m.initial_votes,
+                    image_url: m.image_url.unwrap_or_default(),
                 })
                 .collect();
         }

@@ -33,12 +33,10 @@ pub fn routes(r: &mut impl Router) {
 
 struct RuleRow {
     id: i64,
-    name: String,
-    dimensions: String,
-    window: String,
-    limit: i64,
-    overrides: String,
-    missing: &'static str,
+    /// The edit form's values: the rule's, or what was typed when the edit was refused.
+    form: RuleForm,
+    /// Whether the edit form is open (it is, after a refused edit).
+    open: bool,
     words: String,
 }
 
@@ -47,26 +45,29 @@ impl From<&RateRule> for RuleRow {
         let spec = &rule.spec;
         Self {
             id: rule.id,
-            name: spec.name.clone(),
-            dimensions: spec
-                .dimensions
-                .iter()
-                .map(|d| d.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            window: spec.window.code(),
-            limit: spec.limit,
-            overrides: spec
-                .overrides
-                .iter()
-                .map(|o| {
-                    let when: Vec<String> =
-                        o.when.iter().map(|(d, v)| format!("{d}={v}")).collect();
-                    format!("{}: {}", when.join(", "), o.limit)
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            missing: spec.missing.as_str(),
+            form: RuleForm {
+                name: spec.name.clone(),
+                dimensions: spec
+                    .dimensions
+                    .iter()
+                    .map(|d| d.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                window: spec.window.code(),
+                limit: spec.limit.to_string(),
+                overrides: spec
+                    .overrides
+                    .iter()
+                    .map(|o| {
+                        let when: Vec<String> =
+                            o.when.iter().map(|(d, v)| format!("{d}={v}")).collect();
+                        format!("{}: {}", when.join(", "), o.limit)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                missing: spec.missing.as_str().to_owned(),
+            },
+            open: false,
             words: spec.describe(),
         }
     }
@@ -80,20 +81,39 @@ struct RulesPage {
     flash: Option<String>,
     slug: String,
     rules: Vec<RuleRow>,
+    /// The new-rule form's values.
+    new: RuleForm,
     error: Option<String>,
 }
+
+/// A refused form: which rule it edited (`None` for a new one) and what was typed.
+type Refused = (Option<i64>, RuleForm, String);
 
 fn page(
     chrome: Chrome,
     config: &crate::engine::config::BoardConfig,
-    error: Option<String>,
+    refused: Option<Refused>,
 ) -> RulesPage {
+    let mut rules: Vec<RuleRow> = config.rules.iter().map(RuleRow::from).collect();
+    let mut new = RuleForm::default();
+    let mut error = None;
+    if let Some((id, typed, why)) = refused {
+        error = Some(why);
+        match rules.iter_mut().find(|r| Some(r.id) == id) {
+            Some(row) => {
+                row.form = typed;
+                row.open = true;
+            }
+            None => new = typed,
+        }
+    }
     RulesPage {
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,
         slug: config.board.slug.to_string(),
-        rules: config.rules.iter().map(RuleRow::from).collect(),
+        rules,
+        new,
         error,
     }
 }
@@ -108,6 +128,7 @@ async fn list_rules(
     html(&page(Chrome::of(&session, &user), &config, None))
 }
 
+/// A rule form's fields as text, so a refused form shows what was typed.
 #[derive(Deserialize)]
 struct RuleForm {
     name: String,
@@ -117,6 +138,20 @@ struct RuleForm {
     #[serde(default)]
     overrides: String,
     missing: String,
+}
+
+impl Default for RuleForm {
+    /// The new-rule form's starting values: five votes a day for each voter.
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            dimensions: "voter".to_owned(),
+            window: "day".to_owned(),
+            limit: "5".to_owned(),
+            overrides: String::new(),
+            missing: "refuse".to_owned(),
+        }
+    }
 }
 
 impl RuleForm {
@@ -169,12 +204,14 @@ impl RuleForm {
     }
 }
 
-/// Answers a rule change: back to the list, or the list with the reason it was refused.
+/// Answers a rule change: back to the list, or the list with the reason it was refused
+/// and the form as it was typed.
 fn answer(
     result: Result<String, ApiError>,
     session: &Session,
     user: &AdminUser,
     config: &crate::engine::config::BoardConfig,
+    typed: (Option<i64>, RuleForm),
 ) -> Result<HttpResponse, PageError> {
     match result {
         Ok(message) => {
@@ -185,7 +222,11 @@ fn answer(
             )))
         }
         Err(err @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => html_with(
-            &page(Chrome::of(session, user), config, Some(err.to_string())),
+            &page(
+                Chrome::of(session, user),
+                config,
+                Some((typed.0, typed.1, err.to_string())),
+            ),
             actix_web::http::StatusCode::UNPROCESSABLE_ENTITY,
         ),
         Err(other) => Err(other.into()),
@@ -200,9 +241,10 @@ async fn create_rule(
     form: CsrfForm<RuleForm>,
 ) -> Result<HttpResponse, PageError> {
     let config = board(&state, &path)?;
+    let form = form.0;
     let result = async {
         let rule =
-            engine::create_rule(&state, &user.actor(), &config.board.slug, form.0.spec()?).await?;
+            engine::create_rule(&state, &user.actor(), &config.board.slug, form.spec()?).await?;
         Ok(format!(
             "Rule {:?} added: {}.",
             rule.spec.name,
@@ -210,7 +252,7 @@ async fn create_rule(
         ))
     }
     .await;
-    answer(result, &session, &user, &config)
+    answer(result, &session, &user, &config, (None, form))
 }
 
 fn rule_id(raw: &str) -> Result<i64, PageError> {
@@ -228,10 +270,11 @@ async fn update_rule(
     let (raw_board, raw_id) = path.into_inner();
     let config = board(&state, &raw_board)?;
     let id = rule_id(&raw_id)?;
+    let form = form.0;
     let result = async {
         let rule = RateRule {
             id,
-            spec: form.0.spec()?,
+            spec: form.spec()?,
         };
         let rule = engine::update_rule(&state, &user.actor(), &config.board.slug, rule).await?;
         Ok(format!(
@@ -241,7 +284,7 @@ async fn update_rule(
         ))
     }
     .await;
-    answer(result, &session, &user, &config)
+    answer(result, &session, &user, &config, (Some(id), form))
 }
 
 async fn delete_rule(
