@@ -59,6 +59,9 @@ pub struct Settings {
     /// `OVATION_ALLOW_EVICTION`: stay ready on a Redis whose `maxmemory-policy` evicts
     /// keys (which loses votes when memory runs out).
     pub allow_eviction: bool,
+    /// `OVATION_CORS_ORIGINS`: comma-separated origins (`https://shop.example`) whose web
+    /// pages may read the API from a browser; empty allows none.
+    pub cors_origins: Vec<String>,
 }
 
 /// (setting, default) in the order the README's table lists them.
@@ -81,6 +84,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("session_idle_s", "1800"),
     ("session_absolute_s", "43200"),
     ("allow_eviction", "false"),
+    ("cors_origins", ""),
 ];
 
 impl Settings {
@@ -178,6 +182,16 @@ impl Settings {
         }
         let cookie_secure = parse_bool(get("cookie_secure"))?;
         let allow_eviction = parse_bool(get("allow_eviction"))?;
+        let (origins, src) = get("cors_origins");
+        let cors_origins = origins
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+            .map(|o| {
+                crate::domain::board::parse_origin(o)
+                    .map_err(|e| anyhow::anyhow!("{src}: {}", e.message))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let read_cache = Duration::from_millis(parse_number(get("read_cache_ms"), 0, 60_000)?);
         let config_check =
             Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
@@ -203,6 +217,7 @@ impl Settings {
             session_idle,
             session_absolute,
             allow_eviction,
+            cors_origins,
         })
     }
 }

@@ -70,6 +70,7 @@ impl Application {
             None => Key::generate(),
         };
         let secure_cookies = settings.cookie_secure;
+        let cors_origins = settings.cors_origins.clone();
 
         let listener = TcpListener::bind(settings.bind)
             .with_context(|| format!("failed to bind {}", settings.bind))?;
@@ -81,7 +82,7 @@ impl Application {
                 .wrap(actix_web::middleware::from_fn(crate::metrics::record_http))
                 .wrap(TracingLogger::<RequestSpan>::new())
                 .app_data(data.clone())
-                .configure(api::routes)
+                .configure(|cfg| api::routes(cfg, &cors_origins))
                 .configure(|cfg| pages::routes(cfg, session_key.clone(), secure_cookies))
         })
         .workers(workers)

@@ -9,6 +9,7 @@ mod m20261122_000004_create_rate_rules;
 mod m20261122_000005_create_admin_users;
 mod m20261123_000006_create_member_removals;
 mod m20261123_000007_add_display_decimals;
+mod m20261123_000008_add_embed_origins;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000005_create_admin_users::Migration),
             Box::new(m20261123_000006_create_member_removals::Migration),
             Box::new(m20261123_000007_add_display_decimals::Migration),
+            Box::new(m20261123_000008_add_embed_origins::Migration),
         ]
     }
 }

@@ -89,6 +89,8 @@ pub struct BoardResponse {
     pub max_count: i64,
     /// Decimals pages show of a score.
     pub display_decimals: u8,
+    /// Sites that may show the voting page in a frame.
+    pub embed_origins: Vec<String>,
     pub periods: Vec<PeriodInfo>,
     pub members: Vec<MemberInfo>,
 }
@@ -122,6 +124,7 @@ impl BoardResponse {
             public_page: s.public_page,
             max_count: s.max_count,
             display_decimals: s.display_decimals,
+            embed_origins: s.embed_origins.clone(),
             periods: s
                 .periods
                 .iter()

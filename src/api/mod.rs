@@ -235,8 +235,29 @@ impl utoipa::Modify for BearerAuth {
 /// Largest JSON body accepted (a 100-vote batch or a big member upsert fits).
 const JSON_LIMIT: usize = 4 * 1024 * 1024;
 
+/// CORS for the public read API: browsers on `origins` may GET (preflights answered),
+/// nothing else; with no origins, no CORS headers at all.
+fn cors(origins: &[String]) -> actix_web::middleware::Condition<actix_cors::Cors> {
+    let cors = origins
+        .iter()
+        .fold(actix_cors::Cors::default(), |cors, origin| {
+            cors.allowed_origin(origin)
+        })
+        .allowed_methods(["GET"])
+        .allowed_headers([
+            actix_web::http::header::AUTHORIZATION,
+            actix_web::http::header::CONTENT_TYPE,
+        ])
+        .expose_headers([actix_web::http::header::RETRY_AFTER])
+        .max_age(3600)
+        // Other origins get no CORS headers (their browsers refuse the answer); the
+        // request itself is served, as for any client that is not a browser.
+        .block_on_origin_mismatch(false);
+    actix_web::middleware::Condition::new(!origins.is_empty(), cors)
+}
+
 /// Registers every API route, the OpenAPI document and the docs page.
-pub fn routes(cfg: &mut web::ServiceConfig) {
+pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
     cfg.app_data(
         web::JsonConfig::default()
             .limit(JSON_LIMIT)
@@ -256,6 +277,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .service(health::metrics)
     .service(
         web::scope("/api/v1")
+            .wrap(cors(cors_origins))
             .service(votes::cast_vote)
             .service(votes::cast_votes)
             .service(boards::get_board)

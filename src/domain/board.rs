@@ -37,6 +37,36 @@ impl Membership {
     }
 }
 
+/// Reads a web origin, `https://shop.example` or `http://localhost:3000`: a scheme, a
+/// host and an optional port, nothing else; answers it lower case, as browsers send it.
+pub fn parse_origin(raw: &str) -> Result<String, Invalid> {
+    let bad = || {
+        Invalid::new(
+            "invalid_origin",
+            format!(
+                "{raw:?} is not an origin like https://shop.example (scheme, host, optional port)"
+            ),
+        )
+    };
+    let origin = raw.trim().to_ascii_lowercase();
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))
+        .ok_or_else(bad)?;
+    let (host, port) = rest.rsplit_once(':').unwrap_or((rest, ""));
+    let host_ok = !host.is_empty()
+        && host.len() <= 253
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'));
+    let port_ok = port.is_empty() || port.parse::<u16>().is_ok_and(|p| p > 0);
+    if host_ok && port_ok {
+        Ok(origin)
+    } else {
+        Err(bad())
+    }
+}
+
 /// Bounds on board and member numbers, in one place.
 pub mod bounds {
     pub const MULTIPLIER_MIN: f64 = 0.001;
@@ -45,6 +75,7 @@ pub mod bounds {
     pub const MAX_COUNT_MAX: i64 = 1_000_000;
     pub const DEFAULT_MAX_COUNT: i64 = 1000;
     pub const DISPLAY_DECIMALS_MAX: u8 = 6;
+    pub const EMBED_ORIGINS_MAX: usize = 20;
     pub const TITLE_MAX: usize = 200;
     pub const DESCRIPTION_MAX: usize = 4000;
     pub const NAME_MAX: usize = 200;
@@ -69,6 +100,8 @@ pub struct BoardSettings {
     pub max_count: i64,
     /// Decimals pages show of a score (rounded); the API shows exact values.
     pub display_decimals: u8,
+    /// Sites (origins) that may show the voting page in a frame (`/embed/b/<slug>`).
+    pub embed_origins: Vec<String>,
 }
 
 impl BoardSettings {
@@ -87,6 +120,7 @@ impl BoardSettings {
             public_page: false,
             max_count: bounds::DEFAULT_MAX_COUNT,
             display_decimals: 0,
+            embed_origins: Vec::new(),
         }
     }
 
@@ -111,6 +145,12 @@ impl BoardSettings {
             return Err(Invalid::new(
                 "invalid_max_count",
                 format!("max_count must be between 1 and {}", bounds::MAX_COUNT_MAX),
+            ));
+        }
+        if self.embed_origins.len() > bounds::EMBED_ORIGINS_MAX {
+            return Err(Invalid::new(
+                "invalid_origin",
+                format!("at most {} embed origins", bounds::EMBED_ORIGINS_MAX),
             ));
         }
         if self.display_decimals > bounds::DISPLAY_DECIMALS_MAX {

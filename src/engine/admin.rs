@@ -403,6 +403,7 @@ fn settings_json(s: &BoardSettings) -> Value {
         "public_page": s.public_page,
         "max_count": s.max_count,
         "display_decimals": s.display_decimals,
+        "embed_origins": s.embed_origins,
     })
 }
 

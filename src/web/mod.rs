@@ -21,15 +21,26 @@ use actix_web::http::Method;
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{FromRequest, Handler, Responder, web};
 
+/// The Content-Security-Policy of a page that frames may show only on `ancestors`
+/// (`'none'`, or origins separated by spaces): no inline or foreign script.
+pub fn content_security_policy(ancestors: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; \
+         connect-src 'self'; frame-ancestors {ancestors}; base-uri 'none'; form-action 'self'; object-src 'none'"
+    )
+}
+
 /// Headers on every page: no inline or foreign script, no framing, no MIME sniffing.
 pub fn security_headers() -> DefaultHeaders {
+    embeddable_headers().add(("X-Frame-Options", "DENY"))
+}
+
+/// The same, for pages a listed site may frame: they set their own `frame-ancestors`
+/// (this CSP, with `'none'`, stands for their error pages), and no `X-Frame-Options`,
+/// which cannot list sites.
+fn embeddable_headers() -> DefaultHeaders {
     DefaultHeaders::new()
-        .add((
-            "Content-Security-Policy",
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; \
-             connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
-        ))
-        .add(("X-Frame-Options", "DENY"))
+        .add(("Content-Security-Policy", content_security_policy("'none'")))
         .add(("X-Content-Type-Options", "nosniff"))
         .add(("Referrer-Policy", "same-origin"))
 }
@@ -41,6 +52,19 @@ pub fn sessions(key: Key, secure: bool) -> SessionMiddleware<CookieSessionStore>
         .cookie_name("ovation".to_owned())
         .cookie_http_only(true)
         .cookie_same_site(SameSite::Strict)
+        .cookie_secure(secure)
+        .cookie_content_security(CookieContentSecurity::Private)
+        .build()
+}
+
+/// The embedded voting page's sessions: a cookie of its own, sent in another site's
+/// frame (SameSite=None, which browsers accept only with Secure, so embedding needs
+/// HTTPS); the CSRF token in it guards its forms as on the page itself.
+fn embed_sessions(key: Key, secure: bool) -> SessionMiddleware<CookieSessionStore> {
+    SessionMiddleware::builder(CookieSessionStore::default(), key)
+        .cookie_name("ovation_embed".to_owned())
+        .cookie_http_only(true)
+        .cookie_same_site(SameSite::None)
         .cookie_secure(secure)
         .cookie_content_security(CookieContentSecurity::Private)
         .build()
@@ -98,7 +122,13 @@ pub fn route_patterns() -> Vec<(Method, String)> {
     public::routes(&mut public);
     route_table()
         .into_iter()
-        .chain(public.0.into_iter().map(|(m, p)| (m, format!("/b{p}"))))
+        .chain(public.0.iter().map(|(m, p)| (m.clone(), format!("/b{p}"))))
+        .chain(
+            public
+                .0
+                .iter()
+                .map(|(m, p)| (m.clone(), format!("/embed/b{p}"))),
+        )
         .chain([
             (Method::GET, "/static/{file}".to_owned()),
             (Method::GET, "/lang/{tag}".to_owned()),
@@ -126,8 +156,14 @@ pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
         )
         .service(
             web::scope("/b")
-                .wrap(sessions(key, secure))
+                .wrap(sessions(key.clone(), secure))
                 .wrap(security_headers())
+                .configure(public::routes),
+        )
+        .service(
+            web::scope("/embed/b")
+                .wrap(embed_sessions(key, secure))
+                .wrap(embeddable_headers())
                 .configure(public::routes),
         );
 }

@@ -10,6 +10,10 @@
 //! the card's anchor, where the answer waits in the session. The ranking refreshes every
 //! few seconds with htmx (`/b/{board}/ranking`, through the read cache, the same block
 //! for every visitor), and on reload without it.
+//!
+//! The same routes serve under `/embed/b`: a compact page that only the sites in the
+//! board's `embed_origins` may frame (`frame-ancestors`), with a session cookie of its
+//! own that is sent in their frames.
 
 use std::sync::Arc;
 
@@ -68,9 +72,36 @@ struct Card {
     notice: Option<VoteNotice>,
 }
 
+/// Where the voting page is served: on its own (`/b`) or for another site's frame
+/// (`/embed/b`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Surface {
+    Page,
+    Embed,
+}
+
+impl Surface {
+    fn of(req: &HttpRequest) -> Self {
+        if req.path().starts_with("/embed/") {
+            Self::Embed
+        } else {
+            Self::Page
+        }
+    }
+
+    fn base(self) -> &'static str {
+        match self {
+            Self::Page => "/b",
+            Self::Embed => "/embed/b",
+        }
+    }
+}
+
 /// What every card's form needs.
 struct Cards {
     l: Lang,
+    /// `/b` or `/embed/b`: where the forms and the refresh go.
+    base: &'static str,
     slug: String,
     period: String,
     /// The CSRF field of each form; the block the ranking refreshes with has none (htmx
@@ -109,11 +140,22 @@ struct Answer<'a> {
     refresh_s: u32,
 }
 
-fn public_board(state: &AppState, raw: &str) -> Result<Arc<BoardConfig>, PageError> {
+/// The board of a voting page: it must have `public_page` on, and to be embedded, sites
+/// listed in `embed_origins`.
+fn public_board(
+    state: &AppState,
+    raw: &str,
+    surface: Surface,
+) -> Result<Arc<BoardConfig>, PageError> {
     let missing = || PageError::NotFound("there is no such voting page".into());
     let slug = BoardSlug::parse(raw).map_err(|_| missing())?;
     match state.config.board(&slug) {
-        Some(board) if board.board.settings.public_page => Ok(board),
+        Some(board)
+            if board.board.settings.public_page
+                && (surface == Surface::Page || !board.board.settings.embed_origins.is_empty()) =>
+        {
+            Ok(board)
+        }
         _ => Err(missing()),
     }
 }
@@ -151,6 +193,7 @@ fn select(config: &Arc<BoardConfig>, period: Option<&str>) -> Result<Selection, 
 async fn cards(
     state: &AppState,
     l: Lang,
+    surface: Surface,
     sel: &Selection,
     csrf: Option<String>,
 ) -> Result<Cards, PageError> {
@@ -224,6 +267,7 @@ async fn cards(
     }
     Ok(Cards {
         l,
+        base: surface.base(),
         slug: config.board.slug.to_string(),
         period: sel.bucket.period.as_str().to_owned(),
         csrf,
@@ -281,7 +325,8 @@ async fn page(
     let settings = &config.board.settings;
     let sel = select(&config, period)?;
     let csrf = csrf_token(session);
-    let mut cards = cards(state, l, &sel, Some(csrf.clone())).await?;
+    let surface = Surface::of(req);
+    let mut cards = cards(state, l, surface, &sel, Some(csrf.clone())).await?;
     if let Some(notice) = session::take_notice(session)
         && let Some(card) = cards.members.iter_mut().find(|c| c.id == notice.member)
     {
@@ -294,7 +339,12 @@ async fn page(
         Utc::now(),
     )
     .await?;
-    let here = format!("/b/{}?period={}", config.board.slug, sel.bucket.period);
+    let here = format!(
+        "{}/{}?period={}",
+        surface.base(),
+        config.board.slug,
+        sel.bucket.period
+    );
     Ok(BoardPage {
         l,
         flash: session::take_flash(session),
@@ -325,33 +375,68 @@ async fn get_page(
     path: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let config = public_board(&state, &path)?;
-    html(&page(&state, &req, &session, l, config, query.period.as_deref()).await?)
+    let surface = Surface::of(&req);
+    let config = public_board(&state, &path, surface)?;
+    let origins = config.board.settings.embed_origins.join(" ");
+    let mut page = page(&state, &req, &session, l, config, query.period.as_deref()).await?;
+    match surface {
+        Surface::Page => html(&page),
+        Surface::Embed => {
+            let embed = EmbedPage {
+                csrf: page.csrf.clone(),
+                flash: page.flash.take(),
+                page,
+            };
+            let mut response = html(&embed)?;
+            response.headers_mut().insert(
+                actix_web::http::header::CONTENT_SECURITY_POLICY,
+                actix_web::http::header::HeaderValue::from_str(&super::content_security_policy(
+                    &origins,
+                ))
+                .map_err(|e| anyhow::anyhow!("bad frame-ancestors {origins:?}: {e}"))?,
+            );
+            Ok(response)
+        }
+    }
+}
+
+/// The compact page another site frames: the ranking, the quota and the answers.
+#[derive(Template)]
+#[template(path = "public/embed.html")]
+struct EmbedPage {
+    csrf: String,
+    flash: Option<String>,
+    page: BoardPage,
 }
 
 /// The ranking block alone, for the page's refresh: the same for every visitor of a
 /// board, period and language, so it comes from the read cache.
 async fn get_ranking(
     state: web::Data<AppState>,
+    req: HttpRequest,
     l: Lang,
     path: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let config = public_board(&state, &path)?;
+    let surface = Surface::of(&req);
+    let config = public_board(&state, &path, surface)?;
     let sel = select(&config, query.period.as_deref())?;
     let key = format!(
-        "ranking:{}:{}:{}",
+        "ranking:{}:{}:{}:{}",
         config.board.id,
         sel.bucket.period,
-        l.tag()
+        l.tag(),
+        surface.base()
     );
     let body = state
         .reads
         .get_or_make(key, || async {
-            let cards = cards(&state, l, &sel, None).await.map_err(|e| match e {
-                PageError::Unavailable => ApiError::StoreUnavailable("redis".into()),
-                other => ApiError::Internal(anyhow::anyhow!("{other}")),
-            })?;
+            let cards = cards(&state, l, surface, &sel, None)
+                .await
+                .map_err(|e| match e {
+                    PageError::Unavailable => ApiError::StoreUnavailable("redis".into()),
+                    other => ApiError::Internal(anyhow::anyhow!("{other}")),
+                })?;
             let block = RankingBlock { cards };
             Ok(block
                 .render()
@@ -472,7 +557,8 @@ async fn cast_vote(
     path: web::Path<String>,
     form: CsrfForm<VoteForm>,
 ) -> Result<HttpResponse, PageError> {
-    let config = public_board(&state, &path)?;
+    let surface = Surface::of(&req);
+    let config = public_board(&state, &path, surface)?;
     let form = form.0;
     let member = MemberId::parse(&form.member).map_err(|e| PageError::Invalid(e.message))?;
     // The tab to come back to is checked before the vote counts.
@@ -532,7 +618,7 @@ async fn cast_vote(
         refused: result.is_err(),
     };
     if is_htmx(&req) {
-        let mut cards = cards(&state, l, &sel, None).await?;
+        let mut cards = cards(&state, l, surface, &sel, None).await?;
         let position = cards.members.iter().position(|c| c.id == notice.member);
         let Some(position) = position else {
             return Err(PageError::NotFound(format!("{member} is not on this page")));
@@ -548,8 +634,11 @@ async fn cast_vote(
     }
     session::leave_notice(&session, &notice);
     Ok(see_other(&format!(
-        "/b/{}?period={}#m-{}",
-        config.board.slug, sel.bucket.period, notice.member
+        "{}/{}?period={}#m-{}",
+        surface.base(),
+        config.board.slug,
+        sel.bucket.period,
+        notice.member
     )))
 }
 

@@ -209,6 +209,8 @@ pub struct Options {
     /// Dashboard sessions' idle and absolute timeouts.
     pub session_idle: Duration,
     pub session_absolute: Duration,
+    /// Origins allowed to read the API from a browser.
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for Options {
@@ -222,6 +224,7 @@ impl Default for Options {
             config_check: Duration::from_secs(2),
             session_idle: Duration::from_secs(1800),
             session_absolute: Duration::from_secs(43_200),
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -255,6 +258,7 @@ impl TestApp {
             session_idle: opts.session_idle,
             session_absolute: opts.session_absolute,
             allow_eviction: false,
+            cors_origins: opts.cors_origins,
         };
         let app = Application::build(settings).await.expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());

@@ -206,3 +206,81 @@ async fn the_openapi_document_lists_every_endpoint_and_docs_are_served_offline()
     assert_eq!(resp.status(), StatusCode::OK);
     assert!(resp.text().await.unwrap().contains("swagger-ui"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn browsers_on_listed_origins_may_read_the_public_api_and_no_others() {
+    let app = TestApp::spawn_with(crate::harness::Options {
+        cors_origins: vec!["https://shop.example".to_owned()],
+        ..crate::harness::Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "pub", "title": "Pub", "public_page": true}))
+        .await;
+    let preflight = |origin: &'static str, method: &'static str, path: &'static str| {
+        let req = app
+            .client
+            .request(Method::OPTIONS, format!("{}{path}", app.base))
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", method)
+            .header("Access-Control-Request-Headers", "authorization");
+        async move { req.send().await.unwrap() }
+    };
+    let ok = preflight("https://shop.example", "GET", "/api/v1/boards/pub/top").await;
+    assert!(ok.status().is_success(), "{}", ok.status());
+    let h = ok.headers();
+    assert_eq!(h["access-control-allow-origin"], "https://shop.example");
+    assert!(
+        h["access-control-allow-methods"]
+            .to_str()
+            .unwrap()
+            .contains("GET")
+    );
+    assert!(
+        h["access-control-allow-headers"]
+            .to_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("authorization")
+    );
+    assert_eq!(h["access-control-max-age"], "3600");
+    // Reads carry the header for that origin only.
+    let read = |origin: &'static str| {
+        let req = app
+            .client
+            .get(format!("{}/api/v1/boards/pub/top", app.base))
+            .header("Origin", origin);
+        async move { req.send().await.unwrap() }
+    };
+    let listed = read("https://shop.example").await;
+    assert_eq!(listed.status(), StatusCode::OK);
+    assert_eq!(
+        listed.headers()["access-control-allow-origin"],
+        "https://shop.example"
+    );
+    let other = read("https://evil.example").await;
+    assert_eq!(
+        other.status(),
+        StatusCode::OK,
+        "served, as to any non-browser client"
+    );
+    assert!(other.headers().get("access-control-allow-origin").is_none());
+    // Writes are not offered to browsers elsewhere.
+    let write = preflight("https://shop.example", "POST", "/api/v1/boards/pub/votes").await;
+    assert_eq!(
+        write.status(),
+        StatusCode::BAD_REQUEST,
+        "{:?}",
+        write.headers()
+    );
+    assert!(write.headers().get("access-control-allow-origin").is_none());
+    // Without OVATION_CORS_ORIGINS, no CORS at all.
+    let plain = TestApp::spawn().await;
+    let resp = plain
+        .client
+        .get(format!("{}/healthz", plain.base))
+        .header("Origin", "https://shop.example")
+        .send()
+        .await
+        .unwrap();
+    assert!(resp.headers().get("access-control-allow-origin").is_none());
+}

@@ -1304,3 +1304,75 @@ async fn dashboard_forms_keep_input_members_page_and_csv_behave() {
     );
     assert!(csv.body.contains(",plain,'@once,1\n"), "{}", csv.body);
 }
+
+#[tokio::test]
+async fn only_the_listed_sites_may_frame_the_embedded_board() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "emb", "title": "Emb", "public_page": true, "periods": ["all"],
+        "embed_origins": ["https://shop.example", "https://Blog.example:8443"]}),
+    )
+    .await;
+    app.members("emb", &["m1"]).await;
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/embed/b/emb").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("frame-ancestors https://shop.example https://blog.example:8443;"),
+        "{csp}"
+    );
+    assert!(page.headers.get("x-frame-options").is_none());
+    assert!(
+        page.body.contains(r#"action="/embed/b/emb/vote""#),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains(r#"hx-get="/embed/b/emb/ranking?period=all""#)
+    );
+    let cookie = page.headers["set-cookie"].to_str().unwrap();
+    assert!(
+        cookie.starts_with("ovation_embed=") && cookie.contains("SameSite=None"),
+        "{cookie}"
+    );
+    // Its forms keep the page's CSRF rule, and a vote answers at the member.
+    let refused = visitor.post("/embed/b/emb/vote", &[("member", "m1")]).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    let voted = visitor
+        .post(
+            "/embed/b/emb/vote",
+            &[("_csrf", &page.csrf()), ("member", "m1")],
+        )
+        .await;
+    assert_eq!(voted.status, StatusCode::SEE_OTHER);
+    assert_eq!(voted.location(), "/embed/b/emb?period=all#m-m1");
+    let (_, m1) = app.get("/api/v1/boards/emb/members/m1?view=real").await;
+    assert_eq!(num(&m1["score"]), 1.0);
+    // The page itself may not be framed anywhere; a board without sites has no embed.
+    let own = visitor.get("/b/emb").await;
+    assert!(
+        own.headers["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("frame-ancestors 'none'")
+    );
+    assert_eq!(own.headers["x-frame-options"], "DENY");
+    app.board(json!({"slug": "closed", "title": "Closed", "public_page": true}))
+        .await;
+    assert_eq!(
+        visitor.get("/embed/b/closed").await.status,
+        StatusCode::NOT_FOUND
+    );
+    let (status, body) = app
+        .patch(
+            "/api/v1/admin/boards/emb",
+            json!({"embed_origins": ["https://shop.example/path"]}),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_origin"))
+    );
+}

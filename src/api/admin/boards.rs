@@ -8,7 +8,7 @@ use super::{board_slug, nullable};
 use crate::api::auth::Admin;
 use crate::api::boards::BoardResponse;
 use crate::domain::board::{
-    BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_periods,
+    BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_origin, parse_periods,
 };
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::{parse_instant, parse_timezone};
@@ -49,6 +49,9 @@ pub struct BoardRequest {
     pub max_count: Option<i64>,
     /// Decimals pages show of a score, 0 (default) to 6; the API shows exact values.
     pub display_decimals: Option<i64>,
+    /// Sites that may show the voting page in a frame, as origins
+    /// (`https://shop.example`), at most 20; `/embed/b/<slug>` answers for them only.
+    pub embed_origins: Option<Vec<String>>,
 }
 
 impl BoardRequest {
@@ -85,6 +88,12 @@ impl BoardRequest {
         }
         if let Some(n) = self.max_count {
             s.max_count = n;
+        }
+        if let Some(origins) = &self.embed_origins {
+            s.embed_origins = origins
+                .iter()
+                .map(|o| parse_origin(o))
+                .collect::<Result<_, _>>()?;
         }
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {

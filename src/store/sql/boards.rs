@@ -30,6 +30,12 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
             ends_at: row.ends_at.map(from_naive),
             public_page: row.public_page,
             max_count: row.max_count,
+            embed_origins: row
+                .embed_origins
+                .split(',')
+                .filter(|o| !o.is_empty())
+                .map(str::to_owned)
+                .collect(),
             display_decimals: u8::try_from(row.display_decimals)
                 .map_err(|_| SqlError::Corrupt(format!("board {} display_decimals", row.id)))?,
             title: row.title,
@@ -56,6 +62,7 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.public_page = Set(s.public_page);
     model.max_count = Set(s.max_count);
     model.display_decimals = Set(i16::from(s.display_decimals));
+    model.embed_origins = Set(s.embed_origins.join(","));
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

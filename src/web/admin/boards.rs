@@ -128,6 +128,9 @@ pub struct BoardForm {
     max_count: String,
     #[serde(default)]
     display_decimals: String,
+    /// One origin per line.
+    #[serde(default)]
+    embed_origins: String,
     public_page: Option<String>,
 }
 
@@ -146,6 +149,7 @@ impl BoardForm {
             ends_at: s.ends_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             max_count: s.max_count.to_string(),
             display_decimals: s.display_decimals.to_string(),
+            embed_origins: s.embed_origins.join("\n"),
             public_page: s.public_page.then(|| "on".to_owned()),
         }
     }
@@ -172,6 +176,14 @@ impl BoardForm {
             max_count: Some(self.max_count.trim().parse().map_err(|_| {
                 PageError::Invalid("the largest count must be a whole number".into())
             })?),
+            embed_origins: Some(
+                self.embed_origins
+                    .lines()
+                    .map(str::trim)
+                    .filter(|o| !o.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            ),
             display_decimals: match self.display_decimals.trim() {
                 "" => None,
                 raw => Some(raw.parse().map_err(|_| {

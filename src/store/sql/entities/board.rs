@@ -22,6 +22,8 @@ pub struct Model {
     pub public_page: bool,
     pub max_count: i64,
     pub display_decimals: i16,
+    /// Comma-separated origins.
+    pub embed_origins: String,
     pub created_at: DateTime,
     pub updated_at: DateTime,
 }
