@@ -203,11 +203,31 @@ impl Lang {
                     ("time", clock.into()),
                     ("weekday", weekday.into()),
                     ("month", i64::from(local.month()).into()),
+                    ("mon", self.month(local.month()).into()),
                     ("day", i64::from(local.day()).into()),
                     ("year", i64::from(local.year()).into()),
                 ],
             )
         }
+    }
+
+    /// A local date: "Tue 3 Nov", "11月3日（周二）".
+    pub fn date(self, at: DateTime<Utc>, tz: Tz) -> String {
+        let local = at.with_timezone(&tz);
+        self.tr(
+            "date-long",
+            &[
+                ("weekday", self.t(weekday_key(local.weekday())).into()),
+                ("month", i64::from(local.month()).into()),
+                ("mon", self.month(local.month()).into()),
+                ("day", i64::from(local.day()).into()),
+            ],
+        )
+    }
+
+    /// A month's short name: "Nov", "11月".
+    fn month(self, month: u32) -> String {
+        self.tr("month-short", &[("month", i64::from(month).into())])
     }
 
     /// A duration from now: "in 7 h 14 min", "7 小时 14 分钟后".
@@ -285,6 +305,23 @@ mod tests {
         assert_eq!(
             Lang::En.when(at("2026-11-30T01:00:00Z"), shanghai, now),
             "Mon 30 Nov 09:00"
+        );
+    }
+
+    #[test]
+    fn both_languages_have_every_message() {
+        let keys = |ftl: &str| -> std::collections::BTreeSet<String> {
+            ftl.lines()
+                .filter(|l| l.starts_with(|c: char| c.is_ascii_alphabetic()))
+                .filter_map(|l| l.split_once('=').map(|(k, _)| k.trim().to_owned()))
+                .collect()
+        };
+        let en = keys(include_str!("../locales/en/ovation.ftl"));
+        let zh = keys(include_str!("../locales/zh-CN/ovation.ftl"));
+        assert!(en.len() > 200, "{}", en.len());
+        assert_eq!(
+            en.symmetric_difference(&zh).collect::<Vec<_>>(),
+            Vec::<&String>::new()
         );
     }
 }

@@ -20,7 +20,7 @@ zone-Asia-Tokyo = Tokyo time
 zone-Europe-London = London time
 day-today = today { $time }
 day-tomorrow = tomorrow { $time }
-day-date = { $weekday } { $day } { $month ->
+month-short = { $month ->
     [1] Jan
     [2] Feb
     [3] Mar
@@ -33,7 +33,9 @@ day-date = { $weekday } { $day } { $month ->
     [10] Oct
     [11] Nov
    *[12] Dec
-} { $time }
+}
+day-date = { $weekday } { $day } { $mon } { $time }
+date-long = { $weekday } { $day } { $mon }
 weekday-mon = Mon
 weekday-tue = Tue
 weekday-wed = Wed
@@ -108,3 +110,234 @@ voting-closed = Voting is closed.
 refused-member-disabled = { $name } does not take votes now.
 campaign-ended = Voting has closed.
 campaign-not-started = Voting has not opened yet.
+
+## The dashboard's live view
+
+nav-members = Members
+nav-rules = Rules
+nav-edit = Edit
+nav-public-page = Public page
+live-period-hour = Hour
+live-period-day = Day
+live-period-week = Week
+live-period-month = Month
+live-period-all = All time
+live-bucket = Bucket
+live-current = current
+live-earlier = ← Earlier
+live-later = Later →
+live-view = View
+live-view-display = display
+live-view-real = real
+live-show = Show
+live-export = Export CSV
+live-pause = Pause updates
+live-resume = Resume live updates
+live-paused = paused
+live-resets = resets { $when }
+live-participants = { $count ->
+    [one] { $shown } participant
+   *[other] { $shown } participants
+}
+live-members = { $count ->
+    [one] { $shown } member with votes
+   *[other] { $shown } members with votes
+}
+live-updated = updated { $when }
+live-top-100 = Top 100
+live-empty = No votes in this bucket yet.
+live-new = new
+col-rank = Rank
+col-member = Member
+col-score = Score
+chart-votes = Votes per { $step ->
+    [day] day
+   *[hour] hour
+}
+chart-refusals = Refused votes per rule per { $step ->
+    [day] day
+   *[hour] hour
+}
+chart-participants = Participants per { $period ->
+    [hour] hour
+    [week] week
+    [month] month
+   *[day] day
+}
+chart-top = Top 10
+chart-axis = { $step ->
+    [day] day
+    [week] ISO week
+    [month] month
+   *[hour] hour
+}, { $zone }
+chart-day = { $month }/{ $day }
+chart-unit-votes = votes
+chart-unit-refused = refused votes
+chart-unit-voters = voters
+chart-unit-real = score (real)
+chart-unit-display = score (display)
+chart-no-rules = No rate-limit rules, so nothing is refused.
+chart-no-periods = This board keeps only all-time rankings, so there are no participants per period.
+chart-refusals-kept = Refusals are kept { $days } days; older ones are not drawn.
+
+## The dashboard
+
+nav-boards = Boards
+nav-keys = API keys
+nav-audit = Audit log
+log-out = Log out
+save = Save
+delete = Delete
+cancel = Cancel
+list-separator = {", "}
+login-title = Sign in
+login-heading = Ovation dashboard
+login-user = User name
+login-password = Password
+login-submit = Sign in
+login-wrong = Wrong user name or password.
+login-throttled = Too many failed sign-ins; wait 15 minutes and try again.
+audit-when = When
+audit-who = Who
+audit-action = Action
+audit-what = What
+audit-detail = Detail
+audit-filter = Filter
+audit-none = Nothing recorded.
+audit-none-filtered = Nothing recorded for this filter.
+audit-newest = The newest 500 entries.
+boards-new = New board
+boards-board = Board
+boards-status = Status
+boards-status-live = live
+boards-status-not-started = not started
+boards-status-closed = closed
+boards-off = off
+boards-votes-today = Votes today
+boards-none = No boards yet.
+board-edit = Edit board
+board-slug = Slug
+board-slug-hint = 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit
+board-title = Title
+board-description = Description
+board-membership = Membership
+board-membership-closed = closed: registered members only
+board-membership-open = open: any member id
+board-timezone = Timezone
+board-multiplier = Display multiplier N
+board-carry-over = Carry-over ratio r (0 to 1)
+board-starts = Campaign starts (RFC 3339, empty for none)
+board-ends = Campaign ends
+board-max-count = Largest count per vote
+board-decimals = Decimals shown on pages
+board-embed = Sites that may embed the voting page (one origin per line, such as https://shop.example)
+board-public = Public voting page at /b/<slug>
+board-delete-confirm = Type the slug { $slug } to delete the board, its members, rules and rankings
+board-delete = Delete board
+keys-new-secret = New key — copy it now, it is not shown again:
+keys-name = Name
+keys-key = Key
+keys-scopes = Scopes
+keys-channel = Channel
+keys-created = Created
+keys-state = State
+keys-revoked = revoked
+keys-live = live
+keys-revoke = Revoke…
+keys-revoke-now = Revoke “{ $name }” now
+keys-revoke-hint = Clients using it are refused at once.
+keys-none = No keys yet.
+keys-new = New key
+keys-bound = Bound to channel (optional)
+keys-create = Create key
+members-find = Find
+members-find-hint = id or name
+members-search = Search
+members-rank-score = { $period }: rank · score
+members-votes = Votes
+members-open = open
+members-disabled = disabled
+members-disable = Disable
+members-enable = Enable
+members-no-match = No member matches “{ $q }”.
+members-pages = Pages
+members-previous = ← Previous
+members-next = Next →
+members-range = { $first }–{ $last } of { $total }
+members-display-note = Ranks and scores are the display view of the current bucket.
+members-edit = Add or edit a member
+members-id = Id
+members-id-hint = 1 to 64 letters, digits and _ . : -
+members-image = Image URL
+members-initial = Initial votes
+members-multiplier = Multiplier (empty: the board's)
+members-save = Save member
+members-import = Import CSV
+members-import-columns = Columns, with a header line; an empty cell keeps the member's value:
+members-import-paste = Paste the CSV
+members-preview = Preview
+preview-title = Import preview
+preview-summary = { $count ->
+    [one] One member will be written
+   *[other] { $count } members will be written
+}: { $new } new, { $updated } updated, { $unchanged } unchanged. Nothing has been written yet.
+preview-import = { $count ->
+    [one] Import one member
+   *[other] Import { $count } members
+}
+preview-errors = { $count ->
+    [one] One line is wrong
+   *[other] { $count } lines are wrong
+}; nothing will be imported until they are fixed.
+preview-line = Line
+preview-problem = Problem
+preview-change = Change
+preview-new = new
+preview-updated = updated
+preview-unchanged = unchanged
+preview-fix = Fix and preview again
+rules-heading = Rate-limit rules
+rules-rule = Rule
+rules-words = In plain words
+rules-dimensions = Dimensions (comma-separated)
+rules-window = Window
+rules-limit = Limit
+rules-overrides = Overrides, one per line:
+rules-missing = Votes lacking a value
+rules-missing-refuse = are refused
+rules-missing-skip = skip this rule
+rules-none = No rules: every vote is accepted.
+rules-new = New rule
+rules-add = Add rule
+rule-who-voter = each voter
+rule-who-member = each member
+rule-who-channel = each channel
+rule-who-terminal = each terminal
+rule-who-ip = each IP address
+rule-for = {" "}for{" "}
+rule-words = { $who }, { $limit } { $per }
+rule-per-second = per second
+rule-per-minute = per minute
+rule-per-hour = per hour
+rule-per-day = per day
+rule-per-week = per week
+rule-per-month = per month
+rule-per-campaign = in the whole campaign
+rule-per-rolling = in any { $span }
+rule-skips = {" "}(votes without these values skip the rule)
+flash-board-created = Board { $slug } created.
+flash-board-saved = Board saved.
+flash-board-not-deleted = Not deleted: the confirmation did not match the slug.
+flash-board-deleted = Board { $slug } deleted.
+flash-member-saved = Member { $id } saved.
+flash-member-enabled = Member { $id } enabled.
+flash-member-disabled = Member { $id } disabled.
+flash-imported = { $count ->
+    [one] Imported one member.
+   *[other] Imported { $count } members.
+}
+flash-key-revoked = Key { $id } revoked.
+flash-rule-added = Rule “{ $name }” added: { $words }.
+flash-rule-saved = Rule “{ $name }” saved: { $words }.
+flash-rule-deleted = Rule { $id } deleted.

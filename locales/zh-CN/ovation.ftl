@@ -15,6 +15,8 @@ zone-Europe-London = 伦敦时间
 day-today = 今天 { $time }
 day-tomorrow = 明天 { $time }
 day-date = { $month }月{ $day }日（{ $weekday }）{ $time }
+date-long = { $month }月{ $day }日（{ $weekday }）
+month-short = { $month }月
 weekday-mon = 周一
 weekday-tue = 周二
 weekday-wed = 周三
@@ -71,3 +73,216 @@ voting-closed = 投票已结束。
 refused-member-disabled = { $name } 目前不接受投票。
 campaign-ended = 投票已结束。
 campaign-not-started = 投票尚未开始。
+
+## 后台实时视图
+
+nav-members = 成员
+nav-rules = 规则
+nav-edit = 编辑
+nav-public-page = 公开页面
+live-period-hour = 小时
+live-period-day = 日
+live-period-week = 周
+live-period-month = 月
+live-period-all = 全部
+live-bucket = 时段
+live-current = 当前
+live-earlier = ← 更早
+live-later = 更晚 →
+live-view = 视图
+live-view-display = 展示
+live-view-real = 真实
+live-show = 显示
+live-export = 导出 CSV
+live-pause = 暂停更新
+live-resume = 恢复实时更新
+live-paused = 已暂停
+live-resets = { $when }重置
+live-participants = { $shown } 位参与者
+live-members = { $shown } 位成员有票
+live-updated = 更新于 { $when }
+live-top-100 = 前 100 名
+live-empty = 此时段还没有投票。
+live-new = 新
+col-rank = 排名
+col-member = 成员
+col-score = 得分
+chart-votes = 每{ $step ->
+    [day] 日
+   *[hour] 小时
+}票数
+chart-refusals = 每条规则每{ $step ->
+    [day] 日
+   *[hour] 小时
+}拒绝的票数
+chart-participants = 每{ $period ->
+    [hour] 小时
+    [week] 周
+    [month] 月
+   *[day] 日
+}参与人数
+chart-top = 前 10 名
+chart-axis = { $step ->
+    [day] 日期
+    [week] ISO 周
+    [month] 月份
+   *[hour] 小时
+}，{ $zone }
+chart-day = { $month }月{ $day }日
+chart-unit-votes = 票数
+chart-unit-refused = 拒绝的票数
+chart-unit-voters = 投票人数
+chart-unit-real = 得分（真实）
+chart-unit-display = 得分（展示）
+chart-no-rules = 没有限流规则，所以没有被拒绝的票。
+chart-no-periods = 此榜单只保留总榜，因此没有按时段的参与人数。
+chart-refusals-kept = 拒绝记录保留 { $days } 天，更早的不显示。
+
+## 后台
+
+nav-boards = 榜单
+nav-keys = API 密钥
+nav-audit = 审计日志
+log-out = 退出登录
+save = 保存
+delete = 删除
+cancel = 取消
+list-separator = 、
+login-title = 登录
+login-heading = Ovation 管理后台
+login-user = 用户名
+login-password = 密码
+login-submit = 登录
+login-wrong = 用户名或密码错误。
+login-throttled = 登录失败次数过多，请 15 分钟后再试。
+audit-when = 时间
+audit-who = 操作人
+audit-action = 操作
+audit-what = 对象
+audit-detail = 详情
+audit-filter = 筛选
+audit-none = 暂无记录。
+audit-none-filtered = 没有符合筛选条件的记录。
+audit-newest = 显示最新的 500 条记录。
+boards-new = 新建榜单
+boards-board = 榜单
+boards-status = 状态
+boards-status-live = 进行中
+boards-status-not-started = 未开始
+boards-status-closed = 已结束
+boards-off = 关闭
+boards-votes-today = 今日票数
+boards-none = 还没有榜单。
+board-edit = 编辑榜单
+board-slug = 标识（slug）
+board-slug-hint = 1 到 64 个小写字母、数字或连字符，以字母或数字开头
+board-title = 标题
+board-description = 简介
+board-membership = 成员方式
+board-membership-closed = 封闭：仅限已登记的成员
+board-membership-open = 开放：任何成员 ID
+board-timezone = 时区
+board-multiplier = 展示倍数 N
+board-carry-over = 结转比例 r（0 到 1）
+board-starts = 活动开始时间（RFC 3339，留空表示不限）
+board-ends = 活动结束时间
+board-max-count = 每次投票的最大票数
+board-decimals = 页面显示的小数位数
+board-embed = 允许嵌入投票页的网站（每行一个来源，例如 https://shop.example）
+board-public = 在 /b/<slug> 开放公开投票页
+board-delete-confirm = 输入标识 { $slug } 以删除此榜单及其成员、规则和排名
+board-delete = 删除榜单
+keys-new-secret = 新密钥——请立即复制，之后不会再显示：
+keys-name = 名称
+keys-key = 密钥
+keys-scopes = 权限范围
+keys-channel = 渠道
+keys-created = 创建时间
+keys-state = 状态
+keys-revoked = 已吊销
+keys-live = 有效
+keys-revoke = 吊销…
+keys-revoke-now = 立即吊销“{ $name }”
+keys-revoke-hint = 使用此密钥的客户端将立即被拒绝。
+keys-none = 还没有密钥。
+keys-new = 新建密钥
+keys-bound = 绑定渠道（可选）
+keys-create = 创建密钥
+members-find = 查找
+members-find-hint = ID 或名称
+members-search = 搜索
+members-rank-score = { $period }：排名 · 得分
+members-votes = 投票
+members-open = 开放
+members-disabled = 已停用
+members-disable = 停用
+members-enable = 启用
+members-no-match = 没有与“{ $q }”匹配的成员。
+members-pages = 分页
+members-previous = ← 上一页
+members-next = 下一页 →
+members-range = 第 { $first }–{ $last } 位，共 { $total } 位
+members-display-note = 排名和得分为当前时段的展示视图。
+members-edit = 添加或编辑成员
+members-id = ID
+members-id-hint = 1 到 64 个字母、数字或 _ . : -
+members-image = 图片 URL
+members-initial = 初始票数
+members-multiplier = 倍数（留空则用榜单的）
+members-save = 保存成员
+members-import = 导入 CSV
+members-import-columns = 列如下，需含表头行；留空的单元格保留成员原值：
+members-import-paste = 粘贴 CSV
+members-preview = 预览
+preview-title = 导入预览
+preview-summary = 将写入 { $count } 位成员：新增 { $new } 位，更新 { $updated } 位，不变 { $unchanged } 位。尚未写入任何内容。
+preview-import = 导入 { $count } 位成员
+preview-errors = 有 { $count } 行有误；改正之前不会导入任何内容。
+preview-line = 行
+preview-problem = 问题
+preview-change = 变化
+preview-new = 新增
+preview-updated = 更新
+preview-unchanged = 不变
+preview-fix = 改正后重新预览
+rules-heading = 限流规则
+rules-rule = 规则
+rules-words = 说明
+rules-dimensions = 维度（逗号分隔）
+rules-window = 时间窗口
+rules-limit = 上限
+rules-overrides = 例外，每行一条：
+rules-missing = 缺少该值的投票
+rules-missing-refuse = 拒绝
+rules-missing-skip = 跳过此规则
+rules-none = 没有规则：所有投票都会被接受。
+rules-new = 新建规则
+rules-add = 添加规则
+rule-who-voter = 每位投票人
+rule-who-member = 每位成员
+rule-who-channel = 每个渠道
+rule-who-terminal = 每种终端
+rule-who-ip = 每个 IP 地址
+rule-for = 对
+rule-words = { $who }{ $per }最多 { $limit } 票
+rule-per-second = 每秒
+rule-per-minute = 每分钟
+rule-per-hour = 每小时
+rule-per-day = 每天
+rule-per-week = 每周
+rule-per-month = 每月
+rule-per-campaign = 整个活动期间
+rule-per-rolling = 任意 { $span } 内
+rule-skips = （缺少这些值的投票不受此规则限制）
+flash-board-created = 已创建榜单 { $slug }。
+flash-board-saved = 榜单已保存。
+flash-board-not-deleted = 未删除：输入的确认与标识不符。
+flash-board-deleted = 已删除榜单 { $slug }。
+flash-member-saved = 已保存成员 { $id }。
+flash-member-enabled = 已启用成员 { $id }。
+flash-member-disabled = 已停用成员 { $id }。
+flash-imported = 已导入 { $count } 位成员。
+flash-key-revoked = 已吊销密钥 { $id }。
+flash-rule-added = 已添加规则“{ $name }”：{ $words }。
+flash-rule-saved = 已保存规则“{ $name }”：{ $words }。
+flash-rule-deleted = 已删除规则 { $id }。

@@ -323,46 +323,6 @@ impl RuleSpec {
         Ok(())
     }
 
-    /// The rule in plain words, as the dashboard shows it:
-    /// "each voter, 5 per day — channel partner-a: 10".
-    pub fn describe(&self) -> String {
-        let who = self
-            .dimensions
-            .iter()
-            .map(|d| match d {
-                Dimension::Ip => "each IP address".to_owned(),
-                other => format!("each {other}"),
-            })
-            .collect::<Vec<_>>()
-            .join(" for ");
-        let per = match self.window {
-            Window::Calendar(unit) => format!("per {}", unit.as_str()),
-            Window::Campaign => "in the whole campaign".to_owned(),
-            Window::Rolling(_) => format!(
-                "in any {}",
-                self.window.code().trim_start_matches("rolling:")
-            ),
-        };
-        let mut text = format!("{who}, {} {per}", self.limit);
-        if !self.overrides.is_empty() {
-            let overrides: Vec<String> = self
-                .overrides
-                .iter()
-                .map(|o| {
-                    let when: Vec<String> =
-                        o.when.iter().map(|(d, v)| format!("{d} {v}")).collect();
-                    format!("{}: {}", when.join(" + "), o.limit)
-                })
-                .collect();
-            text.push_str(" — ");
-            text.push_str(&overrides.join("; "));
-        }
-        if self.missing == Missing::Skip {
-            text.push_str(" (votes without these values skip the rule)");
-        }
-        text
-    }
-
     /// The limit for a vote with these values: the first matching override's, else the
     /// rule's own.
     pub fn limit_for(&self, values: &VoteValues) -> i64 {
@@ -587,29 +547,6 @@ mod tests {
         assert_eq!(rule.limit_for(&v), 20);
         v.channel = Some("app".into());
         assert_eq!(rule.limit_for(&v), 5);
-    }
-
-    #[test]
-    fn rules_read_as_plain_words() {
-        let mut rule = spec(&["voter"], "day", 5);
-        rule.overrides = vec![Override {
-            when: parse_match(&[("channel".to_owned(), "partner-a".to_owned())].into()).unwrap(),
-            limit: 10,
-        }];
-        assert_eq!(
-            rule.describe(),
-            "each voter, 5 per day — channel partner-a: 10"
-        );
-        let mut rule = spec(&["member", "voter"], "rolling:1h", 2);
-        rule.missing = Missing::Skip;
-        assert_eq!(
-            rule.describe(),
-            "each voter for each member, 2 in any 1h (votes without these values skip the rule)"
-        );
-        assert_eq!(
-            spec(&["ip"], "campaign", 3).describe(),
-            "each IP address, 3 in the whole campaign"
-        );
     }
 
     #[test]

@@ -452,6 +452,66 @@ fn out_of_range(period: Period, what: &str) -> Invalid {
     )
 }
 
+/// The stretches a chart of `bucket` steps through, oldest first: the hours of the local
+/// day holding an hour or day bucket, the days of a week or month bucket, and for `all`
+/// the 48 hours up to `now`. Each is an hour or day bucket of `tz`.
+pub fn chart_steps(bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> Vec<Bucket> {
+    let (step, from, until) = match (bucket.period, bucket.start, bucket.end) {
+        (Period::Hour | Period::Day, Some(start), _) => {
+            let Ok(day) = Bucket::containing(Period::Day, tz, start) else {
+                return Vec::new();
+            };
+            (Period::Hour, day.start, day.end)
+        }
+        (Period::Week | Period::Month, start, end) => (Period::Day, start, end),
+        _ => (
+            Period::Hour,
+            now.checked_sub_signed(Duration::hours(47)),
+            now.checked_add_signed(Duration::seconds(1)),
+        ),
+    };
+    let (Some(from), Some(until)) = (from, until) else {
+        return Vec::new();
+    };
+    let mut steps = Vec::new();
+    let mut next = Bucket::containing(step, tz, from).ok();
+    while let Some(b) = next.filter(|b| b.start.is_some_and(|s| s < until)) {
+        next = b.next(tz);
+        steps.push(b);
+    }
+    steps
+}
+
+/// The buckets a participants chart of `bucket` shows, oldest first, ending with it: 24
+/// hours, 14 days, 12 weeks or 12 months. `all` has none of its own.
+pub fn trailing_buckets(bucket: &Bucket, tz: Tz) -> Vec<Bucket> {
+    let count = match bucket.period {
+        Period::Hour => 24,
+        Period::Day => 14,
+        Period::Week | Period::Month => 12,
+        Period::All => return Vec::new(),
+    };
+    let mut buckets = vec![bucket.clone()];
+    while buckets.len() < count {
+        match buckets.last().and_then(|b| b.previous(tz)) {
+            Some(before) => buckets.push(before),
+            None => break,
+        }
+    }
+    buckets.reverse();
+    buckets
+}
+
+/// The epoch hours (hours since 1970, UTC) that start within `bucket`.
+pub fn epoch_hours(bucket: &Bucket) -> std::ops::Range<i64> {
+    match (bucket.start, bucket.end) {
+        (Some(start), Some(end)) => {
+            (start.timestamp() + 3599).div_euclid(3600)..(end.timestamp() + 3599).div_euclid(3600)
+        }
+        _ => 0..0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -716,5 +776,64 @@ mod tests {
             "invalid_timezone"
         );
         assert_eq!(Period::parse("year").unwrap_err().code, "invalid_period");
+    }
+
+    #[test]
+    fn charts_step_through_the_selected_bucket_in_local_time() {
+        let ny = parse_timezone("America/New_York").unwrap();
+        // The day clocks went back has 25 hours; an hour bucket charts its whole day.
+        let hour = bucket(Period::Hour, "America/New_York", "2026-11-01T15:20:00Z");
+        let steps = chart_steps(&hour, ny, at("2026-11-23T00:00:00Z"));
+        assert_eq!(steps.len(), 25);
+        assert_eq!(steps[0].start, Some(at("2026-11-01T04:00:00Z")));
+        assert_eq!(steps[24].end, Some(at("2026-11-02T05:00:00Z")));
+        assert!(steps.iter().all(|s| s.period == Period::Hour));
+        // A month charts its days; a week its seven.
+        let month = bucket(Period::Month, "Asia/Shanghai", "2026-02-10T00:00:00Z");
+        let days = chart_steps(
+            &month,
+            parse_timezone("Asia/Shanghai").unwrap(),
+            at("2026-11-23T00:00:00Z"),
+        );
+        assert_eq!(days.len(), 28);
+        assert_eq!(days[0].label, "2026-02-01");
+        assert_eq!(days[27].label, "2026-02-28");
+        let week = bucket(Period::Week, "UTC", "2026-11-23T10:00:00Z");
+        assert_eq!(
+            chart_steps(&week, Tz::UTC, at("2026-11-23T10:00:00Z")).len(),
+            7
+        );
+        // All time: the 48 hours up to now, ending with the current one.
+        let all = chart_steps(&Bucket::all(), Tz::UTC, at("2026-11-23T10:30:00Z"));
+        assert_eq!(all.len(), 48);
+        assert_eq!(all[47].start, Some(at("2026-11-23T10:00:00Z")));
+    }
+
+    #[test]
+    fn participants_charts_trail_the_selected_bucket() {
+        let tz = Tz::UTC;
+        let week = bucket(Period::Week, "UTC", "2026-11-23T10:00:00Z");
+        let weeks = trailing_buckets(&week, tz);
+        assert_eq!(weeks.len(), 12);
+        assert_eq!(weeks[11], week);
+        assert_eq!(weeks[0].label, "2026-W37");
+        assert_eq!(
+            trailing_buckets(&bucket(Period::Day, "UTC", "2026-11-23T10:00:00Z"), tz).len(),
+            14
+        );
+        assert!(trailing_buckets(&Bucket::all(), tz).is_empty());
+        // Near the start of the supported range there are fewer.
+        let first = bucket(Period::Day, "UTC", "1970-01-03T00:00:00Z");
+        assert_eq!(trailing_buckets(&first, tz).len(), 3);
+    }
+
+    #[test]
+    fn epoch_hours_are_the_utc_hours_starting_in_a_bucket() {
+        let india = bucket(Period::Day, "Asia/Kolkata", "2026-11-23T10:00:00Z");
+        let hours = epoch_hours(&india);
+        assert_eq!(hours.clone().count(), 24);
+        // The day starts at 18:30 UTC the evening before; its first whole UTC hour is 19:00.
+        assert_eq!(hours.start * 3600, at("2026-11-22T19:00:00Z").timestamp());
+        assert_eq!(epoch_hours(&Bucket::all()), 0..0);
     }
 }

@@ -252,7 +252,7 @@ pub async fn create_rule(
         actor,
         "rule.create",
         &format!("rule {} on {slug}", rule.id),
-        json!({"rule": rule.spec.describe()}),
+        json!({"rule": crate::engine::limits::describe(crate::i18n::Lang::En, &rule.spec)}),
     )
     .await;
     Ok(rule)
@@ -291,7 +291,7 @@ pub async fn update_rule(
         actor,
         "rule.update",
         &format!("rule {} on {slug}", rule.id),
-        json!({"rule": rule.spec.describe()}),
+        json!({"rule": crate::engine::limits::describe(crate::i18n::Lang::En, &rule.spec)}),
     )
     .await;
     Ok(rule)

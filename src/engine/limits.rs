@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
 use crate::domain::ids::MemberId;
-use crate::domain::limit::{Dimension, Missing, RateRule, Span, VoteValues, Window};
+use crate::domain::limit::{Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window};
 use crate::engine::config::BoardConfig;
 use crate::error::ApiError;
 use crate::i18n::Lang;
@@ -214,6 +214,55 @@ pub fn window_words(lang: Lang, window: Window) -> String {
     }
 }
 
+/// A rule in plain words, as the dashboard and the audit log show it: "each voter, 5
+/// per day — channel partner-a: 10" (overrides keep their codes).
+pub fn describe(lang: Lang, rule: &RuleSpec) -> String {
+    let who: Vec<String> = rule
+        .dimensions
+        .iter()
+        .map(|d| lang.t(&format!("rule-who-{d}")))
+        .collect();
+    let per = match rule.window {
+        Window::Calendar(unit) => lang.t(&format!("rule-per-{}", unit.as_str())),
+        Window::Campaign => lang.t("rule-per-campaign"),
+        Window::Rolling(_) => lang.tr(
+            "rule-per-rolling",
+            &[(
+                "span",
+                rule.window
+                    .code()
+                    .trim_start_matches("rolling:")
+                    .to_owned()
+                    .into(),
+            )],
+        ),
+    };
+    let mut text = lang.tr(
+        "rule-words",
+        &[
+            ("who", who.join(&lang.t("rule-for")).into()),
+            ("limit", rule.limit.into()),
+            ("per", per.into()),
+        ],
+    );
+    if !rule.overrides.is_empty() {
+        let overrides: Vec<String> = rule
+            .overrides
+            .iter()
+            .map(|o| {
+                let when: Vec<String> = o.when.iter().map(|(d, v)| format!("{d} {v}")).collect();
+                format!("{}: {}", when.join(" + "), o.limit)
+            })
+            .collect();
+        text.push_str(" — ");
+        text.push_str(&overrides.join("; "));
+    }
+    if rule.missing == Missing::Skip {
+        text.push_str(&lang.t("rule-skips"));
+    }
+    text
+}
+
 /// One rule's standing for a visitor, as the voting page shows it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct QuotaRule {
@@ -294,4 +343,52 @@ pub async fn quota(
         };
     }
     Ok(rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::limit::{Override, parse_dimensions, parse_match};
+
+    fn spec(dims: &[&str], window: &str, limit: i64) -> RuleSpec {
+        RuleSpec {
+            name: "r".into(),
+            dimensions: parse_dimensions(dims).unwrap(),
+            window: Window::parse(window).unwrap(),
+            limit,
+            overrides: Vec::new(),
+            missing: Missing::Refuse,
+        }
+    }
+
+    #[test]
+    fn rules_read_as_plain_words_in_both_languages() {
+        let mut rule = spec(&["voter"], "day", 5);
+        rule.overrides = vec![Override {
+            when: parse_match(&[("channel".to_owned(), "partner-a".to_owned())].into()).unwrap(),
+            limit: 10,
+        }];
+        assert_eq!(
+            describe(Lang::En, &rule),
+            "each voter, 5 per day — channel partner-a: 10"
+        );
+        assert_eq!(
+            describe(Lang::Zh, &rule),
+            "每位投票人每天最多 5 票 — channel partner-a: 10"
+        );
+        let mut rule = spec(&["member", "voter"], "rolling:1h", 2);
+        rule.missing = Missing::Skip;
+        assert_eq!(
+            describe(Lang::En, &rule),
+            "each voter for each member, 2 in any 1h (votes without these values skip the rule)"
+        );
+        assert_eq!(
+            describe(Lang::Zh, &rule),
+            "每位投票人对每位成员任意 1h 内最多 2 票（缺少这些值的投票不受此规则限制）"
+        );
+        assert_eq!(
+            describe(Lang::En, &spec(&["ip"], "campaign", 3)),
+            "each IP address, 3 in the whole campaign"
+        );
+    }
 }

@@ -1,5 +1,6 @@
 //! Votes, rate limits, leaderboards and configuration: domain rules and stores put together.
 
+pub mod activity;
 pub mod admin;
 pub mod auth;
 pub mod config;

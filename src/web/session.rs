@@ -8,6 +8,7 @@ use std::future::{Ready, ready};
 
 use crate::engine::users::SessionTicket;
 use crate::error::PageError;
+use crate::i18n::Lang;
 
 const TICKET: &str = "session";
 const VISITOR: &str = "visitor";
@@ -132,13 +133,17 @@ pub fn take_notice(session: &Session) -> Option<VoteNotice> {
     session.remove_as::<VoteNotice>(NOTICE).and_then(Result::ok)
 }
 
-/// The signed-in admin; a handler that takes it cannot run without a session.
-pub struct AdminUser(pub String);
+/// The signed-in admin, and the language their pages speak; a handler that takes it
+/// cannot run without a session.
+pub struct AdminUser {
+    pub name: String,
+    pub lang: Lang,
+}
 
 impl AdminUser {
     /// The audit log's name for this user.
     pub fn actor(&self) -> String {
-        format!("user:{}", self.0)
+        format!("user:{}", self.name)
     }
 }
 
@@ -149,7 +154,10 @@ impl FromRequest for AdminUser {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(
             signed_in(&req.get_session())
-                .map(|ticket| AdminUser(ticket.user))
+                .map(|ticket| AdminUser {
+                    name: ticket.user,
+                    lang: crate::web::lang::of(req),
+                })
                 .ok_or(PageError::SignInRequired),
         )
     }

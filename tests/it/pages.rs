@@ -624,7 +624,12 @@ async fn the_dashboard_imports_with_a_preview_and_audits_every_change() {
         )
         .await;
     assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(page.body.contains("line(s) are wrong"), "{}", page.body);
+    assert!(
+        page.body
+            .contains("One line is wrong; nothing will be imported"),
+        "{}",
+        page.body
+    );
     let good = "id,name,image_url,initial_votes,multiplier\nm1,Ada,,5,\nm2,Lin,,0,2\n";
     let page = browser
         .post(
@@ -633,7 +638,10 @@ async fn the_dashboard_imports_with_a_preview_and_audits_every_change() {
         )
         .await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains("2 member(s) will be written"));
+    assert!(
+        page.body
+            .contains("2 members will be written: 2 new, 0 updated, 0 unchanged.")
+    );
     let (_, members) = app.get("/api/v1/boards/imp").await;
     assert_eq!(members["members"], json!([]), "a preview writes nothing");
     let page = browser
@@ -1375,4 +1383,170 @@ async fn only_the_listed_sites_may_frame_the_embedded_board() {
         (status, body["error"]["code"].as_str()),
         (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_origin"))
     );
+}
+
+#[tokio::test]
+async fn live_view_charts_follow_the_bucket_with_axes_zones_a_picker_and_a_pause() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "ch", "title": "Charts", "timezone": "Asia/Shanghai",
+        "periods": ["day", "week", "month", "all"]}),
+    )
+    .await;
+    app.members("ch", &["m1", "m2"]).await;
+    let (status, _) = app
+        .post(
+            "/api/v1/admin/boards/ch/rules",
+            json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // Week 2026-W45 in Beijing: 3 votes on Tuesday morning, 2 on Thursday evening.
+    for (member, at, n) in [
+        ("m1", "2026-11-03T10:00:00+08:00", 3),
+        ("m2", "2026-11-05T20:30:00+08:00", 2),
+    ] {
+        for _ in 0..n {
+            let (status, body) = app
+                .vote(
+                    "ch",
+                    json!({"member": member, "at": at, "skip_limits": true}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+    }
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let week = browser
+        .get("/admin/boards/ch?period=week&at=2026-W45&view=real")
+        .await;
+    assert_eq!(week.status, StatusCode::OK);
+    let body = &week.body;
+    // Votes per day across the week's seven days, each labelled, in board time.
+    assert!(
+        body.contains("<figcaption>Votes per day</figcaption>"),
+        "{body}"
+    );
+    assert!(body.contains(">day, Beijing time</text>"), "{body}");
+    for day in ["11/2", "11/3", "11/4", "11/5", "11/6", "11/7", "11/8"] {
+        assert!(body.contains(&format!(">{day}</text>")), "{day}");
+    }
+    assert!(
+        body.contains("<title>Tue 3 Nov Beijing time · votes: 3</title>"),
+        "{body}"
+    );
+    assert!(body.contains("<title>Thu 5 Nov Beijing time · votes: 2</title>"));
+    assert!(body.contains("<title>Wed 4 Nov Beijing time · votes: 0</title>"));
+    // Participants per week, twelve weeks up to the selected one.
+    assert!(body.contains("<figcaption>Participants per week</figcaption>"));
+    assert!(body.contains(">W45</text>") && body.contains(">ISO week, Beijing time</text>"));
+    assert_eq!(body.matches("· voters: ").count(), 12);
+    // Refusals older than Redis keeps them are not drawn as zeros.
+    assert!(body.contains("Refusals are kept 8 days; older ones are not drawn."));
+    assert!(!body.contains("· five a day: "));
+    // The top 10 names its unit; the value axis has round ticks.
+    assert!(body.contains(r#"text-anchor="end">score (real)</text>"#));
+    assert!(body.contains(r#"<text class="unit" x="2" y="14">votes</text>"#));
+    // The picker: the selected week, with earlier and later neighbours.
+    assert!(
+        body.contains(r#"<option value="2026-W45" selected>2026-W45</option>"#),
+        "{body}"
+    );
+    assert!(body.contains("at=2026-W44"), "{body}");
+    assert!(body.contains("at=2026-W46"));
+    assert!(body.contains(r#"hx-trigger="every 2s""#));
+    // A past month charts its 31 days; all time the last 48 hours.
+    let month = browser
+        .get("/admin/boards/ch?period=month&at=2026-10&view=real")
+        .await;
+    assert_eq!(month.body.matches("Beijing time · votes: 0<").count(), 31);
+    assert!(
+        month
+            .body
+            .contains("<title>Sat 31 Oct Beijing time · votes: 0</title>")
+    );
+    let all = browser.get("/admin/boards/ch?period=all").await;
+    assert!(all.body.contains("<figcaption>Votes per hour</figcaption>"));
+    assert_eq!(all.body.matches("Beijing time · votes: ").count(), 48);
+    assert!(all.body.contains(">hour, Beijing time</text>"));
+    assert!(
+        all.body
+            .contains("<figcaption>Participants per day</figcaption>")
+    );
+    // Paused: no refresh until resumed.
+    let paused = browser
+        .get("/admin/boards/ch?period=week&at=2026-W45&paused=1")
+        .await;
+    assert!(!paused.body.contains("hx-trigger"), "{}", paused.body);
+    assert!(paused.body.contains(r#"id="resume" href="/admin/boards/ch?period=week&amp;view=display&amp;at=2026-W45">Resume live updates</a>"#), "{}", paused.body);
+    assert!(week.body.contains(r#"id="pause""#) && week.body.contains("paused=1"));
+}
+
+#[tokio::test]
+async fn the_dashboard_speaks_chinese_when_asked() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "zh", "title": "星光大道", "timezone": "Asia/Shanghai"}))
+        .await;
+    app.members("zh", &["m1"]).await;
+    let (status, _) = app
+        .post(
+            "/api/v1/admin/boards/zh/rules",
+            json!({"name": "每天五票", "dimensions": ["voter"], "window": "day", "limit": 5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let get = |path: &'static str| {
+        let req = browser
+            .client
+            .get(format!("{}{path}", browser.base))
+            .header("Accept-Language", "zh-CN,zh;q=0.9,en;q=0.5");
+        async move { req.send().await.unwrap().text().await.unwrap() }
+    };
+    let boards = get("/admin/boards").await;
+    assert!(boards.contains(r#"<html lang="zh-CN">"#), "{boards}");
+    for text in [
+        "<h1>榜单</h1>",
+        ">API 密钥<",
+        ">审计日志<",
+        ">退出登录<",
+        ">新建榜单<",
+        ">今日票数<",
+        ">进行中<",
+        "小时、日、周、月、全部",
+    ] {
+        assert!(boards.contains(text), "{text} in {boards}");
+    }
+    let live = get("/admin/boards/zh?period=day").await;
+    for text in [
+        "<figcaption>每小时票数</figcaption>",
+        ">小时，北京时间</text>",
+        ">前 10 名<",
+        ">暂停更新<",
+        "位参与者",
+        "更新于",
+    ] {
+        assert!(live.contains(text), "{text} in {live}");
+    }
+    let rules = get("/admin/boards/zh/rules").await;
+    assert!(
+        rules.contains("<td>每位投票人每天最多 5 票</td>"),
+        "{rules}"
+    );
+    let members = get("/admin/boards/zh/members").await;
+    assert!(
+        members.contains(">导入 CSV<") && members.contains("日：排名 · 得分"),
+        "{members}"
+    );
+    // The board's own words stay as written; the switch goes back to English.
+    assert!(boards.contains("星光大道"));
+    assert!(
+        boards.contains(
+            r#"<a href="/lang/en?back=/admin/boards" hreflang="en" lang="en">English</a>"#
+        )
+    );
+    let english = browser.get("/admin/boards").await;
+    assert!(english.body.contains("<h1>Boards</h1>"));
 }

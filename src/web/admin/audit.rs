@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::{Chrome, html};
 use crate::error::{ApiError, PageError};
+use crate::i18n::Lang;
 use crate::state::AppState;
 use crate::store::sql::audit::{self, AuditEntry, AuditFilter};
 use crate::web::Router;
@@ -20,6 +21,7 @@ pub fn routes(r: &mut impl Router) {
 #[derive(Template)]
 #[template(path = "admin/audit/index.html")]
 struct AuditPage {
+    l: Lang,
     user: String,
     csrf: String,
     flash: Option<String>,
@@ -57,6 +59,7 @@ async fn list_audit(
         .map_err(ApiError::from)?;
     let chrome = Chrome::of(&session, &user);
     html(&AuditPage {
+        l: chrome.l,
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,

@@ -7,7 +7,8 @@ use actix_session::Session;
 use actix_web::http::Method;
 use actix_web::{HttpRequest, HttpResponse, web};
 use askama::Template;
-use chrono::{Duration, DurationRound, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
+use chrono_tz::Tz;
 use serde::Deserialize;
 
 use super::{Chrome, html, html_with, is_htmx, see_other};
@@ -15,10 +16,13 @@ use crate::api::admin::boards::BoardRequest;
 use crate::domain::board::BoardSettings;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::{Bucket, Period};
+use crate::domain::score::View;
+use crate::engine::activity;
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard::{self, Selection};
-use crate::error::{ApiError, PageError};
+use crate::error::PageError;
+use crate::i18n::Lang;
 use crate::state::AppState;
 use crate::web::Router;
 use crate::web::charts;
@@ -55,6 +59,7 @@ struct BoardRow {
 #[derive(Template)]
 #[template(path = "admin/boards/index.html")]
 struct BoardsPage {
+    l: Lang,
     user: String,
     csrf: String,
     flash: Option<String>,
@@ -66,44 +71,37 @@ async fn list_boards(
     session: Session,
     user: AdminUser,
 ) -> Result<HttpResponse, PageError> {
-    let Chrome { user, csrf, flash } = Chrome::of(&session, &user);
+    let Chrome {
+        l,
+        user,
+        csrf,
+        flash,
+    } = Chrome::of(&session, &user);
     let now = Utc::now();
     let mut boards = Vec::new();
     for config in state.config.boards() {
         let s = &config.board.settings;
-        let today = Bucket::containing(Period::Day, s.timezone, now).map_err(ApiError::from)?;
-        let hours: Vec<i64> = match today.start {
-            Some(start) => {
-                (start.timestamp().div_euclid(3600)..=now.timestamp().div_euclid(3600)).collect()
-            }
-            None => Vec::new(),
-        };
-        let votes_today = state
-            .redis
-            .votes_per_hour(&config.keys, &hours)
-            .await
-            .map_err(crate::error::ApiError::from)?
-            .into_iter()
-            .sum();
+        let votes_today = activity::votes_today(&state.redis, &config, now).await?;
         boards.push(BoardRow {
             slug: config.board.slug.to_string(),
             title: s.title.clone(),
             status: match s.window_admits(now) {
-                Ok(()) => "live",
-                Err(e) if e.code == "campaign_not_started" => "not started",
-                Err(_) => "closed",
+                Ok(()) => "boards-status-live",
+                Err(e) if e.code == "campaign_not_started" => "boards-status-not-started",
+                Err(_) => "boards-status-closed",
             },
             public: s.public_page,
             votes_today,
             periods: s
                 .periods
                 .iter()
-                .map(|p| p.as_str())
+                .map(|p| l.t(&format!("live-period-{p}")))
                 .collect::<Vec<_>>()
-                .join(", "),
+                .join(l.t("list-separator").as_str()),
         });
     }
     html(&BoardsPage {
+        l,
         user,
         csrf,
         flash,
@@ -197,6 +195,7 @@ impl BoardForm {
 #[derive(Template)]
 #[template(path = "admin/boards/form.html")]
 struct BoardFormPage {
+    l: Lang,
     user: String,
     csrf: String,
     flash: Option<String>,
@@ -220,6 +219,7 @@ impl BoardFormPage {
             .map(|tz| (tz.name(), tz.name() == form.timezone))
             .collect();
         Self {
+            l: chrome.l,
             user: chrome.user,
             csrf: chrome.csrf,
             flash: chrome.flash,
@@ -268,7 +268,12 @@ async fn create_board(
     .await;
     match outcome {
         Ok(slug) => {
-            session::flash(&session, &format!("Board {slug} created."));
+            session::flash(
+                &session,
+                &user
+                    .lang
+                    .tr("flash-board-created", &[("slug", slug.to_string().into())]),
+            );
             Ok(see_other(&format!("/admin/boards/{slug}")))
         }
         Err(PageError::Invalid(message)) => {
@@ -316,7 +321,7 @@ async fn update_board(
     .await;
     match outcome {
         Ok(_) => {
-            session::flash(&session, "Board saved.");
+            session::flash(&session, &user.lang.t("flash-board-saved"));
             Ok(see_other(&format!("/admin/boards/{slug}")))
         }
         Err(PageError::Invalid(message)) => BoardFormPage::new(
@@ -345,14 +350,16 @@ async fn delete_board(
     let config = board(&state, &path)?;
     let slug = config.board.slug.clone();
     if form.0.confirm.trim() != slug.as_str() {
-        session::flash(
-            &session,
-            "Not deleted: the confirmation did not match the slug.",
-        );
+        session::flash(&session, &user.lang.t("flash-board-not-deleted"));
         return Ok(see_other(&format!("/admin/boards/{slug}/edit")));
     }
     engine::delete_board(&state, &user.actor(), &slug).await?;
-    session::flash(&session, &format!("Board {slug} deleted."));
+    session::flash(
+        &session,
+        &user
+            .lang
+            .tr("flash-board-deleted", &[("slug", slug.to_string().into())]),
+    );
     Ok(see_other("/admin/boards"))
 }
 
@@ -361,6 +368,8 @@ pub struct LiveQuery {
     period: Option<String>,
     view: Option<String>,
     at: Option<String>,
+    /// Set: the page does not refresh itself until resumed.
+    paused: Option<String>,
 }
 
 impl LiveQuery {
@@ -372,6 +381,10 @@ impl LiveQuery {
             at,
             self.view.as_deref().filter(|v| !v.is_empty()),
         )?)
+    }
+
+    fn paused(&self) -> bool {
+        self.paused.as_deref().is_some_and(|p| !p.is_empty())
     }
 }
 
@@ -387,27 +400,86 @@ struct LiveRow {
 #[derive(Template)]
 #[template(path = "admin/boards/show.html", blocks = ["live"])]
 struct BoardPage {
+    l: Lang,
     user: String,
     csrf: String,
     flash: Option<String>,
     slug: String,
     title: String,
     public: bool,
-    /// (period, selected)
-    periods: Vec<(&'static str, bool)>,
+    /// (period, label, selected)
+    periods: Vec<(&'static str, String, bool)>,
     period: String,
     view: String,
+    /// The selected bucket's label, empty for the current one.
     at: String,
+    paused: bool,
+    /// The bucket picker: (label, selected), newest first.
+    buckets: Vec<(String, bool)>,
+    previous: Option<String>,
+    next: Option<String>,
     bucket: String,
     resets_at: Option<String>,
-    participants: i64,
-    total_members: i64,
+    participants: String,
+    total_members: String,
     updated: String,
     rows: Vec<LiveRow>,
+    votes_title: String,
     votes_chart: String,
+    participants_title: String,
     participants_chart: String,
     top_chart: String,
+    refusals_title: String,
     refusals_chart: String,
+}
+
+/// How many buckets the picker offers, newest first.
+fn picker_len(period: Period) -> usize {
+    match period {
+        Period::Hour => 48,
+        Period::Day => 62,
+        Period::Week => 26,
+        Period::Month => 24,
+        Period::All => 0,
+    }
+}
+
+/// A bucket as a chart's time axis shows it, short: `14:00`, `11/23`, `W48`, `2026-11`.
+fn short_label(l: Lang, bucket: &Bucket, tz: Tz, with_day: bool) -> String {
+    let Some(start) = bucket.start.map(|s| s.with_timezone(&tz)) else {
+        return bucket.label.clone();
+    };
+    let day = || {
+        l.tr(
+            "chart-day",
+            &[
+                ("month", i64::from(start.month()).into()),
+                ("day", i64::from(start.day()).into()),
+            ],
+        )
+    };
+    match bucket.period {
+        Period::Hour if with_day => format!("{} {:02}:{:02}", day(), start.hour(), start.minute()),
+        Period::Hour => format!("{:02}:{:02}", start.hour(), start.minute()),
+        Period::Day => day(),
+        Period::Week => bucket
+            .label
+            .rsplit('-')
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+        Period::Month | Period::All => bucket.label.clone(),
+    }
+}
+
+/// A bucket whole, for a tooltip: "today 14:00 Beijing time", "Tue 3 Nov Beijing time",
+/// "2026-W48".
+fn long_label(l: Lang, bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> String {
+    match (bucket.period, bucket.start) {
+        (Period::Hour, Some(start)) => format!("{} {}", l.when(start, tz, now), l.zone(tz)),
+        (Period::Day, Some(start)) => format!("{} {}", l.date(start, tz), l.zone(tz)),
+        _ => bucket.label.clone(),
+    }
 }
 
 /// Everything the live block shows.
@@ -417,10 +489,13 @@ async fn live_page(
     config: std::sync::Arc<BoardConfig>,
     query: &LiveQuery,
 ) -> Result<BoardPage, PageError> {
+    let l = chrome.l;
+    let now = Utc::now();
     let sel = query.select(config.clone())?;
     let settings = &config.board.settings;
+    let tz = settings.timezone;
     let mut selections = vec![sel.clone()];
-    if let Some(previous) = sel.bucket.previous(settings.timezone) {
+    if let Some(previous) = sel.bucket.previous(tz) {
         selections.push(Selection {
             bucket: previous,
             ..sel.clone()
@@ -446,7 +521,7 @@ async fn live_page(
                 Some(&before) if before > e.rank => (format!("▲{}", before - e.rank), "up"),
                 Some(&before) if before < e.rank => (format!("▼{}", e.rank - before), "down"),
                 Some(_) => ("=".to_owned(), ""),
-                None => ("new".to_owned(), "up"),
+                None => (l.t("live-new"), "up"),
             };
             LiveRow {
                 rank: e.rank,
@@ -459,49 +534,89 @@ async fn live_page(
         })
         .collect();
 
-    let stats = leaderboard::stats(&state.redis, &sel).await?;
-    let hour_labels: Vec<String> = stats
-        .votes_per_hour
+    let activity = activity::activity(&state.redis, &sel, now).await?;
+    let zone = l.zone(tz);
+    let steps = &activity.steps;
+    let step = steps.first().map_or(Period::Hour, |s| s.bucket.period);
+    let crosses_days = step == Period::Hour
+        && steps
+            .first()
+            .and_then(|s| s.bucket.start)
+            .map(|s| s.with_timezone(&tz).date_naive())
+            != steps
+                .last()
+                .and_then(|s| s.bucket.start)
+                .map(|s| s.with_timezone(&tz).date_naive());
+    let ticks: Vec<String> = steps
         .iter()
-        .map(|h| {
-            h.hour
-                .with_timezone(&settings.timezone)
-                .format("%d %H:00")
-                .to_string()
-        })
+        .map(|s| short_label(l, &s.bucket, tz, crosses_days))
         .collect();
-    let votes_chart = charts::lines(
-        "votes per hour",
-        &hour_labels,
-        &[(
-            "votes".to_owned(),
-            stats
-                .votes_per_hour
-                .iter()
-                .map(|h| h.votes as f64)
-                .collect(),
-        )],
+    let points: Vec<String> = steps
+        .iter()
+        .map(|s| long_label(l, &s.bucket, tz, now))
+        .collect();
+    let step_arg = [("step", step.as_str().into())];
+    let axis = l.tr(
+        "chart-axis",
+        &[
+            ("step", step.as_str().into()),
+            ("zone", zone.clone().into()),
+        ],
     );
-    let refusals: Vec<(String, Vec<f64>)> = config
-        .rules
-        .iter()
-        .map(|rule| {
-            let per_hour = stats
-                .votes_per_hour
-                .iter()
-                .map(|h| {
-                    h.refused
-                        .iter()
-                        .find(|r| r.rule == rule.id)
-                        .map_or(0.0, |r| r.votes as f64)
-                })
-                .collect();
-            (rule.spec.name.clone(), per_hour)
-        })
-        .collect();
-    let refusals_chart = charts::lines("refusals per rule per hour", &hour_labels, &refusals);
+    let votes_title = l.tr("chart-votes", &step_arg);
+    let votes_chart = charts::Lines {
+        title: &votes_title,
+        unit: &l.t("chart-unit-votes"),
+        axis: &axis,
+        ticks: &ticks,
+        points: &points,
+        series: &[charts::Series {
+            name: l.t("chart-unit-votes"),
+            values: steps.iter().map(|s| s.votes.map(|v| v as f64)).collect(),
+        }],
+        lang: l,
+    }
+    .render();
+    let refusals_title = l.tr("chart-refusals", &step_arg);
+    let refusals_chart = if config.rules.is_empty() {
+        format!("<p class=\"muted\">{}</p>", l.t("chart-no-rules"))
+    } else {
+        let series: Vec<charts::Series> = config
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| charts::Series {
+                name: rule.spec.name.clone(),
+                values: steps
+                    .iter()
+                    .map(|s| s.refused[i].map(|v| v as f64))
+                    .collect(),
+            })
+            .collect();
+        let chart = charts::Lines {
+            title: &refusals_title,
+            unit: &l.t("chart-unit-refused"),
+            axis: &axis,
+            ticks: &ticks,
+            points: &points,
+            series: &series,
+            lang: l,
+        }
+        .render();
+        format!(
+            "{chart}<p class=\"muted small\">{}</p>",
+            l.tr(
+                "chart-refusals-kept",
+                &[("days", activity::REFUSALS_KEPT_DAYS.into())]
+            )
+        )
+    };
     let top_chart = charts::bars(
-        "top 10",
+        &l.t("chart-top"),
+        &l.t(match sel.view {
+            View::Real => "chart-unit-real",
+            View::Display => "chart-unit-display",
+        }),
         &current
             .entries
             .iter()
@@ -513,37 +628,69 @@ async fn live_page(
                 )
             })
             .collect::<Vec<_>>(),
+        l,
     );
-    let participants_chart = if settings.periods.contains(&Period::Day) {
-        let today = Bucket::containing(Period::Day, settings.timezone, Utc::now())
-            .map_err(ApiError::from)?;
-        let mut days = vec![today];
-        for _ in 0..13 {
-            let Some(before) = days.last().and_then(|d| d.previous(settings.timezone)) else {
-                break;
-            };
-            days.push(before);
+    let (participants_title, participants_chart) = match activity.participants.first() {
+        Some((first, _)) => {
+            let period = first.period;
+            let title = l.tr("chart-participants", &[("period", period.as_str().into())]);
+            let buckets: Vec<&Bucket> = activity.participants.iter().map(|(b, _)| b).collect();
+            let crosses = period == Period::Hour;
+            let chart = charts::Lines {
+                title: &title,
+                unit: &l.t("chart-unit-voters"),
+                axis: &l.tr(
+                    "chart-axis",
+                    &[
+                        ("step", period.as_str().into()),
+                        ("zone", zone.clone().into()),
+                    ],
+                ),
+                ticks: &buckets
+                    .iter()
+                    .map(|b| short_label(l, b, tz, crosses))
+                    .collect::<Vec<_>>(),
+                points: &buckets
+                    .iter()
+                    .map(|b| long_label(l, b, tz, now))
+                    .collect::<Vec<_>>(),
+                series: &[charts::Series {
+                    name: l.t("chart-unit-voters"),
+                    values: activity
+                        .participants
+                        .iter()
+                        .map(|(_, n)| Some(*n as f64))
+                        .collect(),
+                }],
+                lang: l,
+            }
+            .render();
+            (title, chart)
         }
-        days.reverse();
-        let keys: Vec<String> = days.iter().map(|d| config.keys.participants(d)).collect();
-        let counts = state
-            .redis
-            .pfcounts(&keys)
-            .await
-            .map_err(crate::error::ApiError::from)?;
-        charts::lines(
-            "participants per day",
-            &days.iter().map(|d| d.label.clone()).collect::<Vec<_>>(),
-            &[(
-                "participants".to_owned(),
-                counts.into_iter().map(|c| c as f64).collect(),
-            )],
-        )
-    } else {
-        "<p class=\"muted\">This board keeps no day rankings.</p>".to_owned()
+        None => (
+            l.tr("chart-participants", &[("period", "day".into())]),
+            format!("<p class=\"muted\">{}</p>", l.t("chart-no-periods")),
+        ),
     };
 
+    let mut buckets = Vec::new();
+    let newest = Bucket::containing(sel.bucket.period, tz, now).ok();
+    let mut cursor = newest.filter(|_| sel.bucket.period.is_periodic());
+    while let Some(b) = cursor.filter(|_| buckets.len() < picker_len(sel.bucket.period)) {
+        cursor = b.previous(tz);
+        buckets.push((b.label.clone(), b.label == sel.bucket.label));
+    }
+    if sel.bucket.period.is_periodic() && !buckets.iter().any(|(_, on)| *on) {
+        buckets.push((sel.bucket.label.clone(), true));
+    }
+    let next = sel
+        .bucket
+        .next(tz)
+        .filter(|n| n.start.is_some_and(|s| s <= now))
+        .map(|n| n.label);
+
     Ok(BoardPage {
+        l,
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,
@@ -553,27 +700,54 @@ async fn live_page(
         periods: settings
             .periods
             .iter()
-            .map(|p| (p.as_str(), *p == sel.bucket.period))
+            .map(|p| {
+                (
+                    p.as_str(),
+                    l.t(&format!("live-period-{p}")),
+                    *p == sel.bucket.period,
+                )
+            })
             .collect(),
         period: sel.bucket.period.as_str().to_owned(),
         view: sel.view.as_str().to_owned(),
         at: query.at.clone().unwrap_or_default(),
+        paused: query.paused(),
+        buckets,
+        previous: sel.bucket.previous(tz).map(|b| b.label),
+        next,
         bucket: sel.bucket.label.clone(),
-        resets_at: current
-            .resets_at
-            .map(|t| t.with_timezone(&settings.timezone).to_rfc3339()),
-        participants: current.participants,
-        total_members: current.total_members,
-        updated: Utc::now()
-            .duration_trunc(Duration::seconds(1))
-            .unwrap_or_else(|_| Utc::now())
-            .with_timezone(&settings.timezone)
-            .format("%H:%M:%S")
-            .to_string(),
+        resets_at: current.resets_at.map(|t| {
+            let when = format!("{} {zone}", l.when(t, tz, now));
+            l.tr("live-resets", &[("when", when.into())])
+        }),
+        participants: l.tr(
+            "live-participants",
+            &[
+                ("count", current.participants.into()),
+                ("shown", l.number(current.participants as f64, 0).into()),
+            ],
+        ),
+        total_members: l.tr(
+            "live-members",
+            &[
+                ("count", current.total_members.into()),
+                ("shown", l.number(current.total_members as f64, 0).into()),
+            ],
+        ),
+        updated: l.tr(
+            "live-updated",
+            &[(
+                "when",
+                format!("{} {zone}", now.with_timezone(&tz).format("%H:%M:%S")).into(),
+            )],
+        ),
         rows,
+        votes_title,
         votes_chart,
+        participants_title,
         participants_chart,
         top_chart,
+        refusals_title,
         refusals_chart,
     })
 }

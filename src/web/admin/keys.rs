@@ -14,6 +14,7 @@ use crate::domain::auth::{Scope, parse_scopes};
 use crate::domain::ids::Channel;
 use crate::engine::admin as engine;
 use crate::error::{ApiError, PageError};
+use crate::i18n::Lang;
 use crate::state::AppState;
 use crate::web::Router;
 use crate::web::forms::CsrfForm;
@@ -38,6 +39,7 @@ struct KeyRow {
 #[derive(Template)]
 #[template(path = "admin/keys/index.html")]
 struct KeysPage {
+    l: Lang,
     user: String,
     csrf: String,
     flash: Option<String>,
@@ -76,6 +78,7 @@ async fn keys_page(
         })
         .collect();
     Ok(KeysPage {
+        l: chrome.l,
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,
@@ -165,6 +168,9 @@ async fn revoke_key(
         .parse()
         .map_err(|_| PageError::NotFound(format!("no key {:?}", path.as_str())))?;
     engine::revoke_api_key(&state, &user.actor(), id).await?;
-    session::flash(&session, &format!("Key {id} revoked."));
+    session::flash(
+        &session,
+        &user.lang.tr("flash-key-revoked", &[("id", id.into())]),
+    );
     Ok(see_other("/admin/keys"))
 }

@@ -17,6 +17,7 @@ use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard;
 use crate::error::{ApiError, PageError};
+use crate::i18n::Lang;
 use crate::state::AppState;
 use crate::web::Router;
 use crate::web::forms::CsrfForm;
@@ -51,6 +52,7 @@ const PAGE_SIZE: usize = 50;
 #[derive(Template)]
 #[template(path = "admin/members/index.html")]
 struct MembersPage {
+    l: Lang,
     user: String,
     csrf: String,
     flash: Option<String>,
@@ -67,6 +69,34 @@ struct MembersPage {
     form: MemberForm,
     error: Option<String>,
     csv: String,
+}
+
+impl MembersPage {
+    /// "51–100 of 200"
+    fn range(&self) -> String {
+        self.l.tr(
+            "members-range",
+            &[
+                ("first", (self.first as i64).into()),
+                (
+                    "last",
+                    ((self.first + self.members.len()).saturating_sub(1) as i64).into(),
+                ),
+                ("total", (self.matching as i64).into()),
+            ],
+        )
+    }
+
+    /// A period column's heading: "Day: rank · score".
+    fn rank_header(&self, period: &str) -> String {
+        let name = self.l.t(&format!("live-period-{period}"));
+        self.l.tr("members-rank-score", &[("period", name.into())])
+    }
+
+    fn no_match(&self) -> String {
+        self.l
+            .tr("members-no-match", &[("q", self.q.as_str().into())])
+    }
 }
 
 /// What the members page shows besides the table.
@@ -134,6 +164,7 @@ async fn members_page(
         })
         .collect();
     Ok(MembersPage {
+        l: chrome.l,
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,
@@ -251,7 +282,12 @@ async fn save_member(
     .await;
     match outcome {
         Ok(_) => {
-            session::flash(&session, &format!("Member {} saved.", form.id.trim()));
+            session::flash(
+                &session,
+                &user
+                    .lang
+                    .tr("flash-member-saved", &[("id", form.id.trim().into())]),
+            );
             Ok(see_other(&format!(
                 "/admin/boards/{}/members",
                 config.board.slug
@@ -291,12 +327,15 @@ async fn toggle_member(
         .ok_or_else(|| PageError::NotFound(format!("no member {id}")))?;
     member.enabled = !member.enabled;
     let now = if member.enabled {
-        "enabled"
+        "flash-member-enabled"
     } else {
-        "disabled"
+        "flash-member-disabled"
     };
     engine::upsert_members(&state, &user.actor(), &config.board.slug, vec![member]).await?;
-    session::flash(&session, &format!("Member {id} {now}."));
+    session::flash(
+        &session,
+        &user.lang.tr(now, &[("id", id.to_string().into())]),
+    );
     Ok(see_other(&format!(
         "/admin/boards/{}/members",
         config.board.slug
@@ -306,6 +345,7 @@ async fn toggle_member(
 #[derive(Template)]
 #[template(path = "admin/members/preview.html")]
 struct PreviewPage {
+    l: Lang,
     user: String,
     csrf: String,
     flash: Option<String>,
@@ -333,8 +373,35 @@ struct ImportForm {
 
 impl PreviewPage {
     /// How many rows of the preview make this change.
-    fn count(&self, change: &str) -> usize {
-        self.members.iter().filter(|m| m.change == change).count()
+    fn count(&self, change: &str) -> i64 {
+        self.members.iter().filter(|m| m.change == change).count() as i64
+    }
+
+    /// "3 members will be written: 1 new, 1 updated, 1 unchanged. …"
+    fn summary(&self) -> String {
+        self.l.tr(
+            "preview-summary",
+            &[
+                ("count", (self.members.len() as i64).into()),
+                ("new", self.count("new").into()),
+                ("updated", self.count("updated").into()),
+                ("unchanged", self.count("unchanged").into()),
+            ],
+        )
+    }
+
+    fn import_label(&self) -> String {
+        self.l.tr(
+            "preview-import",
+            &[("count", (self.members.len() as i64).into())],
+        )
+    }
+
+    fn errors_line(&self) -> String {
+        self.l.tr(
+            "preview-errors",
+            &[("count", (self.errors.len() as i64).into())],
+        )
     }
 }
 
@@ -349,6 +416,7 @@ async fn import_members(
     let form = form.0;
     let chrome = Chrome::of(&session, &user);
     let mut page = PreviewPage {
+        l: chrome.l,
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,
@@ -361,7 +429,12 @@ async fn import_members(
         Ok(members) if form.confirm.is_some() => {
             let n = members.len();
             engine::upsert_members(&state, &user.actor(), &config.board.slug, members).await?;
-            session::flash(&session, &format!("Imported {n} member(s)."));
+            session::flash(
+                &session,
+                &user
+                    .lang
+                    .tr("flash-imported", &[("count", (n as i64).into())]),
+            );
             return Ok(see_other(&format!(
                 "/admin/boards/{}/members",
                 config.board.slug

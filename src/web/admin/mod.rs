@@ -22,6 +22,7 @@ use super::session::{self, csrf_token};
 use crate::api::client_ip::ClientIp;
 use crate::engine::users::{self, LoginRefusal};
 use crate::error::PageError;
+use crate::i18n::Lang;
 use crate::state::AppState;
 
 /// Paths under `/admin` that answer without a session.
@@ -100,6 +101,7 @@ pub fn is_htmx(req: &HttpRequest) -> bool {
 
 /// What every dashboard page needs in its layout.
 pub struct Chrome {
+    pub l: Lang,
     pub user: String,
     pub csrf: String,
     pub flash: Option<String>,
@@ -108,7 +110,8 @@ pub struct Chrome {
 impl Chrome {
     pub fn of(session: &Session, user: &session::AdminUser) -> Self {
         Self {
-            user: user.0.clone(),
+            l: user.lang,
+            user: user.name.clone(),
             csrf: csrf_token(session),
             flash: session::take_flash(session),
         }
@@ -118,6 +121,7 @@ impl Chrome {
 #[derive(Template)]
 #[template(path = "admin/login.html")]
 struct LoginPage {
+    l: Lang,
     csrf: String,
     flash: Option<String>,
     error: Option<String>,
@@ -127,11 +131,12 @@ async fn home() -> HttpResponse {
     see_other("/admin/boards")
 }
 
-async fn login_page(session: Session) -> Result<HttpResponse, PageError> {
+async fn login_page(session: Session, l: Lang) -> Result<HttpResponse, PageError> {
     if session::signed_in(&session).is_some() {
         return Ok(see_other("/admin/boards"));
     }
     html(&LoginPage {
+        l,
         csrf: csrf_token(&session),
         flash: session::take_flash(&session),
         error: None,
@@ -148,6 +153,7 @@ async fn login(
     state: web::Data<AppState>,
     session: Session,
     client: ClientIp,
+    l: Lang,
     form: CsrfForm<LoginForm>,
 ) -> Result<HttpResponse, PageError> {
     let form = form.0;
@@ -160,17 +166,18 @@ async fn login(
             tracing::info!(user = %form.username, ip = ?ip, "dashboard sign-in");
             return Ok(see_other("/admin/boards"));
         }
-        Err(LoginRefusal::BadCredentials) => "Wrong user name or password.",
-        Err(LoginRefusal::Throttled) => "Too many failed sign-ins; wait 15 minutes and try again.",
+        Err(LoginRefusal::BadCredentials) => l.t("login-wrong"),
+        Err(LoginRefusal::Throttled) => l.t("login-throttled"),
     };
     let status = match outcome {
         Err(LoginRefusal::Throttled) => actix_web::http::StatusCode::TOO_MANY_REQUESTS,
         _ => actix_web::http::StatusCode::UNAUTHORIZED,
     };
     let page = LoginPage {
+        l,
         csrf: csrf_token(&session),
         flash: None,
-        error: Some(error.to_owned()),
+        error: Some(error),
     };
     html_with(&page, status)
 }

@@ -14,7 +14,9 @@ use crate::domain::limit::{
     Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
 use crate::engine::admin as engine;
+use crate::engine::limits;
 use crate::error::{ApiError, PageError};
+use crate::i18n::Lang;
 use crate::state::AppState;
 use crate::web::Router;
 use crate::web::forms::CsrfForm;
@@ -40,8 +42,8 @@ struct RuleRow {
     words: String,
 }
 
-impl From<&RateRule> for RuleRow {
-    fn from(rule: &RateRule) -> Self {
+impl RuleRow {
+    fn of(l: Lang, rule: &RateRule) -> Self {
         let spec = &rule.spec;
         Self {
             id: rule.id,
@@ -68,7 +70,7 @@ impl From<&RateRule> for RuleRow {
                 missing: spec.missing.as_str().to_owned(),
             },
             open: false,
-            words: spec.describe(),
+            words: limits::describe(l, spec),
         }
     }
 }
@@ -76,6 +78,7 @@ impl From<&RateRule> for RuleRow {
 #[derive(Template)]
 #[template(path = "admin/rules/index.html")]
 struct RulesPage {
+    l: Lang,
     user: String,
     csrf: String,
     flash: Option<String>,
@@ -94,7 +97,11 @@ fn page(
     config: &crate::engine::config::BoardConfig,
     refused: Option<Refused>,
 ) -> RulesPage {
-    let mut rules: Vec<RuleRow> = config.rules.iter().map(RuleRow::from).collect();
+    let mut rules: Vec<RuleRow> = config
+        .rules
+        .iter()
+        .map(|r| RuleRow::of(chrome.l, r))
+        .collect();
     let mut new = RuleForm::default();
     let mut error = None;
     if let Some((id, typed, why)) = refused {
@@ -108,6 +115,7 @@ fn page(
         }
     }
     RulesPage {
+        l: chrome.l,
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,
@@ -245,10 +253,12 @@ async fn create_rule(
     let result = async {
         let rule =
             engine::create_rule(&state, &user.actor(), &config.board.slug, form.spec()?).await?;
-        Ok(format!(
-            "Rule {:?} added: {}.",
-            rule.spec.name,
-            rule.spec.describe()
+        Ok(user.lang.tr(
+            "flash-rule-added",
+            &[
+                ("name", rule.spec.name.as_str().into()),
+                ("words", limits::describe(user.lang, &rule.spec).into()),
+            ],
         ))
     }
     .await;
@@ -277,10 +287,12 @@ async fn update_rule(
             spec: form.spec()?,
         };
         let rule = engine::update_rule(&state, &user.actor(), &config.board.slug, rule).await?;
-        Ok(format!(
-            "Rule {:?} saved: {}.",
-            rule.spec.name,
-            rule.spec.describe()
+        Ok(user.lang.tr(
+            "flash-rule-saved",
+            &[
+                ("name", rule.spec.name.as_str().into()),
+                ("words", limits::describe(user.lang, &rule.spec).into()),
+            ],
         ))
     }
     .await;
@@ -298,7 +310,10 @@ async fn delete_rule(
     let config = board(&state, &raw_board)?;
     let id = rule_id(&raw_id)?;
     engine::delete_rule(&state, &user.actor(), &config.board.slug, id).await?;
-    session::flash(&session, &format!("Rule {id} deleted."));
+    session::flash(
+        &session,
+        &user.lang.tr("flash-rule-deleted", &[("id", id.into())]),
+    );
     Ok(see_other(&format!(
         "/admin/boards/{}/rules",
         config.board.slug
