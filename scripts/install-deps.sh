@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing: redis-server for
 # running and testing; with `--browser`, also Chromium and ChromeDriver for the browser
-# tests; with `--bench`, wrk for the benchmark. Runs apt-get as root, or through sudo
+# tests (and a Chinese font for their screenshots); with `--bench`, wrk for the benchmark. Runs apt-get as root, or through sudo
 # when available.
 set -euo pipefail
 
@@ -13,6 +13,8 @@ fi
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+  # A Chinese font, so the Chinese pages' screenshots show characters, not boxes.
+  [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(fonts-wqy-microhei)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 

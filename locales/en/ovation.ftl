@@ -275,6 +275,7 @@ members-multiplier = Multiplier (empty: the board's)
 members-save = Save member
 members-import = Import CSV
 members-import-columns = Columns, with a header line; an empty cell keeps the member's value:
+members-import-file = Choose a CSV file (its text lands below)
 members-import-paste = Paste the CSV
 members-preview = Preview
 preview-title = Import preview

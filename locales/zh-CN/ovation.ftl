@@ -232,6 +232,7 @@ members-multiplier = 倍数（留空则用榜单的）
 members-save = 保存成员
 members-import = 导入 CSV
 members-import-columns = 列如下，需含表头行；留空的单元格保留成员原值：
+members-import-file = 选择 CSV 文件（内容会填入下方）
 members-import-paste = 粘贴 CSV
 members-preview = 预览
 preview-title = 导入预览

@@ -1,10 +1,12 @@
-//! Static files, compiled into the binary: the stylesheet and vendored htmx.
+//! Static files, compiled into the binary: the stylesheet, vendored htmx and the CSV
+//! import's file picker.
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use actix_web::{HttpResponse, web};
 
 const APP_CSS: &str = include_str!("../../static/css/app.css");
 const HTMX: &str = include_str!("../../static/vendor/htmx-2.0.4.min.js");
+const IMPORT_JS: &str = include_str!("../../static/js/import.js");
 
 fn serve(body: &'static str, content_type: &'static str) -> HttpResponse {
     HttpResponse::Ok()
@@ -21,5 +23,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .route(
         "/htmx-2.0.4.min.js",
         web::get().to(|| async { serve(HTMX, "text/javascript; charset=utf-8") }),
+    )
+    .route(
+        "/import.js",
+        web::get().to(|| async { serve(IMPORT_JS, "text/javascript; charset=utf-8") }),
     );
 }

@@ -175,6 +175,41 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
         wait_for_text(&c, &format!("Member {id} saved.")).await;
     }
     shots.take(&c, "members").await;
+    // A CSV file chosen in the import form lands in its text box and previews.
+    let csv = profile.path().join("members.csv");
+    std::fs::write(
+        &csv,
+        "id,name,image_url,initial_votes,multiplier\nm1,Ada Sings,,,\n",
+    )
+    .unwrap();
+    c.find(Locator::Css("label[data-fills] input[type=file]"))
+        .await
+        .unwrap()
+        .send_keys(csv.to_str().unwrap())
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !c
+        .execute("return document.getElementById('csv-text').value", vec![])
+        .await
+        .unwrap()
+        .as_str()
+        .is_some_and(|v| v.contains("m1,Ada Sings"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the chosen file never filled the box"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    click(&c, "form[action$='/members/import'] button[type=submit]").await;
+    wait_for_text(
+        &c,
+        "One member will be written: 0 new, 0 updated, 1 unchanged.",
+    )
+    .await;
+    click(&c, "a.button.plain[href='/admin/boards/finals/members']").await;
+    wait_for_text(&c, "Add or edit a member").await;
     c.goto(&url("/admin/boards/finals/rules")).await.unwrap();
     fill(&c, "form[action$='/rules'] input[name=name]", "two a day").await;
     fill(&c, "form[action$='/rules'] input[name=limit]", "2").await;
@@ -238,15 +273,23 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
         assert!(Instant::now() < deadline, "no answer at the last card");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let in_view = c
-        .execute(
-            "const n = document.querySelector(arguments[0] + ' .notice'); \
-             const r = n.getBoundingClientRect(); \
-             return r.top >= 0 && r.bottom <= window.innerHeight",
-            vec![json!(last)],
-        )
-        .await
-        .unwrap();
+    // htmx scrolls the swapped card into view as it settles (20 ms after the swap).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let in_view = loop {
+        let in_view = c
+            .execute(
+                "const n = document.querySelector(arguments[0] + ' .notice'); \
+                 const r = n.getBoundingClientRect(); \
+                 return r.top >= 0 && r.bottom <= window.innerHeight",
+                vec![json!(last)],
+            )
+            .await
+            .unwrap();
+        if in_view == json!(true) || Instant::now() > deadline {
+            break in_view;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert_eq!(in_view, json!(true), "the answer is on screen");
     shots.take(&c, "public-phone").await;
     // The ranking follows votes cast elsewhere, without a reload.
@@ -310,6 +353,132 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
     c.goto(&url("/admin/audit")).await.unwrap();
     wait_for_text(&c, "rule.create").await;
     shots.take(&c, "audit-log").await;
+
+    // On a phone the charts' text stays legible and nothing is cut off: every label of
+    // the live view's charts is drawn at least 9.5 px tall and inside its chart.
+    c.set_window_size(390, 844).await.unwrap();
+    c.goto(&url("/admin/boards/finals?period=day&view=real"))
+        .await
+        .unwrap();
+    wait_for_text(&c, "<svg").await;
+    let labels = c
+        .execute(
+            "const out = []; for (const svg of document.querySelectorAll('svg.chart')) { \
+               const box = svg.getBoundingClientRect(); \
+               for (const t of svg.querySelectorAll('text')) { const r = t.getBoundingClientRect(); \
+                 out.push([t.textContent, r.height, r.left >= box.left - 0.5 && r.right <= box.right + 0.5]); } } \
+             return out;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let labels = labels.as_array().unwrap();
+    assert!(labels.len() > 20, "{labels:?}");
+    for label in labels {
+        assert!(
+            label[1].as_f64().unwrap() >= 9.5,
+            "too small on a phone: {label}"
+        );
+        assert_eq!(label[2], json!(true), "cut off: {label}");
+    }
+    shots.take(&c, "live-view-phone").await;
+
+    // The dashboard in Chinese, by its language switch; the choice sticks.
+    click(&c, "header a[hreflang='zh-CN']").await;
+    wait_for_text(&c, "<h1>榜单</h1>").await;
+    c.goto(&url("/admin/boards/finals?period=all&view=real"))
+        .await
+        .unwrap();
+    wait_for_text(&c, "每小时票数").await;
+    c.set_window_size(1280, 1000).await.unwrap();
+    shots.take(&c, "live-view-zh").await;
+    c.set_window_size(390, 844).await.unwrap();
+    c.goto(&url("/b/finals")).await.unwrap();
+    wait_for_text(&c, "投票").await;
+    shots.take(&c, "public-phone-zh").await;
+
+    // The embedded board shows in a frame on a listed site and is refused on another.
+    let listed = FramingSite::start(&url("/embed/b/finals")).await;
+    let unlisted = FramingSite::start(&url("/embed/b/finals")).await;
+    let (status, body) = app
+        .patch(
+            "/api/v1/admin/boards/finals",
+            json!({"embed_origins": [listed.origin.clone()]}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    for (site, shown) in [(&listed, true), (&unlisted, false)] {
+        c.goto(&site.origin).await.unwrap();
+        c.find(Locator::Css("iframe")).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let inside = loop {
+            c.clone().enter_frame(0).await.unwrap();
+            let inside = c
+                .execute(
+                    "return [location.href, document.body ? document.body.innerText : '']",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            c.clone().enter_parent_frame().await.unwrap();
+            let loaded = inside[0].as_str().is_some_and(|h| h != "about:blank");
+            if loaded || Instant::now() > deadline {
+                break inside;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let text = inside[1].as_str().unwrap_or_default();
+        if shown {
+            assert_eq!(inside[0], json!(url("/embed/b/finals")), "{inside}");
+            assert!(text.contains("Song of the Year"), "{inside}");
+        } else {
+            // Chromium puts its own error page in a frame that frame-ancestors refuses.
+            assert_eq!(
+                inside[0],
+                json!("chrome-error://chromewebdata/"),
+                "{inside}"
+            );
+            assert!(!text.contains("Song of the Year"), "{inside}");
+        }
+    }
     c.close().await.unwrap();
-    assert_eq!(shots.taken, 9);
+    assert_eq!(shots.taken, 12);
+}
+
+/// Another site on its own port (so its own origin) whose one page frames `src`.
+struct FramingSite {
+    origin: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FramingSite {
+    async fn start(src: &str) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let origin = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let page = format!(
+            "<!doctype html><title>A shop</title><h1>A shop</h1><iframe src=\"{src}\" width=\"380\" height=\"600\"></iframe>"
+        );
+        let task = tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let page = page.clone();
+                tokio::spawn(async move {
+                    let mut request = [0u8; 4096];
+                    let _ = socket.read(&mut request).await;
+                    let response = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                        page.len()
+                    );
+                    let _ = socket.write_all(response.as_bytes()).await;
+                });
+            }
+        });
+        Self { origin, task }
+    }
+}
+
+impl Drop for FramingSite {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
