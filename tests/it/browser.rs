@@ -46,7 +46,8 @@ impl Drop for Driver {
     }
 }
 
-async fn browser(driver: &Driver, profile: &std::path::Path) -> Client {
+/// A Chromium session whose requests ask for the languages `accept` (`--accept-lang`).
+async fn browser(driver: &Driver, profile: &std::path::Path, accept: &str) -> Client {
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -57,6 +58,7 @@ async fn browser(driver: &Driver, profile: &std::path::Path) -> Client {
                 "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", "--disable-quic", "--window-size=1280,1000",
                 format!("--user-data-dir={}", profile.display()),
+                format!("--accept-lang={accept}"),
             ]
         }),
     );
@@ -143,7 +145,7 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
     let app = TestApp::spawn().await;
     let driver = Driver::start();
     let profile = tempfile::tempdir().unwrap();
-    let c = browser(&driver, profile.path()).await;
+    let c = browser(&driver, profile.path(), "en-US,en").await;
     let mut shots = Shots::new();
     let url = |path: &str| format!("{}{path}", app.base);
 
@@ -442,6 +444,18 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
         }
     }
     c.close().await.unwrap();
+
+    // A browser set to Chinese gets the dashboard in Chinese from its first page.
+    let zh_profile = tempfile::tempdir().unwrap();
+    let zh = browser(&driver, zh_profile.path(), "zh-CN,zh").await;
+    zh.goto(&url("/admin/login")).await.unwrap();
+    wait_for_text(&zh, "<h1>Ovation 管理后台</h1>").await;
+    fill(&zh, "input[name=username]", "admin").await;
+    fill(&zh, "input[name=password]", ADMIN_PASSWORD).await;
+    click(&zh, "form button[type=submit]").await;
+    wait_for_text(&zh, "<h1>榜单</h1>").await;
+    assert!(text_of(&zh, "header").await.contains("退出登录"));
+    zh.close().await.unwrap();
     assert_eq!(shots.taken, 12);
 }
 

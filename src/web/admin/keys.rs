@@ -73,8 +73,10 @@ async fn keys_page(
                 .collect::<Vec<_>>()
                 .join(", "),
             channel: k.channel.map(|c| c.to_string()).unwrap_or_default(),
-            created: k.created_at.format("%Y-%m-%d %H:%M").to_string(),
-            revoked: k.revoked_at.map(|t| t.format("%Y-%m-%d %H:%M").to_string()),
+            created: k.created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
+            revoked: k
+                .revoked_at
+                .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()),
         })
         .collect();
     Ok(KeysPage {
