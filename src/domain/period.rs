@@ -452,6 +452,78 @@ fn out_of_range(period: Period, what: &str) -> Invalid {
     )
 }
 
+/// A rolling window: the current, partial slot and the slots before it, `slots()` in
+/// all. `rolling:24h` has one-hour slots (UTC hours); `rolling:7d` one-day slots (local
+/// days of the board's timezone, so 23 or 25 hours across a DST change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rolling {
+    Hours24,
+    Days7,
+}
+
+impl Rolling {
+    pub const EVERY: [Rolling; 2] = [Rolling::Hours24, Rolling::Days7];
+
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        match raw {
+            "rolling:24h" => Ok(Self::Hours24),
+            "rolling:7d" => Ok(Self::Days7),
+            _ => Err(Invalid::new(
+                "invalid_period",
+                format!("unknown rolling window {raw:?} (want rolling:24h or rolling:7d)"),
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Hours24 => "rolling:24h",
+            Self::Days7 => "rolling:7d",
+        }
+    }
+
+    /// How many slots the window spans.
+    pub fn slots(self) -> i64 {
+        match self {
+            Self::Hours24 => 24,
+            Self::Days7 => 7,
+        }
+    }
+
+    /// The slot holding `at`: hours since the epoch, or days since 1970-01-01 counted in
+    /// `tz`'s local dates.
+    pub fn slot(self, tz: Tz, at: DateTime<Utc>) -> i64 {
+        match self {
+            Self::Hours24 => at.timestamp().div_euclid(3600),
+            Self::Days7 => {
+                let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default();
+                at.with_timezone(&tz)
+                    .date_naive()
+                    .signed_duration_since(epoch)
+                    .num_days()
+            }
+        }
+    }
+
+    /// When slot `slot` starts.
+    pub fn slot_start(self, tz: Tz, slot: i64) -> Option<DateTime<Utc>> {
+        match self {
+            Self::Hours24 => DateTime::from_timestamp(slot.checked_mul(3600)?, 0),
+            Self::Days7 => {
+                let epoch = NaiveDate::from_ymd_opt(1970, 1, 1)?;
+                let date = epoch.checked_add_signed(Duration::days(slot))?;
+                day_start(tz, date)
+            }
+        }
+    }
+
+    /// What a read at `now` covers: from the start of the oldest slot counted to `now`.
+    pub fn span(self, tz: Tz, now: DateTime<Utc>) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+        let oldest = self.slot(tz, now) - (self.slots() - 1);
+        Some((self.slot_start(tz, oldest)?, now))
+    }
+}
+
 /// The stretches a chart of `bucket` steps through, oldest first: the hours of the local
 /// day holding an hour or day bucket, the days of a week or month bucket, and for `all`
 /// the 48 hours up to `now`. Each is an hour or day bucket of `tz`.
@@ -835,5 +907,35 @@ mod tests {
         // The day starts at 18:30 UTC the evening before; its first whole UTC hour is 19:00.
         assert_eq!(hours.start * 3600, at("2026-11-22T19:00:00Z").timestamp());
         assert_eq!(epoch_hours(&Bucket::all()), 0..0);
+    }
+
+    #[test]
+    fn rolling_windows_count_utc_hours_or_local_days() {
+        let ny = parse_timezone("America/New_York").unwrap();
+        let h = Rolling::Hours24;
+        assert_eq!(h.slot(ny, at("1970-01-01T00:59:59Z")), 0);
+        let t = at("2026-11-23T10:00:00Z");
+        assert_eq!(h.slot(ny, t) * 3600, t.timestamp());
+        assert_eq!(h.slot_start(ny, 5), Some(at("1970-01-01T05:00:00Z")));
+        let d = Rolling::Days7;
+        // 2026-11-01 is the day New York's clocks go back: 25 hours long.
+        let sunday = d.slot(ny, at("2026-11-01T04:00:00Z"));
+        assert_eq!(d.slot(ny, at("2026-11-02T04:59:59Z")), sunday);
+        assert_eq!(d.slot(ny, at("2026-11-02T05:00:00Z")), sunday + 1);
+        assert_eq!(d.slot_start(ny, sunday), Some(at("2026-11-01T04:00:00Z")));
+        assert_eq!(
+            d.slot_start(ny, sunday + 1),
+            Some(at("2026-11-02T05:00:00Z"))
+        );
+        // A read covers the partial slot and the six whole days before it.
+        assert_eq!(
+            d.span(ny, at("2026-11-02T15:00:00Z")),
+            Some((at("2026-10-27T04:00:00Z"), at("2026-11-02T15:00:00Z")))
+        );
+        assert_eq!(Rolling::parse("rolling:24h"), Ok(Rolling::Hours24));
+        assert_eq!(
+            Rolling::parse("rolling:5h").unwrap_err().code,
+            "invalid_period"
+        );
     }
 }

@@ -172,6 +172,7 @@ fn call<'a>(
         hour: p.at.timestamp().div_euclid(3600),
         at_ms: p.at.timestamp_millis(),
         rules: &p.rules,
+        windows: &[],
     }
 }
 

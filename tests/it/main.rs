@@ -19,3 +19,4 @@ mod retries;
 mod sessions;
 mod sync;
 mod votes;
+mod windows;

@@ -6,7 +6,7 @@
 //! the same slug starts from nothing.
 
 use crate::domain::ids::IdempotencyKey;
-use crate::domain::period::Bucket;
+use crate::domain::period::{Bucket, Rolling};
 use crate::domain::score::View;
 
 /// Builds key names under one prefix.
@@ -146,6 +146,27 @@ impl BoardKeys {
         format!("{}rf:{hour}", self.base)
     }
 
+    /// A rolling window's keys in the order `window.lua` takes them: the head (string),
+    /// the totals in the real and display views (zsets), the ring of slots in each view
+    /// (zsets) and the ring of slot voters (HyperLogLogs). The ring's names are fixed: slot
+    /// `s` lives at index `s mod n`.
+    pub fn window(&self, window: Rolling) -> Vec<String> {
+        let (base, code) = (&self.base, window.as_str());
+        let ring = |kind: &'static str| {
+            (0..window.slots()).map(move |i| format!("{base}w:{code}:{kind}:{i}"))
+        };
+        [
+            format!("{base}w:{code}:head"),
+            format!("{base}w:{code}:total:r"),
+            format!("{base}w:{code}:total:d"),
+        ]
+        .into_iter()
+        .chain(ring("r"))
+        .chain(ring("d"))
+        .chain(ring("v"))
+        .collect()
+    }
+
     /// A SCAN pattern matching every key of the board, for clean-up after deletion.
     pub fn pattern(&self) -> String {
         format!("{}*", self.base)
@@ -155,6 +176,17 @@ impl BoardKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rolling_window_has_fixed_names_in_the_order_its_script_reads_them() {
+        let keys = Keys::new("ov:").board(7).window(Rolling::Days7);
+        assert_eq!(keys.len(), 3 + 3 * 7);
+        assert_eq!(keys[0], "ov:{b:7}:w:rolling:7d:head");
+        assert_eq!(keys[2], "ov:{b:7}:w:rolling:7d:total:d");
+        assert_eq!(keys[3], "ov:{b:7}:w:rolling:7d:r:0");
+        assert_eq!(keys[3 + 7], "ov:{b:7}:w:rolling:7d:d:0");
+        assert_eq!(keys[3 + 14 + 6], "ov:{b:7}:w:rolling:7d:v:6");
+    }
 
     #[test]
     fn board_keys_share_one_hash_tag() {

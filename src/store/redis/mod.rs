@@ -6,6 +6,7 @@
 //! down answers `Unavailable` quickly instead of hanging requests.
 
 pub mod keys;
+pub mod window;
 
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
@@ -19,8 +20,25 @@ use crate::domain::period::Bucket;
 use crate::domain::score::{Increment, MAX_UNITS, View};
 use crate::metrics::{self, RedisOutcome};
 
-static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("vote.lua")));
-static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("page.lua")));
+static VOTE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("window.lua"),
+        include_str!("vote.lua")
+    ))
+});
+static PAGE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("paging.lua"),
+        include_str!("page.lua")
+    ))
+});
+static WINDOW_PAGE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("window.lua"),
+        include_str!("paging.lua"),
+        include_str!("window_page.lua")
+    ))
+});
 static MEMBER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("member.lua")));
 static INITIAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("initial.lua")));
 static USAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("usage.lua")));
@@ -229,8 +247,20 @@ impl RedisStore {
         Ok(replies
             .into_iter()
             .zip(calls)
-            .map(|(reply, c)| VoteReply::parse(&reply?, c.targets.len()))
+            .map(|(reply, c)| VoteReply::parse(&reply?, c.targets.len() + c.windows.len()))
             .collect())
+    }
+
+    /// Reads pages of rolling windows in one round trip, each first brought to its clock.
+    pub async fn window_pages(
+        &self,
+        queries: &[window::WindowPageQuery],
+    ) -> Result<Vec<PageReply>, RedisFailure> {
+        let calls: Vec<Invocation> = queries.iter().map(|q| q.invocation()).collect();
+        let replies = self
+            .run_script_all("window_page", &WINDOW_PAGE, &calls)
+            .await?;
+        replies.iter().map(PageReply::parse).collect()
     }
 
     /// Reads pages of boards in one round trip.
@@ -790,6 +820,8 @@ pub struct VoteCall<'a> {
     pub at_ms: i64,
     /// The rules the vote must pass; empty when it skips them.
     pub rules: &'a [RuleCheck],
+    /// The rolling windows the vote counts in.
+    pub windows: &'a [window::WindowTarget],
 }
 
 impl VoteCall<'_> {
@@ -817,6 +849,11 @@ impl VoteCall<'_> {
                 Counter::Fixed { key, .. } => inv.key(key).key(key),
                 Counter::Rolling { log, total, .. } => inv.key(log).key(total),
             };
+        }
+        for w in self.windows {
+            for key in &w.window.keys {
+                inv.key(key);
+            }
         }
         let all_index = self
             .targets
@@ -861,6 +898,10 @@ impl VoteCall<'_> {
                     ttl_s, horizon_ms, ..
                 } => inv.arg(ttl_s).arg(horizon_ms).arg(0),
             };
+        }
+        inv.arg(self.windows.len());
+        for w in self.windows {
+            w.args(&mut inv);
         }
         inv
     }

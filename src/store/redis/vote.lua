@@ -1,7 +1,7 @@
 -- vote.lua: cast one vote on one board, atomically: the rate-limit rules are checked and
 -- consumed, and every enabled period's bucket in both views, carry-over into each next
--- bucket, participants, the hourly counter and the idempotency record change together,
--- or nothing changes.
+-- bucket, every rolling window, participants, the hourly counter and the idempotency
+-- record change together, or nothing changes. window.lua comes in front of this file.
 --
 -- KEYS[1]  idempotency record (string; any key of the board when ARGV[6] is 0)
 -- KEYS[2]  votes-per-hour counter (hash: epoch hour -> votes)
@@ -16,6 +16,7 @@
 --   +1 the rule's counter: a string for calendar and campaign windows, a zset log
 --      (score = vote time in ms, member = '<count>:<tag>') for rolling windows
 --   +2 rolling windows: the log's running total (string); else unused
+-- then 3 + 3s keys per rolling window of s slots (see window.lua), one after another
 --
 -- ARGV[1]  member id
 -- ARGV[2]  real increment (votes; also what each rule counts)
@@ -42,9 +43,16 @@
 --      log: the horizon in ms (entries at or before it have left the window)
 --   +6 counter: ms from the vote until its window restarts, or -1 if it never does;
 --      log: unused
+-- then at 15 + n + 6r + 1: w, the number of rolling windows, and four per window k at
+-- 15 + n + 6r + 1 + 4k:
+--   +1 s, its slots
+--   +2 the clock's slot (now)
+--   +3 the vote's slot (its time)
+--   +4 slots of at least this many members leave the totals by ZUNIONSTORE
 --
 -- Returns one of
---   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings
+--   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings:
+--                              the n periods', then each rolling window's totals
 --   {'dup', receipt_and_scores}                        the first answer for this key
 --   {'limited', i, retry_ms}   rule i (0-based) refused: of the rules that refuse, the
 --                              one that keeps refusing longest; retry_ms is -1 for never
@@ -69,6 +77,8 @@ local r = tonumber(ARGV[15])
 local period_key = 3
 local rule_key = 3 + 5 * n
 local rule_arg = 15 + n
+local window_arg = rule_arg + 6 * r
+local w = tonumber(ARGV[window_arg + 1] or '0')
 
 -- One MGET reads the idempotency record and every rule's string: a calendar or campaign
 -- counter, or a rolling log's running total.
@@ -173,6 +183,18 @@ for p = 0, n - 1 do
   end
 end
 
+-- Rolling windows hold only votes that all-time holds too; without `all`, their totals
+-- are checked as they stand (before expired slots leave them, so never too leniently).
+if all_index < 0 then
+  local o = rule_key + 2 * r
+  for k = 0, w - 1 do
+    if exceeds(KEYS[o + 2], real_inc) or exceeds(KEYS[o + 3], display_inc) then
+      return {'overflow'}
+    end
+    o = o + 3 + 3 * tonumber(ARGV[window_arg + 2 + 4 * k])
+  end
+end
+
 for i = 0, r - 1 do
   local key = KEYS[rule_key + 2 * i + 1]
   local a = rule_arg + 6 * i
@@ -206,6 +228,16 @@ for p = 0, n - 1 do
     redis.call('PFADD', KEYS[base + 4], voter)
     redis.call('PFADD', KEYS[base + 5], voter)
   end
+end
+local o = rule_key + 2 * r
+for k = 0, w - 1 do
+  local a = window_arg + 1 + 4 * k
+  local slots = tonumber(ARGV[a + 1])
+  local totals = window_add(o, slots, tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]),
+    tonumber(ARGV[a + 4]), member, ARGV[2], ARGV[3], voter)
+  result[#result + 1] = totals[1]
+  result[#result + 1] = totals[2]
+  o = o + 3 + 3 * slots
 end
 redis.call('HINCRBY', KEYS[2], ARGV[8], ARGV[2])
 

@@ -1,0 +1,22 @@
+-- window_page.lua: one page of a rolling window after bringing the window to the
+-- caller's clock (window.lua and paging.lua come in front of this file).
+--
+-- KEYS[1 .. 3 + 3n]  the window's keys (see window.lua)
+-- ARGV[1]  n, the window's slots
+-- ARGV[2]  the caller's clock as a slot number
+-- ARGV[3]  slots of at least this many members are subtracted with ZUNIONSTORE
+-- ARGV[4]  view: 0 real, 1 display
+-- ARGV[5]  offset, or with an anchor the radius around it
+-- ARGV[6]  limit (entries at most)
+-- ARGV[7]  anchor member, or '' for a plain page
+--
+-- Returns what page_of returns (see paging.lua); participants are the distinct voters
+-- over the window's slots.
+
+local n = tonumber(ARGV[1])
+window_advance(0, n, tonumber(ARGV[2]), tonumber(ARGV[3]))
+local voters = {}
+for i = 0, n - 1 do
+  voters[#voters + 1] = KEYS[4 + 2 * n + i]
+end
+return page_of(KEYS[2 + tonumber(ARGV[4])], voters, tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7])

@@ -1,0 +1,354 @@
+//! Rolling windows against a brute-force model, on a real redis-server: random votes at
+//! random times (some stamped late), reads in between, long idle gaps; after every read
+//! the whole ranking and the participants equal the model's.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use proptest::prelude::*;
+
+use ovation::domain::period::{Rolling, parse_instant, parse_timezone};
+use ovation::domain::score::{Increment, View};
+use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
+use ovation::store::redis::{PageReply, RedisStore, VoteCall, VoteReply};
+
+use crate::harness::shared_redis;
+
+/// How the test counts slots: one of the product's windows, or a one-slot window of
+/// UTC hours (the scripts take any number of slots; the product offers 24 and 7).
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    Window(Rolling, &'static str),
+    OneHour,
+}
+
+impl Shape {
+    fn slots(self) -> i64 {
+        match self {
+            Self::Window(w, _) => w.slots(),
+            Self::OneHour => 1,
+        }
+    }
+
+    fn slot(self, at: DateTime<Utc>) -> i64 {
+        match self {
+            Self::Window(w, tz) => w.slot(parse_timezone(tz).unwrap(), at),
+            Self::OneHour => at.timestamp().div_euclid(3600),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Time moves on by `after_s`, then a vote stamped `late_s` earlier.
+    Vote {
+        after_s: i64,
+        late_s: i64,
+        member: u8,
+        voter: u8,
+        count: i64,
+    },
+    /// Time moves on by `after_s`, then the whole window is read.
+    Read { after_s: i64 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    // Mostly small steps, so slots fill up; sometimes days, longer than any window.
+    let after = prop_oneof![
+        12 => 0i64..900,
+        6 => 0i64..6 * 3600,
+        2 => 0i64..36 * 3600,
+        1 => 0i64..5 * 86_400,
+        1 => 8 * 86_400i64..9 * 86_400,
+    ];
+    let late = prop_oneof![3 => Just(0i64), 1 => 0i64..3 * 3600];
+    prop_oneof![
+        3 => (after.clone(), late, 0u8..6, 0u8..5, 1i64..4).prop_map(
+            |(after_s, late_s, member, voter, count)| Op::Vote { after_s, late_s, member, voter, count }
+        ),
+        1 => after.prop_map(|after_s| Op::Read { after_s }),
+    ]
+}
+
+/// What the window must hold: every vote with the slot it landed in.
+#[derive(Default)]
+struct Model {
+    head: Option<i64>,
+    landed: Vec<(i64, String, i64, String)>,
+}
+
+impl Model {
+    fn advance(&mut self, slot: i64) -> i64 {
+        let head = self.head.map_or(slot, |h| h.max(slot));
+        self.head = Some(head);
+        head
+    }
+
+    /// A vote read at `clock` and stamped at `at` lands in the newest slot, unless it is
+    /// older than the whole window.
+    fn vote(&mut self, n: i64, clock: i64, at: i64, member: String, count: i64, voter: String) {
+        let head = self.advance(clock.max(at));
+        if at > clock - n {
+            self.landed.push((head, member, count, voter));
+        }
+    }
+
+    /// The window at `clock`: (member, score) best first as Redis orders them (ties by
+    /// member, descending), and the distinct voters.
+    fn read(&mut self, n: i64, clock: i64, per_vote: i64) -> (Vec<(String, i64)>, i64) {
+        let head = self.advance(clock);
+        let mut totals = std::collections::BTreeMap::<String, i64>::new();
+        let mut voters = std::collections::BTreeSet::new();
+        for (slot, member, count, voter) in &self.landed {
+            if *slot > head - n {
+                *totals.entry(member.clone()).or_default() += count * per_vote;
+                voters.insert(voter.clone());
+            }
+        }
+        let mut ranking: Vec<(String, i64)> = totals.into_iter().collect();
+        ranking.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+        (ranking, voters.len() as i64)
+    }
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| tokio::runtime::Runtime::new().unwrap())
+}
+
+/// Plays `ops` from `start` on a fresh board and checks every read against the model.
+async fn play(shape: Shape, union_from: i64, start: DateTime<Utc>, ops: &[Op]) {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static BOARD: AtomicI64 = AtomicI64::new(1);
+    let store = RedisStore::new(&shared_redis().url(), "wt:", Duration::from_secs(5)).unwrap();
+    let board = store.keys().board(BOARD.fetch_add(1, Ordering::Relaxed));
+    let n = shape.slots();
+    let window_at = |clock: i64| {
+        let mut w = match shape {
+            Shape::Window(rolling, _) => WindowAt::new(&board, rolling, clock),
+            Shape::OneHour => {
+                // The head, the totals and the first slot of each ring of a 7-slot window.
+                let keys = board.window(Rolling::Days7);
+                WindowAt {
+                    keys: [0, 1, 2, 3, 3 + 7, 3 + 14]
+                        .map(|i| keys[i].clone())
+                        .to_vec(),
+                    slots: 1,
+                    clock,
+                    union_from,
+                }
+            }
+        };
+        w.union_from = union_from;
+        w
+    };
+    let mut model = Model::default();
+    let mut now = start;
+    for op in ops {
+        match op {
+            Op::Vote {
+                after_s,
+                late_s,
+                member,
+                voter,
+                count,
+            } => {
+                now += chrono::Duration::seconds(*after_s);
+                let at = now - chrono::Duration::seconds(*late_s);
+                let (clock, slot) = (shape.slot(now), shape.slot(at));
+                let member = format!("m{member}");
+                let voter = format!("v{voter}");
+                let target = WindowTarget {
+                    window: window_at(clock),
+                    at: slot,
+                };
+                let call = VoteCall {
+                    board: &board,
+                    targets: &[],
+                    member: &member,
+                    increment: Increment {
+                        real: *count,
+                        display: *count * 3,
+                        carry: 0,
+                    },
+                    voter: Some(&voter),
+                    idempotency: None,
+                    receipt: "",
+                    hour: at.timestamp().div_euclid(3600),
+                    at_ms: at.timestamp_millis(),
+                    rules: &[],
+                    windows: std::slice::from_ref(&target),
+                };
+                let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
+                model.vote(n, clock, slot, member.clone(), *count, voter);
+                let (ranking, _) = model.read(n, clock, 1);
+                let expected = ranking
+                    .iter()
+                    .find(|(m, _)| *m == member)
+                    .map_or(0, |e| e.1);
+                assert_eq!(
+                    reply,
+                    VoteReply::Counted(vec![(expected, expected * 3)]),
+                    "the vote answers the member's window totals"
+                );
+            }
+            Op::Read { after_s } => {
+                now += chrono::Duration::seconds(*after_s);
+                let clock = shape.slot(now);
+                for (view, per_vote) in [(View::Real, 1), (View::Display, 3)] {
+                    let query = WindowPageQuery {
+                        window: window_at(clock),
+                        view,
+                        offset: 0,
+                        limit: 1000,
+                        anchor: None,
+                    };
+                    let page: PageReply = store.window_pages(&[query]).await.unwrap().remove(0);
+                    let (ranking, voters) = model.read(n, clock, per_vote);
+                    assert_eq!(page.entries, ranking, "{view:?} at {now}");
+                    assert_eq!(page.total_members, ranking.len() as i64);
+                    assert_eq!(page.participants, voters, "voters at {now}");
+                }
+            }
+        }
+    }
+}
+
+fn at(raw: &str) -> DateTime<Utc> {
+    parse_instant(raw).unwrap()
+}
+
+/// ZUNIONSTORE for every slot, or member by member for every slot.
+fn union_from(union: bool) -> i64 {
+    if union { 0 } else { i64::MAX }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_last_24_hours_are_exact_at_every_read(
+        ops in prop::collection::vec(op(), 1..80),
+        union in any::<bool>(),
+    ) {
+        runtime().block_on(play(
+            Shape::Window(Rolling::Hours24, "UTC"),
+            union_from(union),
+            at("2026-11-20T00:00:00Z"),
+            &ops,
+        ));
+    }
+
+    #[test]
+    fn the_last_7_days_are_exact_across_a_dst_change(
+        ops in prop::collection::vec(op(), 1..80),
+        union in any::<bool>(),
+    ) {
+        // New York's clocks go back on 2026-11-01: that local day is 25 hours long.
+        runtime().block_on(play(
+            Shape::Window(Rolling::Days7, "America/New_York"),
+            union_from(union),
+            at("2026-10-30T20:00:00Z"),
+            &ops,
+        ));
+    }
+
+    #[test]
+    fn a_one_slot_window_is_exact(
+        ops in prop::collection::vec(op(), 1..40),
+        union in any::<bool>(),
+    ) {
+        runtime().block_on(play(Shape::OneHour, union_from(union), at("2026-11-20T00:00:00Z"), &ops));
+    }
+}
+
+/// 64 clients vote at once, half with the clock still in one hour and half already in
+/// the next: every vote lands in a slot of the window, and the totals are exact then and
+/// after the first hour leaves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
+    let store = RedisStore::new(&shared_redis().url(), "wc:", Duration::from_secs(5)).unwrap();
+    let board = store.keys().board(1);
+    let boundary = Rolling::Hours24.slot(chrono_tz::Tz::UTC, at("2026-11-23T10:00:00Z"));
+    let mut clients = Vec::new();
+    // Client 0 goes first, so the earlier hour holds at least one vote.
+    for i in 0..64i64 {
+        let store = store.clone();
+        let board = board.clone();
+        clients.push(tokio::spawn(async move {
+            let clock = boundary - 1 + i % 2;
+            let member = format!("m{}", i % 3);
+            let voter = format!("v{i}");
+            let target = WindowTarget {
+                window: WindowAt::new(&board, Rolling::Hours24, clock),
+                at: clock,
+            };
+            let call = VoteCall {
+                board: &board,
+                targets: &[],
+                member: &member,
+                increment: Increment {
+                    real: 1,
+                    display: 1,
+                    carry: 0,
+                },
+                voter: Some(&voter),
+                idempotency: None,
+                receipt: "",
+                hour: clock,
+                at_ms: clock * 3_600_000,
+                rules: &[],
+                windows: std::slice::from_ref(&target),
+            };
+            let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
+            assert!(matches!(reply, VoteReply::Counted(_)), "{reply:?}");
+        }));
+        if i == 0 {
+            clients.pop().unwrap().await.unwrap();
+        }
+    }
+    for client in clients {
+        client.await.unwrap();
+    }
+    let read = |clock: i64| {
+        let store = store.clone();
+        let query = WindowPageQuery {
+            window: WindowAt::new(&board, Rolling::Hours24, clock),
+            view: View::Real,
+            offset: 0,
+            limit: 10,
+            anchor: None,
+        };
+        async move { store.window_pages(&[query]).await.unwrap().remove(0) }
+    };
+    let page = read(boundary).await;
+    let sum = |page: &PageReply| page.entries.iter().map(|(_, s)| s).sum::<i64>();
+    assert_eq!(sum(&page), 64);
+    assert_eq!(page.participants, 64);
+    assert_eq!(
+        page.entries,
+        vec![("m0".into(), 22), ("m2".into(), 21), ("m1".into(), 21)]
+    );
+    // What landed in the earlier hour is exactly what leaves when it goes out of the window.
+    let earlier: i64 = {
+        let mut conn = redis::Client::open(shared_redis().url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let key = &board.window(Rolling::Hours24)[3 + ((boundary - 1) % 24) as usize];
+        let scores: Vec<(String, i64)> = redis::cmd("ZRANGE")
+            .arg(key)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        scores.iter().map(|(_, s)| s).sum()
+    };
+    assert!(earlier >= 1, "client 0 voted before the clock turned");
+    let later = read(boundary + 23).await;
+    assert_eq!(sum(&later), 64 - earlier);
+}
