@@ -121,6 +121,12 @@ impl Lang {
         LOCALES.lookup(self.id(), key)
     }
 
+    /// A period's name under `prefix`: `period-day`, `period-rolling-24h` (message ids
+    /// cannot hold the `:` of `rolling:24h`).
+    pub fn period(self, prefix: &str, period: &str) -> String {
+        self.t(&format!("{prefix}-{}", period.replace(':', "-")))
+    }
+
     /// The message `key` with arguments.
     pub fn tr(self, key: &str, args: &[(&'static str, Arg<'_>)]) -> String {
         let args: HashMap<Cow<'static, str>, FluentValue<'_>> = args

@@ -19,9 +19,11 @@ use crate::state::AppState;
 /// Which bucket and view to read.
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct SelectQuery {
-    /// hour, day, week, month or all (default: all when kept, else the shortest period).
+    /// hour, day, week, month, all, rolling:24h or rolling:7d (default: all when kept,
+    /// else the shortest period).
     pub period: Option<String>,
     /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
+    /// Rolling windows take none (422 `invalid_bucket`): they always end now.
     pub at: Option<String>,
     /// display (default) or real.
     pub view: Option<String>,
@@ -29,9 +31,11 @@ pub struct SelectQuery {
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct TopQuery {
-    /// hour, day, week, month or all (default: all when kept, else the shortest period).
+    /// hour, day, week, month, all, rolling:24h or rolling:7d (default: all when kept,
+    /// else the shortest period).
     pub period: Option<String>,
     /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
+    /// Rolling windows take none (422 `invalid_bucket`): they always end now.
     pub at: Option<String>,
     /// display (default) or real.
     pub view: Option<String>,
@@ -43,9 +47,11 @@ pub struct TopQuery {
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct AroundQuery {
-    /// hour, day, week, month or all (default: all when kept, else the shortest period).
+    /// hour, day, week, month, all, rolling:24h or rolling:7d (default: all when kept,
+    /// else the shortest period).
     pub period: Option<String>,
     /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
+    /// Rolling windows take none (422 `invalid_bucket`): they always end now.
     pub at: Option<String>,
     /// display (default) or real.
     pub view: Option<String>,
@@ -57,8 +63,9 @@ pub struct AroundQuery {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PeriodInfo {
     pub period: String,
+    /// The bucket's label; a rolling window's own name.
     pub bucket: String,
-    /// Null for `all`.
+    /// Null for `all` and rolling windows.
     pub resets_at: Option<DateTime<Utc>>,
 }
 

@@ -111,7 +111,7 @@ impl BoardSettings {
             title,
             description: String::new(),
             membership: Membership::Closed,
-            periods: Period::EVERY.to_vec(),
+            periods: Period::CALENDAR.to_vec(),
             timezone: Tz::UTC,
             multiplier: Milli::ONE,
             carry_over: Milli::ZERO,

@@ -31,16 +31,29 @@ pub enum Period {
     Week,
     Month,
     All,
+    /// A window that slides: no buckets, no resets (see [`Rolling`]).
+    Rolling(Rolling),
 }
 
 impl Period {
-    /// Every period, shortest first.
-    pub const EVERY: [Period; 5] = [
+    /// The calendar periods and `all`, shortest first: what a board keeps by default.
+    pub const CALENDAR: [Period; 5] = [
         Period::Hour,
         Period::Day,
         Period::Week,
         Period::Month,
         Period::All,
+    ];
+
+    /// Every period: the calendar ones, then the rolling windows.
+    pub const EVERY: [Period; 7] = [
+        Period::Hour,
+        Period::Day,
+        Period::Week,
+        Period::Month,
+        Period::All,
+        Period::Rolling(Rolling::Hours24),
+        Period::Rolling(Rolling::Days7),
     ];
 
     pub fn parse(raw: &str) -> Result<Self, Invalid> {
@@ -50,9 +63,14 @@ impl Period {
             "week" => Ok(Self::Week),
             "month" => Ok(Self::Month),
             "all" => Ok(Self::All),
+            rolling if rolling.starts_with("rolling:") => {
+                Rolling::parse(rolling).map(Self::Rolling)
+            }
             _ => Err(Invalid::new(
                 "invalid_period",
-                format!("unknown period {raw:?} (want hour, day, week, month or all)"),
+                format!(
+                    "unknown period {raw:?} (want hour, day, week, month, all, rolling:24h or rolling:7d)"
+                ),
             )),
         }
     }
@@ -64,12 +82,22 @@ impl Period {
             Self::Week => "week",
             Self::Month => "month",
             Self::All => "all",
+            Self::Rolling(window) => window.as_str(),
         }
     }
 
-    /// Whether the period has buckets that end (everything but `all`).
+    /// Whether the period has buckets that end: the calendar periods (not `all`, not a
+    /// rolling window).
     pub fn is_periodic(self) -> bool {
-        self != Self::All
+        matches!(self, Self::Hour | Self::Day | Self::Week | Self::Month)
+    }
+
+    /// The rolling window this period is, if it is one.
+    pub fn rolling(self) -> Option<Rolling> {
+        match self {
+            Self::Rolling(window) => Some(window),
+            _ => None,
+        }
     }
 }
 
@@ -112,6 +140,15 @@ impl Bucket {
         let date = naive.date();
         let (label, start, end) = match period {
             Period::All => return Ok(Self::all()),
+            Period::Rolling(window) => {
+                let (from, _) = window.span(tz, at).ok_or_else(overflow)?;
+                return Ok(Self {
+                    period,
+                    label: window.as_str().to_owned(),
+                    start: Some(from),
+                    end: None,
+                });
+            }
             Period::Hour => {
                 let offset = local.offset().fix();
                 let top = date.and_time(NaiveTime::MIN) + Duration::hours(i64::from(naive.hour()));
@@ -180,8 +217,12 @@ impl Bucket {
             .and_then(|end| Self::containing(self.period, tz, end).ok())
     }
 
-    /// The bucket right before this one (`None` for `all`, or before the supported range).
+    /// The bucket right before this one (`None` for `all` and rolling windows, or before
+    /// the supported range).
     pub fn previous(&self, tz: Tz) -> Option<Self> {
+        if !self.period.is_periodic() {
+            return None;
+        }
         self.start
             .and_then(|start| start.checked_sub_signed(Duration::seconds(1)))
             .and_then(|before| Self::containing(self.period, tz, before).ok())
@@ -190,6 +231,12 @@ impl Bucket {
     /// Reads `at` as either a bucket label of `period` (`2019-03-17`, `2019-W12`, …) or an
     /// RFC 3339 timestamp, and answers the bucket it names.
     pub fn parse(period: Period, tz: Tz, at: &str) -> Result<Self, Invalid> {
+        if let Period::Rolling(window) = period {
+            return Err(Invalid::new(
+                "invalid_bucket",
+                format!("{window} has no buckets: it always ends now, so leave out `at`"),
+            ));
+        }
         if let Some(bucket) = Self::parse_label(period, tz, at)? {
             return Ok(bucket);
         }
@@ -210,6 +257,7 @@ impl Bucket {
     fn parse_label(period: Period, tz: Tz, label: &str) -> Result<Option<Self>, Invalid> {
         let start = match period {
             Period::All => return Ok((label == "all").then(Self::all)),
+            Period::Rolling(_) => return Ok(None),
             Period::Hour => {
                 let Some(hour) = label.get(..13).and_then(|h| {
                     NaiveDateTime::parse_from_str(&format!("{h}:00"), "%Y-%m-%dT%H:%M").ok()
@@ -461,9 +509,13 @@ pub enum Rolling {
     Days7,
 }
 
-impl Rolling {
-    pub const EVERY: [Rolling; 2] = [Rolling::Hours24, Rolling::Days7];
+impl fmt::Display for Rolling {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
+impl Rolling {
     pub fn parse(raw: &str) -> Result<Self, Invalid> {
         match raw {
             "rolling:24h" => Ok(Self::Hours24),
@@ -525,8 +577,8 @@ impl Rolling {
 }
 
 /// The stretches a chart of `bucket` steps through, oldest first: the hours of the local
-/// day holding an hour or day bucket, the days of a week or month bucket, and for `all`
-/// the 48 hours up to `now`. Each is an hour or day bucket of `tz`.
+/// day holding an hour or day bucket, the days of a week or month bucket or of the last 7
+/// days, and for `all` and the last 24 hours the 48 hours up to `now`. Each is an hour or day bucket of `tz`.
 pub fn chart_steps(bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> Vec<Bucket> {
     let (step, from, until) = match (bucket.period, bucket.start, bucket.end) {
         (Period::Hour | Period::Day, Some(start), _) => {
@@ -536,6 +588,11 @@ pub fn chart_steps(bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> Vec<Bucket> {
             (Period::Hour, day.start, day.end)
         }
         (Period::Week | Period::Month, start, end) => (Period::Day, start, end),
+        (Period::Rolling(Rolling::Days7), start, _) => (
+            Period::Day,
+            start,
+            now.checked_add_signed(Duration::seconds(1)),
+        ),
         _ => (
             Period::Hour,
             now.checked_sub_signed(Duration::hours(47)),
@@ -561,7 +618,7 @@ pub fn trailing_buckets(bucket: &Bucket, tz: Tz) -> Vec<Bucket> {
         Period::Hour => 24,
         Period::Day => 14,
         Period::Week | Period::Month => 12,
-        Period::All => return Vec::new(),
+        Period::All | Period::Rolling(_) => return Vec::new(),
     };
     let mut buckets = vec![bucket.clone()];
     while buckets.len() < count {
@@ -728,7 +785,7 @@ mod tests {
     #[test]
     fn labels_and_timestamps_parse_back_to_the_same_bucket() {
         let tz = chrono_tz::Asia::Shanghai;
-        for period in Period::EVERY {
+        for period in Period::CALENDAR {
             let b = Bucket::containing(period, tz, at("2019-03-17T12:33:00+08:00")).unwrap();
             assert_eq!(Bucket::parse(period, tz, &b.label).unwrap(), b);
             assert_eq!(

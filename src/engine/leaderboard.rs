@@ -16,6 +16,7 @@ use crate::domain::score::View;
 use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
 use crate::error::ApiError;
+use crate::store::redis::window::{WindowAt, WindowPageQuery};
 use crate::store::redis::{PageQuery, PageReply, RedisStore, StandingQuery, StandingReply};
 
 /// Entries per page at most.
@@ -116,8 +117,11 @@ pub struct TopResponse {
     pub period: String,
     pub bucket: String,
     pub view: String,
-    /// When the bucket ends (RFC 3339); null for `all`.
+    /// When the bucket ends (RFC 3339); null for `all` and rolling windows.
     pub resets_at: Option<DateTime<Utc>>,
+    /// Rolling windows only: what the read covered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowSpan>,
     /// Members with a score in the bucket.
     pub total_members: i64,
     /// Distinct voters in the bucket (HyperLogLog estimate).
@@ -126,14 +130,72 @@ pub struct TopResponse {
     pub entries: Vec<Entry>,
 }
 
-fn page_query(sel: &Selection, offset: i64, limit: i64, anchor: Option<&str>) -> PageQuery {
-    PageQuery {
-        scores: sel.board.keys.scores(sel.view, &sel.bucket),
-        participants: sel.board.keys.participants(&sel.bucket),
-        offset,
-        limit,
-        anchor: anchor.map(str::to_owned),
+/// The span a rolling window's read covered: from the start of the oldest slot counted
+/// to the time of the read.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WindowSpan {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+}
+
+/// What one page read asks: the selection, the offset (or radius around `anchor`) and
+/// the limit.
+struct PageAsk<'a> {
+    sel: &'a Selection,
+    offset: i64,
+    limit: i64,
+    anchor: Option<&'a str>,
+}
+
+/// Reads pages in order: buckets through `page.lua`, rolling windows through
+/// `window_page.lua`, which first brings the window to now; one round trip per kind.
+async fn read_pages(redis: &RedisStore, asks: &[PageAsk<'_>]) -> Result<Vec<PageReply>, ApiError> {
+    let now = Utc::now();
+    let (mut buckets, mut windows) = (Vec::new(), Vec::new());
+    for ask in asks {
+        let anchor = ask.anchor.map(str::to_owned);
+        match ask.sel.bucket.period.rolling() {
+            Some(window) => windows.push(WindowPageQuery {
+                window: WindowAt::new(
+                    &ask.sel.board.keys,
+                    window,
+                    window.slot(ask.sel.board.board.settings.timezone, now),
+                ),
+                view: ask.sel.view,
+                offset: ask.offset,
+                limit: ask.limit,
+                anchor,
+            }),
+            None => buckets.push(PageQuery {
+                scores: ask.sel.board.keys.scores(ask.sel.view, &ask.sel.bucket),
+                participants: ask.sel.board.keys.participants(&ask.sel.bucket),
+                offset: ask.offset,
+                limit: ask.limit,
+                anchor,
+            }),
+        }
     }
+    let mut buckets = if buckets.is_empty() {
+        Vec::new()
+    } else {
+        redis.pages(&buckets).await?
+    }
+    .into_iter();
+    let mut windows = if windows.is_empty() {
+        Vec::new()
+    } else {
+        redis.window_pages(&windows).await?
+    }
+    .into_iter();
+    asks.iter()
+        .map(|ask| {
+            let page = match ask.sel.bucket.period.rolling() {
+                Some(_) => windows.next(),
+                None => buckets.next(),
+            };
+            page.ok_or_else(|| anyhow::anyhow!("redis answered fewer pages than asked").into())
+        })
+        .collect()
 }
 
 fn top_response(sel: &Selection, page: PageReply) -> TopResponse {
@@ -164,6 +226,15 @@ fn top_response(sel: &Selection, page: PageReply) -> TopResponse {
         bucket: sel.bucket.label.clone(),
         view: sel.view.as_str().to_owned(),
         resets_at: sel.bucket.end,
+        window: sel
+            .bucket
+            .period
+            .rolling()
+            .and(sel.bucket.start)
+            .map(|from| WindowSpan {
+                from,
+                to: Utc::now(),
+            }),
         total_members: page.total_members,
         participants: page.participants,
         offset,
@@ -196,11 +267,16 @@ pub async fn tops(
     limit: i64,
 ) -> Result<Vec<TopResponse>, ApiError> {
     check_page(offset, limit)?;
-    let queries: Vec<PageQuery> = selections
+    let asks: Vec<PageAsk<'_>> = selections
         .iter()
-        .map(|s| page_query(s, offset, limit, None))
+        .map(|sel| PageAsk {
+            sel,
+            offset,
+            limit,
+            anchor: None,
+        })
         .collect();
-    let pages = redis.pages(&queries).await?;
+    let pages = read_pages(redis, &asks).await?;
     Ok(selections
         .iter()
         .zip(pages)
@@ -222,8 +298,13 @@ pub async fn around(
         ));
     }
     check_member(sel, member)?;
-    let query = page_query(sel, radius, 2 * radius + 1, Some(member.as_str()));
-    let page = redis.pages(&[query]).await?.into_iter().next();
+    let ask = PageAsk {
+        sel,
+        offset: radius,
+        limit: 2 * radius + 1,
+        anchor: Some(member.as_str()),
+    };
+    let page = read_pages(redis, &[ask]).await?.into_iter().next();
     let page = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
     Ok(top_response(sel, page))
 }
@@ -264,8 +345,9 @@ pub struct MemberResponse {
     pub rank: Option<i64>,
     #[schema(value_type = f64)]
     pub score: serde_json::Number,
-    /// Distinct voters for this member in the bucket.
-    pub participants: i64,
+    /// Distinct voters for this member in the bucket; null for rolling windows, which
+    /// count distinct voters for the whole board only.
+    pub participants: Option<i64>,
     /// Absent at rank 1.
     pub above: Option<Above>,
     /// Absent for `all`.
@@ -299,6 +381,16 @@ pub async fn standings(
     }
     for m in members {
         check_member(sel, m)?;
+    }
+    if sel.bucket.period.rolling().is_some() {
+        // Bring the window to now, so the totals read below count no expired slot.
+        let ask = PageAsk {
+            sel,
+            offset: 0,
+            limit: 1,
+            anchor: None,
+        };
+        read_pages(redis, &[ask]).await?;
     }
     let previous = sel.bucket.previous(sel.board.board.settings.timezone);
     let queries: Vec<StandingQuery> = members
@@ -338,7 +430,12 @@ fn member_response(
         name: sel.board.members.get(member).map(|m| m.name.clone()),
         rank,
         score: view.to_votes(units),
-        participants: r.participants,
+        participants: sel
+            .bucket
+            .period
+            .rolling()
+            .is_none()
+            .then_some(r.participants),
         above: r.above.map(|(member, above_units, rank)| Above {
             member,
             rank,
@@ -414,12 +511,24 @@ pub async fn stats(redis: &RedisStore, sel: &Selection) -> Result<StatsResponse,
         .collect();
     let counts = redis.votes_per_hour(&sel.board.keys, &fields).await?;
     let refusals = redis.refusals(&sel.board.keys, &fields).await?;
-    let (total_members, participants) = redis
-        .bucket_counts(
-            &sel.board.keys.scores(View::Real, &sel.bucket),
-            &sel.board.keys.participants(&sel.bucket),
-        )
-        .await?;
+    let (total_members, participants) = if sel.bucket.period.rolling().is_some() {
+        let ask = PageAsk {
+            sel,
+            offset: 0,
+            limit: 1,
+            anchor: None,
+        };
+        let page = read_pages(redis, &[ask]).await?.into_iter().next();
+        let page = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
+        (page.total_members, page.participants)
+    } else {
+        redis
+            .bucket_counts(
+                &sel.board.keys.scores(View::Real, &sel.bucket),
+                &sel.board.keys.participants(&sel.bucket),
+            )
+            .await?
+    };
     Ok(StatsResponse {
         board: sel.board.board.slug.to_string(),
         period: sel.bucket.period.to_string(),

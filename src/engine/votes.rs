@@ -20,6 +20,7 @@ use crate::engine::config::{BoardConfig, ConfigCache};
 use crate::engine::limits;
 use crate::error::ApiError;
 use crate::metrics::{self, VoteOutcome};
+use crate::store::redis::window::{WindowAt, WindowTarget};
 use crate::store::redis::{
     Invocation, PeriodScores, RedisFailure, RedisStore, RuleCheck, VoteCall, VoteReply, VoteTarget,
 };
@@ -73,9 +74,23 @@ struct Prepared {
     board: Arc<BoardConfig>,
     vote: Vote,
     targets: Vec<VoteTarget>,
+    /// The board's rolling windows, after its calendar periods in every answer.
+    windows: Vec<WindowTarget>,
     increment: Increment,
     at: DateTime<Utc>,
     rules: Vec<RuleCheck>,
+}
+
+impl Prepared {
+    /// (period, bucket) of every score the vote answers, in `vote.lua`'s order: the
+    /// calendar periods' buckets, then the rolling windows (whose bucket is their name).
+    fn labels(&self) -> Vec<(&str, &str)> {
+        self.targets
+            .iter()
+            .map(|t| (t.current.period.as_str(), t.current.label.as_str()))
+            .chain(self.windows.iter().map(|w| (w.name, w.name)))
+            .collect()
+    }
 }
 
 /// Casts votes; each is applied or refused on its own, and the answers keep their order.
@@ -172,7 +187,7 @@ fn call<'a>(
         hour: p.at.timestamp().div_euclid(3600),
         at_ms: p.at.timestamp_millis(),
         rules: &p.rules,
-        windows: &[],
+        windows: &p.windows,
     }
 }
 
@@ -265,9 +280,21 @@ fn prepare(
         .unwrap_or(settings.multiplier);
     let increment = Increment::of(vote.count, multiplier, settings.carry_over);
     let carries = increment.carry > 0;
+    let tz = settings.timezone;
+    let windows = settings
+        .periods
+        .iter()
+        .filter_map(|p| p.rolling())
+        .map(|window| WindowTarget {
+            window: WindowAt::new(&board.keys, window, window.slot(tz, now)),
+            at: window.slot(tz, at),
+            name: window.as_str(),
+        })
+        .collect();
     let targets = settings
         .periods
         .iter()
+        .filter(|p| p.rolling().is_none())
         .map(|&period| {
             let current = Bucket::containing(period, settings.timezone, at)?;
             let next = if carries {
@@ -282,6 +309,7 @@ fn prepare(
         board,
         vote,
         targets,
+        windows,
         increment,
         at,
         rules,
@@ -291,11 +319,7 @@ fn prepare(
 /// What is stored beside a vote's scores for idempotent replays: the request's
 /// fingerprint and the bucket labels, as `<fingerprint>|<labels JSON>`.
 fn receipt(p: &Prepared) -> String {
-    let labels: Vec<(&str, &str)> = p
-        .targets
-        .iter()
-        .map(|t| (t.current.period.as_str(), t.current.label.as_str()))
-        .collect();
+    let labels = p.labels();
     let fingerprint = p
         .vote
         .idempotency
@@ -310,14 +334,9 @@ fn receipt(p: &Prepared) -> String {
 fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
     let (labels, scores, replayed): (Vec<(String, String)>, Vec<PeriodScores>, bool) = match reply {
         VoteReply::Counted(scores) => (
-            p.targets
-                .iter()
-                .map(|t| {
-                    (
-                        t.current.period.as_str().to_owned(),
-                        t.current.label.clone(),
-                    )
-                })
+            p.labels()
+                .into_iter()
+                .map(|(period, bucket)| (period.to_owned(), bucket.to_owned()))
                 .collect(),
             scores,
             false,

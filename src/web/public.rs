@@ -644,7 +644,7 @@ async fn cast_vote(
 
 /// A period tab's label in `l`: "Today", "今天".
 pub fn period_label(l: Lang, period: Period) -> String {
-    l.t(&format!("period-{period}"))
+    l.period("period", period.as_str())
 }
 
 #[cfg(test)]

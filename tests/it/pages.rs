@@ -1550,3 +1550,58 @@ async fn the_dashboard_speaks_chinese_when_asked() {
     let english = browser.get("/admin/boards").await;
     assert!(english.body.contains("<h1>Boards</h1>"));
 }
+
+#[tokio::test]
+async fn rolling_windows_show_on_the_dashboard_and_the_public_page() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "rw", "title": "Rolling", "public_page": true, "timezone": "Asia/Shanghai",
+        "periods": ["day", "rolling:24h", "rolling:7d"]}),
+    )
+    .await;
+    app.members("rw", &["m1", "m2"]).await;
+    for member in ["m1", "m1", "m2"] {
+        app.vote("rw", json!({"member": member})).await;
+    }
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let live = browser
+        .get("/admin/boards/rw?period=rolling:7d&view=real")
+        .await;
+    assert_eq!(live.status, StatusCode::OK, "{}", live.body);
+    assert!(
+        live.body
+            .contains(r#"class="on" aria-current="page">Last 7 days</a>"#),
+        "{}",
+        live.body
+    );
+    assert!(live.body.contains("<figcaption>Votes per day</figcaption>"));
+    assert!(
+        !live.body.contains(r#"<select name="at">"#),
+        "no buckets to pick"
+    );
+    let rows = live.body.split("<tbody>").nth(1).unwrap();
+    assert!(
+        rows.find("m1").unwrap() < rows.find("m2").unwrap(),
+        "{rows}"
+    );
+    let csv = browser
+        .get("/admin/boards/rw/export.csv?period=rolling:24h&view=real")
+        .await;
+    assert_eq!(
+        csv.body,
+        "rank,member,name,score\n1,m1,Name m1,2\n2,m2,Name m2,1\n"
+    );
+    let form = browser.get("/admin/boards/rw/edit").await;
+    assert!(
+        form.body
+            .contains(r#"value="rolling:24h" checked> Last 24 h"#),
+        "{}",
+        form.body
+    );
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/b/rw?period=rolling:24h").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains(">Last 24 hours</a>"), "{}", page.body);
+    assert!(page.body.contains("2 votes"), "{}", page.body);
+}

@@ -162,6 +162,7 @@ async fn play(shape: Shape, union_from: i64, start: DateTime<Utc>, ops: &[Op]) {
                 let target = WindowTarget {
                     window: window_at(clock),
                     at: slot,
+                    name: "test",
                 };
                 let call = VoteCall {
                     board: &board,
@@ -283,6 +284,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
             let target = WindowTarget {
                 window: WindowAt::new(&board, Rolling::Hours24, clock),
                 at: clock,
+                name: "rolling:24h",
             };
             let call = VoteCall {
                 board: &board,
@@ -351,4 +353,181 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
     assert!(earlier >= 1, "client 0 voted before the clock turned");
     let later = read(boundary + 23).await;
     assert_eq!(sum(&later), 64 - earlier);
+}
+
+/// Through the API: a board keeping the last 24 hours beside calendar periods.
+#[tokio::test]
+async fn a_board_keeps_the_last_24_hours_beside_its_calendar_periods() {
+    use crate::harness::{TestApp, num};
+    use reqwest::StatusCode;
+    use serde_json::json;
+
+    let app = TestApp::spawn().await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards",
+            json!({"slug": "roll", "title": "Roll", "multiplier": 2, "carry_over": 0.5,
+                "periods": ["day", "all", "rolling:24h"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    app.members("roll", &["a", "b"]).await;
+    let (status, vote) = app
+        .vote("roll", json!({"member": "a", "voter": "v1", "count": 3}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{vote}");
+    let rolling = vote["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["period"] == "rolling:24h")
+        .unwrap_or_else(|| panic!("the vote answers the rolling scores: {vote}"));
+    assert_eq!(rolling["bucket"], "rolling:24h");
+    assert_eq!(
+        (num(&rolling["real"]), num(&rolling["display"])),
+        (3.0, 6.0)
+    );
+    app.vote("roll", json!({"member": "b", "voter": "v2"}))
+        .await;
+    // A vote older than the whole window counts in the calendar periods only.
+    let old = (chrono::Utc::now() - chrono::Duration::hours(30)).to_rfc3339();
+    let (status, body) = app
+        .vote(
+            "roll",
+            json!({"member": "b", "voter": "v3", "count": 5, "at": old}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let (status, top) = app
+        .get("/api/v1/boards/roll/top?period=rolling:24h&view=real")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{top}");
+    let entries: Vec<(String, f64)> = top["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["member"].as_str().unwrap().to_owned(), num(&e["score"])))
+        .collect();
+    assert_eq!(entries, vec![("a".to_owned(), 3.0), ("b".to_owned(), 1.0)]);
+    assert_eq!(top["resets_at"], serde_json::Value::Null);
+    assert_eq!(top["participants"], 2);
+    let from =
+        chrono::DateTime::parse_from_rfc3339(top["window"]["from"].as_str().unwrap()).unwrap();
+    let to = chrono::DateTime::parse_from_rfc3339(top["window"]["to"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        from.timestamp(),
+        (to.timestamp().div_euclid(3600) - 23) * 3600,
+        "the window starts at the oldest of its 24 UTC hours: {top}"
+    );
+    let (_, all) = app
+        .get("/api/v1/boards/roll/top?period=all&view=real")
+        .await;
+    assert_eq!(
+        num(&all["entries"][0]["score"]),
+        6.0,
+        "b has 6 votes all time: {all}"
+    );
+
+    // Carry-over goes into the next day, never into the rolling window.
+    let (_, display) = app.get("/api/v1/boards/roll/top?period=rolling:24h").await;
+    assert_eq!(num(&display["entries"][0]["score"]), 6.0, "{display}");
+    let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1)).format("%Y-%m-%d");
+    let (_, next_day) = app
+        .get(&format!("/api/v1/boards/roll/top?period=day&at={tomorrow}"))
+        .await;
+    assert_eq!(num(&next_day["entries"][0]["score"]), 3.0, "{next_day}");
+
+    // One member's standing: rank and score in the window; voters are counted per board.
+    let (status, member) = app
+        .get("/api/v1/boards/roll/members/a?period=rolling:24h&view=real")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{member}");
+    assert_eq!(
+        (member["rank"].as_i64(), num(&member["score"])),
+        (Some(1), 3.0)
+    );
+    assert_eq!(member["participants"], serde_json::Value::Null);
+    assert_eq!(member["previous"], serde_json::Value::Null);
+
+    // A rolling window has no buckets; an unknown window is no period.
+    let (status, body) = app
+        .get("/api/v1/boards/roll/top?period=rolling:24h&at=2026-11-23")
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_bucket"))
+    );
+    let (status, body) = app.get("/api/v1/boards/roll/top?period=rolling:5h").await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_period"))
+    );
+    let (status, body) = app.get("/api/v1/boards/roll/top?period=rolling:7d").await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("period_not_enabled"))
+    );
+}
+
+/// A deleted member leaves the window's slots too: when its slot expires, it must not
+/// come back with a negative total.
+#[tokio::test]
+async fn a_deleted_member_leaves_every_slot_of_the_window() {
+    use crate::harness::TestApp;
+    use reqwest::StatusCode;
+    use serde_json::json;
+
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "del", "title": "Del", "periods": ["all", "rolling:24h"]}))
+        .await;
+    app.members("del", &["m1", "m2"]).await;
+    for member in ["m1", "m2"] {
+        app.vote("del", json!({"member": member, "count": 2})).await;
+    }
+    let (status, _) = app.delete("/api/v1/admin/boards/del/members/m1").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    // The first board of a fresh database has id 1.
+    let prefix = format!("{}:", app.prefix);
+    let store = RedisStore::new(&shared_redis().url(), &prefix, Duration::from_secs(5)).unwrap();
+    let board = store.keys().board(1);
+    let now = Rolling::Hours24.slot(chrono_tz::Tz::UTC, Utc::now());
+    // A vote an hour on, so the current slot later leaves on its own, not in a reset.
+    let later = WindowTarget {
+        window: WindowAt::new(&board, Rolling::Hours24, now + 1),
+        at: now + 1,
+        name: "rolling:24h",
+    };
+    let call = VoteCall {
+        board: &board,
+        targets: &[],
+        member: "m2",
+        increment: Increment {
+            real: 1,
+            display: 1_000_000,
+            carry: 0,
+        },
+        voter: None,
+        idempotency: None,
+        receipt: "",
+        hour: now + 1,
+        at_ms: (now + 1) * 3_600_000,
+        rules: &[],
+        windows: std::slice::from_ref(&later),
+    };
+    store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
+    for (clock, expected) in [
+        (now + 1, vec![("m2".to_owned(), 3)]),
+        (now + 24, vec![("m2".to_owned(), 1)]),
+    ] {
+        let query = WindowPageQuery {
+            window: WindowAt::new(&board, Rolling::Hours24, clock),
+            view: View::Real,
+            offset: 0,
+            limit: 10,
+            anchor: None,
+        };
+        let page = store.window_pages(&[query]).await.unwrap().remove(0);
+        assert_eq!(page.entries, expected, "at slot {clock}");
+    }
 }

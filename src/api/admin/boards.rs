@@ -30,7 +30,7 @@ pub struct BoardRequest {
     pub description: Option<String>,
     /// closed (default) or open.
     pub membership: Option<String>,
-    /// Default: all five.
+    /// hour, day, week, month, all, rolling:24h, rolling:7d; default: the first five.
     pub periods: Option<Vec<String>>,
     /// IANA name, default UTC.
     pub timezone: Option<String>,

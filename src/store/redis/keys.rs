@@ -78,13 +78,21 @@ pub struct BoardKeys {
 }
 
 impl BoardKeys {
-    /// Scores of one bucket in one view (zset: member -> units).
+    /// Scores of one bucket in one view (zset: member -> units); for a rolling window,
+    /// its totals (see [`Self::window`]).
     pub fn scores(&self, view: View, bucket: &Bucket) -> String {
         let v = match view {
             View::Real => "r",
             View::Display => "d",
         };
-        format!("{}z:{v}:{}:{}", self.base, bucket.period, bucket.label)
+        match bucket.period.rolling() {
+            Some(window) => self.window_total(window, v),
+            None => format!("{}z:{v}:{}:{}", self.base, bucket.period, bucket.label),
+        }
+    }
+
+    fn window_total(&self, window: Rolling, view: &str) -> String {
+        format!("{}w:{window}:total:{view}", self.base)
     }
 
     /// Distinct voters of one bucket (HyperLogLog).
@@ -157,8 +165,8 @@ impl BoardKeys {
         };
         [
             format!("{base}w:{code}:head"),
-            format!("{base}w:{code}:total:r"),
-            format!("{base}w:{code}:total:d"),
+            self.window_total(window, "r"),
+            self.window_total(window, "d"),
         ]
         .into_iter()
         .chain(ring("r"))

@@ -95,7 +95,7 @@ async fn list_boards(
             periods: s
                 .periods
                 .iter()
-                .map(|p| l.t(&format!("live-period-{p}")))
+                .map(|p| l.period("live-period", p.as_str()))
                 .collect::<Vec<_>>()
                 .join(l.t("list-separator").as_str()),
         });
@@ -440,7 +440,7 @@ fn picker_len(period: Period) -> usize {
         Period::Day => 62,
         Period::Week => 26,
         Period::Month => 24,
-        Period::All => 0,
+        Period::All | Period::Rolling(_) => 0,
     }
 }
 
@@ -468,7 +468,7 @@ fn short_label(l: Lang, bucket: &Bucket, tz: Tz, with_day: bool) -> String {
             .next()
             .unwrap_or_default()
             .to_owned(),
-        Period::Month | Period::All => bucket.label.clone(),
+        Period::Month | Period::All | Period::Rolling(_) => bucket.label.clone(),
     }
 }
 
@@ -703,7 +703,7 @@ async fn live_page(
             .map(|p| {
                 (
                     p.as_str(),
-                    l.t(&format!("live-period-{p}")),
+                    l.period("live-period", p.as_str()),
                     *p == sel.bucket.period,
                 )
             })

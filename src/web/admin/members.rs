@@ -89,7 +89,7 @@ impl MembersPage {
 
     /// A period column's heading: "Day: rank · score".
     fn rank_header(&self, period: &str) -> String {
-        let name = self.l.t(&format!("live-period-{period}"));
+        let name = self.l.period("live-period", period);
         self.l.tr("members-rank-score", &[("period", name.into())])
     }
 
