@@ -32,3 +32,4 @@ bench:
 	@scripts/install-deps.sh --bench
 	cargo build --release
 	cargo bench --bench load
+	cargo bench --bench rolling

@@ -66,16 +66,17 @@ pub async fn finish_removals(state: &AppState) -> Result<usize, ApiError> {
 
 /// The buckets a member leaves when deleted at `at`: the current and next bucket of
 /// every period, both views, and the all-time board; older buckets keep their history.
-/// A rolling window's totals and every one of its slots: a slot still holding the member
-/// would subtract it from the totals again when it expires.
+/// A rolling window's totals, slots and drains: a slot or drain still holding the member
+/// would subtract it from the totals again when it leaves.
 fn score_keys(board: &BoardConfig, at: DateTime<Utc>) -> Result<Vec<String>, ApiError> {
     let settings = &board.board.settings;
     let mut keys = Vec::new();
     for &period in &settings.periods {
         if let Some(window) = period.rolling() {
             let window_keys = board.keys.window(window);
-            let scores = 1..3 + 2 * window.slots() as usize;
-            keys.extend(window_keys[scores].iter().cloned());
+            let n = window.slots() as usize;
+            keys.extend(window_keys[1..3 + 2 * n].iter().cloned());
+            keys.extend(window_keys[3 + 3 * n..].iter().cloned());
             continue;
         }
         let current = Bucket::containing(period, settings.timezone, at)?;

@@ -154,9 +154,10 @@ impl BoardKeys {
         format!("{}rf:{hour}", self.base)
     }
 
-    /// A rolling window's keys in the order `window.lua` takes them: the head (string),
+    /// A rolling window's keys in the order `window.lua` takes them: its state (hash),
     /// the totals in the real and display views (zsets), the ring of slots in each view
-    /// (zsets) and the ring of slot voters (HyperLogLogs). The ring's names are fixed: slot
+    /// (zsets), the ring of slot voters (HyperLogLogs) and the rings of drains (slots that
+    /// left the window, being subtracted) in each view. The rings' names are fixed: slot
     /// `s` lives at index `s mod n`.
     pub fn window(&self, window: Rolling) -> Vec<String> {
         let (base, code) = (&self.base, window.as_str());
@@ -164,7 +165,7 @@ impl BoardKeys {
             (0..window.slots()).map(move |i| format!("{base}w:{code}:{kind}:{i}"))
         };
         [
-            format!("{base}w:{code}:head"),
+            format!("{base}w:{code}:state"),
             self.window_total(window, "r"),
             self.window_total(window, "d"),
         ]
@@ -172,6 +173,8 @@ impl BoardKeys {
         .chain(ring("r"))
         .chain(ring("d"))
         .chain(ring("v"))
+        .chain(ring("xr"))
+        .chain(ring("xd"))
         .collect()
     }
 
@@ -188,12 +191,13 @@ mod tests {
     #[test]
     fn a_rolling_window_has_fixed_names_in_the_order_its_script_reads_them() {
         let keys = Keys::new("ov:").board(7).window(Rolling::Days7);
-        assert_eq!(keys.len(), 3 + 3 * 7);
-        assert_eq!(keys[0], "ov:{b:7}:w:rolling:7d:head");
+        assert_eq!(keys.len(), 3 + 5 * 7);
+        assert_eq!(keys[0], "ov:{b:7}:w:rolling:7d:state");
         assert_eq!(keys[2], "ov:{b:7}:w:rolling:7d:total:d");
         assert_eq!(keys[3], "ov:{b:7}:w:rolling:7d:r:0");
         assert_eq!(keys[3 + 7], "ov:{b:7}:w:rolling:7d:d:0");
         assert_eq!(keys[3 + 14 + 6], "ov:{b:7}:w:rolling:7d:v:6");
+        assert_eq!(keys[3 + 35 - 1], "ov:{b:7}:w:rolling:7d:xd:6");
     }
 
     #[test]

@@ -256,11 +256,38 @@ impl RedisStore {
         &self,
         queries: &[window::WindowPageQuery],
     ) -> Result<Vec<PageReply>, RedisFailure> {
-        let calls: Vec<Invocation> = queries.iter().map(|q| q.invocation()).collect();
-        let replies = self
-            .run_script_all("window_page", &WINDOW_PAGE, &calls)
-            .await?;
-        replies.iter().map(PageReply::parse).collect()
+        let mut pages: Vec<Option<PageReply>> = vec![None; queries.len()];
+        // A window still draining a slot that left it answers `pending`: each call drains
+        // a bounded share, so ask again until every page is read.
+        for _ in 0..MAX_DRAIN_CALLS {
+            let waiting: Vec<usize> = (0..queries.len()).filter(|&i| pages[i].is_none()).collect();
+            if waiting.is_empty() {
+                break;
+            }
+            let calls: Vec<Invocation> = waiting.iter().map(|&i| queries[i].invocation()).collect();
+            let replies = self
+                .run_script_all("window_page", &WINDOW_PAGE, &calls)
+                .await?;
+            for (i, reply) in waiting.into_iter().zip(&replies) {
+                let pending = as_array(reply)
+                    .and_then(|items| items.first())
+                    .and_then(as_text)
+                    .is_some_and(|tag| tag == "pending");
+                if !pending {
+                    pages[i] = Some(PageReply::parse(reply)?);
+                }
+            }
+        }
+        pages
+            .into_iter()
+            .map(|p| {
+                p.ok_or_else(|| {
+                    RedisFailure::Unavailable(format!(
+                        "a rolling window was still draining after {MAX_DRAIN_CALLS} calls"
+                    ))
+                })
+            })
+            .collect()
     }
 
     /// Reads pages of boards in one round trip.
@@ -746,6 +773,10 @@ impl Notices {
         }
     }
 }
+
+/// How many calls a read makes at most while a rolling window drains a slot that left it
+/// (10,000 × [`window::DRAIN_BUDGET`] members).
+const MAX_DRAIN_CALLS: usize = 10_000;
 
 /// How long a refusals hash outlives its hour: the dashboard shows the last 48 hours, and
 /// a week more leaves room to look back.

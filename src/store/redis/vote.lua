@@ -16,7 +16,7 @@
 --   +1 the rule's counter: a string for calendar and campaign windows, a zset log
 --      (score = vote time in ms, member = '<count>:<tag>') for rolling windows
 --   +2 rolling windows: the log's running total (string); else unused
--- then 3 + 3s keys per rolling window of s slots (see window.lua), one after another
+-- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
 --
 -- ARGV[1]  member id
 -- ARGV[2]  real increment (votes; also what each rule counts)
@@ -48,7 +48,7 @@
 --   +1 s, its slots
 --   +2 the clock's slot (now)
 --   +3 the vote's slot (its time)
---   +4 slots of at least this many members leave the totals by ZUNIONSTORE
+--   +4 the most drained members this call subtracts from the window's totals
 --
 -- Returns one of
 --   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings:
@@ -191,7 +191,7 @@ if all_index < 0 then
     if exceeds(KEYS[o + 2], real_inc) or exceeds(KEYS[o + 3], display_inc) then
       return {'overflow'}
     end
-    o = o + 3 + 3 * tonumber(ARGV[window_arg + 2 + 4 * k])
+    o = o + 3 + 5 * tonumber(ARGV[window_arg + 2 + 4 * k])
   end
 end
 
@@ -237,7 +237,7 @@ for k = 0, w - 1 do
     tonumber(ARGV[a + 4]), member, ARGV[2], ARGV[3], voter)
   result[#result + 1] = totals[1]
   result[#result + 1] = totals[2]
-  o = o + 3 + 3 * slots
+  o = o + 3 + 5 * slots
 end
 redis.call('HINCRBY', KEYS[2], ARGV[8], ARGV[2])
 

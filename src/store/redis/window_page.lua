@@ -1,20 +1,24 @@
 -- window_page.lua: one page of a rolling window after bringing the window to the
 -- caller's clock (window.lua and paging.lua come in front of this file).
 --
--- KEYS[1 .. 3 + 3n]  the window's keys (see window.lua)
+-- KEYS[1 .. 3 + 5n]  the window's keys (see window.lua)
 -- ARGV[1]  n, the window's slots
 -- ARGV[2]  the caller's clock as a slot number
--- ARGV[3]  slots of at least this many members are subtracted with ZUNIONSTORE
+-- ARGV[3]  the most drained members this call subtracts
 -- ARGV[4]  view: 0 real, 1 display
 -- ARGV[5]  offset, or with an anchor the radius around it
 -- ARGV[6]  limit (entries at most)
 -- ARGV[7]  anchor member, or '' for a plain page
 --
--- Returns what page_of returns (see paging.lua); participants are the distinct voters
--- over the window's slots.
+-- Returns what page_of returns (see paging.lua), participants being the distinct voters
+-- over the window's slots; or {'pending', members} while the drains still hold members:
+-- the caller calls again (each call does a bounded share of the work).
 
 local n = tonumber(ARGV[1])
-window_advance(0, n, tonumber(ARGV[2]), tonumber(ARGV[3]))
+local _, pending = window_advance(0, n, tonumber(ARGV[2]), tonumber(ARGV[3]))
+if pending > 0 then
+  return {'pending', pending}
+end
 local voters = {}
 for i = 0, n - 1 do
   voters[#voters + 1] = KEYS[4 + 2 * n + i]

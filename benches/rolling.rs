@@ -1,0 +1,266 @@
+//! `make bench`, rolling windows: what `rolling:24h` costs Redis, measured on a fresh
+//! `redis-server` (no persistence) through the store's own calls.
+//! 1. A vote's Redis time (`usec_per_call` of EVALSHA) on a board with the five calendar
+//!    periods, without and with `rolling:24h` (members m1..m200, voters 1..100,000).
+//! 2. A top-100 read of the window with 10,000 members: Redis time per call and the
+//!    client's p99 over one connection.
+//! 3. The slot boundary: the first read after a slot of 10,000 or 100,000 members left
+//!    the window. The slot is drained from the totals at most `DRAIN_BUDGET` members per
+//!    call, so the read takes several calls: their number, Redis's time per call and in
+//!    all.
+//!
+//! Prints a markdown table. `BENCH_ROLLING_VOTES` sets the votes per phase (default
+//! 20,000).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use chrono_tz::Tz;
+use ovation::domain::period::{Bucket, Period, Rolling};
+use ovation::domain::score::{Increment, View};
+use ovation::store::redis::keys::BoardKeys;
+use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
+use ovation::store::redis::{RedisStore, VoteCall, VoteTarget};
+use rand::{Rng, SeedableRng};
+
+/// A child process killed on drop.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn redis_cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli is installed with redis-server");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A field of EVALSHA's command statistics since the last CONFIG RESETSTAT: `calls`,
+/// `usec` or `usec_per_call`.
+fn evalsha_stat(port: u16, field: &str) -> f64 {
+    let prefix = format!("{field}=");
+    redis_cli(port, &["INFO", "commandstats"])
+        .lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .and_then(|l| {
+            l.trim_start_matches("cmdstat_evalsha:")
+                .split(',')
+                .find(|f| f.starts_with(&prefix))
+        })
+        .and_then(|f| f[prefix.len()..].trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn evalsha_usec(port: u16) -> f64 {
+    evalsha_stat(port, "usec_per_call")
+}
+
+/// Casts `votes` votes one after another and answers Redis's µs per vote.
+async fn vote_usec(
+    store: &RedisStore,
+    port: u16,
+    board: &BoardKeys,
+    windows: &[Rolling],
+    votes: usize,
+) -> f64 {
+    redis_cli(port, &["FLUSHDB"]);
+    redis_cli(port, &["CONFIG", "RESETSTAT"]);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let now = Utc::now();
+    let targets: Vec<VoteTarget> = Period::CALENDAR
+        .iter()
+        .map(|&p| VoteTarget {
+            current: Bucket::containing(p, Tz::UTC, now).unwrap(),
+            next: None,
+        })
+        .collect();
+    let windows: Vec<WindowTarget> = windows
+        .iter()
+        .map(|&w| {
+            let slot = w.slot(Tz::UTC, now);
+            WindowTarget {
+                window: WindowAt::new(board, w, slot),
+                at: slot,
+                name: w.as_str(),
+            }
+        })
+        .collect();
+    for _ in 0..votes {
+        let member = format!("m{}", rng.random_range(1..=200));
+        let voter = format!("v{}", rng.random_range(1..=100_000));
+        let call = VoteCall {
+            board,
+            targets: &targets,
+            member: &member,
+            increment: Increment {
+                real: 1,
+                display: 1_000_000,
+                carry: 0,
+            },
+            voter: Some(&voter),
+            idempotency: None,
+            receipt: "",
+            hour: now.timestamp().div_euclid(3600),
+            at_ms: now.timestamp_millis(),
+            rules: &[],
+            windows: &windows,
+        };
+        store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
+    }
+    evalsha_usec(port)
+}
+
+/// Writes a window whose slot `slot` (and totals) hold `members` members, with the head
+/// one slot later, so the next read at `slot + 24` subtracts exactly that slot.
+async fn fill(port: u16, keys: &[String], slot: i64, members: usize) {
+    redis_cli(port, &["FLUSHDB"]);
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let ring = 3 + (slot % 24) as usize;
+    for chunk in (0..members).collect::<Vec<_>>().chunks(10_000) {
+        let mut pipe = redis::pipe();
+        for key in [&keys[1], &keys[ring]] {
+            let mut zadd = redis::cmd("ZADD");
+            zadd.arg(key);
+            for i in chunk {
+                zadd.arg(1 + i % 50).arg(format!("member-{i}"));
+            }
+            pipe.add_command(zadd).ignore();
+        }
+        pipe.query_async::<()>(&mut conn).await.unwrap();
+    }
+    let _: () = redis::cmd("HSET")
+        .arg(&keys[0])
+        .arg("head")
+        .arg(slot + 1)
+        .arg("pending")
+        .arg(0)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+}
+
+fn page(board: &BoardKeys, clock: i64) -> WindowPageQuery {
+    let window = WindowAt::new(board, Rolling::Hours24, clock);
+    WindowPageQuery {
+        window,
+        view: View::Real,
+        offset: 0,
+        limit: 100,
+        anchor: None,
+    }
+}
+
+fn main() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _redis = Proc(
+        Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed"),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "redis-server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let votes: usize = std::env::var("BENCH_ROLLING_VOTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = RedisStore::new(
+            &format!("redis://127.0.0.1:{port}"),
+            "bench:",
+            Duration::from_secs(30),
+        )
+        .unwrap();
+        let board = store.keys().board(1);
+        println!("| measure | figure |\n|---|---|");
+        // Calendar only, with the window, and calendar only again: the two calendar runs
+        // bracket the one with the window, so drift on a shared VM shows.
+        let before = vote_usec(&store, port, &board, &[], votes).await;
+        let with = vote_usec(&store, port, &board, &[Rolling::Hours24], votes).await;
+        let after = vote_usec(&store, port, &board, &[], votes).await;
+        println!("| vote, 5 calendar periods | {before:.1} µs, {after:.1} µs (before, after) |");
+        println!(
+            "| vote, + rolling:24h | {with:.1} µs: +{:.1} µs |",
+            with - (before + after) / 2.0
+        );
+
+        // Reads of a window with 10,000 members in its newest slot.
+        let slot = Rolling::Hours24.slot(Tz::UTC, Utc::now());
+        let keys = board.window(Rolling::Hours24);
+        fill(port, &keys, slot, 10_000).await;
+        redis_cli(port, &["HSET", &keys[0], "head", &slot.to_string()]);
+        redis_cli(port, &["CONFIG", "RESETSTAT"]);
+        let mut latencies = Vec::new();
+        for _ in 0..2_000 {
+            let t = Instant::now();
+            store
+                .window_pages(&[page(&board, slot)])
+                .await
+                .unwrap();
+            latencies.push(t.elapsed().as_micros());
+        }
+        latencies.sort_unstable();
+        println!(
+            "| top-100 read, 10,000 members | Redis {:.1} µs per call; client p50 {} µs, p99 {} µs |",
+            evalsha_usec(port),
+            latencies[latencies.len() / 2],
+            latencies[latencies.len() * 99 / 100]
+        );
+
+        // The first read after a boundary, when a big slot leaves the window.
+        for members in [10_000usize, 100_000] {
+            let mut runs = Vec::new();
+            for _ in 0..3 {
+                fill(port, &keys, slot, members).await;
+                redis_cli(port, &["CONFIG", "RESETSTAT"]);
+                store
+                    .window_pages(&[page(&board, slot + 24)])
+                    .await
+                    .unwrap();
+                runs.push((
+                    evalsha_stat(port, "calls"),
+                    evalsha_stat(port, "usec_per_call"),
+                    evalsha_stat(port, "usec"),
+                ));
+            }
+            runs.sort_by(|a, b| a.2.total_cmp(&b.2));
+            let (calls, per_call, total) = runs[1];
+            println!(
+                "| boundary, {members} members leave | {calls} calls of {:.2} ms each, {:.1} ms in all (median of 3) |",
+                per_call / 1000.0,
+                total / 1000.0
+            );
+        }
+    });
+}
