@@ -8,6 +8,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde_json::{Map, Value, json};
 
 use crate::domain::Invalid;
+use crate::domain::code::Code;
 use crate::store::redis::RedisFailure;
 use crate::store::sql::SqlError;
 
@@ -15,7 +16,7 @@ use crate::store::sql::SqlError;
 pub enum ApiError {
     /// 400: the request cannot be read (malformed JSON, bad query string).
     #[error("{message}")]
-    Malformed { code: &'static str, message: String },
+    Malformed { code: Code, message: String },
     /// 401: no usable credentials.
     #[error("{0}")]
     Unauthorized(String),
@@ -24,20 +25,20 @@ pub enum ApiError {
     Forbidden(String),
     /// 404: unknown board, member or key.
     #[error("{message}")]
-    NotFound { code: &'static str, message: String },
+    NotFound { code: Code, message: String },
     /// 405: the route exists but takes other methods, listed in `Allow`.
     #[error("{message}")]
     MethodNotAllowed { message: String, allow: String },
     /// 409: the request conflicts with the current state.
     #[error("{message}")]
-    Conflict { code: &'static str, message: String },
+    Conflict { code: Code, message: String },
     /// 413: too many items or bytes.
     #[error("{message}")]
-    TooLarge { code: &'static str, message: String },
+    TooLarge { code: Code, message: String },
     /// 422: a value is out of range or ill-formed.
     #[error("{message}")]
     Invalid {
-        code: &'static str,
+        code: Code,
         message: String,
         details: Map<String, Value>,
     },
@@ -63,35 +64,35 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    pub fn malformed(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn malformed(code: Code, message: impl Into<String>) -> Self {
         Self::Malformed {
             code,
             message: message.into(),
         }
     }
 
-    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn not_found(code: Code, message: impl Into<String>) -> Self {
         Self::NotFound {
             code,
             message: message.into(),
         }
     }
 
-    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn conflict(code: Code, message: impl Into<String>) -> Self {
         Self::Conflict {
             code,
             message: message.into(),
         }
     }
 
-    pub fn too_large(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn too_large(code: Code, message: impl Into<String>) -> Self {
         Self::TooLarge {
             code,
             message: message.into(),
         }
     }
 
-    pub fn invalid(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn invalid(code: Code, message: impl Into<String>) -> Self {
         Self::Invalid {
             code,
             message: message.into(),
@@ -103,12 +104,12 @@ impl ApiError {
     pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
         let mut details = Map::new();
         details.insert("field".into(), json!(field));
-        Self::invalid_with("invalid_field", message, details)
+        Self::invalid_with(Code::InvalidField, message, details)
     }
 
     /// 422 with extra fields beside code and message.
     pub fn invalid_with(
-        code: &'static str,
+        code: Code,
         message: impl Into<String>,
         details: Map<String, Value>,
     ) -> Self {
@@ -126,13 +127,13 @@ impl ApiError {
             | Self::NotFound { code, .. }
             | Self::Conflict { code, .. }
             | Self::TooLarge { code, .. }
-            | Self::Invalid { code, .. } => code,
-            Self::RateLimited { .. } => "rate_limited",
-            Self::MethodNotAllowed { .. } => "method_not_allowed",
-            Self::Unauthorized(_) => "unauthorized",
-            Self::Forbidden(_) => "forbidden",
-            Self::StoreUnavailable(_) | Self::OutcomeUnknown(_) => "store_unavailable",
-            Self::Internal(_) => "internal_error",
+            | Self::Invalid { code, .. } => code.as_str(),
+            Self::RateLimited { .. } => Code::RateLimited.as_str(),
+            Self::MethodNotAllowed { .. } => Code::MethodNotAllowed.as_str(),
+            Self::Unauthorized(_) => Code::Unauthorized.as_str(),
+            Self::Forbidden(_) => Code::Forbidden.as_str(),
+            Self::StoreUnavailable(_) | Self::OutcomeUnknown(_) => Code::StoreUnavailable.as_str(),
+            Self::Internal(_) => Code::InternalError.as_str(),
         }
     }
 
@@ -188,7 +189,7 @@ impl From<RedisFailure> for ApiError {
 impl From<SqlError> for ApiError {
     fn from(err: SqlError) -> Self {
         match err {
-            SqlError::Conflict => Self::conflict("already_exists", "already exists"),
+            SqlError::Conflict => Self::conflict(Code::AlreadyExists, "already exists"),
             SqlError::Db(db) if is_connection_error(&db) => Self::StoreUnavailable(db.to_string()),
             other => Self::Internal(anyhow::Error::new(other).context("sql call failed")),
         }

@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
 use crate::domain::Invalid;
+use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::period::Bucket;
 use crate::engine::config::BoardConfig;
@@ -221,7 +222,7 @@ pub async fn get_top(
 }
 
 fn parse_member(raw: &str) -> Result<MemberId, ApiError> {
-    MemberId::parse(raw).map_err(|e| ApiError::not_found("member_not_found", e.message))
+    MemberId::parse(raw).map_err(|e| ApiError::not_found(Code::MemberNotFound, e.message))
 }
 
 /// One member: rank, score, participants, the member above and the previous bucket.

@@ -15,6 +15,7 @@ use serde::Serialize;
 use utoipa::{OpenApi, ToSchema};
 use utoipa_swagger_ui::SwaggerUi;
 
+use crate::domain::code::Code;
 use crate::error::ApiError;
 
 /// The error body every endpoint answers with.
@@ -265,12 +266,13 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
     )
     .app_data(
         web::QueryConfig::default().error_handler(|err, _req| {
-            ApiError::malformed("invalid_query", err.to_string()).into()
+            ApiError::malformed(Code::InvalidQuery, err.to_string()).into()
         }),
     )
     .app_data(
-        web::PathConfig::default()
-            .error_handler(|err, _req| ApiError::malformed("invalid_path", err.to_string()).into()),
+        web::PathConfig::default().error_handler(|err, _req| {
+            ApiError::malformed(Code::InvalidPath, err.to_string()).into()
+        }),
     )
     .service(health::healthz)
     .service(health::readyz)
@@ -307,7 +309,7 @@ pub async fn read_text(
     use futures_util::StreamExt;
     let too_large = || {
         ApiError::too_large(
-            "payload_too_large",
+            Code::PayloadTooLarge,
             format!("the body exceeds {limit} bytes"),
         )
     };
@@ -315,7 +317,7 @@ pub async fn read_text(
         let kind = kind.to_str().unwrap_or("").trim().to_ascii_lowercase();
         if !kind.starts_with("text/") {
             return Err(ApiError::malformed(
-                "unsupported_content_type",
+                Code::UnsupportedContentType,
                 "send Content-Type: text/csv",
             ));
         }
@@ -329,14 +331,15 @@ pub async fn read_text(
     }
     let mut body = web::BytesMut::new();
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| ApiError::malformed("malformed_body", e.to_string()))?;
+        let chunk = chunk.map_err(|e| ApiError::malformed(Code::MalformedBody, e.to_string()))?;
         if body.len() + chunk.len() > limit {
             return Err(too_large());
         }
         body.extend_from_slice(&chunk);
     }
-    String::from_utf8(body.to_vec())
-        .map_err(|e| ApiError::malformed("invalid_encoding", format!("the body is not UTF-8: {e}")))
+    String::from_utf8(body.to_vec()).map_err(|e| {
+        ApiError::malformed(Code::InvalidEncoding, format!("the body is not UTF-8: {e}"))
+    })
 }
 
 /// Every API route (method, path pattern), from the OpenAPI document, with the document
@@ -382,7 +385,7 @@ pub(crate) async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError
         });
     }
     Err(ApiError::not_found(
-        "route_not_found",
+        Code::RouteNotFound,
         format!("no route {} {}", req.method(), req.path()),
     ))
 }
@@ -399,18 +402,18 @@ fn json_error(err: actix_web::error::JsonPayloadError) -> ApiError {
     use actix_web::error::JsonPayloadError as E;
     match err {
         E::OverflowKnownLength { .. } | E::Overflow { .. } => ApiError::too_large(
-            "payload_too_large",
+            Code::PayloadTooLarge,
             format!("the body exceeds {JSON_LIMIT} bytes"),
         ),
         E::ContentType => ApiError::malformed(
-            "unsupported_content_type",
+            Code::UnsupportedContentType,
             "send Content-Type: application/json",
         ),
         // serde_json calls a number too big for f64 (`1e400`) a syntax error; to a client
         // it is a value out of range, like `99999999999999999999` for an integer field.
         E::Deserialize(e) if e.is_data() || e.to_string().starts_with("number out of range") => {
-            ApiError::invalid("invalid_field", e.to_string())
+            ApiError::invalid(Code::InvalidField, e.to_string())
         }
-        other => ApiError::malformed("malformed_json", other.to_string()),
+        other => ApiError::malformed(Code::MalformedJson, other.to_string()),
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
+use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::engine::leaderboard::{
     self, MAX_BATCH, MemberResponse, TopResponse, readable_board, select,
@@ -82,7 +83,7 @@ pub async fn get_ranks(
     }
     if ids.len() > MAX_BATCH {
         return Err(ApiError::too_large(
-            "too_many_members",
+            Code::TooManyMembers,
             format!("at most {MAX_BATCH} members at once"),
         ));
     }
@@ -146,7 +147,7 @@ pub async fn get_tops(
     }
     if slugs.len() > MAX_BATCH {
         return Err(ApiError::too_large(
-            "too_many_boards",
+            Code::TooManyBoards,
             format!("at most {MAX_BATCH} boards at once"),
         ));
     }

@@ -11,6 +11,7 @@ use super::auth::Voter;
 use super::client_ip::ClientIp;
 use crate::domain::Invalid;
 use crate::domain::auth::Scope;
+use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use crate::domain::limit::parse_ip;
@@ -149,7 +150,7 @@ fn parse_vote(
     common: &Common<'_>,
 ) -> Result<Vote, ApiError> {
     let board =
-        BoardSlug::parse(board).map_err(|e| ApiError::not_found("board_not_found", e.message))?;
+        BoardSlug::parse(board).map_err(|e| ApiError::not_found(Code::BoardNotFound, e.message))?;
     let member = MemberId::parse(member)?;
     let voter = optional(common.voter, VoterId::parse)?;
     let count = count.unwrap_or(1);
@@ -268,7 +269,7 @@ pub async fn cast_votes(
 ) -> Result<HttpResponse, ApiError> {
     if body.votes.len() > MAX_BATCH {
         return Err(ApiError::too_large(
-            "batch_too_large",
+            Code::BatchTooLarge,
             format!(
                 "a batch holds at most {MAX_BATCH} votes, got {}",
                 body.votes.len()
@@ -277,7 +278,7 @@ pub async fn cast_votes(
     }
     if body.votes.is_empty() {
         return Err(ApiError::invalid(
-            "empty_batch",
+            Code::EmptyBatch,
             "votes must hold at least one item",
         ));
     }
@@ -295,7 +296,7 @@ pub async fn cast_votes(
         .iter()
         .map(|item| {
             let item: BatchVote = serde_json::from_value(item.clone())
-                .map_err(|e| ApiError::invalid("invalid_item", e.to_string()))?;
+                .map_err(|e| ApiError::invalid(Code::InvalidItem, e.to_string()))?;
             parse_vote(
                 &item.board,
                 &item.member,

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::domain::code::Code;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
@@ -37,7 +38,7 @@ impl Scope {
             "backfill" => Ok(Self::Backfill),
             "trusted" => Ok(Self::Trusted),
             _ => Err(Invalid::new(
-                "invalid_scope",
+                Code::InvalidScope,
                 format!("unknown scope {raw:?} (want vote, read, admin, backfill or trusted)"),
             )),
         }
@@ -70,7 +71,7 @@ pub fn parse_scopes<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Scope>, Invalid> {
     scopes.dedup();
     if scopes.is_empty() {
         return Err(Invalid::new(
-            "invalid_scopes",
+            Code::InvalidScopes,
             "scopes must name at least one scope",
         ));
     }

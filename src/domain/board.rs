@@ -1,5 +1,6 @@
 //! Boards and members as the rest of the code sees them, with their invariants.
 
+use crate::domain::code::Code;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
@@ -23,7 +24,7 @@ impl Membership {
             "closed" => Ok(Self::Closed),
             "open" => Ok(Self::Open),
             _ => Err(Invalid::new(
-                "invalid_membership",
+                Code::InvalidMembership,
                 format!("unknown membership {raw:?} (want open or closed)"),
             )),
         }
@@ -42,7 +43,7 @@ impl Membership {
 pub fn parse_origin(raw: &str) -> Result<String, Invalid> {
     let bad = || {
         Invalid::new(
-            "invalid_origin",
+            Code::InvalidOrigin,
             format!(
                 "{raw:?} is not an origin like https://shop.example (scheme, host, optional port)"
             ),
@@ -128,13 +129,13 @@ impl BoardSettings {
     pub fn check(&self) -> Result<(), Invalid> {
         if self.title.trim().is_empty() || self.title.len() > bounds::TITLE_MAX {
             return Err(Invalid::new(
-                "invalid_title",
+                Code::InvalidTitle,
                 format!("title must be 1 to {} bytes", bounds::TITLE_MAX),
             ));
         }
         if self.description.len() > bounds::DESCRIPTION_MAX {
             return Err(Invalid::new(
-                "invalid_description",
+                Code::InvalidDescription,
                 format!(
                     "description must be at most {} bytes",
                     bounds::DESCRIPTION_MAX
@@ -143,19 +144,19 @@ impl BoardSettings {
         }
         if !(1..=bounds::MAX_COUNT_MAX).contains(&self.max_count) {
             return Err(Invalid::new(
-                "invalid_max_count",
+                Code::InvalidMaxCount,
                 format!("max_count must be between 1 and {}", bounds::MAX_COUNT_MAX),
             ));
         }
         if self.embed_origins.len() > bounds::EMBED_ORIGINS_MAX {
             return Err(Invalid::new(
-                "invalid_origin",
+                Code::InvalidOrigin,
                 format!("at most {} embed origins", bounds::EMBED_ORIGINS_MAX),
             ));
         }
         if self.display_decimals > bounds::DISPLAY_DECIMALS_MAX {
             return Err(Invalid::new(
-                "invalid_display_decimals",
+                Code::InvalidDisplayDecimals,
                 format!(
                     "display_decimals must be between 0 and {}",
                     bounds::DISPLAY_DECIMALS_MAX
@@ -166,7 +167,7 @@ impl BoardSettings {
             && start >= end
         {
             return Err(Invalid::new(
-                "invalid_window",
+                Code::InvalidWindow,
                 "starts_at must be before ends_at",
             ));
         }
@@ -179,7 +180,7 @@ impl BoardSettings {
             && at < start
         {
             return Err(Invalid::new(
-                "campaign_not_started",
+                Code::CampaignNotStarted,
                 format!("voting opens at {}", start.to_rfc3339()),
             ));
         }
@@ -187,7 +188,7 @@ impl BoardSettings {
             && at >= end
         {
             return Err(Invalid::new(
-                "campaign_ended",
+                Code::CampaignEnded,
                 format!("voting closed at {}", end.to_rfc3339()),
             ));
         }
@@ -205,7 +206,7 @@ pub fn parse_periods<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Period>, Invalid> {
     periods.dedup();
     if periods.is_empty() {
         return Err(Invalid::new(
-            "invalid_periods",
+            Code::InvalidPeriods,
             "periods must name at least one period",
         ));
     }
@@ -238,7 +239,7 @@ impl Member {
     pub fn check(&self) -> Result<(), Invalid> {
         if self.name.len() > bounds::NAME_MAX {
             return Err(Invalid::new(
-                "invalid_name",
+                Code::InvalidName,
                 format!("name must be at most {} bytes", bounds::NAME_MAX),
             ));
         }
@@ -249,13 +250,13 @@ impl Member {
                     || url.starts_with('/')))
         {
             return Err(Invalid::new(
-                "invalid_image_url",
+                Code::InvalidImageUrl,
                 "image_url must be an http(s) URL or a path starting with /",
             ));
         }
         if !(0..=bounds::INITIAL_VOTES_MAX).contains(&self.initial_votes) {
             return Err(Invalid::new(
-                "invalid_initial_votes",
+                Code::InvalidInitialVotes,
                 format!(
                     "initial_votes must be between 0 and {}",
                     bounds::INITIAL_VOTES_MAX

@@ -1,5 +1,6 @@
 //! Identifiers parsed at the edge: board slugs, member ids, voter ids and the like.
 
+use super::code::Code;
 use std::fmt;
 
 use super::Invalid;
@@ -26,7 +27,7 @@ fn is_printable(s: &str, max: usize) -> bool {
 }
 
 macro_rules! string_id {
-    ($(#[$doc:meta])* $name:ident, $check:expr, $code:literal, $what:literal) => {
+    ($(#[$doc:meta])* $name:ident, $check:expr, $code:expr, $what:literal) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(String);
@@ -61,29 +62,29 @@ macro_rules! string_id {
 
 string_id!(
     /// A board's slug: `[a-z0-9][a-z0-9-]{0,63}`.
-    BoardSlug, is_slug, "invalid_board_slug", "board slug: 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit"
+    BoardSlug, is_slug, Code::InvalidBoardSlug, "board slug: 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit"
 );
 string_id!(
     /// A member id: `[A-Za-z0-9_.:-]{1,64}`.
-    MemberId, is_token, "invalid_member_id", "member id: 1 to 64 letters, digits and _ . : -"
+    MemberId, is_token, Code::InvalidMemberId, "member id: 1 to 64 letters, digits and _ . : -"
 );
 string_id!(
     /// A traffic channel such as `app` or `partner-a`: `[A-Za-z0-9_.:-]{1,64}`.
-    Channel, is_token, "invalid_channel", "channel: 1 to 64 letters, digits and _ . : -"
+    Channel, is_token, Code::InvalidChannel, "channel: 1 to 64 letters, digits and _ . : -"
 );
 string_id!(
     /// A terminal (device type) such as `ios` or `pc`: `[A-Za-z0-9_.:-]{1,64}`.
-    Terminal, is_token, "invalid_terminal", "terminal: 1 to 64 letters, digits and _ . : -"
+    Terminal, is_token, Code::InvalidTerminal, "terminal: 1 to 64 letters, digits and _ . : -"
 );
 string_id!(
     /// Whoever casts a vote, as the client names them: printable, 1 to 128 bytes.
-    VoterId, |s| is_printable(s, 128), "invalid_voter", "voter: 1 to 128 bytes of printable text"
+    VoterId, |s| is_printable(s, 128), Code::InvalidVoter, "voter: 1 to 128 bytes of printable text"
 );
 string_id!(
     /// A client-chosen key that makes a vote count once: printable, 1 to 128 bytes.
     IdempotencyKey,
     |s| is_printable(s, 128),
-    "invalid_idempotency_key",
+    Code::InvalidIdempotencyKey,
     "idempotency key: 1 to 128 bytes of printable text"
 );
 
@@ -110,7 +111,7 @@ mod tests {
         assert!(MemberId::parse("x{y}").is_err());
         assert_eq!(
             MemberId::parse(&"m".repeat(65)).unwrap_err().code,
-            "invalid_member_id"
+            Code::InvalidMemberId
         );
     }
 

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
 
+use crate::domain::code::Code;
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 
@@ -47,7 +48,7 @@ impl Dimension {
             "terminal" => Ok(Self::Terminal),
             "ip" => Ok(Self::Ip),
             _ => Err(Invalid::new(
-                "invalid_dimension",
+                Code::InvalidDimension,
                 format!("unknown dimension {raw:?} (want voter, member, channel, terminal or ip)"),
             )),
         }
@@ -64,13 +65,13 @@ impl Dimension {
     }
 
     /// The error code of a vote that lacks this dimension under a `refuse` rule.
-    pub fn required_code(self) -> &'static str {
+    pub fn required_code(self) -> Code {
         match self {
-            Self::Voter => "voter_required",
-            Self::Member => "member_required",
-            Self::Channel => "channel_required",
-            Self::Terminal => "terminal_required",
-            Self::Ip => "ip_required",
+            Self::Voter => Code::VoterRequired,
+            Self::Member => Code::MemberRequired,
+            Self::Channel => Code::ChannelRequired,
+            Self::Terminal => Code::TerminalRequired,
+            Self::Ip => Code::IpRequired,
         }
     }
 
@@ -96,7 +97,7 @@ impl fmt::Display for Dimension {
 pub fn parse_ip(raw: &str) -> Result<IpAddr, Invalid> {
     raw.trim()
         .parse::<IpAddr>()
-        .map_err(|_| Invalid::new("invalid_ip", format!("{raw:?} is not an IP address")))
+        .map_err(|_| Invalid::new(Code::InvalidIp, format!("{raw:?} is not an IP address")))
 }
 
 /// The value an address counts under: an IPv4 address itself, an IPv6 address by its /64
@@ -128,7 +129,7 @@ impl Window {
     pub fn parse(raw: &str) -> Result<Self, Invalid> {
         let bad = || {
             Invalid::new(
-                "invalid_window",
+                Code::InvalidWindow,
                 format!(
                     "unknown window {raw:?} (want second, minute, hour, day, week, month, \
                      campaign or rolling:<n><s|m|h|d> up to 31d)"
@@ -195,7 +196,7 @@ impl Missing {
             "refuse" => Ok(Self::Refuse),
             "skip" => Ok(Self::Skip),
             _ => Err(Invalid::new(
-                "invalid_missing",
+                Code::InvalidMissing,
                 format!("unknown missing policy {raw:?} (want refuse or skip)"),
             )),
         }
@@ -246,7 +247,7 @@ pub fn parse_dimensions<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Dimension>, Inva
     dims.dedup();
     if dims.is_empty() {
         return Err(Invalid::new(
-            "empty_dimensions",
+            Code::EmptyDimensions,
             "dimensions must name at least one of voter, member, channel, terminal, ip",
         ));
     }
@@ -257,7 +258,7 @@ pub fn parse_dimensions<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Dimension>, Inva
 pub fn parse_match(raw: &BTreeMap<String, String>) -> Result<BTreeMap<Dimension, String>, Invalid> {
     if raw.is_empty() {
         return Err(Invalid::new(
-            "invalid_override",
+            Code::InvalidOverride,
             "an override's match must name at least one dimension",
         ));
     }
@@ -266,7 +267,7 @@ pub fn parse_match(raw: &BTreeMap<String, String>) -> Result<BTreeMap<Dimension,
             let dim = Dimension::parse(dim)?;
             let value = dim.parse_value(value).map_err(|e| {
                 Invalid::new(
-                    "invalid_override",
+                    Code::InvalidOverride,
                     format!("override match {dim}: {}", e.message),
                 )
             })?;
@@ -280,13 +281,13 @@ impl RuleSpec {
     pub fn check(&self) -> Result<(), Invalid> {
         if self.name.trim().is_empty() || self.name.len() > bounds::NAME_MAX {
             return Err(Invalid::new(
-                "invalid_name",
+                Code::InvalidName,
                 format!("name must be 1 to {} bytes", bounds::NAME_MAX),
             ));
         }
         if self.dimensions.is_empty() {
             return Err(Invalid::new(
-                "empty_dimensions",
+                Code::EmptyDimensions,
                 "dimensions must name at least one dimension",
             ));
         }
@@ -299,7 +300,7 @@ impl RuleSpec {
                 Ok(())
             } else {
                 Err(Invalid::new(
-                    "invalid_limit",
+                    Code::InvalidLimit,
                     format!(
                         "{what} must be between 1 and {max} for a {} window",
                         self.window.code()
@@ -310,7 +311,7 @@ impl RuleSpec {
         check_limit(self.limit, "limit")?;
         if self.overrides.len() > bounds::OVERRIDES_PER_RULE {
             return Err(Invalid::new(
-                "invalid_override",
+                Code::InvalidOverride,
                 format!(
                     "a rule has at most {} overrides",
                     bounds::OVERRIDES_PER_RULE
@@ -407,7 +408,7 @@ impl Window {
                 let length = Duration::seconds(secs);
                 Span::Rolling {
                     since: at.checked_sub_signed(length).ok_or_else(|| {
-                        Invalid::new("invalid_timestamp", format!("{at} is out of range"))
+                        Invalid::new(Code::InvalidTimestamp, format!("{at} is out of range"))
                     })?,
                     length,
                 }

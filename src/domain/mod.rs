@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod board;
+pub mod code;
 pub mod idempotency;
 pub mod ids;
 pub mod limit;
@@ -13,17 +14,19 @@ pub mod period;
 pub mod score;
 
 /// Why a raw value could not become a domain value: a stable code and a human message.
+use self::code::Code;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct Invalid {
     /// Stable snake_case code used in API error bodies.
-    pub code: &'static str,
+    pub code: Code,
     /// What was wrong, for a person.
     pub message: String,
 }
 
 impl Invalid {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),

@@ -15,6 +15,7 @@
 
 use std::fmt;
 
+use crate::domain::code::Code;
 use chrono::{
     DateTime, Datelike, Days, Duration, FixedOffset, LocalResult, Months, NaiveDate, NaiveDateTime,
     NaiveTime, Offset, TimeZone, Timelike, Utc, Weekday,
@@ -67,7 +68,7 @@ impl Period {
                 Rolling::parse(rolling).map(Self::Rolling)
             }
             _ => Err(Invalid::new(
-                "invalid_period",
+                Code::InvalidPeriod,
                 format!(
                     "unknown period {raw:?} (want hour, day, week, month, all, rolling:24h or rolling:7d)"
                 ),
@@ -233,7 +234,7 @@ impl Bucket {
     pub fn parse(period: Period, tz: Tz, at: &str) -> Result<Self, Invalid> {
         if let Period::Rolling(window) = period {
             return Err(Invalid::new(
-                "invalid_bucket",
+                Code::InvalidBucket,
                 format!("{window} has no buckets: it always ends now, so leave out `at`"),
             ));
         }
@@ -246,7 +247,7 @@ impl Bucket {
             } else {
                 format!("{at:?} is neither a {period} bucket label nor an RFC 3339 timestamp")
             };
-            Invalid::new("invalid_bucket", message)
+            Invalid::new(Code::InvalidBucket, message)
         })?;
         Self::containing(period, tz, instant)
     }
@@ -273,7 +274,7 @@ impl Bucket {
                             let first = Self::containing(period, tz, a.with_timezone(&Utc))?;
                             let second = Self::containing(period, tz, b.with_timezone(&Utc))?;
                             return Err(Invalid::new(
-                                "ambiguous_bucket",
+                                Code::AmbiguousBucket,
                                 format!(
                                     "local hour {label} happens twice in {tz}: say {} or {}",
                                     first.label, second.label
@@ -282,7 +283,7 @@ impl Bucket {
                         }
                         LocalResult::None => {
                             return Err(Invalid::new(
-                                "invalid_bucket",
+                                Code::InvalidBucket,
                                 format!("local hour {label} does not exist in {tz}"),
                             ));
                         }
@@ -416,7 +417,7 @@ impl Calendar {
 
 fn no_such_bucket(period: Period, label: &str) -> Invalid {
     Invalid::new(
-        "invalid_bucket",
+        Code::InvalidBucket,
         format!("{label:?} names no {period} bucket"),
     )
 }
@@ -428,7 +429,7 @@ pub fn parse_instant(raw: &str) -> Result<DateTime<Utc>, Invalid> {
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| {
             Invalid::new(
-                "invalid_timestamp",
+                Code::InvalidTimestamp,
                 format!("{raw:?} is not an RFC 3339 timestamp: {e}"),
             )
         })?;
@@ -437,8 +438,12 @@ pub fn parse_instant(raw: &str) -> Result<DateTime<Utc>, Invalid> {
 
 /// Parses an IANA timezone name such as `Asia/Shanghai`.
 pub fn parse_timezone(raw: &str) -> Result<Tz, Invalid> {
-    raw.parse::<Tz>()
-        .map_err(|_| Invalid::new("invalid_timezone", format!("unknown IANA timezone {raw:?}")))
+    raw.parse::<Tz>().map_err(|_| {
+        Invalid::new(
+            Code::InvalidTimezone,
+            format!("unknown IANA timezone {raw:?}"),
+        )
+    })
 }
 
 /// `2019-03-17`, written directly: chrono's `format` parses its pattern on every call, and
@@ -482,7 +487,7 @@ pub fn check_supported(at: DateTime<Utc>) -> Result<DateTime<Utc>, Invalid> {
         Ok(at)
     } else {
         Err(Invalid::new(
-            "invalid_timestamp",
+            Code::InvalidTimestamp,
             format!(
                 "{} lies outside the supported years {FIRST_YEAR}–{LAST_YEAR}",
                 at.to_rfc3339()
@@ -493,7 +498,7 @@ pub fn check_supported(at: DateTime<Utc>) -> Result<DateTime<Utc>, Invalid> {
 
 fn out_of_range(period: Period, what: &str) -> Invalid {
     Invalid::new(
-        "invalid_bucket",
+        Code::InvalidBucket,
         format!(
             "the {period} bucket of {what} lies outside the supported years {FIRST_YEAR}–{LAST_YEAR}"
         ),
@@ -521,7 +526,7 @@ impl Rolling {
             "rolling:24h" => Ok(Self::Hours24),
             "rolling:7d" => Ok(Self::Days7),
             _ => Err(Invalid::new(
-                "invalid_period",
+                Code::InvalidPeriod,
                 format!("unknown rolling window {raw:?} (want rolling:24h or rolling:7d)"),
             )),
         }

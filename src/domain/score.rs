@@ -5,6 +5,8 @@
 //! exact integer increment (count × multiplier‰ × ratio‰ is a whole number of millionths).
 //! Integers stay exact in Redis's doubles up to 2^53; a write past that is refused.
 
+use crate::domain::code::Code;
+
 use super::Invalid;
 
 /// Units of the display view per vote.
@@ -28,7 +30,7 @@ impl View {
             "real" => Ok(Self::Real),
             "display" => Ok(Self::Display),
             _ => Err(Invalid::new(
-                "invalid_view",
+                Code::InvalidView,
                 format!("unknown view {raw:?} (want real or display)"),
             )),
         }
@@ -77,13 +79,13 @@ impl Milli {
         let rounded = scaled.round();
         if !value.is_finite() || value < min || value > max {
             return Err(Invalid::new(
-                "invalid_number",
+                Code::InvalidNumber,
                 format!("{field} must be between {min} and {max}, got {value}"),
             ));
         }
         if (scaled - rounded).abs() > 1e-6 {
             return Err(Invalid::new(
-                "invalid_number",
+                Code::InvalidNumber,
                 format!("{field} may have at most three decimals, got {value}"),
             ));
         }

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::domain::auth::{ApiKey, Scope, hash_key};
 use crate::domain::board::{Board, BoardSettings, Member};
+use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, Channel, MemberId};
 use crate::domain::limit::{RateRule, RuleSpec, bounds as limit_bounds};
 use crate::engine::config::{self, BoardConfig, Change};
@@ -26,7 +27,7 @@ pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, 
     state
         .config
         .board(slug)
-        .ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))
+        .ok_or_else(|| ApiError::not_found(Code::BoardNotFound, format!("no board {slug}")))
 }
 
 async fn changed(state: &AppState, change: Change) -> Result<(), ApiError> {
@@ -54,7 +55,7 @@ pub async fn create_board(
         .await
         .map_err(|e| match e {
             sql::SqlError::Conflict => {
-                ApiError::conflict("board_exists", format!("board {slug} already exists"))
+                ApiError::conflict(Code::BoardExists, format!("board {slug} already exists"))
             }
             other => other.into(),
         })?;
@@ -180,7 +181,7 @@ pub async fn upsert_members(
 
 fn overflow(member: &str) -> ApiError {
     ApiError::invalid(
-        "score_overflow",
+        Code::ScoreOverflow,
         format!(
             "member {member}: these initial votes would take its score past 2^53 units, the \
              most a board holds exactly; nothing was changed"
@@ -202,7 +203,7 @@ pub async fn delete_member(
     let board = board_of(state, slug)?;
     if !board.members.contains_key(member) {
         return Err(ApiError::not_found(
-            "member_not_found",
+            Code::MemberNotFound,
             format!("{member} is not a member of board {slug}"),
         ));
     }
@@ -238,7 +239,7 @@ pub async fn create_rule(
     let board = board_of(state, slug)?;
     if board.rules.len() >= limit_bounds::RULES_PER_BOARD {
         return Err(ApiError::conflict(
-            "too_many_rules",
+            Code::TooManyRules,
             format!(
                 "a board holds at most {} rules",
                 limit_bounds::RULES_PER_BOARD
@@ -267,7 +268,7 @@ pub fn rule_of(board: &BoardConfig, id: i64) -> Result<RateRule, ApiError> {
         .cloned()
         .ok_or_else(|| {
             ApiError::not_found(
-                "rule_not_found",
+                Code::RuleNotFound,
                 format!("board {} has no rule {id}", board.board.slug),
             )
         })
@@ -307,7 +308,7 @@ pub async fn delete_rule(
     let board = board_of(state, slug)?;
     if !sql::rules::delete_rule(&state.db, board.board.id, id).await? {
         return Err(ApiError::not_found(
-            "rule_not_found",
+            Code::RuleNotFound,
             format!("board {slug} has no rule {id}"),
         ));
     }
@@ -333,7 +334,7 @@ pub async fn create_api_key(
 ) -> Result<(ApiKey, String), ApiError> {
     if name.trim().is_empty() || name.len() > 200 {
         return Err(ApiError::invalid(
-            "invalid_name",
+            Code::InvalidName,
             "name must be 1 to 200 bytes",
         ));
     }
@@ -373,7 +374,7 @@ pub async fn list_api_keys(state: &AppState) -> Result<Vec<ApiKey>, ApiError> {
 pub async fn revoke_api_key(state: &AppState, actor: &str, id: i64) -> Result<(), ApiError> {
     if !sql::api_keys::revoke_api_key(&state.db, id).await? {
         return Err(ApiError::not_found(
-            "api_key_not_found",
+            Code::ApiKeyNotFound,
             format!("no live API key {id}"),
         ));
     }

@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use crate::domain::auth::Scope;
 use crate::domain::board::Membership;
+use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, MemberId};
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
@@ -45,7 +46,7 @@ pub fn readable_board(
     slug: &str,
 ) -> Result<Arc<BoardConfig>, ApiError> {
     let slug =
-        BoardSlug::parse(slug).map_err(|e| ApiError::not_found("board_not_found", e.message))?;
+        BoardSlug::parse(slug).map_err(|e| ApiError::not_found(Code::BoardNotFound, e.message))?;
     let board = cache.board(&slug);
     match caller {
         Some(c) => c.require(Scope::Read)?,
@@ -56,7 +57,7 @@ pub fn readable_board(
             ));
         }
     }
-    board.ok_or_else(|| ApiError::not_found("board_not_found", format!("no board {slug}")))
+    board.ok_or_else(|| ApiError::not_found(Code::BoardNotFound, format!("no board {slug}")))
 }
 
 /// Resolves `period`, `at` and `view` query values against a board.
@@ -73,7 +74,7 @@ pub fn select(
     };
     if !settings.periods.contains(&period) {
         return Err(ApiError::invalid(
-            "period_not_enabled",
+            Code::PeriodNotEnabled,
             format!("board {} does not keep {period} rankings", board.board.slug),
         ));
     }
@@ -360,7 +361,7 @@ pub fn check_member(sel: &Selection, member: &MemberId) -> Result<(), ApiError> 
         && !sel.board.members.contains_key(member)
     {
         return Err(ApiError::not_found(
-            "member_not_found",
+            Code::MemberNotFound,
             format!("{member} is not a member of board {}", sel.board.board.slug),
         ));
     }
@@ -375,7 +376,7 @@ pub async fn standings(
 ) -> Result<Vec<MemberResponse>, ApiError> {
     if members.len() > MAX_BATCH {
         return Err(ApiError::too_large(
-            "too_many_members",
+            Code::TooManyMembers,
             format!("at most {MAX_BATCH} members at once"),
         ));
     }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
+use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::limit::{Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window};
 use crate::engine::config::BoardConfig;
@@ -56,7 +57,7 @@ pub fn checks(
             let mut details = Map::new();
             details.insert("rule".into(), rule_json(rule, limit));
             return Err(ApiError::invalid_with(
-                "count_exceeds_limit",
+                Code::CountExceedsLimit,
                 format!(
                     "a vote of {count} can never pass rule {:?}, which allows {limit}",
                     rule.spec.name

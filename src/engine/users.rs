@@ -19,6 +19,7 @@ use rand::Rng;
 use sea_orm::DatabaseConnection;
 use tokio::sync::Semaphore;
 
+use crate::domain::code::Code;
 use crate::domain::limit::ip_subject;
 use crate::error::ApiError;
 use crate::store::redis::RedisStore;
@@ -72,7 +73,7 @@ fn check_username(username: &str) -> Result<(), ApiError> {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
     {
         return Err(ApiError::invalid(
-            "invalid_username",
+            Code::InvalidUsername,
             "a user name is 1 to 64 characters of [A-Za-z0-9_.-]",
         ));
     }
@@ -83,7 +84,7 @@ fn check_new(username: &str, password: &str) -> Result<(), ApiError> {
     check_username(username)?;
     if password.chars().count() < PASSWORD_MIN {
         return Err(ApiError::invalid(
-            "invalid_password",
+            Code::InvalidPassword,
             format!("a password needs at least {PASSWORD_MIN} characters"),
         ));
     }
@@ -101,7 +102,7 @@ pub async fn add_user(
         .await
         .map_err(|e| match e {
             SqlError::Conflict => {
-                ApiError::conflict("user_exists", format!("user {username} exists"))
+                ApiError::conflict(Code::UserExists, format!("user {username} exists"))
             }
             other => other.into(),
         })
@@ -135,7 +136,7 @@ pub async fn delete_user(
     }
     if sql::users::count_users(db).await? <= 1 {
         return Err(ApiError::conflict(
-            "last_user",
+            Code::LastUser,
             format!("{username} is the only user; add another before deleting it"),
         ));
     }
@@ -144,7 +145,7 @@ pub async fn delete_user(
 }
 
 fn user_not_found(username: &str) -> ApiError {
-    ApiError::not_found("user_not_found", format!("no user {username}"))
+    ApiError::not_found(Code::UserNotFound, format!("no user {username}"))
 }
 
 /// How long dashboard sessions live: `idle` after the last request, `absolute` at most.

@@ -10,6 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::auth::Scope;
+use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{VoteValues, ip_subject};
@@ -211,12 +212,12 @@ fn prepare(
     now: DateTime<Utc>,
 ) -> Result<Prepared, ApiError> {
     let board = cache.board(&vote.board).ok_or_else(|| {
-        ApiError::not_found("board_not_found", format!("no board {}", vote.board))
+        ApiError::not_found(Code::BoardNotFound, format!("no board {}", vote.board))
     })?;
     let settings = &board.board.settings;
     if !(1..=settings.max_count).contains(&vote.count) {
         return Err(ApiError::invalid(
-            "invalid_count",
+            Code::InvalidCount,
             format!(
                 "count must be between 1 and {} on this board",
                 settings.max_count
@@ -227,13 +228,13 @@ fn prepare(
     match member {
         None if settings.membership == crate::domain::board::Membership::Closed => {
             return Err(ApiError::not_found(
-                "member_not_found",
+                Code::MemberNotFound,
                 format!("{} is not a member of board {}", vote.member, vote.board),
             ));
         }
         Some(m) if !m.enabled => {
             return Err(ApiError::conflict(
-                "member_disabled",
+                Code::MemberDisabled,
                 format!("{} does not accept votes", vote.member),
             ));
         }
@@ -244,7 +245,7 @@ fn prepare(
             caller.require(Scope::Backfill)?;
             if at > now + FUTURE_SLACK {
                 return Err(ApiError::invalid(
-                    "invalid_timestamp",
+                    Code::InvalidTimestamp,
                     "at lies in the future",
                 ));
             }
@@ -347,7 +348,7 @@ fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
                 .ok_or_else(|| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}"))?;
             if Some(fingerprint) != p.vote.idempotency.as_ref().map(|i| i.fingerprint.as_str()) {
                 return Err(ApiError::invalid(
-                    "idempotency_key_reused",
+                    Code::IdempotencyKeyReused,
                     "this idempotency key was used for a different request: send a new key \
                      for a new vote, or the first request unchanged to get its answer again",
                 ));
@@ -380,7 +381,7 @@ fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
         }
         VoteReply::Overflow => {
             return Err(ApiError::invalid(
-                "score_overflow",
+                Code::ScoreOverflow,
                 "this vote would take a score past 2^53 units, the most a board holds exactly",
             ));
         }

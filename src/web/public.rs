@@ -32,6 +32,7 @@ use super::session::{self, VoteNotice, csrf_token};
 use crate::api::client_ip::ClientIp;
 use crate::domain::auth::Scope;
 use crate::domain::board::Membership;
+use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{Dimension, VoteValues, ip_subject};
 use crate::domain::period::Period;
@@ -540,9 +541,9 @@ fn answer_text(
             text
         }
         ApiError::Conflict { code, .. } => match *code {
-            "member_disabled" => l.tr("refused-member-disabled", &[("name", name.into())]),
-            "campaign_ended" => l.t("campaign-ended"),
-            "campaign_not_started" => l.t("campaign-not-started"),
+            Code::MemberDisabled => l.tr("refused-member-disabled", &[("name", name.into())]),
+            Code::CampaignEnded => l.t("campaign-ended"),
+            Code::CampaignNotStarted => l.t("campaign-not-started"),
             _ => err.to_string(),
         },
         other => other.to_string(),

@@ -10,6 +10,7 @@ use crate::api::boards::BoardResponse;
 use crate::domain::board::{
     BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_origin, parse_periods,
 };
+use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::{parse_instant, parse_timezone};
 use crate::engine::admin as engine;
@@ -98,7 +99,7 @@ impl BoardRequest {
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {
                 ApiError::invalid(
-                    "invalid_display_decimals",
+                    Code::InvalidDisplayDecimals,
                     "display_decimals must be between 0 and 6",
                 )
             })?;
@@ -130,7 +131,7 @@ pub async fn create_board(
     let title = body
         .title
         .clone()
-        .ok_or_else(|| ApiError::invalid("invalid_title", "title is required"))?;
+        .ok_or_else(|| ApiError::invalid(Code::InvalidTitle, "title is required"))?;
     let mut settings = BoardSettings::new(title);
     body.apply(&mut settings)?;
     let board = engine::create_board(&state, &actor, slug, settings).await?;
@@ -182,7 +183,7 @@ pub async fn update_board(
     let slug = board_slug(&board)?;
     if body.slug.as_deref().is_some_and(|s| s != slug.as_str()) {
         return Err(ApiError::invalid(
-            "slug_immutable",
+            Code::SlugImmutable,
             "a board's slug cannot change",
         ));
     }

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 use super::{board_slug, nullable};
 use crate::api::auth::Admin;
 use crate::domain::board::{Member, parse_multiplier};
+use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
@@ -110,7 +111,7 @@ pub async fn upsert_members(
     let config = engine::board_of(&state, &slug)?;
     if body.members.len() > MAX_MEMBERS {
         return Err(ApiError::too_large(
-            "too_many_members",
+            Code::TooManyMembers,
             format!("at most {MAX_MEMBERS} members at once"),
         ));
     }
@@ -122,7 +123,7 @@ pub async fn upsert_members(
             .map(|(i, f)| ("index", i, f)),
     );
     if !errors.is_empty() {
-        return Err(item_errors("invalid_members", errors));
+        return Err(item_errors(Code::InvalidMembers, errors));
     }
     let upserted = engine::upsert_members(&state, &actor, &slug, members).await?;
     Ok(HttpResponse::Ok().json(UpsertMembersResponse { upserted }))
@@ -142,7 +143,7 @@ fn validate<'a>(
             .and_then(|id| {
                 if !seen.insert(id.clone()) {
                     return Err(ApiError::invalid(
-                        "duplicate_member",
+                        Code::DuplicateMember,
                         format!("{id} appears twice"),
                     ));
                 }
@@ -158,7 +159,7 @@ fn validate<'a>(
     (members, errors)
 }
 
-fn item_errors(code: &'static str, errors: Vec<Value>) -> ApiError {
+fn item_errors(code: Code, errors: Vec<Value>) -> ApiError {
     let mut details = Map::new();
     let count = errors.len();
     details.insert("errors".into(), Value::Array(errors));
@@ -243,7 +244,7 @@ pub fn read_csv(board: &BoardConfig, text: &str) -> Result<Vec<Member>, ApiError
     let (rows, mut errors) = parse_csv(text);
     if rows.len() > MAX_MEMBERS {
         return Err(ApiError::too_large(
-            "too_many_members",
+            Code::TooManyMembers,
             format!("at most {MAX_MEMBERS} members at once"),
         ));
     }
@@ -251,7 +252,7 @@ pub fn read_csv(board: &BoardConfig, text: &str) -> Result<Vec<Member>, ApiError
     errors.extend(invalid);
     if !errors.is_empty() {
         errors.sort_by_key(|e| e["line"].as_u64());
-        return Err(item_errors("invalid_csv", errors));
+        return Err(item_errors(Code::InvalidCsv, errors));
     }
     Ok(members)
 }
@@ -298,17 +299,17 @@ pub async fn update_member(
     let (board, member) = path.into_inner();
     let slug = board_slug(&board)?;
     let config = engine::board_of(&state, &slug)?;
-    let id =
-        MemberId::parse(&member).map_err(|e| ApiError::not_found("member_not_found", e.message))?;
+    let id = MemberId::parse(&member)
+        .map_err(|e| ApiError::not_found(Code::MemberNotFound, e.message))?;
     if !config.members.contains_key(&id) {
         return Err(ApiError::not_found(
-            "member_not_found",
+            Code::MemberNotFound,
             format!("{id} is not a member of board {slug}"),
         ));
     }
     if body.id.as_deref().is_some_and(|i| i != id.as_str()) {
         return Err(ApiError::invalid(
-            "member_id_immutable",
+            Code::MemberIdImmutable,
             "a member's id cannot change",
         ));
     }
@@ -336,8 +337,8 @@ pub async fn delete_member(
     let actor = caller.actor;
     let (board, member) = path.into_inner();
     let slug = board_slug(&board)?;
-    let id =
-        MemberId::parse(&member).map_err(|e| ApiError::not_found("member_not_found", e.message))?;
+    let id = MemberId::parse(&member)
+        .map_err(|e| ApiError::not_found(Code::MemberNotFound, e.message))?;
     engine::delete_member(&state, &actor, &slug, &id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

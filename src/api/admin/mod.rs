@@ -8,6 +8,7 @@ pub mod rules;
 use actix_web::web;
 use serde::{Deserialize, Deserializer};
 
+use crate::domain::code::Code;
 use crate::error::ApiError;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -37,7 +38,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 /// A board slug from a path: an ill-formed one names no board.
 fn board_slug(raw: &str) -> Result<crate::domain::ids::BoardSlug, ApiError> {
     crate::domain::ids::BoardSlug::parse(raw)
-        .map_err(|e| ApiError::not_found("board_not_found", e.message))
+        .map_err(|e| ApiError::not_found(Code::BoardNotFound, e.message))
 }
 
 /// Reads a field that may be absent (`None`), null (`Some(None)`) or set (`Some(Some)`),

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::board_slug;
 use crate::api::auth::Admin;
+use crate::domain::code::Code;
 use crate::domain::limit::{
     Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
@@ -80,27 +81,26 @@ impl RuleRequest {
 
     /// A new rule's settings: the required fields must be there.
     fn create(&self) -> Result<RuleSpec, ApiError> {
-        let required = |code: &'static str, field: &str| {
-            ApiError::invalid(code, format!("{field} is required"))
-        };
+        let required =
+            |code: Code, field: &str| ApiError::invalid(code, format!("{field} is required"));
         let mut spec = RuleSpec {
             name: self
                 .name
                 .clone()
-                .ok_or_else(|| required("invalid_name", "name"))?,
+                .ok_or_else(|| required(Code::InvalidName, "name"))?,
             dimensions: parse_dimensions(
                 self.dimensions
                     .as_deref()
-                    .ok_or_else(|| required("empty_dimensions", "dimensions"))?,
+                    .ok_or_else(|| required(Code::EmptyDimensions, "dimensions"))?,
             )?,
             window: Window::parse(
                 self.window
                     .as_deref()
-                    .ok_or_else(|| required("invalid_window", "window"))?,
+                    .ok_or_else(|| required(Code::InvalidWindow, "window"))?,
             )?,
             limit: self
                 .limit
-                .ok_or_else(|| required("invalid_limit", "limit"))?,
+                .ok_or_else(|| required(Code::InvalidLimit, "limit"))?,
             overrides: Vec::new(),
             missing: Missing::Refuse,
         };
@@ -154,7 +154,7 @@ pub struct RulesResponse {
 
 fn rule_id(raw: &str) -> Result<i64, ApiError> {
     raw.parse()
-        .map_err(|_| ApiError::not_found("rule_not_found", format!("no rule {raw:?}")))
+        .map_err(|_| ApiError::not_found(Code::RuleNotFound, format!("no rule {raw:?}")))
 }
 
 /// Adds a rule to a board.

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use super::{Chrome, html, html_with, is_htmx, see_other};
 use crate::api::admin::boards::BoardRequest;
 use crate::domain::board::BoardSettings;
+use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
@@ -87,7 +88,7 @@ async fn list_boards(
             title: s.title.clone(),
             status: match s.window_admits(now) {
                 Ok(()) => "boards-status-live",
-                Err(e) if e.code == "campaign_not_started" => "boards-status-not-started",
+                Err(e) if e.code == Code::CampaignNotStarted => "boards-status-not-started",
                 Err(_) => "boards-status-closed",
             },
             public: s.public_page,

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::boards::board;
 use super::{Chrome, html, html_with, see_other};
 use crate::api::admin::members::{MemberFields, merged, read_csv};
+use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
@@ -254,7 +255,7 @@ async fn save_member(
             "" => None,
             n => Some(n.parse::<i64>().map_err(|_| {
                 ApiError::invalid(
-                    "invalid_initial_votes",
+                    Code::InvalidInitialVotes,
                     "initial votes must be a whole number",
                 )
             })?),
@@ -262,7 +263,7 @@ async fn save_member(
         let multiplier = match form.multiplier.trim() {
             "" => None,
             n => Some(n.parse::<f64>().map_err(|_| {
-                ApiError::invalid("invalid_number", "the multiplier must be a number")
+                ApiError::invalid(Code::InvalidNumber, "the multiplier must be a number")
             })?),
         };
         let fields = MemberFields {

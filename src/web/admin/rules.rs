@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use super::boards::board;
 use super::{Chrome, html, html_with, see_other};
+use crate::domain::code::Code;
 use crate::domain::limit::{
     Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
@@ -179,7 +180,7 @@ impl RuleForm {
             .map(|line| {
                 let bad = || {
                     ApiError::invalid(
-                        "invalid_override",
+                        Code::InvalidOverride,
                         format!("cannot read override {line:?}; write channel=partner-a: 10"),
                     )
                 };
@@ -202,7 +203,7 @@ impl RuleForm {
             dimensions: parse_dimensions(&dims)?,
             window: Window::parse(self.window.trim())?,
             limit: self.limit.trim().parse().map_err(|_| {
-                ApiError::invalid("invalid_limit", "the limit must be a whole number")
+                ApiError::invalid(Code::InvalidLimit, "the limit must be a whole number")
             })?,
             overrides,
             missing: Missing::parse(&self.missing)?,
