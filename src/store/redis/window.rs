@@ -5,7 +5,14 @@
 use crate::domain::period::Rolling;
 use crate::domain::score::View;
 
+use std::sync::LazyLock;
+
+use redis::Script;
+
 use super::keys::BoardKeys;
+use super::page::PageReply;
+use super::reply::{as_array, as_text};
+use super::{Invocation, RedisFailure, RedisStore};
 
 /// The most members of slots that left a window one call subtracts from its totals: about
 /// about 2 µs each on the machine the README's figures come from, so a call stays within a
@@ -47,7 +54,7 @@ pub struct WindowTarget {
 impl WindowTarget {
     /// Appends this window's arguments to a `vote.lua` call (its keys go in separately,
     /// after the rules').
-    pub(super) fn args(&self, inv: &mut super::Invocation) {
+    pub(super) fn args(&self, inv: &mut Invocation) {
         inv.arg(self.window.slots)
             .arg(self.window.clock)
             .arg(self.at)
@@ -68,8 +75,8 @@ pub struct WindowPageQuery {
 
 impl WindowPageQuery {
     /// The `window_page.lua` call.
-    pub(super) fn invocation(&self) -> super::Invocation {
-        let mut inv = super::WINDOW_PAGE.prepare_invoke();
+    pub(super) fn invocation(&self) -> Invocation {
+        let mut inv = WINDOW_PAGE.prepare_invoke();
         for key in &self.window.keys {
             inv.key(key);
         }
@@ -84,5 +91,58 @@ impl WindowPageQuery {
             .arg(self.limit)
             .arg(self.anchor.as_deref().unwrap_or(""));
         inv
+    }
+}
+
+static WINDOW_PAGE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("window.lua"),
+        include_str!("paging.lua"),
+        include_str!("window_page.lua")
+    ))
+});
+
+/// How many calls a read makes at most while a rolling window drains a slot that left it
+/// (10,000 × [`DRAIN_BUDGET`] members).
+const MAX_DRAIN_CALLS: usize = 10_000;
+
+impl RedisStore {
+    /// Reads pages of rolling windows in one round trip, each first brought to its clock.
+    pub async fn window_pages(
+        &self,
+        queries: &[WindowPageQuery],
+    ) -> Result<Vec<PageReply>, RedisFailure> {
+        let mut pages: Vec<Option<PageReply>> = vec![None; queries.len()];
+        // A window still draining a slot that left it answers `pending`: each call drains
+        // a bounded share, so ask again until every page is read.
+        for _ in 0..MAX_DRAIN_CALLS {
+            let waiting: Vec<usize> = (0..queries.len()).filter(|&i| pages[i].is_none()).collect();
+            if waiting.is_empty() {
+                break;
+            }
+            let calls: Vec<Invocation> = waiting.iter().map(|&i| queries[i].invocation()).collect();
+            let replies = self
+                .run_script_all("window_page", &WINDOW_PAGE, &calls)
+                .await?;
+            for (i, reply) in waiting.into_iter().zip(&replies) {
+                let pending = as_array(reply)
+                    .and_then(|items| items.first())
+                    .and_then(as_text)
+                    .is_some_and(|tag| tag == "pending");
+                if !pending {
+                    pages[i] = Some(PageReply::parse(reply)?);
+                }
+            }
+        }
+        pages
+            .into_iter()
+            .map(|p| {
+                p.ok_or_else(|| {
+                    RedisFailure::Unavailable(format!(
+                        "a rolling window was still draining after {MAX_DRAIN_CALLS} calls"
+                    ))
+                })
+            })
+            .collect()
     }
 }

@@ -1,0 +1,81 @@
+//! `page.lua`: one page of a bucket.
+
+use redis::{Script, Value};
+use std::sync::LazyLock;
+
+use super::reply::{as_array, as_int, as_text, as_units, reply_error};
+use super::{Invocation, RedisFailure, RedisStore};
+
+static PAGE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("paging.lua"),
+        include_str!("page.lua")
+    ))
+});
+
+/// Asks for a page of a board: by offset, or around an anchor member.
+#[derive(Debug, Clone)]
+pub struct PageQuery {
+    pub scores: String,
+    pub participants: String,
+    /// Offset, or the radius when `anchor` is set.
+    pub offset: i64,
+    pub limit: i64,
+    pub anchor: Option<String>,
+}
+
+/// A page of a board.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageReply {
+    pub total_members: i64,
+    pub participants: i64,
+    /// Position of the first entry; `None` when the anchor has no score.
+    pub offset: Option<i64>,
+    /// Competition rank of the first entry.
+    pub first_rank: i64,
+    /// (member, units), best first.
+    pub entries: Vec<(String, i64)>,
+}
+
+impl PageReply {
+    pub(super) fn parse(value: &Value) -> Result<Self, RedisFailure> {
+        let bad = || reply_error("page", value);
+        let items = as_array(value).ok_or_else(bad)?;
+        let [card, participants, offset, first_rank, page] = items else {
+            return Err(bad());
+        };
+        let page = as_array(page).ok_or_else(bad)?;
+        let entries = page
+            .chunks(2)
+            .map(|pair| Some((as_text(&pair[0])?, as_units(pair.get(1)?)?)))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?;
+        let offset = as_int(offset).ok_or_else(bad)?;
+        Ok(Self {
+            total_members: as_int(card).ok_or_else(bad)?,
+            participants: as_int(participants).ok_or_else(bad)?,
+            offset: (offset >= 0).then_some(offset),
+            first_rank: as_int(first_rank).ok_or_else(bad)?,
+            entries,
+        })
+    }
+}
+
+impl RedisStore {
+    /// Reads pages of boards in one round trip.
+    pub async fn pages(&self, queries: &[PageQuery]) -> Result<Vec<PageReply>, RedisFailure> {
+        let calls: Vec<Invocation> = queries
+            .iter()
+            .map(|q| {
+                let mut inv = PAGE.key(&q.scores);
+                inv.key(&q.participants)
+                    .arg(q.offset)
+                    .arg(q.limit)
+                    .arg(q.anchor.as_deref().unwrap_or(""));
+                inv
+            })
+            .collect();
+        let replies = self.run_script_all("page", &PAGE, &calls).await?;
+        replies.iter().map(PageReply::parse).collect()
+    }
+}
