@@ -102,14 +102,10 @@ pub async fn activity(
         shortest.and_then(|p| Bucket::containing(p, tz, now).ok())
     };
     let trailing = last.map_or_else(Vec::new, |b| period::trailing_buckets(&b, tz));
-    let keys: Vec<String> = trailing
-        .iter()
-        .map(|b| config.keys.participants(b))
-        .collect();
-    let counts = if keys.is_empty() {
+    let counts = if trailing.is_empty() {
         Vec::new()
     } else {
-        redis.pfcounts(&keys).await?
+        redis.participants(&config.keys, &trailing).await?
     };
     Ok(Activity {
         steps,

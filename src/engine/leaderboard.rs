@@ -168,8 +168,9 @@ async fn read_pages(redis: &RedisStore, asks: &[PageAsk<'_>]) -> Result<Vec<Page
                 anchor,
             }),
             None => buckets.push(PageQuery {
-                scores: ask.sel.board.keys.scores(ask.sel.view, &ask.sel.bucket),
-                participants: ask.sel.board.keys.participants(&ask.sel.bucket),
+                board: &ask.sel.board.keys,
+                bucket: &ask.sel.bucket,
+                view: ask.sel.view,
                 offset: ask.offset,
                 limit: ask.limit,
                 anchor,
@@ -397,12 +398,11 @@ pub async fn standings(
     let queries: Vec<StandingQuery> = members
         .iter()
         .map(|m| StandingQuery {
-            scores: sel.board.keys.scores(sel.view, &sel.bucket),
-            previous: previous
-                .as_ref()
-                .map(|b| sel.board.keys.scores(sel.view, b)),
-            participants: sel.board.keys.member_participants(&sel.bucket, m.as_str()),
-            member: m.to_string(),
+            board: &sel.board.keys,
+            bucket: &sel.bucket,
+            previous: previous.as_ref(),
+            view: sel.view,
+            member: m.as_str(),
         })
         .collect();
     let replies = redis.standings(&queries).await?;
@@ -523,12 +523,7 @@ pub async fn stats(redis: &RedisStore, sel: &Selection) -> Result<StatsResponse,
         let page = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
         (page.total_members, page.participants)
     } else {
-        redis
-            .bucket_counts(
-                &sel.board.keys.scores(View::Real, &sel.bucket),
-                &sel.board.keys.participants(&sel.bucket),
-            )
-            .await?
+        redis.bucket_counts(&sel.board.keys, &sel.bucket).await?
     };
     Ok(StatsResponse {
         board: sel.board.board.slug.to_string(),

@@ -11,7 +11,6 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::domain::period::Bucket;
-use crate::domain::score::View;
 use crate::engine::config::BoardConfig;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -53,10 +52,17 @@ pub async fn finish_removals(state: &AppState) -> Result<usize, ApiError> {
             .find(|b| b.board.id == removal.board_id);
         // A deleted board's keys go with it; a member added again since keeps its scores.
         if let Some(board) = board.filter(|b| !b.members.contains_key(&removal.member)) {
-            let keys = score_keys(&board, removal.removed_at)?;
+            let buckets = left_buckets(&board, removal.removed_at)?;
+            let windows: Vec<_> = board
+                .board
+                .settings
+                .periods
+                .iter()
+                .filter_map(|p| p.rolling())
+                .collect();
             state
                 .redis
-                .remove_member(&board.keys, &keys, removal.member.as_str())
+                .remove_member(&board.keys, &buckets, &windows, removal.member.as_str())
                 .await?;
         }
         sql::members::removal_done(&state.db, removal.id).await?;
@@ -65,31 +71,19 @@ pub async fn finish_removals(state: &AppState) -> Result<usize, ApiError> {
 }
 
 /// The buckets a member leaves when deleted at `at`: the current and next bucket of
-/// every period, both views, and the all-time board; older buckets keep their history.
-/// A rolling window's totals, slots and drains: a slot or drain still holding the member
-/// would subtract it from the totals again when it leaves.
-fn score_keys(board: &BoardConfig, at: DateTime<Utc>) -> Result<Vec<String>, ApiError> {
+/// every calendar period and the all-time board; older buckets keep their history.
+fn left_buckets(board: &BoardConfig, at: DateTime<Utc>) -> Result<Vec<Bucket>, ApiError> {
     let settings = &board.board.settings;
-    let mut keys = Vec::new();
+    let mut buckets = vec![Bucket::all()];
     for &period in &settings.periods {
-        if let Some(window) = period.rolling() {
-            let window_keys = board.keys.window(window);
-            let n = window.slots() as usize;
-            keys.extend(window_keys[1..3 + 2 * n].iter().cloned());
-            keys.extend(window_keys[3 + 3 * n..].iter().cloned());
+        if period.rolling().is_some() {
             continue;
         }
         let current = Bucket::containing(period, settings.timezone, at)?;
         let next = current.next(settings.timezone);
-        for bucket in std::iter::once(current).chain(next) {
-            for view in [View::Real, View::Display] {
-                keys.push(board.keys.scores(view, &bucket));
-            }
-        }
+        buckets.extend(std::iter::once(current).chain(next));
     }
-    keys.push(board.keys.scores(View::Display, &Bucket::all()));
-    keys.dedup();
-    Ok(keys)
+    Ok(buckets)
 }
 
 /// Reconciles until it succeeds, backing off while Redis or SQL does not answer.

@@ -3,18 +3,22 @@
 use redis::{Script, Value};
 use std::sync::LazyLock;
 
+use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, as_text, as_units, reply_error};
 use super::{Invocation, RedisFailure, RedisStore};
+use crate::domain::period::Bucket;
+use crate::domain::score::View;
 
 static MEMBER: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("member.lua")));
 
-/// Asks for one member's standing in a bucket.
+/// Asks for one member's standing in a bucket in one view, with the bucket before.
 #[derive(Debug, Clone)]
-pub struct StandingQuery {
-    pub scores: String,
-    pub previous: Option<String>,
-    pub participants: String,
-    pub member: String,
+pub struct StandingQuery<'a> {
+    pub board: &'a BoardKeys,
+    pub bucket: &'a Bucket,
+    pub previous: Option<&'a Bucket>,
+    pub view: View,
+    pub member: &'a str,
 }
 
 /// One member's standing.
@@ -66,15 +70,17 @@ impl RedisStore {
     /// Reads members' standings in one round trip.
     pub async fn standings(
         &self,
-        queries: &[StandingQuery],
+        queries: &[StandingQuery<'_>],
     ) -> Result<Vec<StandingReply>, RedisFailure> {
         let calls: Vec<Invocation> = queries
             .iter()
             .map(|q| {
-                let mut inv = MEMBER.key(&q.scores);
-                inv.key(q.previous.as_deref().unwrap_or(&q.scores))
-                    .key(&q.participants)
-                    .arg(&q.member)
+                let scores = q.board.scores(q.view, q.bucket);
+                let previous = q.previous.map(|b| q.board.scores(q.view, b));
+                let mut inv = MEMBER.key(&scores);
+                inv.key(previous.as_deref().unwrap_or(&scores))
+                    .key(q.board.member_participants(q.bucket, q.member))
+                    .arg(q.member)
                     .arg(if q.previous.is_some() { "1" } else { "0" });
                 inv
             })

@@ -29,6 +29,8 @@ pub use page::{PageQuery, PageReply};
 pub use usage::Usage;
 pub use vote::{Counter, PeriodScores, REFUSALS_TTL_S, RuleCheck, VoteCall, VoteReply, VoteTarget};
 
+use crate::domain::period::{Bucket, Rolling};
+use crate::domain::score::View;
 use crate::metrics::{self, RedisOutcome};
 
 /// How many times calls refused with NOSCRIPT are sent again after loading their script.
@@ -218,16 +220,31 @@ impl RedisStore {
         .await
     }
 
-    /// Removes a member from the given score keys and its initial-votes record, atomically.
+    /// Removes a member from the given buckets (both views), from every slot and drain
+    /// of the given rolling windows (a slot still holding it would subtract it from the
+    /// totals again when it leaves), and its initial-votes record, atomically.
     pub async fn remove_member(
         &self,
         board: &BoardKeys,
-        score_keys: &[String],
+        buckets: &[Bucket],
+        windows: &[Rolling],
         member: &str,
     ) -> Result<(), RedisFailure> {
+        let mut keys: Vec<String> = buckets
+            .iter()
+            .flat_map(|b| [board.scores(View::Real, b), board.scores(View::Display, b)])
+            .collect();
+        for &window in windows {
+            let n = window.slots() as usize;
+            let all = board.window(window);
+            keys.extend(all[1..3 + 2 * n].iter().cloned());
+            keys.extend(all[3 + 3 * n..].iter().cloned());
+        }
+        keys.sort();
+        keys.dedup();
         let mut pipe = redis::pipe();
         pipe.atomic();
-        for key in score_keys {
+        for key in keys {
             pipe.zrem(key, member).ignore();
         }
         pipe.hdel(board.initial_applied(), member).ignore();
@@ -304,11 +321,15 @@ impl RedisStore {
         .await
     }
 
-    /// Distinct voters (PFCOUNT) of each HyperLogLog, in one round trip.
-    pub async fn pfcounts(&self, keys: &[String]) -> Result<Vec<i64>, RedisFailure> {
+    /// Distinct voters (PFCOUNT) of each bucket, in one round trip.
+    pub async fn participants(
+        &self,
+        board: &BoardKeys,
+        buckets: &[Bucket],
+    ) -> Result<Vec<i64>, RedisFailure> {
         let mut pipe = redis::pipe();
-        for key in keys {
-            pipe.pfcount(key);
+        for bucket in buckets {
+            pipe.pfcount(board.participants(bucket));
         }
         self.bounded("pfcount", |mut conn| async move {
             Ok(pipe.query_async(&mut conn).await?)
@@ -325,14 +346,16 @@ impl RedisStore {
         .await
     }
 
-    /// Members on a board (ZCARD) and distinct voters (PFCOUNT), in one round trip.
+    /// Members with a score in a bucket (ZCARD of the real view) and distinct voters
+    /// (PFCOUNT), in one round trip.
     pub async fn bucket_counts(
         &self,
-        scores: &str,
-        participants: &str,
+        board: &BoardKeys,
+        bucket: &Bucket,
     ) -> Result<(i64, i64), RedisFailure> {
         let mut pipe = redis::pipe();
-        pipe.zcard(scores).pfcount(participants);
+        pipe.zcard(board.scores(View::Real, bucket))
+            .pfcount(board.participants(bucket));
         self.bounded("bucket_counts", |mut conn| async move {
             Ok(pipe.query_async(&mut conn).await?)
         })

@@ -3,8 +3,11 @@
 use redis::{Script, Value};
 use std::sync::LazyLock;
 
+use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, as_text, as_units, reply_error};
 use super::{Invocation, RedisFailure, RedisStore};
+use crate::domain::period::Bucket;
+use crate::domain::score::View;
 
 static PAGE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
@@ -13,11 +16,12 @@ static PAGE: LazyLock<Script> = LazyLock::new(|| {
     ))
 });
 
-/// Asks for a page of a board: by offset, or around an anchor member.
+/// Asks for a page of one bucket in one view: by offset, or around an anchor member.
 #[derive(Debug, Clone)]
-pub struct PageQuery {
-    pub scores: String,
-    pub participants: String,
+pub struct PageQuery<'a> {
+    pub board: &'a BoardKeys,
+    pub bucket: &'a Bucket,
+    pub view: View,
     /// Offset, or the radius when `anchor` is set.
     pub offset: i64,
     pub limit: i64,
@@ -63,12 +67,12 @@ impl PageReply {
 
 impl RedisStore {
     /// Reads pages of boards in one round trip.
-    pub async fn pages(&self, queries: &[PageQuery]) -> Result<Vec<PageReply>, RedisFailure> {
+    pub async fn pages(&self, queries: &[PageQuery<'_>]) -> Result<Vec<PageReply>, RedisFailure> {
         let calls: Vec<Invocation> = queries
             .iter()
             .map(|q| {
-                let mut inv = PAGE.key(&q.scores);
-                inv.key(&q.participants)
+                let mut inv = PAGE.key(q.board.scores(q.view, q.bucket));
+                inv.key(q.board.participants(q.bucket))
                     .arg(q.offset)
                     .arg(q.limit)
                     .arg(q.anchor.as_deref().unwrap_or(""));
