@@ -16,7 +16,7 @@ use crate::domain::limit::{Dimension, Missing, RateRule, RuleSpec, Span, VoteVal
 use crate::engine::config::BoardConfig;
 use crate::error::ApiError;
 use crate::i18n::Lang;
-use crate::store::redis::{Counter, RedisStore, RuleCheck};
+use crate::store::redis::{Counter, CounterOf, RedisStore, RuleCheck};
 
 /// How long a counter outlives its window, so that an instance whose clock is a little
 /// behind still finds the count.
@@ -92,25 +92,28 @@ fn counter(
     at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Counter, ApiError> {
-    let window = rule.spec.window.code();
+    let of = CounterOf {
+        rule: rule.id,
+        window: rule.spec.window.code(),
+        subject: subject.to_owned(),
+    };
     let settings = &board.board.settings;
     Ok(match rule.spec.window.span(settings.timezone, at)? {
         Span::Calendar { start, end } => Counter::Fixed {
-            key: board
-                .keys
-                .rule_counter(rule.id, &window, Some(start.timestamp()), subject),
+            of,
+            start: Some(start.timestamp()),
             ttl_s: seconds_ceil((end - now).max(Duration::zero()) + GRACE),
             refresh: false,
             retry_ms: Some((end - at).num_milliseconds()),
         },
         Span::Rolling { since, length } => Counter::Rolling {
-            log: board.keys.rule_log(rule.id, &window, subject),
-            total: board.keys.rule_log_total(rule.id, &window, subject),
+            of,
             ttl_s: seconds_ceil(length + GRACE),
             horizon_ms: since.timestamp_millis(),
         },
         Span::Campaign => Counter::Fixed {
-            key: board.keys.rule_counter(rule.id, &window, None, subject),
+            of,
+            start: None,
             ttl_s: seconds_ceil(match settings.ends_at {
                 Some(end) => (end - now).max(Duration::zero()) + CAMPAIGN_GRACE,
                 None => CAMPAIGN_IDLE,
@@ -328,7 +331,7 @@ pub async fn quota(
     let usage = if counters.is_empty() {
         Vec::new()
     } else {
-        redis.rule_usage(&counters).await?
+        redis.rule_usage(&board.keys, &counters).await?
     };
     for ((index, span), usage) in spans.into_iter().zip(usage) {
         let rule = &mut rules[index];

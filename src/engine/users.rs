@@ -255,11 +255,9 @@ pub async fn login(
     let ip = ip.map_or_else(|| "unknown".to_owned(), ip_subject);
     // A name no user can have gets no key of its own: keys stay small whatever is sent.
     let named = check_username(username).is_ok();
-    let mut keys = vec![redis.keys().login_attempts_by_ip(&ip)];
-    if named {
-        keys.push(redis.keys().login_attempts_by_user_ip(username, &ip));
-    }
-    let counts = redis.count_attempts(&keys, ATTEMPT_WINDOW_S).await?;
+    let counts = redis
+        .count_login_attempts(&ip, named.then_some(username), ATTEMPT_WINDOW_S)
+        .await?;
     let over = counts.first().is_some_and(|&n| n > ATTEMPTS_PER_IP)
         || counts.get(1).is_some_and(|&n| n > ATTEMPTS_PER_USER_IP);
     if over {
@@ -275,7 +273,7 @@ pub async fn login(
         && stored.is_some();
     if ok {
         // The user's own attempts from here start afresh; the IP's keep counting.
-        redis.delete(&keys[1..]).await?;
+        redis.forget_login_attempts(&ip, username).await?;
         Ok(Ok(()))
     } else {
         Ok(Err(LoginRefusal::BadCredentials))

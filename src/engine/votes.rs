@@ -168,7 +168,7 @@ fn outcome(answer: &Result<VoteResult, ApiError>) -> VoteOutcome<'_> {
 /// The Redis call of a prepared vote.
 fn call<'a>(
     p: &'a Prepared,
-    caller: &Caller,
+    caller: &'a Caller,
     receipt: &'a str,
     idempotency_ttl: Duration,
 ) -> VoteCall<'a> {
@@ -178,12 +178,11 @@ fn call<'a>(
         member: p.vote.member.as_str(),
         increment: p.increment,
         voter: p.vote.voter.as_ref().map(VoterId::as_str),
-        idempotency: p.vote.idempotency.as_ref().map(|i| {
-            (
-                p.board.keys.idempotency(&caller.id, &i.key),
-                idempotency_ttl,
-            )
-        }),
+        idempotency: p
+            .vote
+            .idempotency
+            .as_ref()
+            .map(|i| (caller.id.as_str(), &i.key, idempotency_ttl)),
         receipt,
         hour: p.at.timestamp().div_euclid(3600),
         at_ms: p.at.timestamp_millis(),

@@ -27,7 +27,9 @@ pub use keys::{BoardKeys, Keys};
 pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
 pub use usage::Usage;
-pub use vote::{Counter, PeriodScores, REFUSALS_TTL_S, RuleCheck, VoteCall, VoteReply, VoteTarget};
+pub use vote::{
+    Counter, CounterOf, PeriodScores, REFUSALS_TTL_S, RuleCheck, VoteCall, VoteReply, VoteTarget,
+};
 
 use crate::domain::period::{Bucket, Rolling};
 use crate::domain::score::View;
@@ -298,16 +300,20 @@ impl RedisStore {
         .await
     }
 
-    /// Counts one more attempt on each counter and answers the new counts, atomically;
-    /// a counter's window starts with its first attempt and lasts `window_s`.
-    pub async fn count_attempts(
+    /// Counts one more sign-in attempt from `ip`, and from `ip` for `user` when given,
+    /// and answers the new counts in that order, atomically; a counter's window starts
+    /// with its first attempt and lasts `window_s`.
+    pub async fn count_login_attempts(
         &self,
-        keys: &[String],
+        ip: &str,
+        user: Option<&str>,
         window_s: i64,
     ) -> Result<Vec<i64>, RedisFailure> {
+        let mut keys = vec![self.keys.login_attempts_by_ip(ip)];
+        keys.extend(user.map(|u| self.keys.login_attempts_by_user_ip(u, ip)));
         let mut pipe = redis::pipe();
         pipe.atomic();
-        for key in keys {
+        for key in &keys {
             pipe.incr(key, 1)
                 .cmd("EXPIRE")
                 .arg(key)
@@ -319,6 +325,12 @@ impl RedisStore {
             Ok(pipe.query_async(&mut conn).await?)
         })
         .await
+    }
+
+    /// Forgets `user`'s sign-in attempts from `ip` (the IP's own count goes on).
+    pub async fn forget_login_attempts(&self, ip: &str, user: &str) -> Result<(), RedisFailure> {
+        self.delete(&[self.keys.login_attempts_by_user_ip(user, ip)])
+            .await
     }
 
     /// Distinct voters (PFCOUNT) of each bucket, in one round trip.

@@ -3,6 +3,7 @@
 use redis::{Script, Value};
 use std::sync::LazyLock;
 
+use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, reply_error};
 use super::vote::Counter;
 use super::{RedisFailure, RedisStore};
@@ -20,17 +21,18 @@ pub struct Usage {
 impl RedisStore {
     /// How much of each rule's limit is used, in one round trip. Rolling logs are read
     /// from their running totals (`usage.lua`), never whole.
-    pub async fn rule_usage(&self, counters: &[Counter]) -> Result<Vec<Usage>, RedisFailure> {
+    pub async fn rule_usage(
+        &self,
+        board: &BoardKeys,
+        counters: &[Counter],
+    ) -> Result<Vec<Usage>, RedisFailure> {
         let mut call = USAGE.prepare_invoke();
         for counter in counters {
+            let (first, second) = counter.keys(board);
+            call.key(first).key(second);
             match counter {
-                Counter::Fixed { key, .. } => call.key(key).key(key).arg("c").arg(0),
-                Counter::Rolling {
-                    log,
-                    total,
-                    horizon_ms,
-                    ..
-                } => call.key(log).key(total).arg("l").arg(horizon_ms),
+                Counter::Fixed { .. } => call.arg("c").arg(0),
+                Counter::Rolling { horizon_ms, .. } => call.arg("l").arg(horizon_ms),
             };
         }
         let reply = self.run_script_all("usage", &USAGE, &[call]).await?;

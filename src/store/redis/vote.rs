@@ -8,6 +8,7 @@ use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
 use super::window::WindowTarget;
 use super::{Invocation, RedisFailure, RedisStore};
+use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::Bucket;
 use crate::domain::score::{Increment, MAX_UNITS, View};
 use std::time::Duration;
@@ -23,12 +24,23 @@ static VOTE: LazyLock<Script> = LazyLock::new(|| {
 /// a week more leaves room to look back.
 pub const REFUSALS_TTL_S: i64 = 8 * 86_400;
 
+/// Whose count a counter holds: a rule, its window's code, and the subject (the vote's
+/// values for the rule's dimensions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CounterOf {
+    pub rule: i64,
+    pub window: String,
+    pub subject: String,
+}
+
 /// How one rule's counter is kept in Redis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Counter {
     /// A calendar window's or the campaign's count of votes (string).
     Fixed {
-        key: String,
+        of: CounterOf,
+        /// The window's start (epoch seconds); `None` for the campaign.
+        start: Option<i64>,
         ttl_s: i64,
         /// Set the TTL on every write (its deadline moves), not only on the first.
         refresh: bool,
@@ -37,12 +49,29 @@ pub enum Counter {
     },
     /// A rolling window: a log of admitted votes and its running total.
     Rolling {
-        log: String,
-        total: String,
+        of: CounterOf,
         ttl_s: i64,
         /// Entries at or before this time (ms) have left the window.
         horizon_ms: i64,
     },
+}
+
+impl Counter {
+    /// The counter's two keys in the order `vote.lua` and `usage.lua` take them: a fixed
+    /// counter's key twice (the scripts ignore the second), a rolling window's log and
+    /// running total.
+    pub(super) fn keys(&self, board: &BoardKeys) -> (String, String) {
+        match self {
+            Self::Fixed { of, start, .. } => {
+                let key = board.rule_counter(of.rule, &of.window, *start, &of.subject);
+                (key.clone(), key)
+            }
+            Self::Rolling { of, .. } => (
+                board.rule_log(of.rule, &of.window, &of.subject),
+                board.rule_log_total(of.rule, &of.window, &of.subject),
+            ),
+        }
+    }
 }
 
 /// One rule a vote must pass.
@@ -71,8 +100,9 @@ pub struct VoteCall<'a> {
     pub member: &'a str,
     pub increment: Increment,
     pub voter: Option<&'a str>,
-    /// The idempotency record's key and how long it lives.
-    pub idempotency: Option<(String, Duration)>,
+    /// The caller's idempotency key (the record is the caller's own) and how long the
+    /// record lives.
+    pub idempotency: Option<(&'a str, &'a IdempotencyKey, Duration)>,
     /// Stored with the scores so a replay answers the same.
     pub receipt: &'a str,
     /// Hours since the epoch, for the votes-per-hour counter.
@@ -88,8 +118,8 @@ pub struct VoteCall<'a> {
 impl VoteCall<'_> {
     /// The EVALSHA of this call.
     pub fn invocation(&self) -> Invocation {
-        let (idem_key, idem_ttl) = match &self.idempotency {
-            Some((key, ttl)) => (key.clone(), ttl.as_secs().max(1)),
+        let (idem_key, idem_ttl) = match self.idempotency {
+            Some((caller, key, ttl)) => (self.board.idempotency(caller, key), ttl.as_secs().max(1)),
             // vote.lua ignores KEYS[1] when the TTL is 0; any key of the board will do.
             None => (self.board.votes_per_hour(), 0),
         };
@@ -105,11 +135,8 @@ impl VoteCall<'_> {
                 .key(self.board.member_participants(&t.current, self.member));
         }
         for rule in self.rules {
-            match &rule.counter {
-                // vote.lua ignores a fixed counter's second key.
-                Counter::Fixed { key, .. } => inv.key(key).key(key),
-                Counter::Rolling { log, total, .. } => inv.key(log).key(total),
-            };
+            let (first, second) = rule.counter.keys(self.board);
+            inv.key(first).key(second);
         }
         for w in self.windows {
             for key in &w.window.keys {
