@@ -38,6 +38,7 @@ use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Termina
 use ovation::engine::auth::Caller;
 use ovation::engine::votes::{Vote, invocation};
 use ovation::state::AppState;
+use ovation::store::redis::VOTER_ARGV;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -397,10 +398,14 @@ async fn capture_vote_call(client: &reqwest::Client, base: &str, redis_port: u16
     let _ = monitor.kill();
     let _ = monitor.wait();
     let mut args = monitor_args(&line);
-    // args: EVALSHA sha numkeys keys… argv…; argv[4] is the voter.
+    // args: EVALSHA sha numkeys keys… argv…; KEYS[1] is the idempotency record, whose
+    // name ends with the key.
     let keys: usize = args[2].parse().unwrap();
-    args[3] = args[3].replace(&format!("idem:{tag}"), "idem:__rand_int__");
-    args[3 + keys + 4] = "u__rand_int__".to_owned();
+    let record = args[3]
+        .strip_suffix(&tag)
+        .expect("KEYS[1] ends with the idempotency key");
+    args[3] = format!("{record}__rand_int__");
+    args[3 + keys + VOTER_ARGV - 1] = "u__rand_int__".to_owned();
     args
 }
 

@@ -28,7 +28,8 @@ pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
 pub use usage::Usage;
 pub use vote::{
-    Counter, CounterOf, PeriodScores, REFUSALS_TTL_S, RuleCheck, VoteCall, VoteReply, VoteTarget,
+    Counter, CounterOf, PeriodScores, REFUSALS_TTL_S, RuleCheck, VOTER_ARGV, VoteCall, VoteReply,
+    VoteTarget,
 };
 
 use crate::domain::period::{Bucket, Rolling};

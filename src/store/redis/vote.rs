@@ -20,6 +20,10 @@ static VOTE: LazyLock<Script> = LazyLock::new(|| {
     ))
 });
 
+/// Where `vote.lua` takes the voter: ARGV[5] (see the script's header). The benchmark
+/// rewrites it in captured calls.
+pub const VOTER_ARGV: usize = 5;
+
 /// How long a refusals hash outlives its hour: the dashboard shows the last 48 hours, and
 /// a week more leaves room to look back.
 pub const REFUSALS_TTL_S: i64 = 8 * 86_400;
