@@ -25,9 +25,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,34 +41,12 @@ use ovation::store::redis::VOTER_ARGV;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
+mod common;
+
+use common::{Proc, evalsha_usec, free_port, redis_cli, wait_for_port};
+
 const MASTER_KEY: &str = "bench-master-key-0123456789";
 const CONNECTIONS: usize = 64;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_for_port(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {port}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A child process killed on drop.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// CPU seconds (user + system) of a process so far, and of its children it has waited for.
 fn cpu_times(pid: u32) -> (f64, f64) {
@@ -137,32 +114,12 @@ impl CpuMeter {
     }
 }
 
-fn redis_cli(port: u16, args: &[&str]) -> String {
-    let out = Command::new("redis-cli")
-        .args(["-p", &port.to_string()])
-        .args(args)
-        .output()
-        .expect("redis-cli is installed with redis-server");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Empties Redis and its command statistics before a vote phase. A vote costs Redis more
 /// as the store fills (a larger keyspace, fuller sparse HyperLogLogs), so phases that are
 /// compared start from the same, empty store; the board's configuration lives in SQL.
 fn fresh_store(port: u16) {
     redis_cli(port, &["FLUSHDB"]);
     redis_cli(port, &["CONFIG", "RESETSTAT"]);
-}
-
-/// `usec_per_call` of EVALSHA since the last CONFIG RESETSTAT.
-fn evalsha_usec(port: u16) -> f64 {
-    let stats = redis_cli(port, &["INFO", "commandstats"]);
-    stats
-        .lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .and_then(|l| l.split(',').find(|f| f.starts_with("usec_per_call=")))
-        .and_then(|f| f["usec_per_call=".len()..].parse().ok())
-        .unwrap_or(0.0)
 }
 
 /// A wrk run: requests/s, p50 and p99 in ms, and non-2xx responses.

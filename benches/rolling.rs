@@ -14,8 +14,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
@@ -27,44 +26,9 @@ use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
 use ovation::store::redis::{RedisStore, VoteCall, VoteTarget};
 use rand::{Rng, SeedableRng};
 
-/// A child process killed on drop.
-struct Proc(Child);
+mod common;
 
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn redis_cli(port: u16, args: &[&str]) -> String {
-    let out = Command::new("redis-cli")
-        .args(["-p", &port.to_string()])
-        .args(args)
-        .output()
-        .expect("redis-cli is installed with redis-server");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A field of EVALSHA's command statistics since the last CONFIG RESETSTAT: `calls`,
-/// `usec` or `usec_per_call`.
-fn evalsha_stat(port: u16, field: &str) -> f64 {
-    let prefix = format!("{field}=");
-    redis_cli(port, &["INFO", "commandstats"])
-        .lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .and_then(|l| {
-            l.trim_start_matches("cmdstat_evalsha:")
-                .split(',')
-                .find(|f| f.starts_with(&prefix))
-        })
-        .and_then(|f| f[prefix.len()..].trim().parse().ok())
-        .unwrap_or(0.0)
-}
-
-fn evalsha_usec(port: u16) -> f64 {
-    evalsha_stat(port, "usec_per_call")
-}
+use common::{Proc, evalsha_stat, evalsha_usec, free_port, redis_cli, wait_for_port};
 
 /// Casts `votes` votes one after another and answers Redis's µs per vote.
 async fn vote_usec(
@@ -92,7 +56,6 @@ async fn vote_usec(
             WindowTarget {
                 window: WindowAt::new(board, w, slot),
                 at: slot,
-                name: w.as_str(),
             }
         })
         .collect();
@@ -163,11 +126,7 @@ fn page(board: &BoardKeys, clock: i64) -> WindowPageQuery {
 }
 
 fn main() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let _redis = Proc(
         Command::new("redis-server")
             .args([
@@ -182,11 +141,7 @@ fn main() {
             .spawn()
             .expect("redis-server is installed"),
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "redis-server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_port(port);
     let votes: usize = std::env::var("BENCH_ROLLING_VOTES")
         .ok()
         .and_then(|v| v.parse().ok())

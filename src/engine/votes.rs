@@ -89,7 +89,15 @@ impl Prepared {
         self.targets
             .iter()
             .map(|t| (t.current.period.as_str(), t.current.label.as_str()))
-            .chain(self.windows.iter().map(|w| (w.name, w.name)))
+            .chain(
+                self.board
+                    .board
+                    .settings
+                    .periods
+                    .iter()
+                    .filter_map(|p| p.rolling())
+                    .map(|w| (w.as_str(), w.as_str())),
+            )
             .collect()
     }
 }
@@ -288,7 +296,6 @@ fn prepare(
         .map(|window| WindowTarget {
             window: WindowAt::new(&board.keys, window, window.slot(tz, now)),
             at: window.slot(tz, at),
-            name: window.as_str(),
         })
         .collect();
     let targets = settings

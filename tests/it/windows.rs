@@ -162,7 +162,6 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
                 let target = WindowTarget {
                     window: window_at(clock),
                     at: slot,
-                    name: "test",
                 };
                 let call = VoteCall {
                     board: &board,
@@ -285,7 +284,6 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
             let target = WindowTarget {
                 window: WindowAt::new(&board, Rolling::Hours24, clock),
                 at: clock,
-                name: "rolling:24h",
             };
             let call = VoteCall {
                 board: &board,
@@ -497,7 +495,6 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
     let later = WindowTarget {
         window: WindowAt::new(&board, Rolling::Hours24, now + 1),
         at: now + 1,
-        name: "rolling:24h",
     };
     let call = VoteCall {
         board: &board,

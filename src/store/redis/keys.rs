@@ -178,6 +178,16 @@ impl BoardKeys {
         .collect()
     }
 
+    /// The keys of a rolling window that hold members' scores: its totals, slots and
+    /// drains (not its state or voters).
+    pub fn window_scores(&self, window: Rolling) -> Vec<String> {
+        let n = window.slots() as usize;
+        let mut keys = self.window(window);
+        keys.drain(3 + 2 * n..3 + 3 * n);
+        keys.remove(0);
+        keys
+    }
+
     /// A SCAN pattern matching every key of the board, for clean-up after deletion.
     pub fn pattern(&self) -> String {
         format!("{}*", self.base)
@@ -198,6 +208,13 @@ mod tests {
         assert_eq!(keys[3 + 7], "ov:{b:7}:w:rolling:7d:d:0");
         assert_eq!(keys[3 + 14 + 6], "ov:{b:7}:w:rolling:7d:v:6");
         assert_eq!(keys[3 + 35 - 1], "ov:{b:7}:w:rolling:7d:xd:6");
+        let scores = Keys::new("ov:").board(7).window_scores(Rolling::Days7);
+        assert_eq!(scores.len(), 2 + 4 * 7);
+        assert!(
+            scores
+                .iter()
+                .all(|k| !k.ends_with(":state") && !k.contains(":v:"))
+        );
     }
 
     #[test]

@@ -238,10 +238,7 @@ impl RedisStore {
             .flat_map(|b| [board.scores(View::Real, b), board.scores(View::Display, b)])
             .collect();
         for &window in windows {
-            let n = window.slots() as usize;
-            let all = board.window(window);
-            keys.extend(all[1..3 + 2 * n].iter().cloned());
-            keys.extend(all[3 + 3 * n..].iter().cloned());
+            keys.extend(board.window_scores(window));
         }
         keys.sort();
         keys.dedup();

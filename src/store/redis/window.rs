@@ -47,8 +47,6 @@ impl WindowAt {
 pub struct WindowTarget {
     pub window: WindowAt,
     pub at: i64,
-    /// Its period's name (`rolling:24h`), for the vote's answer.
-    pub name: &'static str,
 }
 
 impl WindowTarget {

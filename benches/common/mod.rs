@@ -1,0 +1,62 @@
+//! What both benchmarks use: free ports, child processes stopped on drop, and Redis's
+//! own command statistics read through `redis-cli`.
+
+use std::net::TcpListener;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A child process killed on drop.
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn redis_cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli is installed with redis-server");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A field of EVALSHA's command statistics since the last CONFIG RESETSTAT: `calls`,
+/// `usec` or `usec_per_call`.
+pub fn evalsha_stat(port: u16, field: &str) -> f64 {
+    let prefix = format!("{field}=");
+    redis_cli(port, &["INFO", "commandstats"])
+        .lines()
+        .find(|l| l.starts_with("cmdstat_evalsha:"))
+        .and_then(|l| {
+            l.trim_start_matches("cmdstat_evalsha:")
+                .split(',')
+                .find(|f| f.starts_with(&prefix))
+        })
+        .and_then(|f| f[prefix.len()..].trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// `usec_per_call` of EVALSHA since the last CONFIG RESETSTAT.
+pub fn evalsha_usec(port: u16) -> f64 {
+    evalsha_stat(port, "usec_per_call")
+}
