@@ -419,6 +419,17 @@ async fn a_board_keeps_the_last_24_hours_beside_its_calendar_periods() {
         (to.timestamp().div_euclid(3600) - 23) * 3600,
         "the window starts at the oldest of its 24 UTC hours: {top}"
     );
+    let (status, stats) = app
+        .get("/api/v1/boards/roll/stats?period=rolling:24h")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{stats}");
+    assert_eq!(
+        (
+            stats["total_members"].as_i64(),
+            stats["participants"].as_i64()
+        ),
+        (Some(2), Some(2))
+    );
     let (_, all) = app
         .get("/api/v1/boards/roll/top?period=all&view=real")
         .await;
