@@ -263,6 +263,12 @@ impl Member {
                 ),
             ));
         }
+        if !self.profile.is_object() {
+            return Err(Invalid::new(
+                Code::InvalidProfile,
+                "profile must be a JSON object, such as {\"genre\": \"pop\"}",
+            ));
+        }
         Ok(())
     }
 }

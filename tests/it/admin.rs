@@ -266,6 +266,49 @@ async fn disabled_and_deleted_members_take_no_votes() {
     );
 }
 
+#[tokio::test]
+async fn a_member_profile_must_be_a_json_object() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "pr", "title": "PR"})).await;
+    app.members("pr", &["m1"]).await;
+    let (status, member) = app
+        .patch(
+            "/api/v1/admin/boards/pr/members/m1",
+            json!({"profile": {"genre": "pop"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{member}");
+    assert_eq!(member["profile"], json!({"genre": "pop"}));
+    for profile in [json!(false), json!([1, 2]), json!("text"), json!(3)] {
+        let (status, body) = app
+            .patch(
+                "/api/v1/admin/boards/pr/members/m1",
+                json!({"profile": profile}),
+            )
+            .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_profile")),
+            "{profile}"
+        );
+    }
+    let (status, body) = app
+        .put(
+            "/api/v1/admin/boards/pr/members",
+            json!({"members": [{"id": "m2", "profile": false}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["errors"][0]["code"], "invalid_profile");
+    let (_, board) = app.get("/api/v1/boards/pr").await;
+    assert_eq!(
+        board["members"].as_array().unwrap().len(),
+        1,
+        "nothing written"
+    );
+    assert_eq!(board["members"][0]["profile"], json!({"genre": "pop"}));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn api_keys_are_shown_once_scoped_and_revocable() {
     let app = TestApp::spawn().await;

@@ -36,6 +36,8 @@ pub struct MemberFields {
     #[schema(value_type = Option<f64>)]
     pub multiplier: Option<Option<f64>>,
     pub enabled: Option<bool>,
+    /// Free-form details shown to clients; a JSON object (anything else is a 422
+    /// `invalid_profile`).
     #[schema(value_type = Option<Object>)]
     pub profile: Option<Value>,
 }
@@ -287,7 +289,8 @@ pub async fn import_members(
 #[utoipa::path(patch, path = "/api/v1/admin/boards/{board}/members/{member}", tag = "admin",
     params(("board" = String, Path), ("member" = String, Path)),
     request_body = MemberFields,
-    responses((status = 200, body = crate::api::boards::MemberInfo), (status = 404, body = crate::api::ErrorBody), (status = 422, body = crate::api::ErrorBody)))]
+    responses((status = 200, body = crate::api::boards::MemberInfo), (status = 404, body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_name, invalid_image_url, invalid_initial_votes, invalid_number, invalid_profile, member_id_immutable", body = crate::api::ErrorBody)))]
 #[patch("/boards/{board}/members/{member}")]
 pub async fn update_member(
     state: web::Data<AppState>,
