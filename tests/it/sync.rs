@@ -66,11 +66,16 @@ async fn a_change_on_one_instance_is_seen_by_another_within_a_second() {
     );
 }
 
-/// A first instance straight on Redis and a second one, sharing SQL and key prefix,
-/// whose Redis is reached through `second_redis`.
-async fn two_instances(first_redis: String, second_redis: String) -> (TestApp, TestApp) {
+/// Two instances sharing SQL and key prefix, reaching Redis at `first_redis` and
+/// `second_redis`, each checking the configuration version and its notices every `check`.
+async fn two_instances(
+    first_redis: String,
+    second_redis: String,
+    check: Duration,
+) -> (TestApp, TestApp) {
     let first = TestApp::spawn_with(Options {
         redis_url: first_redis,
+        config_check: check,
         ..Options::default()
     })
     .await;
@@ -78,6 +83,7 @@ async fn two_instances(first_redis: String, second_redis: String) -> (TestApp, T
         redis_url: second_redis,
         prefix: first.prefix.clone(),
         database: Some(Arc::clone(&first.database)),
+        config_check: check,
         ..Options::default()
     })
     .await;
@@ -126,7 +132,8 @@ async fn wait_for_status(app: &TestApp, key: &str, status: StatusCode, within: D
 #[tokio::test(flavor = "multi_thread")]
 async fn a_silent_notice_connection_cannot_keep_a_revoked_key_alive() {
     let proxy = Proxy::start(shared_redis().port).await;
-    let (first, second) = two_instances(shared_redis().url(), proxy.url()).await;
+    let (first, second) =
+        two_instances(shared_redis().url(), proxy.url(), Duration::from_secs(2)).await;
     let (key, id) = key_seen_by_both(&first, &second).await;
     // The second instance's pub/sub connection stays open but carries nothing more.
     proxy.set(ProxyMode::SilenceSubscribers);
@@ -144,7 +151,10 @@ async fn a_silent_notice_connection_cannot_keep_a_revoked_key_alive() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_announce_redis_did_not_take_is_retried_until_every_instance_hears_it() {
     let proxy = Proxy::start(shared_redis().port).await;
-    let (first, second) = two_instances(proxy.url(), shared_redis().url()).await;
+    // No periodic check runs during the test (a reload from SQL would also reveal the
+    // revocation, and a loaded machine can trigger one): only the announce can tell.
+    let (first, second) =
+        two_instances(proxy.url(), shared_redis().url(), Duration::from_secs(120)).await;
     let (key, id) = key_seen_by_both(&first, &second).await;
     // The first instance cannot reach Redis while it revokes the key.
     proxy.set(ProxyMode::Down);
