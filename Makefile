@@ -33,3 +33,4 @@ bench:
 	cargo build --release
 	cargo bench --bench load
 	cargo bench --bench rolling
+	cargo bench --bench huge

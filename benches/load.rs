@@ -35,15 +35,15 @@ use ovation::domain::auth::Scope;
 use ovation::domain::idempotency::Idempotency;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use ovation::engine::auth::Caller;
+use ovation::engine::state::AppState;
 use ovation::engine::votes::{Vote, invocation};
-use ovation::state::AppState;
 use ovation::store::redis::VOTER_ARGV;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
 mod common;
 
-use common::{Proc, evalsha_usec, free_port, redis_cli, wait_for_port};
+use common::{Proc, evalsha_usec, free_port, redis_cli, start_redis, steal_seconds, wait_for_port};
 
 const MASTER_KEY: &str = "bench-master-key-0123456789";
 const CONNECTIONS: usize = 64;
@@ -69,18 +69,6 @@ fn cpu_times(pid: u32) -> (f64, f64) {
 
 fn cpu_seconds(pid: u32) -> f64 {
     cpu_times(pid).0
-}
-
-/// CPU time the hypervisor gave to other guests (steal), summed over cores, in seconds.
-fn steal_seconds() -> f64 {
-    std::fs::read_to_string("/proc/stat")
-        .ok()
-        .and_then(|stat| {
-            let line = stat.lines().next()?.to_owned();
-            // cpu user nice system idle iowait irq softirq steal …
-            line.split_whitespace().nth(8)?.parse::<f64>().ok()
-        })
-        .map_or(0.0, |ticks| ticks / 100.0)
 }
 
 /// CPU use of several processes over a phase, and the host's steal, in % of one core.
@@ -608,26 +596,8 @@ fn round(x: f64, digits: i32) -> f64 {
 }
 
 async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_counts: &[usize]) {
-    let redis_port = free_port();
-    let redis = Command::new("redis-server")
-        .args([
-            "--port",
-            &redis_port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--loglevel",
-            "warning",
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server is installed");
-    let redis_pid = redis.id();
-    let _redis = Proc(redis);
-    wait_for_port(redis_port);
+    let (redis, redis_port) = start_redis();
+    let redis_pid = redis.0.id();
     let db_dir = tempfile::tempdir().unwrap();
     let client = reqwest::Client::new();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);

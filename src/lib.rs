@@ -6,11 +6,12 @@
 //! - [`domain`]: pure types and rules (ids, periods and buckets, scores, boards, scopes).
 //! - [`store`]: the only code that talks to SQL ([`store::sql`]) or Redis
 //!   ([`store::redis`], with its Lua scripts).
-//! - [`engine`]: votes, leaderboards, configuration cache and admin changes.
+//! - [`engine`]: votes, score writes, leaderboards, configuration cache and admin
+//!   changes, and [`engine::state::AppState`], the services every handler shares.
 //! - [`api`]: JSON handlers, one module per resource, and the OpenAPI document.
 //! - [`web`]: HTML pages: the admin dashboard and the public voting page.
 //! - [`i18n`]: English and Chinese messages, numbers, times and zones (`locales/`).
-//! - [`config`], [`startup`], [`state`], [`error`], [`telemetry`], [`metrics`],
+//! - [`config`], [`startup`], [`error`], [`telemetry`], [`metrics`],
 //!   [`routes`], [`cli`]: running it.
 
 pub mod api;
@@ -23,7 +24,6 @@ pub mod i18n;
 pub mod metrics;
 pub mod routes;
 pub mod startup;
-pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod web;

@@ -16,8 +16,9 @@ use crate::domain::auth::hash_key;
 use crate::engine::config::{self, ConfigCache};
 use crate::engine::durability::{self, Durability};
 use crate::engine::read_cache::ReadCache;
+use crate::engine::reconcile;
+use crate::engine::state::AppState;
 use crate::engine::users;
-use crate::state::AppState;
 use crate::store::redis::RedisStore;
 use crate::store::sql;
 use crate::telemetry::RequestSpan;
@@ -47,11 +48,8 @@ impl Application {
             state.redis.clone(),
             state.settings.config_check,
         ));
-        durability::warn_at_start(&state).await;
-        tokio::spawn(durability::watch(
-            state.clone(),
-            state.settings.config_check,
-        ));
+        durability::warn_at_start(&state.durability, &state.redis).await;
+        tokio::spawn(reconcile::watch(state.clone(), state.settings.config_check));
         if let Some(password) =
             users::ensure_admin(&state.db, state.settings.admin_password.as_deref())
                 .await
@@ -77,6 +75,9 @@ impl Application {
         let port = listener.local_addr()?.port();
         let workers = settings.workers;
         let data = web::Data::new(state);
+        let mut routes = api::route_table();
+        routes.extend(pages::route_patterns());
+        crate::routes::install(routes);
         let server = HttpServer::new(move || {
             App::new()
                 .wrap(actix_web::middleware::from_fn(crate::metrics::record_http))

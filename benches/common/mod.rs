@@ -1,8 +1,8 @@
-//! What both benchmarks use: free ports, child processes stopped on drop, and Redis's
-//! own command statistics read through `redis-cli`.
+//! What the benchmarks use: free ports, child processes stopped on drop, the host's
+//! steal time, and Redis's own command statistics read through `redis-cli`.
 
 use std::net::TcpListener;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub fn free_port() -> u16 {
@@ -59,4 +59,31 @@ pub fn evalsha_stat(port: u16, field: &str) -> f64 {
 /// `usec_per_call` of EVALSHA since the last CONFIG RESETSTAT.
 pub fn evalsha_usec(port: u16) -> f64 {
     evalsha_stat(port, "usec_per_call")
+}
+
+/// CPU time the hypervisor gave to other guests (steal), summed over cores, in seconds.
+pub fn steal_seconds() -> f64 {
+    std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|stat| {
+            let line = stat.lines().next()?.to_owned();
+            // cpu user nice system idle iowait irq softirq steal …
+            line.split_whitespace().nth(8)?.parse::<f64>().ok()
+        })
+        .map_or(0.0, |ticks| ticks / 100.0)
+}
+
+/// Starts a `redis-server` without persistence on a free loopback port and waits until it
+/// listens; it stops when the answer is dropped.
+pub fn start_redis() -> (Proc, u16) {
+    let port = free_port();
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server is installed");
+    let redis = Proc(child);
+    wait_for_port(port);
+    (redis, port)
 }

@@ -10,6 +10,10 @@ score = { $shown } { $count ->
     [one] vote
    *[other] votes
 }
+points = { $shown } { $count ->
+    [one] point
+   *[other] points
+}
 zone-city = { $city } time
 zone-UTC = UTC
 zone-Etc-UTC = UTC
@@ -236,6 +240,18 @@ board-ends = Campaign ends
 board-max-count = Largest count per vote
 board-decimals = Decimals shown on pages
 board-embed = Sites that may embed the voting page (one origin per line, such as https://shop.example)
+board-scoring = Scoring (fixed at creation)
+board-scoring-votes = votes: two views, multiplier, carry-over
+board-scoring-scores = scores: set by incr, decr, set and best
+board-score-decimals = Decimals a score keeps (scores boards, 0 to 6)
+board-storage = Storage of a scores board (fixed at creation)
+board-storage-full = full: one sorted set per bucket
+board-storage-top-n = top N: every score kept, the best N ranked
+board-storage-sharded = sharded: members spread over several sorted sets
+board-retain = Top N: members ranked (retain)
+board-trim-at = Top N: trim back to N at (empty for 1.2 × N)
+board-shards = Sharded: sorted sets per bucket (2 to 256)
+board-fixed = Scoring and storage
 board-public = Public voting page at /b/<slug>
 board-delete-confirm = Type the slug { $slug } to delete the board, its members, rules and rankings
 board-delete = Delete board

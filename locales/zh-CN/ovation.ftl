@@ -4,6 +4,7 @@
 
 votes = { $count } 票
 score = { $shown } 票
+points = { $shown } 分
 zone-city = { $city }时间
 zone-UTC = 协调世界时
 zone-Etc-UTC = 协调世界时
@@ -193,6 +194,18 @@ board-ends = 活动结束时间
 board-max-count = 每次投票的最大票数
 board-decimals = 页面显示的小数位数
 board-embed = 允许嵌入投票页的网站（每行一个来源，例如 https://shop.example）
+board-scoring = 计分方式（创建后不可更改）
+board-scoring-votes = 投票：两种视图、倍数、结转
+board-scoring-scores = 分数：通过 incr、decr、set、best 写入
+board-score-decimals = 分数保留的小数位数（分数榜，0 到 6）
+board-storage = 分数榜的存储方式（创建后不可更改）
+board-storage-full = 完整：每个时段一个有序集合
+board-storage-top-n = 前 N 名：保存全部分数，只排名前 N 名
+board-storage-sharded = 分片：成员分布在多个有序集合中
+board-retain = 前 N 名：参与排名的成员数（retain）
+board-trim-at = 前 N 名：达到此数时裁剪回 N（留空为 1.2 × N）
+board-shards = 分片：每个时段的有序集合数（2 到 256）
+board-fixed = 计分与存储
 board-public = 在 /b/<slug> 开放公开投票页
 board-delete-confirm = 输入标识 { $slug } 以删除此榜单及其成员、规则和排名
 board-delete = 删除榜单

@@ -10,6 +10,7 @@ mod m20261122_000005_create_admin_users;
 mod m20261123_000006_create_member_removals;
 mod m20261123_000007_add_display_decimals;
 mod m20261123_000008_add_embed_origins;
+mod m20261123_000009_add_scoring;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -26,6 +27,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000006_create_member_removals::Migration),
             Box::new(m20261123_000007_add_display_decimals::Migration),
             Box::new(m20261123_000008_add_embed_origins::Migration),
+            Box::new(m20261123_000009_add_scoring::Migration),
         ]
     }
 }

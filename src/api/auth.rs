@@ -8,8 +8,8 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload, http::header, web};
 
 use crate::domain::auth::Scope;
 use crate::engine::auth::{Caller, authenticate, require};
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// The caller, or `None` when the request carries no key. A key that is present but
 /// unknown is refused here, before the handler runs.

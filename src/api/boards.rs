@@ -10,12 +10,13 @@ use crate::domain::Invalid;
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::period::Bucket;
+use crate::domain::scoring::Storage;
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard::{
     self, MemberResponse, StatsResponse, TopResponse, readable_board, select,
 };
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Which bucket and view to read.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -81,6 +82,41 @@ pub struct MemberInfo {
     pub profile: serde_json::Value,
 }
 
+/// A board's storage layout, as set and as read.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"kind": "top_n", "retain": 1000, "trim_at": 1200}))]
+pub struct StorageSettings {
+    /// `full`, `top_n` or `sharded`.
+    pub kind: String,
+    /// `top_n`: members the sorted set keeps, 1 to 100000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retain: Option<i64>,
+    /// `top_n`: size at which it is trimmed back to `retain`, above `retain` and at most
+    /// 1000000; default 1.2 × `retain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_at: Option<i64>,
+    /// `sharded`: sorted sets per bucket, 2 to 256.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<i64>,
+}
+
+impl StorageSettings {
+    pub fn of(storage: Storage) -> Self {
+        let (retain, trim_at, shards) = match storage {
+            Storage::Full => (None, None, None),
+            Storage::TopN { retain, trim_at } => (Some(retain), Some(trim_at), None),
+            Storage::Sharded { shards } => (None, None, Some(shards)),
+        };
+        Self {
+            kind: storage.kind().to_owned(),
+            retain,
+            trim_at,
+            shards,
+        }
+    }
+}
+
 /// What a client needs to show a board.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BoardResponse {
@@ -99,6 +135,11 @@ pub struct BoardResponse {
     pub display_decimals: u8,
     /// Sites that may show the voting page in a frame.
     pub embed_origins: Vec<String>,
+    /// `votes` or `scores`.
+    pub scoring: String,
+    /// Decimals of a scores board's scores (0 on votes boards).
+    pub decimals: u8,
+    pub storage: StorageSettings,
     pub periods: Vec<PeriodInfo>,
     pub members: Vec<MemberInfo>,
 }
@@ -133,6 +174,9 @@ impl BoardResponse {
             max_count: s.max_count,
             display_decimals: s.display_decimals,
             embed_origins: s.embed_origins.clone(),
+            scoring: s.scoring.as_str().to_owned(),
+            decimals: s.scoring.decimals(),
+            storage: StorageSettings::of(s.storage),
             periods: s
                 .periods
                 .iter()

@@ -11,8 +11,8 @@ use std::net::IpAddr;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use ipnet::IpNet;
 
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// The client's address, when the connection has one.
 pub struct ClientIp(pub Option<IpAddr>);

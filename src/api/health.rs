@@ -6,7 +6,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use crate::engine::durability::RedisDurability;
-use crate::state::AppState;
+use crate::engine::state::AppState;
 use crate::store::sql;
 
 /// The process is up.

@@ -8,6 +8,7 @@ pub mod client_ip;
 pub mod health;
 pub mod quota;
 pub mod ranks;
+pub mod scores;
 pub mod votes;
 
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -78,6 +79,8 @@ new key for every new write; reuse a key only to retry the very same request."),
     paths(
         votes::cast_vote,
         votes::cast_votes,
+        scores::write_score,
+        scores::write_scores,
         boards::get_board,
         boards::get_top,
         boards::get_member,
@@ -282,6 +285,8 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
             .wrap(cors(cors_origins))
             .service(votes::cast_vote)
             .service(votes::cast_votes)
+            .service(scores::write_score)
+            .service(scores::write_scores)
             .service(boards::get_board)
             .service(boards::get_top)
             .service(boards::get_member)

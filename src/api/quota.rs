@@ -10,8 +10,8 @@ use crate::domain::ids::{Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{VoteValues, ip_subject, parse_ip};
 use crate::engine::leaderboard::readable_board;
 use crate::engine::limits::{self, QuotaRule};
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// The values a vote would carry; `ip` defaults to the caller's address.
 #[derive(Debug, Deserialize, IntoParams)]

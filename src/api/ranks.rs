@@ -10,8 +10,8 @@ use crate::domain::ids::MemberId;
 use crate::engine::leaderboard::{
     self, MAX_BATCH, MemberResponse, TopResponse, readable_board, select,
 };
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct RanksQuery {

@@ -17,9 +17,9 @@ use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal,
 use crate::domain::limit::parse_ip;
 use crate::domain::period::parse_instant;
 use crate::engine::auth::Caller;
+use crate::engine::state::AppState;
 use crate::engine::votes::{self, Vote, VoteResult};
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Items per batch at most.
 pub const MAX_BATCH: usize = 100;
@@ -95,26 +95,26 @@ pub struct BatchResult {
     pub body: Value,
 }
 
-fn optional<T>(
+pub(super) fn optional<T>(
     raw: Option<&str>,
     parse: fn(&str) -> Result<T, Invalid>,
 ) -> Result<Option<T>, ApiError> {
     Ok(raw.map(parse).transpose()?)
 }
 
-struct Common<'a> {
-    voter: Option<&'a str>,
-    channel: Option<&'a str>,
-    terminal: Option<&'a str>,
+pub(super) struct Common<'a> {
+    pub(super) voter: Option<&'a str>,
+    pub(super) channel: Option<&'a str>,
+    pub(super) terminal: Option<&'a str>,
     /// The address the body names, if any.
-    body_ip: Option<IpAddr>,
+    pub(super) body_ip: Option<IpAddr>,
     /// The connection's (or a trusted proxy's) address.
-    client_ip: Option<IpAddr>,
-    skip_limits: bool,
+    pub(super) client_ip: Option<IpAddr>,
+    pub(super) skip_limits: bool,
 }
 
 impl<'a> Common<'a> {
-    fn new(
+    pub(super) fn new(
         voter: Option<&'a str>,
         channel: Option<&'a str>,
         terminal: Option<&'a str>,
@@ -202,7 +202,7 @@ fn parse_vote(
         (status = 401, description = "no key", body = super::ErrorBody),
         (status = 403, description = "forbidden: the key lacks the vote scope, the backfill scope for `at` or `skip_limits`, or the trusted scope for `ip`", body = super::ErrorBody),
         (status = 404, description = "board_not_found, member_not_found", body = super::ErrorBody),
-        (status = 409, description = "campaign_not_started, campaign_ended, member_disabled", body = super::ErrorBody),
+        (status = 409, description = "wrong_scoring: the board keeps scores (POST …/scores); campaign_not_started, campaign_ended, member_disabled", body = super::ErrorBody),
         (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, invalid_ip, invalid_field, score_overflow, voter_required (and the other <dimension>_required), count_exceeds_limit; idempotency_key_reused: the key came with a different request before, nothing counted (use a new key for a new vote)", body = super::ErrorBody),
         (status = 429, description = "rate_limited: `rule` names the rule, `retry_after_s` (also the Retry-After header) when it admits the vote again, null for never", body = super::RateLimitedBody),
         (status = 503, description = "store_unavailable: with `\"outcome\": \"unknown\"` the vote may have counted; retry after Retry-After with the same idempotency key", body = super::ErrorBody),
@@ -243,11 +243,7 @@ pub async fn cast_vote(
     let result = results
         .pop()
         .ok_or_else(|| anyhow::anyhow!("no vote result"))??;
-    let mut response = HttpResponse::Ok();
-    if result.replayed {
-        response.insert_header(("Idempotent-Replayed", "true"));
-    }
-    Ok(response.json(result))
+    Ok(written(result.replayed, &result))
 }
 
 /// Casts up to 100 votes on any boards; each item succeeds or fails on its own.
@@ -267,21 +263,7 @@ pub async fn cast_votes(
     client: ClientIp,
     body: web::Json<CastVotesRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    if body.votes.len() > MAX_BATCH {
-        return Err(ApiError::too_large(
-            Code::BatchTooLarge,
-            format!(
-                "a batch holds at most {MAX_BATCH} votes, got {}",
-                body.votes.len()
-            ),
-        ));
-    }
-    if body.votes.is_empty() {
-        return Err(ApiError::invalid(
-            Code::EmptyBatch,
-            "votes must hold at least one item",
-        ));
-    }
+    check_batch(body.votes.len(), "votes")?;
     let common = Common::new(
         body.voter.as_deref(),
         body.channel.as_deref(),
@@ -315,7 +297,40 @@ pub async fn cast_votes(
         parsed,
     )
     .await?;
-    let results = results
+    let results = batch_results(results);
+    Ok(HttpResponse::Ok().json(CastVotesResponse { results }))
+}
+
+/// Refuses a batch (`items`: what it holds) that is empty or holds more than
+/// [`MAX_BATCH`] items, before anything is written.
+pub(super) fn check_batch(len: usize, items: &str) -> Result<(), ApiError> {
+    if len > MAX_BATCH {
+        return Err(ApiError::too_large(
+            Code::BatchTooLarge,
+            format!("a batch holds at most {MAX_BATCH} {items}, got {len}"),
+        ));
+    }
+    if len == 0 {
+        return Err(ApiError::invalid(
+            Code::EmptyBatch,
+            format!("{items} must hold at least one item"),
+        ));
+    }
+    Ok(())
+}
+
+/// The 200 of one write, marked `Idempotent-Replayed` when it repeats the first answer.
+pub(super) fn written(replayed: bool, result: &impl Serialize) -> HttpResponse {
+    let mut response = HttpResponse::Ok();
+    if replayed {
+        response.insert_header(("Idempotent-Replayed", "true"));
+    }
+    response.json(result)
+}
+
+/// A batch's answers, one per item in order.
+pub(super) fn batch_results<T: Serialize>(results: Vec<Result<T, ApiError>>) -> Vec<BatchResult> {
+    results
         .into_iter()
         .map(|r| match r {
             Ok(result) => BatchResult {
@@ -327,6 +342,5 @@ pub async fn cast_votes(
                 body: err.body(),
             },
         })
-        .collect();
-    Ok(HttpResponse::Ok().json(CastVotesResponse { results }))
+        .collect()
 }

@@ -8,6 +8,7 @@ use super::Invalid;
 use super::ids::{BoardSlug, MemberId};
 use super::period::Period;
 use super::score::Milli;
+use super::scoring::{Scoring, Storage};
 
 /// Who may receive votes on a board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +104,10 @@ pub struct BoardSettings {
     pub display_decimals: u8,
     /// Sites (origins) that may show the voting page in a frame (`/embed/b/<slug>`).
     pub embed_origins: Vec<String>,
+    /// Votes or scores; fixed at creation.
+    pub scoring: Scoring,
+    /// How the buckets are kept in Redis; fixed at creation.
+    pub storage: Storage,
 }
 
 impl BoardSettings {
@@ -122,6 +127,8 @@ impl BoardSettings {
             max_count: bounds::DEFAULT_MAX_COUNT,
             display_decimals: 0,
             embed_origins: Vec::new(),
+            scoring: Scoring::Votes,
+            storage: Storage::Full,
         }
     }
 
@@ -163,12 +170,66 @@ impl BoardSettings {
                 ),
             ));
         }
+        self.check_scoring()?;
         if let (Some(start), Some(end)) = (self.starts_at, self.ends_at)
             && start >= end
         {
             return Err(Invalid::new(
                 Code::InvalidWindow,
                 "starts_at must be before ends_at",
+            ));
+        }
+        Ok(())
+    }
+
+    /// A scores board has no multiplier, carry-over or rolling window; a votes board is
+    /// always stored `full`.
+    fn check_scoring(&self) -> Result<(), Invalid> {
+        let field = |m: &str| Err(Invalid::new(Code::InvalidField, m));
+        match self.scoring {
+            Scoring::Votes if self.storage != Storage::Full => {
+                field("storage: a votes board is always stored full")
+            }
+            Scoring::Votes => Ok(()),
+            Scoring::Scores { .. } if self.multiplier != Milli::ONE => {
+                field("multiplier: a scores board has no multiplier (leave it 1)")
+            }
+            Scoring::Scores { .. } if self.carry_over != Milli::ZERO => {
+                field("carry_over: a scores board has no carry-over (leave it 0)")
+            }
+            Scoring::Scores { .. } if self.periods.iter().any(|p| p.rolling().is_some()) => {
+                field("periods: a scores board keeps calendar periods, not rolling windows")
+            }
+            Scoring::Scores { .. } => Ok(()),
+        }
+    }
+
+    /// Checks a member against the board: a scores board's members have no initial
+    /// votes and no multiplier.
+    pub fn admits_member(&self, member: &Member) -> Result<(), Invalid> {
+        if self.scoring.is_scores() {
+            if member.initial_votes != 0 {
+                return Err(Invalid::new(
+                    Code::InvalidField,
+                    "initial_votes: a scores board's members have none (leave it 0)",
+                ));
+            }
+            if member.multiplier.is_some() {
+                return Err(Invalid::new(
+                    Code::InvalidField,
+                    "multiplier: a scores board's members have none (leave it null)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a change of what is fixed at creation: scoring, decimals and storage.
+    pub fn check_change(&self, new: &Self) -> Result<(), Invalid> {
+        if self.scoring != new.scoring || self.storage != new.storage {
+            return Err(Invalid::new(
+                Code::InvalidField,
+                "scoring, decimals and storage are fixed when a board is created",
             ));
         }
         Ok(())

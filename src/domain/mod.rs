@@ -12,6 +12,7 @@ pub mod ids;
 pub mod limit;
 pub mod period;
 pub mod score;
+pub mod scoring;
 
 /// Why a raw value could not become a domain value: a stable code and a human message.
 use self::code::Code;

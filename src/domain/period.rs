@@ -581,6 +581,48 @@ impl Rolling {
     }
 }
 
+/// The buckets whose distinct voters a vote at `at` adds to, on a board keeping
+/// `periods`: its hour, day and all-time buckets, and for week and month the day bucket,
+/// since a week's or a month's voters are the union of its days' (a HyperLogLog union
+/// estimates the same as one HyperLogLog fed the same voters, and a vote then adds to
+/// fewer of them). Rolling windows count their voters themselves.
+pub fn voter_buckets(
+    periods: &[Period],
+    tz: Tz,
+    at: DateTime<Utc>,
+) -> Result<Vec<Bucket>, Invalid> {
+    let mut own: Vec<Period> = periods
+        .iter()
+        .map(|&p| match p {
+            Period::Week | Period::Month => Period::Day,
+            other => other,
+        })
+        .filter(|p| p.rolling().is_none())
+        .collect();
+    own.sort();
+    own.dedup();
+    own.into_iter()
+        .map(|p| Bucket::containing(p, tz, at))
+        .collect()
+}
+
+/// The buckets whose voters' union counts `bucket`'s: the local days of a week or a
+/// month, else the bucket itself.
+pub fn voter_days(bucket: &Bucket, tz: Tz) -> Vec<Bucket> {
+    match (bucket.period, bucket.start, bucket.end) {
+        (Period::Week | Period::Month, Some(start), Some(end)) => {
+            let mut days = Vec::new();
+            let mut next = Bucket::containing(Period::Day, tz, start).ok();
+            while let Some(day) = next.filter(|d| d.start.is_some_and(|s| s < end)) {
+                next = day.next(tz);
+                days.push(day);
+            }
+            days
+        }
+        _ => vec![bucket.clone()],
+    }
+}
+
 /// The stretches a chart of `bucket` steps through, oldest first: the hours of the local
 /// day holding an hour or day bucket, the days of a week or month bucket or of the last 7
 /// days, and for `all` and the last 24 hours the 48 hours up to `now`. Each is an hour or day bucket of `tz`.
@@ -670,6 +712,54 @@ mod tests {
         assert_eq!(bucket(Period::Month, "Asia/Shanghai", t).label, "2019-03");
         assert_eq!(bucket(Period::All, "Asia/Shanghai", t).label, "all");
         assert_eq!(bucket(Period::Hour, "UTC", t).label, "2019-03-17T04");
+    }
+
+    #[test]
+    fn week_and_month_voters_are_counted_by_day() {
+        let tz = parse_timezone("America/New_York").unwrap();
+        let t = at("2024-03-10T12:00:00-04:00");
+        let labels = |periods: &[Period]| -> Vec<String> {
+            voter_buckets(periods, tz, t)
+                .unwrap()
+                .into_iter()
+                .map(|b| b.label)
+                .collect()
+        };
+        assert_eq!(
+            labels(&Period::CALENDAR),
+            ["2024-03-10T12", "2024-03-10", "all"]
+        );
+        assert_eq!(labels(&[Period::Week]), ["2024-03-10"]);
+        assert_eq!(
+            labels(&[Period::Month, Period::Rolling(Rolling::Hours24)]),
+            ["2024-03-10"]
+        );
+        let week = bucket(
+            Period::Week,
+            "America/New_York",
+            "2024-03-10T12:00:00-04:00",
+        );
+        let days: Vec<String> = voter_days(&week, tz).into_iter().map(|d| d.label).collect();
+        assert_eq!(
+            days,
+            [
+                "2024-03-04",
+                "2024-03-05",
+                "2024-03-06",
+                "2024-03-07",
+                "2024-03-08",
+                "2024-03-09",
+                "2024-03-10"
+            ]
+        );
+        let february = bucket(
+            Period::Month,
+            "America/New_York",
+            "2024-02-10T12:00:00-05:00",
+        );
+        assert_eq!(voter_days(&february, tz).len(), 29);
+        let day = bucket(Period::Day, "America/New_York", "2024-03-10T12:00:00-04:00");
+        assert_eq!(voter_days(&day, tz), vec![day.clone()]);
     }
 
     #[test]

@@ -18,8 +18,8 @@ use crate::domain::ids::{BoardSlug, Channel, MemberId};
 use crate::domain::limit::{RateRule, RuleSpec, bounds as limit_bounds};
 use crate::engine::config::{self, BoardConfig, Change};
 use crate::engine::reconcile;
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 use crate::store::sql;
 
 /// The cached board with this slug, or `board_not_found`.
@@ -80,6 +80,7 @@ pub async fn update_board(
 ) -> Result<Arc<BoardConfig>, ApiError> {
     settings.check()?;
     let current = board_of(state, slug)?;
+    current.board.settings.check_change(&settings)?;
     let board = Board {
         id: current.board.id,
         slug: slug.clone(),
@@ -141,6 +142,7 @@ pub async fn upsert_members(
     let board = board_of(state, slug)?;
     for m in &members {
         m.check()
+            .and_then(|()| board.board.settings.admits_member(m))
             .map_err(|e| ApiError::invalid(e.code, format!("member {}: {}", m.id, e.message)))?;
     }
     let targets: Vec<(&str, i64)> = members
@@ -405,6 +407,9 @@ fn settings_json(s: &BoardSettings) -> Value {
         "max_count": s.max_count,
         "display_decimals": s.display_decimals,
         "embed_origins": s.embed_origins,
+        "scoring": s.scoring.as_str(),
+        "decimals": s.scoring.decimals(),
+        "storage": s.storage.encode(),
     })
 }
 

@@ -239,7 +239,9 @@ impl ConfigCache {
             .collect();
         let rules = sql::rules::list_rules(db, board.id).await?;
         Ok(BoardConfig {
-            keys: self.keys.board(board.id),
+            keys: self
+                .keys
+                .board(board.id, board.settings.storage, board.settings.timezone),
             board,
             members,
             rules,
@@ -395,7 +397,11 @@ mod tests {
             },
             members: HashMap::new(),
             rules: Vec::new(),
-            keys: Keys::new("t:").board(1),
+            keys: Keys::new("t:").board(
+                1,
+                crate::domain::scoring::Storage::Full,
+                chrono_tz::Tz::UTC,
+            ),
         })
     }
 

@@ -9,18 +9,14 @@
 //! Ovation keeps a marker key in Redis. When it is gone, Redis came back empty (a restart
 //! without persistence, a FLUSHALL): the instance counts it (`ovation_redis_resets_total`),
 //! `/readyz` reports when, and the initial votes and pending removals SQL holds are
-//! applied again (`engine::reconcile`).
+//! applied again (`engine::reconcile::watch`).
 
 use std::sync::RwLock;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::engine::reconcile;
-use crate::error::ApiError;
-use crate::state::AppState;
 use crate::store::redis::{RedisFailure, RedisStore};
 
 /// What an instance knows about its Redis's durability.
@@ -86,7 +82,7 @@ impl Durability {
         })
     }
 
-    fn record_reset(&self) {
+    pub fn record_reset(&self) {
         *self
             .reset_at
             .write()
@@ -95,10 +91,10 @@ impl Durability {
 }
 
 /// Logs what Redis risks at start-up (when it answers).
-pub async fn warn_at_start(state: &AppState) {
-    match state.durability.inspect(&state.redis).await {
+pub async fn warn_at_start(durability: &Durability, redis: &RedisStore) {
+    match durability.inspect(redis).await {
         Ok(report) => {
-            if let Some(why) = state.durability.refusal(&report) {
+            if let Some(why) = durability.refusal(&report) {
                 tracing::error!("{why}; /readyz answers 503 until it changes");
             }
             match report.persistence {
@@ -114,44 +110,4 @@ pub async fn warn_at_start(state: &AppState) {
         }
         Err(err) => tracing::warn!(error = %err, "cannot inspect Redis's durability at start-up"),
     }
-}
-
-/// Keeps the marker key in Redis and reconciles: at start-up, then every `check` looks
-/// for the marker and, when Redis came back empty, counts it and applies what SQL holds
-/// again.
-pub async fn watch(state: AppState, check: Duration) {
-    // Start-up: finish whatever an earlier failure left undone.
-    loop {
-        match restore(&state).await {
-            Ok(()) => break,
-            Err(err) => tracing::debug!(error = %err, "start-up reconcile failed; retrying"),
-        }
-        tokio::time::sleep(check).await;
-    }
-    let mut ticks = tokio::time::interval(check);
-    ticks.tick().await;
-    loop {
-        ticks.tick().await;
-        match state.redis.marker_present().await {
-            Ok(true) => {}
-            Ok(false) => {
-                tracing::error!(
-                    "Redis came back empty: its votes and scores are lost; applying initial votes and pending removals again"
-                );
-                crate::metrics::redis_reset();
-                state.durability.record_reset();
-                reconcile::until_done(state.clone()).await;
-                if let Err(err) = state.redis.set_marker().await {
-                    tracing::warn!(error = %err, "cannot set the redis marker");
-                }
-            }
-            Err(err) => tracing::debug!(error = %err, "cannot look for the redis marker"),
-        }
-    }
-}
-
-/// Sets the marker (when missing) and reconciles.
-async fn restore(state: &AppState) -> Result<(), ApiError> {
-    state.redis.set_marker().await?;
-    reconcile::reconcile(state).await
 }

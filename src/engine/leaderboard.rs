@@ -14,11 +14,14 @@ use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, MemberId};
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
+use crate::domain::scoring::{Scoring, Storage, to_points};
 use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
 use crate::error::ApiError;
 use crate::store::redis::window::{WindowAt, WindowPageQuery};
-use crate::store::redis::{PageQuery, PageReply, RedisStore, StandingQuery, StandingReply};
+use crate::store::redis::{
+    PageQuery, PageReply, RedisStore, SHARDED_MAX_DEPTH, StandingQuery, StandingReply,
+};
 
 /// Entries per page at most.
 pub const MAX_LIMIT: i64 = 1000;
@@ -36,6 +39,17 @@ pub struct Selection {
     pub board: Arc<BoardConfig>,
     pub bucket: Bucket,
     pub view: View,
+}
+
+impl Selection {
+    /// A stored score as the number the API shows: votes in the view's units, or a
+    /// scores board's points with its decimals.
+    pub fn points(&self, units: i64) -> serde_json::Number {
+        match self.board.board.settings.scoring {
+            Scoring::Votes => self.view.to_votes(units),
+            Scoring::Scores { decimals } => to_points(units, decimals),
+        }
+    }
 }
 
 /// Finds the board and checks the caller may read it: a key with the read scope, or none
@@ -83,6 +97,12 @@ pub fn select(
         None => Bucket::containing(period, settings.timezone, Utc::now())?,
     };
     let view = view.map(View::parse).transpose()?.unwrap_or(View::Display);
+    // A scores board has one view: both names read it.
+    let view = if settings.scoring.is_scores() {
+        View::Real
+    } else {
+        view
+    };
     Ok(Selection {
         board,
         bucket,
@@ -219,7 +239,7 @@ fn top_response(sel: &Selection, page: PageReply) -> TopResponse {
             name: info.map(|m| m.name.clone()),
             image_url: info.and_then(|m| m.image_url.clone()),
             member,
-            score: sel.view.to_votes(units),
+            score: sel.points(units),
         });
     }
     TopResponse {
@@ -269,6 +289,18 @@ pub async fn tops(
     limit: i64,
 ) -> Result<Vec<TopResponse>, ApiError> {
     check_page(offset, limit)?;
+    if offset + limit > SHARDED_MAX_DEPTH
+        && selections
+            .iter()
+            .any(|s| s.board.board.settings.storage.is_sharded())
+    {
+        return Err(ApiError::invalid_field(
+            "offset",
+            format!(
+                "a sharded board pages at most {SHARDED_MAX_DEPTH} members deep (offset + limit)"
+            ),
+        ));
+    }
     let asks: Vec<PageAsk<'_>> = selections
         .iter()
         .map(|sel| PageAsk {
@@ -343,8 +375,13 @@ pub struct MemberResponse {
     pub view: String,
     pub member: String,
     pub name: Option<String>,
-    /// Null when the member has no score in the bucket.
+    /// Null when the member has no score in the bucket, or (top_n boards) when it is
+    /// outside the ranked members.
     pub rank: Option<i64>,
+    /// top_n boards, for a member with a score outside the ranked members: how many are
+    /// ranked (its rank is beyond that).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank_beyond: Option<i64>,
     #[schema(value_type = f64)]
     pub score: serde_json::Number,
     /// Distinct voters for this member in the bucket; null for rolling windows, which
@@ -419,18 +456,22 @@ fn member_response(
     member: &MemberId,
     r: StandingReply,
 ) -> MemberResponse {
-    let units = r.current.map_or(0, |(u, _)| u);
-    let rank = r.current.map(|(_, rank)| rank);
-    let view = sel.view;
+    let units = r.score.unwrap_or(0);
+    let rank = r.rank;
+    let rank_beyond = match sel.board.board.settings.storage {
+        Storage::TopN { retain, .. } if r.score.is_some() && rank.is_none() => Some(retain),
+        _ => None,
+    };
     MemberResponse {
         board: sel.board.board.slug.to_string(),
         period: sel.bucket.period.to_string(),
         bucket: sel.bucket.label.clone(),
-        view: view.as_str().to_owned(),
+        view: sel.view.as_str().to_owned(),
         member: member.to_string(),
         name: sel.board.members.get(member).map(|m| m.name.clone()),
         rank,
-        score: view.to_votes(units),
+        rank_beyond,
+        score: sel.points(units),
         participants: sel
             .bucket
             .period
@@ -440,11 +481,11 @@ fn member_response(
         above: r.above.map(|(member, above_units, rank)| Above {
             member,
             rank,
-            score: view.to_votes(above_units),
-            gap: view.to_votes(above_units - units),
+            score: sel.points(above_units),
+            gap: sel.points(above_units - units),
         }),
         previous: previous.map(|bucket| {
-            let prev_rank = r.previous.map(|(_, rank)| rank);
+            let prev_rank = r.previous_rank;
             let trend = match (rank, prev_rank) {
                 (_, None) => "new",
                 (None, Some(_)) => "down",
@@ -455,7 +496,7 @@ fn member_response(
             Previous {
                 bucket: bucket.label.clone(),
                 rank: prev_rank,
-                score: view.to_votes(r.previous.map_or(0, |(u, _)| u)),
+                score: sel.points(r.previous_score.unwrap_or(0)),
                 trend,
             }
         }),

@@ -67,6 +67,7 @@ pub fn checks(
         }
         checks.push(RuleCheck {
             rule: rule.id,
+            per_member: rule.spec.dimensions.contains(&Dimension::Member),
             limit,
             counter: counter(board, rule, &subject, at, now)?,
         });

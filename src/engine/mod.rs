@@ -9,5 +9,7 @@ pub mod leaderboard;
 pub mod limits;
 pub mod read_cache;
 pub mod reconcile;
+pub mod scores;
+pub mod state;
 pub mod users;
 pub mod votes;

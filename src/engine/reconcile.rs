@@ -4,7 +4,8 @@
 //! member's initial votes are applied by target value, and a deleted member's removal
 //! from Redis waits in SQL (`member_removals`) until it is done. Reconciling runs those
 //! steps again from what SQL holds. It runs at start-up, after a Redis that came back
-//! empty, and in the background after a failed step.
+//! empty (`watch` looks for the marker key that `engine::durability` describes), and in
+//! the background after a failed step.
 
 use std::time::Duration;
 
@@ -12,8 +13,8 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::period::Bucket;
 use crate::engine::config::BoardConfig;
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 use crate::store::sql;
 
 /// Longest pause between two tries of a background reconcile.
@@ -97,4 +98,44 @@ pub async fn until_done(state: AppState) {
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(MAX_DELAY);
     }
+}
+
+/// Keeps the marker key in Redis and reconciles: at start-up, then every `check` looks
+/// for the marker and, when Redis came back empty, counts it and applies what SQL holds
+/// again.
+pub async fn watch(state: AppState, check: Duration) {
+    // Start-up: finish whatever an earlier failure left undone.
+    loop {
+        match restore(&state).await {
+            Ok(()) => break,
+            Err(err) => tracing::debug!(error = %err, "start-up reconcile failed; retrying"),
+        }
+        tokio::time::sleep(check).await;
+    }
+    let mut ticks = tokio::time::interval(check);
+    ticks.tick().await;
+    loop {
+        ticks.tick().await;
+        match state.redis.marker_present().await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::error!(
+                    "Redis came back empty: its votes and scores are lost; applying initial votes and pending removals again"
+                );
+                crate::metrics::redis_reset();
+                state.durability.record_reset();
+                until_done(state.clone()).await;
+                if let Err(err) = state.redis.set_marker().await {
+                    tracing::warn!(error = %err, "cannot set the redis marker");
+                }
+            }
+            Err(err) => tracing::debug!(error = %err, "cannot look for the redis marker"),
+        }
+    }
+}
+
+/// Sets the marker (when missing) and reconciles.
+async fn restore(state: &AppState) -> Result<(), ApiError> {
+    state.redis.set_marker().await?;
+    reconcile(state).await
 }

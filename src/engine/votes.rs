@@ -14,7 +14,7 @@ use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{VoteValues, ip_subject};
-use crate::domain::period::Bucket;
+use crate::domain::period::{Bucket, voter_buckets};
 use crate::domain::score::{Increment, View};
 use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
@@ -80,6 +80,8 @@ struct Prepared {
     increment: Increment,
     at: DateTime<Utc>,
     rules: Vec<RuleCheck>,
+    /// The buckets whose distinct voters the vote adds to.
+    voters: Vec<Bucket>,
 }
 
 impl Prepared {
@@ -111,15 +113,10 @@ pub async fn cast(
     votes: Vec<Result<Vote, ApiError>>,
 ) -> Result<Vec<Result<VoteResult, ApiError>>, ApiError> {
     let now = Utc::now();
-    // Boards that exist label the votes metric; anything else is `unknown`, so a client
-    // cannot make labels up.
-    let boards: Vec<String> = votes
-        .iter()
-        .map(|v| match v {
-            Ok(v) if cache.board(&v.board).is_some() => v.board.to_string(),
-            _ => "unknown".to_owned(),
-        })
-        .collect();
+    let boards = metric_labels(
+        cache,
+        votes.iter().map(|v| v.as_ref().ok().map(|v| &v.board)),
+    );
     let prepared: Vec<Result<Prepared, ApiError>> = votes
         .into_iter()
         .map(|vote| prepare(cache, caller, vote?, now))
@@ -131,38 +128,66 @@ pub async fn cast(
         .zip(&receipts)
         .map(|(p, receipt)| call(p, caller, receipt, idempotency_ttl))
         .collect();
-    let mut replies = if calls.is_empty() {
+    let replies = if calls.is_empty() {
         Vec::new()
     } else {
-        // Redis did not answer: the votes may have counted. The client retries with the
-        // same idempotency keys and gets either the first answers or fresh counts.
-        redis.cast_votes(&calls).await.map_err(|e| match e {
-            RedisFailure::Unavailable(cause) => ApiError::OutcomeUnknown(cause),
-            other => other.into(),
-        })?
+        redis.cast_votes(&calls).await.map_err(outcome_unknown)?
+    };
+    let answers = in_order(prepared, replies, answer);
+    for (board, answer) in boards.iter().zip(&answers) {
+        metrics::vote(board, outcome(answer.as_ref().map(|r| r.replayed)));
     }
-    .into_iter();
+    Ok(answers)
+}
 
-    let answers: Vec<Result<VoteResult, ApiError>> = prepared
+/// The board label of each write in the votes metric: boards that exist, anything else
+/// `unknown`, so a client cannot make labels up.
+pub(super) fn metric_labels<'a>(
+    cache: &ConfigCache,
+    boards: impl Iterator<Item = Option<&'a BoardSlug>>,
+) -> Vec<String> {
+    boards
+        .map(|b| match b {
+            Some(b) if cache.board(b).is_some() => b.to_string(),
+            _ => "unknown".to_owned(),
+        })
+        .collect()
+}
+
+/// Redis did not answer: the writes may have been applied. The client retries with the
+/// same idempotency keys and gets either the first answers or fresh ones.
+pub(super) fn outcome_unknown(failure: RedisFailure) -> ApiError {
+    match failure {
+        RedisFailure::Unavailable(cause) => ApiError::OutcomeUnknown(cause),
+        other => other.into(),
+    }
+}
+
+/// The answers of a batch in the order of its requests: a request refused before Redis
+/// keeps its error, each other one takes the next of Redis's replies (sent in order).
+pub(super) fn in_order<P, R, T>(
+    prepared: Vec<Result<P, ApiError>>,
+    replies: Vec<Result<R, RedisFailure>>,
+    answer: impl Fn(&P, R) -> Result<T, ApiError>,
+) -> Vec<Result<T, ApiError>> {
+    let mut replies = replies.into_iter();
+    prepared
         .into_iter()
         .map(|p| {
             let p = p?;
             let reply = replies
                 .next()
-                .ok_or_else(|| anyhow::anyhow!("redis answered fewer votes than were sent"))?;
+                .ok_or_else(|| anyhow::anyhow!("redis answered fewer writes than were sent"))?;
             answer(&p, reply?)
         })
-        .collect();
-    for (board, answer) in boards.iter().zip(&answers) {
-        metrics::vote(board, outcome(answer));
-    }
-    Ok(answers)
+        .collect()
 }
 
-fn outcome(answer: &Result<VoteResult, ApiError>) -> VoteOutcome<'_> {
+/// How a write went, for the votes metric: `Ok(replayed)` or the refusal.
+pub(super) fn outcome(answer: Result<bool, &ApiError>) -> VoteOutcome<'_> {
     match answer {
-        Ok(result) if result.replayed => VoteOutcome::Replayed,
-        Ok(_) => VoteOutcome::Accepted,
+        Ok(true) => VoteOutcome::Replayed,
+        Ok(false) => VoteOutcome::Accepted,
         Err(err) => VoteOutcome::Refused {
             code: err.code(),
             rule: match err {
@@ -196,6 +221,7 @@ fn call<'a>(
         at_ms: p.at.timestamp_millis(),
         rules: &p.rules,
         windows: &p.windows,
+        voters: &p.voters,
     }
 }
 
@@ -212,42 +238,77 @@ pub fn invocation(
     Ok(call(&prepared, caller, &receipt, idempotency_ttl).invocation())
 }
 
-fn prepare(
+/// Who writes what where, as every write (a vote or a score) is checked.
+pub(super) struct Writer<'a> {
+    pub board: &'a BoardSlug,
+    pub member: &'a MemberId,
+    pub voter: Option<&'a VoterId>,
+    pub channel: Option<&'a Channel>,
+    pub terminal: Option<&'a Terminal>,
+    pub ip: Option<IpAddr>,
+    pub at: Option<DateTime<Utc>>,
+    pub skip_limits: bool,
+}
+
+/// A write that passed the checks every write passes.
+pub(super) struct Admitted {
+    pub board: Arc<BoardConfig>,
+    pub at: DateTime<Utc>,
+    /// The channel the write counts for: the key's, when it is bound to one.
+    pub channel: Option<Channel>,
+    pub rules: Vec<RuleCheck>,
+}
+
+/// Checks what every write checks: the board and its scoring (`scores` says which the
+/// route writes), the member, the time (and the backfill scope for an explicit one), the
+/// campaign window, and the rate-limit rules' values; answers the rules to pass with
+/// `count` (or none when the write skips them).
+pub(super) fn admit(
     cache: &ConfigCache,
     caller: &Caller,
-    vote: Vote,
+    w: &Writer<'_>,
+    scores: bool,
+    count: impl FnOnce(&BoardConfig) -> Result<i64, ApiError>,
     now: DateTime<Utc>,
-) -> Result<Prepared, ApiError> {
-    let board = cache.board(&vote.board).ok_or_else(|| {
-        ApiError::not_found(Code::BoardNotFound, format!("no board {}", vote.board))
-    })?;
+) -> Result<Admitted, ApiError> {
+    let board = cache
+        .board(w.board)
+        .ok_or_else(|| ApiError::not_found(Code::BoardNotFound, format!("no board {}", w.board)))?;
     let settings = &board.board.settings;
-    if !(1..=settings.max_count).contains(&vote.count) {
-        return Err(ApiError::invalid(
-            Code::InvalidCount,
-            format!(
-                "count must be between 1 and {} on this board",
-                settings.max_count
-            ),
+    if settings.scoring.is_scores() != scores {
+        return Err(ApiError::conflict(
+            Code::WrongScoring,
+            if scores {
+                format!(
+                    "board {} counts votes: POST /api/v1/boards/{}/votes",
+                    w.board, w.board
+                )
+            } else {
+                format!(
+                    "board {} keeps scores: POST /api/v1/boards/{}/scores",
+                    w.board, w.board
+                )
+            },
         ));
     }
-    let member = board.members.get(&vote.member);
+    let count = count(&board)?;
+    let member = board.members.get(w.member);
     match member {
         None if settings.membership == crate::domain::board::Membership::Closed => {
             return Err(ApiError::not_found(
                 Code::MemberNotFound,
-                format!("{} is not a member of board {}", vote.member, vote.board),
+                format!("{} is not a member of board {}", w.member, w.board),
             ));
         }
         Some(m) if !m.enabled => {
             return Err(ApiError::conflict(
                 Code::MemberDisabled,
-                format!("{} does not accept votes", vote.member),
+                format!("{} does not accept votes", w.member),
             ));
         }
         _ => {}
     }
-    let at = match vote.at {
+    let at = match w.at {
         Some(at) => {
             caller.require(Scope::Backfill)?;
             if at > now + FUTURE_SLACK {
@@ -265,25 +326,66 @@ fn prepare(
         .map_err(|e| ApiError::conflict(e.code, e.message))?;
 
     // A key bound to a channel speaks for that channel, whatever the body says.
-    let vote = Vote {
-        channel: caller.channel.clone().or(vote.channel),
-        ..vote
-    };
-    let rules = if vote.skip_limits {
+    let channel = caller.channel.clone().or_else(|| w.channel.cloned());
+    let rules = if w.skip_limits {
         caller.require(Scope::Backfill)?;
         Vec::new()
     } else {
         let values = VoteValues {
-            voter: vote.voter.as_ref().map(|v| v.to_string()),
-            member: Some(vote.member.to_string()),
-            channel: vote.channel.as_ref().map(|c| c.to_string()),
-            terminal: vote.terminal.as_ref().map(|t| t.to_string()),
-            ip: vote.ip.map(ip_subject),
+            voter: w.voter.map(|v| v.to_string()),
+            member: Some(w.member.to_string()),
+            channel: channel.as_ref().map(|c| c.to_string()),
+            terminal: w.terminal.map(|t| t.to_string()),
+            ip: w.ip.map(ip_subject),
         };
-        limits::checks(&board, &values, vote.count, at, now)?
+        limits::checks(&board, &values, count, at, now)?
     };
+    Ok(Admitted {
+        board,
+        at,
+        channel,
+        rules,
+    })
+}
 
-    let multiplier = member
+fn prepare(
+    cache: &ConfigCache,
+    caller: &Caller,
+    vote: Vote,
+    now: DateTime<Utc>,
+) -> Result<Prepared, ApiError> {
+    let writer = Writer {
+        board: &vote.board,
+        member: &vote.member,
+        voter: vote.voter.as_ref(),
+        channel: vote.channel.as_ref(),
+        terminal: vote.terminal.as_ref(),
+        ip: vote.ip,
+        at: vote.at,
+        skip_limits: vote.skip_limits,
+    };
+    let count = |board: &BoardConfig| {
+        let max = board.board.settings.max_count;
+        if (1..=max).contains(&vote.count) {
+            Ok(vote.count)
+        } else {
+            Err(ApiError::invalid(
+                Code::InvalidCount,
+                format!("count must be between 1 and {max} on this board"),
+            ))
+        }
+    };
+    let Admitted {
+        board,
+        at,
+        channel,
+        rules,
+    } = admit(cache, caller, &writer, false, count, now)?;
+    let vote = Vote { channel, ..vote };
+    let settings = &board.board.settings;
+    let multiplier = board
+        .members
+        .get(&vote.member)
         .and_then(|m| m.multiplier)
         .unwrap_or(settings.multiplier);
     let increment = Increment::of(vote.count, multiplier, settings.carry_over);
@@ -312,6 +414,7 @@ fn prepare(
             Ok(VoteTarget { current, next })
         })
         .collect::<Result<_, ApiError>>()?;
+    let voters = voter_buckets(&settings.periods, tz, at)?;
     Ok(Prepared {
         board,
         vote,
@@ -320,22 +423,66 @@ fn prepare(
         increment,
         at,
         rules,
+        voters,
     })
 }
 
-/// What is stored beside a vote's scores for idempotent replays: the request's
-/// fingerprint and the bucket labels, as `<fingerprint>|<labels JSON>`.
+/// What is stored beside a vote's scores for idempotent replays.
 fn receipt(p: &Prepared) -> String {
-    let labels = p.labels();
-    let fingerprint = p
-        .vote
-        .idempotency
-        .as_ref()
-        .map_or("", |i| i.fingerprint.as_str());
+    write_receipt(p.vote.idempotency.as_ref(), &p.labels())
+}
+
+/// What is stored beside a write's scores for idempotent replays: the request's
+/// fingerprint and the (period, bucket) labels, as `<fingerprint>|<labels JSON>`.
+pub(super) fn write_receipt(idempotency: Option<&Idempotency>, labels: &[(&str, &str)]) -> String {
+    let fingerprint = idempotency.map_or("", |i| i.fingerprint.as_str());
     format!(
         "{fingerprint}|{}",
-        serde_json::to_string(&labels).unwrap_or_default()
+        serde_json::to_string(labels).unwrap_or_default()
     )
+}
+
+/// The labels of a replayed answer, once the request is known to be the one that wrote
+/// it: the same key with another request is a 422 `idempotency_key_reused`.
+pub(super) fn replayed_labels(
+    receipt: &str,
+    idempotency: Option<&Idempotency>,
+) -> Result<Vec<(String, String)>, ApiError> {
+    let (fingerprint, labels) = receipt
+        .split_once('|')
+        .ok_or_else(|| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}"))?;
+    if Some(fingerprint) != idempotency.map(|i| i.fingerprint.as_str()) {
+        return Err(ApiError::invalid(
+            Code::IdempotencyKeyReused,
+            "this idempotency key was used for a different request: send a new key for a \
+             new write, or the first request unchanged to get its answer again",
+        ));
+    }
+    Ok(serde_json::from_str(labels)
+        .map_err(|e| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}: {e}"))?)
+}
+
+/// The 429 of the rule at `rule_index` of a write's `rules`.
+pub(super) fn limited(
+    board: &BoardConfig,
+    rules: &[RuleCheck],
+    rule_index: usize,
+    retry_ms: Option<i64>,
+    member: &MemberId,
+    at: DateTime<Utc>,
+) -> ApiError {
+    let found = rules.get(rule_index).and_then(|check| {
+        let rule = board.rules.iter().find(|r| r.id == check.rule)?;
+        Some((check, rule))
+    });
+    match found {
+        Some((check, rule)) => limits::refusal(board, rule, check.limit, member, retry_ms, at),
+        None => anyhow::anyhow!(
+            "Redis named rule {rule_index} of {}, which the board no longer has",
+            rules.len()
+        )
+        .into(),
+    }
 }
 
 fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
@@ -348,40 +495,21 @@ fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
             scores,
             false,
         ),
-        VoteReply::Replayed { receipt, scores } => {
-            let (fingerprint, labels) = receipt
-                .split_once('|')
-                .ok_or_else(|| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}"))?;
-            if Some(fingerprint) != p.vote.idempotency.as_ref().map(|i| i.fingerprint.as_str()) {
-                return Err(ApiError::invalid(
-                    Code::IdempotencyKeyReused,
-                    "this idempotency key was used for a different request: send a new key \
-                     for a new vote, or the first request unchanged to get its answer again",
-                ));
-            }
-            let labels = serde_json::from_str(labels)
-                .map_err(|e| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}: {e}"))?;
-            (labels, scores, true)
-        }
+        VoteReply::Replayed { receipt, scores } => (
+            replayed_labels(&receipt, p.vote.idempotency.as_ref())?,
+            scores,
+            true,
+        ),
         VoteReply::Limited {
             rule_index,
             retry_ms,
         } => {
-            let check = p.rules.get(rule_index).ok_or_else(|| {
-                anyhow::anyhow!("vote.lua named rule {rule_index} of {}", p.rules.len())
-            })?;
-            let rule = p
-                .board
-                .rules
-                .iter()
-                .find(|r| r.id == check.rule)
-                .ok_or_else(|| anyhow::anyhow!("rule {} left the board", check.rule))?;
-            return Err(limits::refusal(
+            return Err(limited(
                 &p.board,
-                rule,
-                check.limit,
-                &p.vote.member,
+                &p.rules,
+                rule_index,
                 retry_ms,
+                &p.vote.member,
                 p.at,
             ));
         }

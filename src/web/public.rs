@@ -40,10 +40,10 @@ use crate::engine::auth::Caller;
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard::{self, MAX_LIMIT, Selection};
 use crate::engine::limits::{self, QuotaRule};
+use crate::engine::state::AppState;
 use crate::engine::votes;
 use crate::error::{ApiError, PageError};
 use crate::i18n::Lang;
-use crate::state::AppState;
 
 /// The channel votes from this page count for.
 pub const WEB_CHANNEL: &str = "web";
@@ -65,7 +65,8 @@ struct Card {
     name: String,
     image_url: Option<String>,
     rank: Option<i64>,
-    /// "1,234 votes", rounded to the board's `display_decimals`.
+    /// "1,234 votes", rounded to the board's `display_decimals` (at least a scores
+    /// board's decimals).
     score: String,
     /// "Vote for Aria", for screen readers.
     vote_label: String,
@@ -109,6 +110,8 @@ struct Cards {
     /// sends the page's token as a header), so it is the same for every visitor.
     csrf: Option<String>,
     open: bool,
+    /// A votes board: cards carry a vote button (a scores board's come from its API).
+    votable: bool,
     members: Vec<Card>,
 }
 
@@ -203,11 +206,16 @@ async fn cards(
     let top = leaderboard::tops(&state.redis, std::slice::from_ref(sel), 0, MAX_LIMIT)
         .await?
         .remove(0);
-    let decimals = u32::from(settings.display_decimals);
+    // A scores board's own decimals are always shown: 12.5 points is not 12 or 13.
+    let decimals = u32::from(settings.display_decimals.max(settings.scoring.decimals()));
     let card = |id: &str, name: String, image_url: Option<String>, rank, score: f64| Card {
         vote_label: l.tr("vote-for", &[("name", name.clone().into())]),
         score: l.tr(
-            "score",
+            if settings.scoring.is_scores() {
+                "points"
+            } else {
+                "score"
+            },
             &[
                 ("shown", l.number(score, decimals).into()),
                 ("count", crate::i18n::Arg::Number(score)),
@@ -273,6 +281,7 @@ async fn cards(
         period: sel.bucket.period.as_str().to_owned(),
         csrf,
         open: settings.window_admits(Utc::now()).is_ok(),
+        votable: !settings.scoring.is_scores(),
         members,
     })
 }
@@ -289,8 +298,12 @@ fn visitor_values(req: &HttpRequest, session: &Session) -> VoteValues {
 }
 
 /// The visitor's quota in plain words: "3 of 5 votes left today", and for rules that
-/// count per member, "At most 2 votes for each member today".
+/// count per member, "At most 2 votes for each member today"; nothing on a scores board.
 fn quota_lines(l: Lang, config: &BoardConfig, quota: &[QuotaRule]) -> Vec<String> {
+    if config.board.settings.scoring.is_scores() {
+        // Visitors read a scores board; its writes come from the board's API clients.
+        return Vec::new();
+    }
     quota
         .iter()
         .filter_map(|q| {

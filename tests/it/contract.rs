@@ -39,6 +39,18 @@ fn body_routes() -> Vec<BodyRoute> {
         ),
         route(
             Method::POST,
+            "/api/v1/boards/c/scores",
+            json!({"member": "m1", "op": "incr", "value": 1}),
+            "vote",
+        ),
+        route(
+            Method::POST,
+            "/api/v1/scores",
+            json!({"scores": [{"board": "c", "member": "m1", "op": "incr", "value": 1}]}),
+            "vote",
+        ),
+        route(
+            Method::POST,
             "/api/v1/admin/boards",
             json!({"slug": "new", "title": "New"}),
             "admin",

@@ -1605,3 +1605,85 @@ async fn rolling_windows_show_on_the_dashboard_and_the_public_page() {
     assert!(page.body.contains(">Last 24 hours</a>"), "{}", page.body);
     assert!(page.body.contains("2 votes"), "{}", page.body);
 }
+
+#[tokio::test]
+async fn score_boards_of_every_layout_are_made_in_the_form_and_shown_on_both_pages() {
+    let app = TestApp::spawn().await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    for (slug, kind, retain, shards) in [
+        ("s-full", "full", "", ""),
+        ("s-top", "top_n", "2", ""),
+        ("s-shard", "sharded", "", "4"),
+    ] {
+        let page = browser
+            .post(
+                "/admin/boards",
+                &[
+                    ("_csrf", csrf.as_str()),
+                    ("slug", slug),
+                    ("title", slug),
+                    ("membership", "open"),
+                    ("periods", "day"),
+                    ("periods", "all"),
+                    ("timezone", "UTC"),
+                    ("multiplier", "1"),
+                    ("carry_over", "0"),
+                    ("max_count", "10"),
+                    ("public_page", "on"),
+                    ("scoring", "scores"),
+                    ("decimals", "1"),
+                    ("storage_kind", kind),
+                    ("retain", retain),
+                    ("trim_at", ""),
+                    ("shards", shards),
+                ],
+            )
+            .await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+        let (_, board) = app.get(&format!("/api/v1/admin/boards/{slug}")).await;
+        assert_eq!(board["storage"]["kind"], kind);
+        assert_eq!(board["decimals"], 1);
+        for (member, value) in [("ann", 12.5), ("bob", 3.0), ("cy", 7.5)] {
+            let (status, body) = app
+                .post(
+                    &format!("/api/v1/boards/{slug}/scores"),
+                    json!({"member": member, "op": "incr", "value": value}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let public = browser.get(&format!("/b/{slug}")).await;
+        assert!(
+            card(&public.body, "ann").contains("12.5 points"),
+            "{}",
+            public.body
+        );
+        assert!(
+            !public.body.contains("/vote\""),
+            "no vote buttons on a scores board"
+        );
+        let edit = browser.get(&format!("/admin/boards/{slug}/edit")).await;
+        assert!(
+            edit.body.contains(&format!("<strong>{kind}</strong>")),
+            "{}",
+            edit.body
+        );
+        assert!(
+            !edit.body.contains(r#"name="storage_kind""#),
+            "fixed at creation"
+        );
+        let csv = browser
+            .get(&format!("/admin/boards/{slug}/export.csv?period=all"))
+            .await;
+        assert_eq!(
+            csv.body, "rank,member,name,score\n1,ann,,12.5\n2,cy,,7.5\n3,bob,,3\n",
+            "{slug}"
+        );
+        let live = browser
+            .get(&format!("/admin/boards/{slug}?period=all"))
+            .await;
+        assert_eq!(live.status, StatusCode::OK);
+        assert!(live.body.contains("ann"), "{}", live.body);
+    }
+}

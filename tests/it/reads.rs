@@ -3,7 +3,7 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::harness::{TestApp, num};
+use crate::harness::{TestApp, num, shared_redis};
 
 /// Day 1: a 5, b 3, c 3, d 1. Day 2: b 4, a 2, c 2.
 async fn two_days(app: &TestApp) {
@@ -258,4 +258,91 @@ async fn top_pages_are_reused_for_the_read_cache_ttl_then_refreshed() {
     assert_eq!(fresh["entries"][0]["score"], 2);
     let (_, renamed) = app.get("/api/v1/boards/cached").await;
     assert_eq!(renamed["title"], "Renamed");
+}
+
+/// A week's and a month's participants, for the board and for each member, are the union
+/// of their days' voters: also on a board that does not keep `day`, across a week that
+/// straddles two months, and with votes outside the bucket left out.
+#[tokio::test(flavor = "multi_thread")]
+async fn week_and_month_participants_are_the_union_of_their_days() {
+    let app = TestApp::spawn().await;
+    for (slug, periods) in [
+        ("wm", json!(["week", "month", "all"])),
+        ("dwm", json!(["day", "week", "month"])),
+    ] {
+        app.board(json!({"slug": slug, "title": slug, "membership": "open", "periods": periods}))
+            .await;
+        // Week 2026-W44 runs from Monday 26 October to Sunday 1 November.
+        let votes: &[(&str, &str, &str)] = &[
+            ("2026-10-25T12:00:00Z", "a", "v0"), // the week before
+            ("2026-10-26T08:00:00Z", "a", "v1"),
+            ("2026-10-26T09:00:00Z", "b", "v1"),
+            ("2026-10-28T10:00:00Z", "a", "v2"),
+            ("2026-10-28T11:00:00Z", "a", "v1"),
+            ("2026-10-31T23:59:59Z", "b", "v3"),
+            ("2026-11-01T00:00:00Z", "a", "v4"), // November, still W44
+            ("2026-11-01T05:00:00Z", "b", "v1"),
+            ("2026-11-02T00:00:00Z", "a", "v5"), // W45
+        ];
+        for (at, member, voter) in votes {
+            let (status, body) = app
+                .vote(slug, json!({"member": member, "voter": voter, "at": at}))
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let count = |path: String| {
+            let app = app.clone();
+            async move {
+                let (status, body) = app.get(&path).await;
+                assert_eq!(status, StatusCode::OK, "{path}: {body}");
+                body["participants"].as_i64().unwrap()
+            }
+        };
+        let base = format!("/api/v1/boards/{slug}");
+        // W44: v1, v2, v3, v4; a: v1, v2, v4; b: v1, v3.
+        assert_eq!(
+            count(format!("{base}/top?period=week&at=2026-W44")).await,
+            4,
+            "{slug}"
+        );
+        assert_eq!(
+            count(format!("{base}/members/a?period=week&at=2026-W44")).await,
+            3
+        );
+        assert_eq!(
+            count(format!("{base}/members/b?period=week&at=2026-W44")).await,
+            2
+        );
+        assert_eq!(
+            count(format!("{base}/stats?period=week&at=2026-W44")).await,
+            4
+        );
+        // October: v0, v1, v2, v3; November: v4, v1, v5.
+        assert_eq!(
+            count(format!("{base}/top?period=month&at=2026-10")).await,
+            4,
+            "{slug}"
+        );
+        assert_eq!(
+            count(format!("{base}/top?period=month&at=2026-11")).await,
+            3,
+            "{slug}"
+        );
+        assert_eq!(
+            count(format!("{base}/members/a?period=month&at=2026-11")).await,
+            2
+        );
+    }
+    // Votes wrote voters by hour, day and all time only: 4 PFADDs fewer per vote.
+    let client = redis::Client::open(shared_redis().url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}:*:p*:*", app.prefix))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let mut periods: Vec<&str> = keys.iter().filter_map(|k| k.split(':').nth(4)).collect();
+    periods.sort_unstable();
+    periods.dedup();
+    assert_eq!(periods, ["all", "day"], "{keys:?}");
 }

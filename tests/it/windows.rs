@@ -10,6 +10,7 @@ use proptest::prelude::*;
 
 use ovation::domain::period::{Rolling, parse_instant, parse_timezone};
 use ovation::domain::score::{Increment, View};
+use ovation::domain::scoring::Storage;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
 use ovation::store::redis::{PageReply, RedisStore, VoteCall, VoteReply};
 
@@ -122,7 +123,11 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
     use std::sync::atomic::{AtomicI64, Ordering};
     static BOARD: AtomicI64 = AtomicI64::new(1);
     let store = RedisStore::new(&shared_redis().url(), "wt:", Duration::from_secs(5)).unwrap();
-    let board = store.keys().board(BOARD.fetch_add(1, Ordering::Relaxed));
+    let board = store.keys().board(
+        BOARD.fetch_add(1, Ordering::Relaxed),
+        Storage::Full,
+        chrono_tz::Tz::UTC,
+    );
     let n = shape.slots();
     let window_at = |clock: i64| {
         let mut w = match shape {
@@ -179,6 +184,7 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
                     at_ms: at.timestamp_millis(),
                     rules: &[],
                     windows: std::slice::from_ref(&target),
+                    voters: &[],
                 };
                 let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
                 model.vote(n, clock, slot, member.clone(), *count, voter);
@@ -270,7 +276,7 @@ proptest! {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
     let store = RedisStore::new(&shared_redis().url(), "wc:", Duration::from_secs(5)).unwrap();
-    let board = store.keys().board(1);
+    let board = store.keys().board(1, Storage::Full, chrono_tz::Tz::UTC);
     let boundary = Rolling::Hours24.slot(chrono_tz::Tz::UTC, at("2026-11-23T10:00:00Z"));
     let mut clients = Vec::new();
     // Client 0 goes first, so the earlier hour holds at least one vote.
@@ -301,6 +307,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
                 at_ms: clock * 3_600_000,
                 rules: &[],
                 windows: std::slice::from_ref(&target),
+                voters: &[],
             };
             let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
             assert!(matches!(reply, VoteReply::Counted(_)), "{reply:?}");
@@ -500,7 +507,7 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
     // The first board of a fresh database has id 1.
     let prefix = format!("{}:", app.prefix);
     let store = RedisStore::new(&shared_redis().url(), &prefix, Duration::from_secs(5)).unwrap();
-    let board = store.keys().board(1);
+    let board = store.keys().board(1, Storage::Full, chrono_tz::Tz::UTC);
     let now = Rolling::Hours24.slot(chrono_tz::Tz::UTC, Utc::now());
     // A vote an hour on, so the current slot later leaves on its own, not in a reset.
     let later = WindowTarget {
@@ -523,6 +530,7 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
         at_ms: (now + 1) * 3_600_000,
         rules: &[],
         windows: std::slice::from_ref(&later),
+        voters: &[],
     };
     store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
     for (clock, expected) in [

@@ -9,8 +9,8 @@ use crate::api::auth::Admin;
 use crate::domain::auth::{ApiKey, parse_scopes};
 use crate::domain::ids::Channel;
 use crate::engine::admin as engine;
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

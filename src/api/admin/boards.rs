@@ -6,16 +6,17 @@ use utoipa::ToSchema;
 
 use super::{board_slug, nullable};
 use crate::api::auth::Admin;
-use crate::api::boards::BoardResponse;
+use crate::api::boards::{BoardResponse, StorageSettings};
 use crate::domain::board::{
     BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_origin, parse_periods,
 };
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::{parse_instant, parse_timezone};
+use crate::domain::scoring::{Scoring, Storage};
 use crate::engine::admin as engine;
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Settings of a board; on create every field but `slug` and `title` has a default, on
 /// update every field is optional and `null` clears the window ends.
@@ -53,6 +54,12 @@ pub struct BoardRequest {
     /// Sites that may show the voting page in a frame, as origins
     /// (`https://shop.example`), at most 20; `/embed/b/<slug>` answers for them only.
     pub embed_origins: Option<Vec<String>>,
+    /// `votes` (default) or `scores`; fixed at creation.
+    pub scoring: Option<String>,
+    /// A scores board's decimals, 0 (default) to 6; fixed at creation.
+    pub decimals: Option<i64>,
+    /// How a scores board is kept; fixed at creation. Default `{"kind": "full"}`.
+    pub storage: Option<StorageSettings>,
 }
 
 impl BoardRequest {
@@ -96,6 +103,17 @@ impl BoardRequest {
                 .map(|o| parse_origin(o))
                 .collect::<Result<_, _>>()?;
         }
+        if self.scoring.is_some() || self.decimals.is_some() {
+            let scoring = self.scoring.as_deref().unwrap_or(s.scoring.as_str());
+            let decimals = match (self.decimals, scoring == s.scoring.as_str()) {
+                (None, true) => Some(i64::from(s.scoring.decimals())),
+                (decimals, _) => decimals,
+            };
+            s.scoring = Scoring::parse(scoring, decimals)?;
+        }
+        if let Some(st) = &self.storage {
+            s.storage = Storage::parse(&st.kind, st.retain, st.trim_at, st.shards)?;
+        }
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {
                 ApiError::invalid(
@@ -118,7 +136,7 @@ pub struct BoardsResponse {
     responses(
         (status = 201, body = BoardResponse),
         (status = 409, description = "board_exists", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_board_slug, invalid_timezone, invalid_period, invalid_number, invalid_window, …", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_board_slug, invalid_timezone, invalid_period, invalid_number, invalid_window, invalid_scoring, invalid_storage, invalid_field (a setting a scores board does not have), …", body = crate::api::ErrorBody),
     ))]
 #[post("/boards")]
 pub async fn create_board(

@@ -12,8 +12,8 @@ use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Members per upsert or import at most.
 pub const MAX_MEMBERS: usize = 100_000;

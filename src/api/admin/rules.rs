@@ -13,8 +13,8 @@ use crate::domain::limit::{
     Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
 use crate::engine::admin as engine;
+use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// A rule's settings; on create `name`, `dimensions`, `window` and `limit` are required,
 /// on update every field is optional and `overrides` replaces the list.

@@ -6,8 +6,10 @@
 //! the same slug starts from nothing.
 
 use crate::domain::ids::IdempotencyKey;
-use crate::domain::period::{Bucket, Rolling};
+use crate::domain::period::{Bucket, Rolling, voter_days};
 use crate::domain::score::View;
+use crate::domain::scoring::Storage;
+use chrono_tz::Tz;
 
 /// Builds key names under one prefix.
 #[derive(Debug, Clone)]
@@ -22,10 +24,13 @@ impl Keys {
         }
     }
 
-    /// The keys of one board.
-    pub fn board(&self, board_id: i64) -> BoardKeys {
+    /// The keys of one board, kept in `storage`'s layout; `tz` cuts its days (a week's
+    /// and a month's voters are counted by day).
+    pub fn board(&self, board_id: i64, storage: Storage, tz: Tz) -> BoardKeys {
         BoardKeys {
             base: format!("{}{{b:{board_id}}}:", self.prefix),
+            storage,
+            tz,
         }
     }
 
@@ -71,13 +76,70 @@ impl Keys {
     }
 }
 
-/// The keys of one board.
+/// The keys of one board, and the layout its buckets are kept in.
+///
+/// A `sharded` board's member scores live in shards: shard `i`'s keys are
+/// `<prefix>{b:<board id>:s<i>}:<name>`, a hash tag of their own, so shards spread over
+/// Redis Cluster nodes. A member's shard holds its scores, its participants and the
+/// writes' idempotency records and rule counters that count per member; the board's own
+/// tag keeps the rules that do not.
 #[derive(Debug, Clone)]
 pub struct BoardKeys {
     base: String,
+    storage: Storage,
+    tz: Tz,
 }
 
 impl BoardKeys {
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    /// The shards of a sharded board, in order; any other board is its own one shard.
+    pub fn shards(&self) -> Vec<BoardKeys> {
+        match self.storage {
+            Storage::Sharded { shards } => (0..shards).map(|i| self.shard(i)).collect(),
+            _ => vec![self.clone()],
+        }
+    }
+
+    /// The board and, when it is sharded, its shards: every slot that keeps some of its
+    /// hourly counts and refusals.
+    pub fn slots(&self) -> Vec<BoardKeys> {
+        let mut slots = vec![self.clone()];
+        if self.storage.is_sharded() {
+            slots.extend(self.shards());
+        }
+        slots
+    }
+
+    /// The shard holding `member` (the board itself unless it is sharded).
+    pub fn member_shard(&self, member: &str) -> BoardKeys {
+        match self.storage {
+            Storage::Sharded { shards } => self.shard(shard_of(member, shards)),
+            _ => self.clone(),
+        }
+    }
+
+    fn shard(&self, i: i64) -> BoardKeys {
+        let base = self.base.trim_end_matches("}:");
+        BoardKeys {
+            base: format!("{base}:s{i}}}:"),
+            storage: Storage::Full,
+            tz: self.tz,
+        }
+    }
+
+    /// Where every member's exact score in one bucket lives: a `top_n` board's hash
+    /// (member -> units), whose sorted set holds only the best; any other board's
+    /// ranking (the real view: a scores board's one view).
+    pub fn exact_scores(&self, bucket: &Bucket) -> String {
+        if self.storage.is_top_n() {
+            format!("{}x:{}:{}", self.base, bucket.period, bucket.label)
+        } else {
+            self.scores(View::Real, bucket)
+        }
+    }
     /// Scores of one bucket in one view (zset: member -> units); for a rolling window,
     /// its totals (see [`Self::window`]).
     pub fn scores(&self, view: View, bucket: &Bucket) -> String {
@@ -95,9 +157,27 @@ impl BoardKeys {
         format!("{}w:{window}:total:{view}", self.base)
     }
 
-    /// Distinct voters of one bucket (HyperLogLog).
+    /// Distinct voters of one bucket (HyperLogLog); a week's and a month's are their
+    /// days' (see [`Self::voters`]).
     pub fn participants(&self, bucket: &Bucket) -> String {
         format!("{}p:{}:{}", self.base, bucket.period, bucket.label)
+    }
+
+    /// The HyperLogLogs whose union counts one bucket's distinct voters: a week's or a
+    /// month's days, else the bucket's own.
+    pub fn voters(&self, bucket: &Bucket) -> Vec<String> {
+        voter_days(bucket, self.tz)
+            .iter()
+            .map(|d| self.participants(d))
+            .collect()
+    }
+
+    /// The same for one member's voters.
+    pub fn member_voters(&self, bucket: &Bucket, member: &str) -> Vec<String> {
+        voter_days(bucket, self.tz)
+            .iter()
+            .map(|d| self.member_participants(d, member))
+            .collect()
     }
 
     /// Distinct voters for one member in one bucket (HyperLogLog).
@@ -188,10 +268,24 @@ impl BoardKeys {
         keys
     }
 
-    /// A SCAN pattern matching every key of the board, for clean-up after deletion.
-    pub fn pattern(&self) -> String {
-        format!("{}*", self.base)
+    /// SCAN patterns matching every key of the board and of its shards, for clean-up
+    /// after deletion.
+    pub fn patterns(&self) -> Vec<String> {
+        let mut patterns = vec![format!("{}*", self.base)];
+        if self.storage.is_sharded() {
+            patterns.extend(self.shards().iter().map(|s| format!("{}*", s.base)));
+        }
+        patterns
     }
+}
+
+/// The shard of `member` among `shards`: FNV-1a (64 bits) of the id, so the choice is
+/// stable across instances, versions and platforms.
+pub fn shard_of(member: &str, shards: i64) -> i64 {
+    let hash = member.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    (hash % shards.max(1) as u64) as i64
 }
 
 #[cfg(test)]
@@ -200,7 +294,9 @@ mod tests {
 
     #[test]
     fn a_rolling_window_has_fixed_names_in_the_order_its_script_reads_them() {
-        let keys = Keys::new("ov:").board(7).window(Rolling::Days7);
+        let keys = Keys::new("ov:")
+            .board(7, Storage::Full, Tz::UTC)
+            .window(Rolling::Days7);
         assert_eq!(keys.len(), 3 + 5 * 7);
         assert_eq!(keys[0], "ov:{b:7}:w:rolling:7d:state");
         assert_eq!(keys[2], "ov:{b:7}:w:rolling:7d:total:d");
@@ -208,7 +304,9 @@ mod tests {
         assert_eq!(keys[3 + 7], "ov:{b:7}:w:rolling:7d:d:0");
         assert_eq!(keys[3 + 14 + 6], "ov:{b:7}:w:rolling:7d:v:6");
         assert_eq!(keys[3 + 35 - 1], "ov:{b:7}:w:rolling:7d:xd:6");
-        let scores = Keys::new("ov:").board(7).window_scores(Rolling::Days7);
+        let scores = Keys::new("ov:")
+            .board(7, Storage::Full, Tz::UTC)
+            .window_scores(Rolling::Days7);
         assert_eq!(scores.len(), 2 + 4 * 7);
         assert!(
             scores
@@ -219,7 +317,7 @@ mod tests {
 
     #[test]
     fn board_keys_share_one_hash_tag() {
-        let keys = Keys::new("ov:").board(7);
+        let keys = Keys::new("ov:").board(7, Storage::Full, Tz::UTC);
         let day = Bucket::containing(
             crate::domain::period::Period::Day,
             chrono_tz::Tz::UTC,
@@ -244,5 +342,28 @@ mod tests {
             keys.rule_log(3, "rolling:1h", "5.alice"),
             "ov:{b:7}:rl:3:rolling:1h:log:5.alice"
         );
+    }
+
+    #[test]
+    fn shards_have_tags_of_their_own_and_members_keep_their_shard() {
+        let keys = Keys::new("ov:").board(7, Storage::Sharded { shards: 16 }, Tz::UTC);
+        let shards = keys.shards();
+        assert_eq!(shards.len(), 16);
+        assert_eq!(shards[3].votes_per_hour(), "ov:{b:7:s3}:vph");
+        assert_eq!(keys.member_shard("alice").votes_per_hour(), {
+            let i = shard_of("alice", 16);
+            format!("ov:{{b:7:s{i}}}:vph")
+        });
+        assert_eq!(shard_of("alice", 16), shard_of("alice", 16));
+        // FNV-1a of "a" is 0xaf63dc4c8601ec8c.
+        assert_eq!(
+            shard_of("a", 1 << 62),
+            (0xaf63_dc4c_8601_ec8c_u64 % (1 << 62)) as i64
+        );
+        let spread: std::collections::HashSet<i64> =
+            (0..1000).map(|i| shard_of(&format!("u{i}"), 16)).collect();
+        assert_eq!(spread.len(), 16);
+        assert_eq!(keys.patterns().len(), 17);
+        assert_eq!(keys.patterns()[1], "ov:{b:7:s0}:*");
     }
 }

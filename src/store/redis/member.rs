@@ -22,14 +22,17 @@ pub struct StandingQuery<'a> {
 }
 
 /// One member's standing.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct StandingReply {
-    /// (units, rank) when the member has a score in the bucket.
-    pub current: Option<(i64, i64)>,
+    /// Units, when the member has a score in the bucket.
+    pub score: Option<i64>,
+    /// Competition rank; `None` without a score, or outside a top_n board's ranking.
+    pub rank: Option<i64>,
     /// (member, units, rank) of the nearest member with a strictly higher score.
     pub above: Option<(String, i64, i64)>,
-    /// (units, rank) in the previous bucket.
-    pub previous: Option<(i64, i64)>,
+    /// Score and rank in the previous bucket, likewise.
+    pub previous_score: Option<i64>,
+    pub previous_rank: Option<i64>,
     pub participants: i64,
 }
 
@@ -50,9 +53,9 @@ impl StandingReply {
         else {
             return Err(bad());
         };
-        let both = |s: &Value, r: &Value| Some((as_units(s)?, as_int(r)?));
         Ok(Self {
-            current: both(score, rank),
+            score: as_units(score),
+            rank: as_int(rank),
             above: (|| {
                 Some((
                     as_text(above_member)?,
@@ -60,32 +63,51 @@ impl StandingReply {
                     as_int(above_rank)?,
                 ))
             })(),
-            previous: both(prev_score, prev_rank),
+            previous_score: as_units(prev_score),
+            previous_rank: as_int(prev_rank),
             participants: as_int(participants).ok_or_else(bad)?,
         })
     }
 }
 
 impl RedisStore {
-    /// Reads members' standings in one round trip.
+    /// Reads members' standings: one round trip for `full` and `top_n` boards; a
+    /// sharded board's are read shard by shard (see `sharded`).
     pub async fn standings(
         &self,
         queries: &[StandingQuery<'_>],
     ) -> Result<Vec<StandingReply>, RedisFailure> {
-        let calls: Vec<Invocation> = queries
+        let (sharded, single): (Vec<usize>, Vec<usize>) =
+            (0..queries.len()).partition(|&i| queries[i].board.storage().is_sharded());
+        let calls: Vec<Invocation> = single
             .iter()
-            .map(|q| {
-                let scores = q.board.scores(q.view, q.bucket);
-                let previous = q.previous.map(|b| q.board.scores(q.view, b));
-                let mut inv = MEMBER.key(&scores);
-                inv.key(previous.as_deref().unwrap_or(&scores))
-                    .key(q.board.member_participants(q.bucket, q.member))
-                    .arg(q.member)
-                    .arg(if q.previous.is_some() { "1" } else { "0" });
+            .map(|&i| {
+                let q = &queries[i];
+                let top_n = q.board.storage().is_top_n();
+                // Without a bucket before, the script ignores its keys: the current
+                // bucket's stand in.
+                let previous = q.previous.unwrap_or(q.bucket);
+                let mut inv = MEMBER.key(q.board.scores(q.view, q.bucket));
+                inv.key(q.board.scores(q.view, previous))
+                    .key(q.board.exact_scores(q.bucket))
+                    .key(q.board.exact_scores(previous));
+                for key in q.board.member_voters(q.bucket, q.member) {
+                    inv.key(key);
+                }
+                inv.arg(q.member)
+                    .arg(if q.previous.is_some() { "1" } else { "0" })
+                    .arg(if top_n { "1" } else { "0" });
                 inv
             })
             .collect();
         let replies = self.run_script_all("member", &MEMBER, &calls).await?;
-        replies.iter().map(StandingReply::parse).collect()
+        let mut answers: Vec<StandingReply> = vec![StandingReply::default(); queries.len()];
+        for (&i, reply) in single.iter().zip(&replies) {
+            answers[i] = StandingReply::parse(reply)?;
+        }
+        for i in sharded {
+            answers[i] = self.sharded_standing(&queries[i]).await?;
+        }
+        Ok(answers)
     }
 }

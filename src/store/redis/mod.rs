@@ -2,18 +2,26 @@
 //!
 //! Each atomic operation is one script in a `*.lua` file beside this module, whose header
 //! says its KEYS, ARGV, reply and invariant; each script has one Rust module here
-//! (`vote`, `page`, `window`, `member`, `usage`, `initial`, `announce`) that lays out its
-//! keys and arguments and reads its reply. This file holds the connection, the bounded
-//! calls and the script runner, and the plain commands. Every call is bounded by a timeout, so a Redis that is
-//! down answers `Unavailable` quickly instead of hanging requests.
+//! (`vote`, `score`, `rules`, `page`, `window`, `member`, `usage`, `initial`, `announce`)
+//! that lays out its
+//! keys and arguments and reads its reply; `sharded` reads sharded boards and `board`
+//! holds a board's plain commands (counts, stats, member removal, deletion). This file
+//! holds the connection, the bounded calls, the script runner and the commands that are
+//! not a board's (sign-in attempts, the marker, configuration notices). Every call is
+//! bounded by a timeout, so a Redis that is down answers `Unavailable` quickly instead
+//! of hanging requests.
 
 mod announce;
+mod board;
 mod initial;
 pub mod keys;
 mod member;
 mod page;
 mod reply;
+mod rules;
+mod score;
 mod sessions;
+mod sharded;
 mod usage;
 mod vote;
 pub mod window;
@@ -26,14 +34,12 @@ use redis::{AsyncCommands, Script, ServerErrorKind, Value};
 pub use keys::{BoardKeys, Keys};
 pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
+pub use rules::{Counter, CounterOf, RuleCheck};
+pub use score::{ScoreCall, ScoreReply};
+pub use sharded::MAX_DEPTH as SHARDED_MAX_DEPTH;
 pub use usage::Usage;
-pub use vote::{
-    Counter, CounterOf, PeriodScores, REFUSALS_TTL_S, RuleCheck, VOTER_ARGV, VoteCall, VoteReply,
-    VoteTarget,
-};
+pub use vote::{PeriodScores, REFUSALS_TTL_S, VOTER_ARGV, VoteCall, VoteReply, VoteTarget};
 
-use crate::domain::period::{Bucket, Rolling};
-use crate::domain::score::View;
 use crate::metrics::{self, RedisOutcome};
 
 /// How many times calls refused with NOSCRIPT are sent again after loading their script.
@@ -223,81 +229,6 @@ impl RedisStore {
         .await
     }
 
-    /// Removes a member from the given buckets (both views), from every slot and drain
-    /// of the given rolling windows (a slot still holding it would subtract it from the
-    /// totals again when it leaves), and its initial-votes record, atomically.
-    pub async fn remove_member(
-        &self,
-        board: &BoardKeys,
-        buckets: &[Bucket],
-        windows: &[Rolling],
-        member: &str,
-    ) -> Result<(), RedisFailure> {
-        let mut keys: Vec<String> = buckets
-            .iter()
-            .flat_map(|b| [board.scores(View::Real, b), board.scores(View::Display, b)])
-            .collect();
-        for &window in windows {
-            keys.extend(board.window_scores(window));
-        }
-        keys.sort();
-        keys.dedup();
-        let mut pipe = redis::pipe();
-        pipe.atomic();
-        for key in keys {
-            pipe.zrem(key, member).ignore();
-        }
-        pipe.hdel(board.initial_applied(), member).ignore();
-        self.bounded("remove_member", |mut conn| async move {
-            pipe.query_async::<()>(&mut conn).await?;
-            Ok(())
-        })
-        .await
-    }
-
-    /// Votes in each of the given hours (hours since the epoch), in order.
-    pub async fn votes_per_hour(
-        &self,
-        board: &BoardKeys,
-        hours: &[i64],
-    ) -> Result<Vec<i64>, RedisFailure> {
-        let key = board.votes_per_hour();
-        self.bounded("votes_per_hour", |mut conn| async move {
-            let counts: Vec<Option<i64>> = redis::cmd("HMGET")
-                .arg(&key)
-                .arg(hours)
-                .query_async(&mut conn)
-                .await?;
-            Ok(counts.into_iter().map(|c| c.unwrap_or(0)).collect())
-        })
-        .await
-    }
-
-    /// Rate-limit refusals per rule (rule id, votes) in each of the given hours.
-    pub async fn refusals(
-        &self,
-        board: &BoardKeys,
-        hours: &[i64],
-    ) -> Result<Vec<Vec<(i64, i64)>>, RedisFailure> {
-        let mut pipe = redis::pipe();
-        for hour in hours {
-            pipe.hgetall(board.refusals(*hour));
-        }
-        self.bounded("refusals", |mut conn| async move {
-            let maps: Vec<std::collections::HashMap<i64, i64>> =
-                pipe.query_async(&mut conn).await?;
-            Ok(maps
-                .into_iter()
-                .map(|m| {
-                    let mut pairs: Vec<(i64, i64)> = m.into_iter().collect();
-                    pairs.sort_unstable();
-                    pairs
-                })
-                .collect())
-        })
-        .await
-    }
-
     /// Counts one more sign-in attempt from `ip`, and from `ip` for `user` when given,
     /// and answers the new counts in that order, atomically; a counter's window starts
     /// with its first attempt and lasts `window_s`.
@@ -331,43 +262,11 @@ impl RedisStore {
             .await
     }
 
-    /// Distinct voters (PFCOUNT) of each bucket, in one round trip.
-    pub async fn participants(
-        &self,
-        board: &BoardKeys,
-        buckets: &[Bucket],
-    ) -> Result<Vec<i64>, RedisFailure> {
-        let mut pipe = redis::pipe();
-        for bucket in buckets {
-            pipe.pfcount(board.participants(bucket));
-        }
-        self.bounded("pfcount", |mut conn| async move {
-            Ok(pipe.query_async(&mut conn).await?)
-        })
-        .await
-    }
-
     /// Deletes keys.
     pub async fn delete(&self, keys: &[String]) -> Result<(), RedisFailure> {
         self.bounded("delete", |mut conn| async move {
             let _: i64 = redis::cmd("DEL").arg(keys).query_async(&mut conn).await?;
             Ok(())
-        })
-        .await
-    }
-
-    /// Members with a score in a bucket (ZCARD of the real view) and distinct voters
-    /// (PFCOUNT), in one round trip.
-    pub async fn bucket_counts(
-        &self,
-        board: &BoardKeys,
-        bucket: &Bucket,
-    ) -> Result<(i64, i64), RedisFailure> {
-        let mut pipe = redis::pipe();
-        pipe.zcard(board.scores(View::Real, bucket))
-            .pfcount(board.participants(bucket));
-        self.bounded("bucket_counts", |mut conn| async move {
-            Ok(pipe.query_async(&mut conn).await?)
         })
         .await
     }
@@ -433,36 +332,6 @@ impl RedisStore {
             Ok(version.unwrap_or(0))
         })
         .await
-    }
-
-    /// Deletes every key of a deleted board, a batch at a time. Runs in the background
-    /// after the board is gone from SQL; its keys are no longer reachable by then.
-    pub async fn unlink_board(&self, board: &BoardKeys) -> Result<u64, RedisFailure> {
-        let pattern = board.pattern();
-        let mut conn = self.conn.clone();
-        let mut cursor: u64 = 0;
-        let mut removed = 0;
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut conn)
-                .await?;
-            if !batch.is_empty() {
-                removed += batch.len() as u64;
-                let _: i64 = redis::cmd("UNLINK")
-                    .arg(&batch)
-                    .query_async(&mut conn)
-                    .await?;
-            }
-            if next == 0 {
-                return Ok(removed);
-            }
-            cursor = next;
-        }
     }
 
     /// Subscribes to configuration-change notices on a connection of its own (pub/sub

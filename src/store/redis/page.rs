@@ -66,20 +66,39 @@ impl PageReply {
 }
 
 impl RedisStore {
-    /// Reads pages of boards in one round trip.
+    /// Reads pages of boards: one round trip for `full` and `top_n` boards; a sharded
+    /// board's pages are merged from its shards (see `sharded`).
     pub async fn pages(&self, queries: &[PageQuery<'_>]) -> Result<Vec<PageReply>, RedisFailure> {
-        let calls: Vec<Invocation> = queries
+        let (sharded, single): (Vec<usize>, Vec<usize>) =
+            (0..queries.len()).partition(|&i| queries[i].board.storage().is_sharded());
+        let calls: Vec<Invocation> = single
             .iter()
-            .map(|q| {
+            .map(|&i| {
+                let q = &queries[i];
+                let top_n = q.board.storage().is_top_n();
                 let mut inv = PAGE.key(q.board.scores(q.view, q.bucket));
-                inv.key(q.board.participants(q.bucket))
-                    .arg(q.offset)
+                inv.key(q.board.exact_scores(q.bucket));
+                for key in q.board.voters(q.bucket) {
+                    inv.key(key);
+                }
+                inv.arg(q.offset)
                     .arg(q.limit)
-                    .arg(q.anchor.as_deref().unwrap_or(""));
+                    .arg(q.anchor.as_deref().unwrap_or(""))
+                    .arg(if top_n { "1" } else { "0" });
                 inv
             })
             .collect();
         let replies = self.run_script_all("page", &PAGE, &calls).await?;
-        replies.iter().map(PageReply::parse).collect()
+        let mut answers: Vec<Option<PageReply>> = vec![None; queries.len()];
+        for (&i, reply) in single.iter().zip(&replies) {
+            answers[i] = Some(PageReply::parse(reply)?);
+        }
+        for i in sharded {
+            answers[i] = Some(self.sharded_page(&queries[i]).await?);
+        }
+        answers
+            .into_iter()
+            .map(|a| a.ok_or_else(|| RedisFailure::Reply("a page went unread".into())))
+            .collect()
     }
 }

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, reply_error};
-use super::vote::Counter;
+use super::rules::Counter;
 use super::{RedisFailure, RedisStore};
 
 static USAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("usage.lua")));

@@ -1,21 +1,21 @@
 -- vote.lua: cast one vote on one board, atomically: the rate-limit rules are checked and
 -- consumed, and every enabled period's bucket in both views, carry-over into each next
 -- bucket, every rolling window, participants, the hourly counter and the idempotency
--- record change together, or nothing changes. window.lua comes in front of this file.
+-- record change together, or nothing changes. window.lua and rules.lua come in front of
+-- this file.
 --
 -- KEYS[1]  idempotency record (string; any key of the board when ARGV[6] is 0)
 -- KEYS[2]  votes-per-hour counter (hash: epoch hour -> votes)
 -- KEYS[3]  refusals of the vote's hour (hash: rule id -> refused votes)
--- then five keys per enabled period p = 0 .. n-1, at 3 + 5p:
+-- then three keys per enabled period p = 0 .. n-1, at 3 + 3p:
 --   +1 real scores of the vote's bucket        (zset)
 --   +2 display scores of the vote's bucket     (zset)
 --   +3 display scores of the next bucket       (zset; carry-over target, ignored for `all`)
---   +4 board participants of the vote's bucket (HyperLogLog)
---   +5 member participants of the vote's bucket (HyperLogLog)
--- then two keys per rule i = 0 .. r-1, at 3 + 5n + 2i:
---   +1 the rule's counter: a string for calendar and campaign windows, a zset log
---      (score = vote time in ms, member = '<count>:<tag>') for rolling windows
---   +2 rolling windows: the log's running total (string); else unused
+-- then two keys per voter bucket v = 0 .. h-1 (the hour, day and all-time buckets the
+-- vote counts voters in; a week's and a month's voters are their days'), at 3 + 3n + 2v:
+--   +1 the bucket's distinct voters             (HyperLogLog)
+--   +2 the member's distinct voters in it       (HyperLogLog)
+-- then two keys per rule i = 0 .. r-1, at 3 + 3n + 2h + 2i (see rules.lua)
 -- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
 --
 -- ARGV[1]  member id
@@ -33,18 +33,11 @@
 -- ARGV[13] a tag unique to this vote, naming its entries in rolling logs
 -- ARGV[14] TTL in seconds of the refusals hash
 -- ARGV[15] r, the number of rules
--- ARGV[15 + 1 + p] '1' when period p carries over into its next bucket, else '0'
--- then six per rule i, at 15 + n + 6i:
---   +1 rule id (the refusals field)
---   +2 kind: 'c' counter or 'l' rolling log
---   +3 the limit for this vote
---   +4 TTL in seconds to give the counter
---   +5 counter: '1' to set the TTL on every write, '0' only when the counter is new;
---      log: the horizon in ms (entries at or before it have left the window)
---   +6 counter: ms from the vote until its window restarts, or -1 if it never does;
---      log: unused
--- then at 15 + n + 6r + 1: w, the number of rolling windows, and four per window k at
--- 15 + n + 6r + 1 + 4k:
+-- ARGV[16] h, the number of voter buckets
+-- ARGV[16 + 1 + p] '1' when period p carries over into its next bucket, else '0'
+-- then six per rule i, at 16 + n + 6i (see rules.lua; a rule counts the real increment)
+-- then at 16 + n + 6r + 1: w, the number of rolling windows, and four per window k at
+-- 16 + n + 6r + 1 + 4k:
 --   +1 s, its slots
 --   +2 the clock's slot (now)
 --   +3 the vote's slot (its time)
@@ -74,94 +67,20 @@ local n = tonumber(ARGV[9])
 local max_units = tonumber(ARGV[10])
 local all_index = tonumber(ARGV[11])
 local r = tonumber(ARGV[15])
+local h = tonumber(ARGV[16])
 local period_key = 3
-local rule_key = 3 + 5 * n
-local rule_arg = 15 + n
+local voter_key = 3 + 3 * n
+local rule_key = voter_key + 2 * h
+local rule_arg = 16 + n
 local window_arg = rule_arg + 6 * r
 local w = tonumber(ARGV[window_arg + 1] or '0')
 
--- One MGET reads the idempotency record and every rule's string: a calendar or campaign
--- counter, or a rolling log's running total.
-local strings = {}
-if idem_ttl > 0 then
-  strings[1] = KEYS[1]
-end
-local string_at = #strings
-for i = 0, r - 1 do
-  local at = rule_key + 2 * i + 1
-  if ARGV[rule_arg + 6 * i + 2] == 'l' then
-    at = at + 1
-  end
-  strings[#strings + 1] = KEYS[at]
-end
-local stored = {}
-if #strings > 0 then
-  stored = redis.call('MGET', unpack(strings))
-end
-if idem_ttl > 0 and stored[1] then
-  return {'dup', stored[1]}
-end
-
-local function entry_count(entry)
-  return tonumber(string.match(entry, '^(%d+)'))
-end
-
--- Whether waiting `a` ms is longer than waiting `b` ms; -1 means forever.
-local function longer(a, b)
-  if b == -1 then
-    return false
-  end
-  return a == -1 or a > b
-end
-
--- Rate-limit rules: read every counter first; consume only when all of them admit.
-local used = {}
-local stale = {}
-local refused, refused_retry = -1, 0
-for i = 0, r - 1 do
-  local key = KEYS[rule_key + 2 * i + 1]
-  local a = rule_arg + 6 * i
-  local limit = tonumber(ARGV[a + 3])
-  local retry
-  local value = tonumber(stored[string_at + i + 1] or '0')
-  if ARGV[a + 2] == 'c' then
-    used[i] = value
-    retry = tonumber(ARGV[a + 6])
-  else
-    -- The running total still holds entries that have left the window: subtract them
-    -- here, and drop them when the vote is admitted.
-    local total = value
-    local gone = redis.call('ZRANGEBYSCORE', key, '-inf', ARGV[a + 5])
-    for _, entry in ipairs(gone) do
-      total = total - entry_count(entry)
-    end
-    used[i] = total
-    stale[i] = #gone > 0
-    if total + real_inc > limit then
-      -- The vote fits once enough of the oldest entries have left the window; each
-      -- entry holds at least one vote, so at most `need` entries are read.
-      local need = total + real_inc - limit
-      local live = redis.call('ZRANGEBYSCORE', key, '(' .. ARGV[a + 5], '+inf',
-        'WITHSCORES', 'LIMIT', 0, need)
-      local freed = 0
-      retry = -1
-      for j = 1, #live, 2 do
-        freed = freed + entry_count(live[j])
-        if freed >= need then
-          retry = tonumber(live[j + 1]) - tonumber(ARGV[a + 5])
-          break
-        end
-      end
-    end
-  end
-  if used[i] + real_inc > limit and (refused < 0 or longer(retry, refused_retry)) then
-    refused, refused_retry = i, retry
-  end
-end
-if refused >= 0 then
-  redis.call('HINCRBY', KEYS[3], ARGV[rule_arg + 6 * refused + 1], '1')
-  redis.call('EXPIRE', KEYS[3], ARGV[14])
-  return {'limited', refused, refused_retry}
+-- The idempotency record, then the rate-limit rules: every counter is read first and
+-- consumed only when all of them admit.
+local early, used, stale = write_checks(idem_ttl, rule_key, rule_arg, r, real_inc, KEYS[3],
+  ARGV[14])
+if early then
+  return early
 end
 
 -- Every bucket's score is at most the all-time score of the same view (each unit of a
@@ -173,7 +92,7 @@ local function exceeds(key, inc)
 end
 for p = 0, n - 1 do
   if all_index < 0 or p == all_index then
-    local base = period_key + 5 * p
+    local base = period_key + 3 * p
     if exceeds(KEYS[base + 1], real_inc) or exceeds(KEYS[base + 2], display_inc) then
       return {'overflow'}
     end
@@ -195,38 +114,21 @@ if all_index < 0 then
   end
 end
 
-for i = 0, r - 1 do
-  local key = KEYS[rule_key + 2 * i + 1]
-  local a = rule_arg + 6 * i
-  local ttl = ARGV[a + 4]
-  local after = string.format('%d', used[i] + real_inc)
-  if ARGV[a + 2] == 'c' then
-    if used[i] == 0 or ARGV[a + 5] == '1' then
-      redis.call('SET', key, after, 'EX', ttl)
-    else
-      redis.call('INCRBY', key, ARGV[2])
-    end
-  else
-    if stale[i] then
-      redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[a + 5])
-    end
-    redis.call('ZADD', key, ARGV[12], ARGV[2] .. ':' .. ARGV[13])
-    redis.call('EXPIRE', key, ttl)
-    redis.call('SET', KEYS[rule_key + 2 * i + 2], after, 'EX', ttl)
-  end
-end
+rules_consume(rule_key, rule_arg, r, used, stale, real_inc, ARGV[2], ARGV[12], ARGV[13])
 
 local result = {'ok'}
 for p = 0, n - 1 do
-  local base = period_key + 5 * p
+  local base = period_key + 3 * p
   result[#result + 1] = redis.call('ZINCRBY', KEYS[base + 1], ARGV[2], member)
   result[#result + 1] = redis.call('ZINCRBY', KEYS[base + 2], ARGV[3], member)
-  if carry_inc > 0 and ARGV[15 + 1 + p] == '1' then
+  if carry_inc > 0 and ARGV[16 + 1 + p] == '1' then
     redis.call('ZINCRBY', KEYS[base + 3], ARGV[4], member)
   end
-  if voter ~= '' then
-    redis.call('PFADD', KEYS[base + 4], voter)
-    redis.call('PFADD', KEYS[base + 5], voter)
+end
+if voter ~= '' then
+  for v = 0, h - 1 do
+    redis.call('PFADD', KEYS[voter_key + 2 * v + 1], voter)
+    redis.call('PFADD', KEYS[voter_key + 2 * v + 2], voter)
   end
 end
 local o = rule_key + 2 * r

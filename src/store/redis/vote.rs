@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
+use super::rules::{self, RuleCheck};
 use super::window::WindowTarget;
 use super::{Invocation, RedisFailure, RedisStore};
 use crate::domain::ids::IdempotencyKey;
@@ -16,6 +17,7 @@ use std::time::Duration;
 static VOTE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         include_str!("window.lua"),
+        include_str!("rules.lua"),
         include_str!("vote.lua")
     ))
 });
@@ -27,66 +29,6 @@ pub const VOTER_ARGV: usize = 5;
 /// How long a refusals hash outlives its hour: the dashboard shows the last 48 hours, and
 /// a week more leaves room to look back.
 pub const REFUSALS_TTL_S: i64 = 8 * 86_400;
-
-/// Whose count a counter holds: a rule, its window's code, and the subject (the vote's
-/// values for the rule's dimensions).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CounterOf {
-    pub rule: i64,
-    pub window: String,
-    pub subject: String,
-}
-
-/// How one rule's counter is kept in Redis.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Counter {
-    /// A calendar window's or the campaign's count of votes (string).
-    Fixed {
-        of: CounterOf,
-        /// The window's start (epoch seconds); `None` for the campaign.
-        start: Option<i64>,
-        ttl_s: i64,
-        /// Set the TTL on every write (its deadline moves), not only on the first.
-        refresh: bool,
-        /// From the vote until the window restarts; `None` when it never does.
-        retry_ms: Option<i64>,
-    },
-    /// A rolling window: a log of admitted votes and its running total.
-    Rolling {
-        of: CounterOf,
-        ttl_s: i64,
-        /// Entries at or before this time (ms) have left the window.
-        horizon_ms: i64,
-    },
-}
-
-impl Counter {
-    /// The counter's two keys in the order `vote.lua` and `usage.lua` take them: a fixed
-    /// counter's key twice (the scripts ignore the second), a rolling window's log and
-    /// running total.
-    pub(super) fn keys(&self, board: &BoardKeys) -> (String, String) {
-        match self {
-            Self::Fixed { of, start, .. } => {
-                let key = board.rule_counter(of.rule, &of.window, *start, &of.subject);
-                (key.clone(), key)
-            }
-            Self::Rolling { of, .. } => (
-                board.rule_log(of.rule, &of.window, &of.subject),
-                board.rule_log_total(of.rule, &of.window, &of.subject),
-            ),
-        }
-    }
-}
-
-/// One rule a vote must pass.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuleCheck {
-    /// The rule's id, for the refusals counter.
-    pub rule: i64,
-    /// The limit for this vote (overrides applied).
-    pub limit: i64,
-    pub counter: Counter,
-}
 
 /// One period's part of a vote: the bucket it counts in and the bucket that inherits the
 /// carry-over (none for `all`).
@@ -117,6 +59,8 @@ pub struct VoteCall<'a> {
     pub rules: &'a [RuleCheck],
     /// The rolling windows the vote counts in.
     pub windows: &'a [WindowTarget],
+    /// The buckets whose distinct voters the vote adds to (`period::voter_buckets`).
+    pub voters: &'a [Bucket],
 }
 
 impl VoteCall<'_> {
@@ -134,14 +78,13 @@ impl VoteCall<'_> {
             let next = t.next.as_ref().unwrap_or(&t.current);
             inv.key(self.board.scores(View::Real, &t.current))
                 .key(self.board.scores(View::Display, &t.current))
-                .key(self.board.scores(View::Display, next))
-                .key(self.board.participants(&t.current))
-                .key(self.board.member_participants(&t.current, self.member));
+                .key(self.board.scores(View::Display, next));
         }
-        for rule in self.rules {
-            let (first, second) = rule.counter.keys(self.board);
-            inv.key(first).key(second);
+        for bucket in self.voters {
+            inv.key(self.board.participants(bucket))
+                .key(self.board.member_participants(bucket, self.member));
         }
+        rules::push_keys(self.rules, self.board, &mut inv);
         for w in self.windows {
             for key in &w.window.keys {
                 inv.key(key);
@@ -166,31 +109,12 @@ impl VoteCall<'_> {
             .arg(self.at_ms)
             .arg(format!("{:016x}", rand::random::<u64>()))
             .arg(REFUSALS_TTL_S)
-            .arg(self.rules.len());
+            .arg(self.rules.len())
+            .arg(self.voters.len());
         for t in self.targets {
             inv.arg(if t.next.is_some() { "1" } else { "0" });
         }
-        for rule in self.rules {
-            inv.arg(rule.rule).arg(match rule.counter {
-                Counter::Fixed { .. } => "c",
-                Counter::Rolling { .. } => "l",
-            });
-            inv.arg(rule.limit);
-            match &rule.counter {
-                Counter::Fixed {
-                    ttl_s,
-                    refresh,
-                    retry_ms,
-                    ..
-                } => inv
-                    .arg(ttl_s)
-                    .arg(if *refresh { "1" } else { "0" })
-                    .arg(retry_ms.unwrap_or(-1)),
-                Counter::Rolling {
-                    ttl_s, horizon_ms, ..
-                } => inv.arg(ttl_s).arg(horizon_ms).arg(0),
-            };
-        }
+        rules::push_args(self.rules, &mut inv);
         inv.arg(self.windows.len());
         for w in self.windows {
             w.args(&mut inv);

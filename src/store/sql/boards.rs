@@ -11,6 +11,7 @@ use crate::domain::board::{Board, BoardSettings, Membership, parse_periods};
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::parse_timezone;
 use crate::domain::score::Milli;
+use crate::domain::scoring::{Scoring, Storage};
 
 fn to_domain(row: board::Model) -> Result<Board, SqlError> {
     let corrupt = |what: &str, e: crate::domain::Invalid| {
@@ -38,6 +39,9 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
                 .collect(),
             display_decimals: u8::try_from(row.display_decimals)
                 .map_err(|_| SqlError::Corrupt(format!("board {} display_decimals", row.id)))?,
+            scoring: Scoring::parse(&row.scoring, Some(i64::from(row.score_decimals)))
+                .map_err(|e| corrupt("scoring", e))?,
+            storage: Storage::decode(&row.storage).map_err(|e| corrupt("storage", e))?,
             title: row.title,
             description: row.description,
         },
@@ -63,6 +67,9 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.max_count = Set(s.max_count);
     model.display_decimals = Set(i16::from(s.display_decimals));
     model.embed_origins = Set(s.embed_origins.join(","));
+    model.scoring = Set(s.scoring.as_str().to_owned());
+    model.score_decimals = Set(i16::from(s.scoring.decimals()));
+    model.storage = Set(s.storage.encode());
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

@@ -7,9 +7,9 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::{Chrome, html};
+use crate::engine::state::AppState;
 use crate::error::{ApiError, PageError};
 use crate::i18n::Lang;
-use crate::state::AppState;
 use crate::store::sql::audit::{self, AuditEntry, AuditFilter};
 use crate::web::Router;
 use crate::web::session::AdminUser;

@@ -13,18 +13,20 @@ use serde::Deserialize;
 
 use super::{Chrome, html, html_with, is_htmx, see_other};
 use crate::api::admin::boards::BoardRequest;
+use crate::api::boards::StorageSettings;
 use crate::domain::board::BoardSettings;
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
+use crate::domain::scoring::Storage;
 use crate::engine::activity;
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard::{self, Selection};
+use crate::engine::state::AppState;
 use crate::error::PageError;
 use crate::i18n::Lang;
-use crate::state::AppState;
 use crate::web::Router;
 use crate::web::charts;
 use crate::web::forms::CsrfForm;
@@ -131,6 +133,13 @@ pub struct BoardForm {
     #[serde(default)]
     embed_origins: String,
     public_page: Option<String>,
+    /// Create only, like the storage fields below.
+    scoring: String,
+    decimals: String,
+    storage_kind: String,
+    retain: String,
+    trim_at: String,
+    shards: String,
 }
 
 impl BoardForm {
@@ -150,6 +159,21 @@ impl BoardForm {
             display_decimals: s.display_decimals.to_string(),
             embed_origins: s.embed_origins.join("\n"),
             public_page: s.public_page.then(|| "on".to_owned()),
+            scoring: s.scoring.as_str().to_owned(),
+            decimals: s.scoring.decimals().to_string(),
+            storage_kind: s.storage.kind().to_owned(),
+            retain: match s.storage {
+                Storage::TopN { retain, .. } => retain.to_string(),
+                _ => String::new(),
+            },
+            trim_at: match s.storage {
+                Storage::TopN { trim_at, .. } => trim_at.to_string(),
+                _ => String::new(),
+            },
+            shards: match s.storage {
+                Storage::Sharded { shards } => shards.to_string(),
+                _ => String::new(),
+            },
         }
     }
 
@@ -160,6 +184,16 @@ impl BoardForm {
                 .map_err(|_| PageError::Invalid(format!("{what} must be a number")))
         };
         let time = |raw: &str| (!raw.trim().is_empty()).then(|| raw.trim().to_owned());
+        let whole = |raw: &str, what: &str| -> Result<Option<i64>, PageError> {
+            match raw.trim() {
+                "" => Ok(None),
+                raw => raw
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| PageError::Invalid(format!("{what} must be a whole number"))),
+            }
+        };
+        let creating = !self.scoring.trim().is_empty();
         Ok(BoardRequest {
             slug: None,
             title: Some(self.title.clone()),
@@ -188,6 +222,17 @@ impl BoardForm {
                 raw => Some(raw.parse().map_err(|_| {
                     PageError::Invalid("decimals shown must be a whole number from 0 to 6".into())
                 })?),
+            },
+            scoring: creating.then(|| self.scoring.trim().to_owned()),
+            decimals: whole(&self.decimals, "decimals")?,
+            storage: match self.storage_kind.trim() {
+                "" => None,
+                kind => Some(StorageSettings {
+                    kind: kind.to_owned(),
+                    retain: whole(&self.retain, "retain")?,
+                    trim_at: whole(&self.trim_at, "trim at")?,
+                    shards: whole(&self.shards, "shards")?,
+                }),
             },
         })
     }

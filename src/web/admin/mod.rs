@@ -20,10 +20,10 @@ use super::Router;
 use super::forms::CsrfForm;
 use super::session::{self, csrf_token};
 use crate::api::client_ip::ClientIp;
+use crate::engine::state::AppState;
 use crate::engine::users::{self, LoginRefusal};
 use crate::error::PageError;
 use crate::i18n::Lang;
-use crate::state::AppState;
 
 /// Paths under `/admin` that answer without a session.
 const PUBLIC: &[&str] = &["/admin/login"];

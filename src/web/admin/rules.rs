@@ -16,9 +16,9 @@ use crate::domain::limit::{
 };
 use crate::engine::admin as engine;
 use crate::engine::limits;
+use crate::engine::state::AppState;
 use crate::error::{ApiError, PageError};
 use crate::i18n::Lang;
-use crate::state::AppState;
 use crate::web::Router;
 use crate::web::forms::CsrfForm;
 use crate::web::session::{self, AdminUser};

@@ -24,6 +24,12 @@ pub struct Model {
     pub display_decimals: i16,
     /// Comma-separated origins.
     pub embed_origins: String,
+    /// `votes` or `scores`.
+    pub scoring: String,
+    /// A scores board's decimals.
+    pub score_decimals: i16,
+    /// `full`, `top_n:<retain>:<trim_at>` or `sharded:<shards>`.
+    pub storage: String,
     pub created_at: DateTime,
     pub updated_at: DateTime,
 }

@@ -1,0 +1,176 @@
+//! A board's plain commands, by layout: members and voters of a bucket, writes and
+//! refusals per hour, removing a member, deleting a board's keys.
+
+use super::keys::BoardKeys;
+use super::{RedisFailure, RedisStore};
+use crate::domain::period::{Bucket, Rolling};
+use crate::domain::score::View;
+use crate::domain::scoring::Storage;
+
+impl RedisStore {
+    /// Removes a member from the given buckets (both views; a top_n board's exact scores
+    /// too; a sharded board's in the member's shard), from every slot and drain of the
+    /// given rolling windows (a slot still holding it would subtract it from the totals
+    /// again when it leaves), and its initial-votes record, atomically.
+    pub async fn remove_member(
+        &self,
+        board: &BoardKeys,
+        buckets: &[Bucket],
+        windows: &[Rolling],
+        member: &str,
+    ) -> Result<(), RedisFailure> {
+        let shard = board.member_shard(member);
+        let mut keys: Vec<String> = buckets
+            .iter()
+            .flat_map(|b| [shard.scores(View::Real, b), shard.scores(View::Display, b)])
+            .collect();
+        for &window in windows {
+            keys.extend(board.window_scores(window));
+        }
+        keys.sort();
+        keys.dedup();
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        for key in keys {
+            pipe.zrem(key, member).ignore();
+        }
+        if board.storage().is_top_n() {
+            for bucket in buckets {
+                pipe.hdel(board.exact_scores(bucket), member).ignore();
+            }
+        }
+        pipe.hdel(board.initial_applied(), member).ignore();
+        self.bounded("remove_member", |mut conn| async move {
+            pipe.query_async::<()>(&mut conn).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Writes (votes or score writes) in each of the given hours (hours since the
+    /// epoch), in order, over the board's slots.
+    pub async fn votes_per_hour(
+        &self,
+        board: &BoardKeys,
+        hours: &[i64],
+    ) -> Result<Vec<i64>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        for slot in board.slots() {
+            pipe.cmd("HMGET").arg(slot.votes_per_hour()).arg(hours);
+        }
+        self.bounded("votes_per_hour", |mut conn| async move {
+            let slots: Vec<Vec<Option<i64>>> = pipe.query_async(&mut conn).await?;
+            let mut sums = vec![0; hours.len()];
+            for counts in slots {
+                for (sum, count) in sums.iter_mut().zip(counts) {
+                    *sum += count.unwrap_or(0);
+                }
+            }
+            Ok(sums)
+        })
+        .await
+    }
+
+    /// Rate-limit refusals per rule (rule id, votes) in each of the given hours, over
+    /// the board's slots.
+    pub async fn refusals(
+        &self,
+        board: &BoardKeys,
+        hours: &[i64],
+    ) -> Result<Vec<Vec<(i64, i64)>>, RedisFailure> {
+        let slots = board.slots();
+        let mut pipe = redis::pipe();
+        for hour in hours {
+            for slot in &slots {
+                pipe.hgetall(slot.refusals(*hour));
+            }
+        }
+        self.bounded("refusals", |mut conn| async move {
+            let maps: Vec<std::collections::HashMap<i64, i64>> =
+                pipe.query_async(&mut conn).await?;
+            Ok(maps
+                .chunks(slots.len())
+                .map(|hour| {
+                    let mut sums = std::collections::BTreeMap::new();
+                    for (rule, votes) in hour.iter().flatten() {
+                        *sums.entry(*rule).or_insert(0) += votes;
+                    }
+                    sums.into_iter().collect()
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Distinct voters (PFCOUNT) of each bucket, in one round trip; a sharded board's
+    /// shards count together.
+    pub async fn participants(
+        &self,
+        board: &BoardKeys,
+        buckets: &[Bucket],
+    ) -> Result<Vec<i64>, RedisFailure> {
+        let shards = board.shards();
+        let mut pipe = redis::pipe();
+        for bucket in buckets {
+            let keys: Vec<String> = shards.iter().flat_map(|s| s.voters(bucket)).collect();
+            pipe.pfcount(keys);
+        }
+        self.bounded("pfcount", |mut conn| async move {
+            Ok(pipe.query_async(&mut conn).await?)
+        })
+        .await
+    }
+
+    /// Members with a score in a bucket (of the real view: a top_n board's every scored
+    /// member, a sharded board's over all shards) and distinct voters, in one round trip.
+    pub async fn bucket_counts(
+        &self,
+        board: &BoardKeys,
+        bucket: &Bucket,
+    ) -> Result<(i64, i64), RedisFailure> {
+        let mut pipe = redis::pipe();
+        match board.storage() {
+            Storage::Sharded { .. } => return self.sharded_counts(board, bucket).await,
+            Storage::TopN { .. } => pipe.hlen(board.exact_scores(bucket)),
+            Storage::Full => pipe.zcard(board.scores(View::Real, bucket)),
+        };
+        pipe.pfcount(board.voters(bucket));
+        self.bounded("bucket_counts", |mut conn| async move {
+            Ok(pipe.query_async(&mut conn).await?)
+        })
+        .await
+    }
+
+    /// Deletes every key of a deleted board (and of its shards), a batch at a time. Runs
+    /// in the background after the board is gone from SQL; its keys are no longer
+    /// reachable by then.
+    pub async fn unlink_board(&self, board: &BoardKeys) -> Result<u64, RedisFailure> {
+        let mut conn = self.conn.clone();
+        let mut removed = 0;
+        for pattern in board.patterns() {
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(&mut conn)
+                    .await?;
+                if !batch.is_empty() {
+                    removed += batch.len() as u64;
+                    let _: i64 = redis::cmd("UNLINK")
+                        .arg(&batch)
+                        .query_async(&mut conn)
+                        .await?;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(removed)
+    }
+}

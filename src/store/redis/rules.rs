@@ -1,0 +1,105 @@
+//! `rules.lua`: a write's rate-limit rules, as every write script takes them: two keys
+//! and six arguments per rule.
+
+use super::Invocation;
+use super::keys::BoardKeys;
+
+/// Whose count a counter holds: a rule, its window's code, and the subject (the vote's
+/// values for the rule's dimensions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CounterOf {
+    pub rule: i64,
+    pub window: String,
+    pub subject: String,
+}
+
+/// How one rule's counter is kept in Redis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Counter {
+    /// A calendar window's or the campaign's count of votes (string).
+    Fixed {
+        of: CounterOf,
+        /// The window's start (epoch seconds); `None` for the campaign.
+        start: Option<i64>,
+        ttl_s: i64,
+        /// Set the TTL on every write (its deadline moves), not only on the first.
+        refresh: bool,
+        /// From the vote until the window restarts; `None` when it never does.
+        retry_ms: Option<i64>,
+    },
+    /// A rolling window: a log of admitted votes and its running total.
+    Rolling {
+        of: CounterOf,
+        ttl_s: i64,
+        /// Entries at or before this time (ms) have left the window.
+        horizon_ms: i64,
+    },
+}
+
+impl Counter {
+    /// The counter's two keys in the order `vote.lua` and `usage.lua` take them: a fixed
+    /// counter's key twice (the scripts ignore the second), a rolling window's log and
+    /// running total.
+    pub(super) fn keys(&self, board: &BoardKeys) -> (String, String) {
+        match self {
+            Self::Fixed { of, start, .. } => {
+                let key = board.rule_counter(of.rule, &of.window, *start, &of.subject);
+                (key.clone(), key)
+            }
+            Self::Rolling { of, .. } => (
+                board.rule_log(of.rule, &of.window, &of.subject),
+                board.rule_log_total(of.rule, &of.window, &of.subject),
+            ),
+        }
+    }
+}
+
+/// One rule a vote must pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleCheck {
+    /// The rule's id, for the refusals counter.
+    pub rule: i64,
+    /// Whether the rule counts per member: on a sharded board such a rule's counters live
+    /// in the member's shard, the others in the board's own slot.
+    pub per_member: bool,
+    /// The limit for this vote (overrides applied).
+    pub limit: i64,
+    pub counter: Counter,
+}
+
+/// Adds the rules' keys (two each) to a write script's call.
+pub(super) fn push_keys<'a>(
+    rules: impl IntoIterator<Item = &'a RuleCheck>,
+    board: &BoardKeys,
+    inv: &mut Invocation,
+) {
+    for rule in rules {
+        let (first, second) = rule.counter.keys(board);
+        inv.key(first).key(second);
+    }
+}
+
+/// Adds the rules' arguments (six each) to a write script's call.
+pub(super) fn push_args<'a>(rules: impl IntoIterator<Item = &'a RuleCheck>, inv: &mut Invocation) {
+    for rule in rules {
+        inv.arg(rule.rule).arg(match rule.counter {
+            Counter::Fixed { .. } => "c",
+            Counter::Rolling { .. } => "l",
+        });
+        inv.arg(rule.limit);
+        match &rule.counter {
+            Counter::Fixed {
+                ttl_s,
+                refresh,
+                retry_ms,
+                ..
+            } => inv
+                .arg(ttl_s)
+                .arg(if *refresh { "1" } else { "0" })
+                .arg(retry_ms.unwrap_or(-1)),
+            Counter::Rolling {
+                ttl_s, horizon_ms, ..
+            } => inv.arg(ttl_s).arg(horizon_ms).arg(0),
+        };
+    }
+}

@@ -1,0 +1,160 @@
+-- score.lua: apply one score write (incr, decr, set, best) to a member of a scores board,
+-- atomically: the rate-limit rules are checked and consumed, and every enabled period's
+-- bucket, participants, the hourly counter and the idempotency record change together,
+-- or nothing changes. rules.lua comes in front of this file.
+--
+-- Layouts: `full` keeps one sorted set per bucket. `top_n` keeps every member's exact
+-- score in a hash and the best members in the sorted set: a member enters it when no
+-- member is outside it, or with a score at least the set's lowest; past `trim_at`
+-- members the set is cut back to the best `retain`. So every member outside the set
+-- scores at most the set's lowest, and a kept member's rank (1 + members with a strictly
+-- higher score) is exact from the set alone. A sharded board runs this script on the
+-- member's shard, with the `full` layout.
+--
+-- KEYS[1]  idempotency record (string; any key of the board when ARGV[5] is 0)
+-- KEYS[2]  writes-per-hour counter (hash: epoch hour -> writes)
+-- KEYS[3]  refusals of the write's hour (hash: rule id -> refused writes)
+-- then two keys per enabled period p = 0 .. n-1, at 3 + 2p:
+--   +1 ranking of the bucket (zset)
+--   +2 exact scores of the bucket (hash; top_n only, else any key, unused)
+-- then two keys per voter bucket v = 0 .. h-1, at 3 + 2n + 2v (see vote.lua):
+--   +1 the bucket's distinct voters (HyperLogLog)
+--   +2 the member's distinct voters in it (HyperLogLog)
+-- then two keys per rule i = 0 .. r-1, at 3 + 2n + 2h + 2i (see rules.lua)
+--
+-- ARGV[1]  member id
+-- ARGV[2]  op: 'incr', 'decr', 'set' or 'best'
+-- ARGV[3]  value in units (a non-negative integer)
+-- ARGV[4]  voter id, or ''
+-- ARGV[5]  idempotency record TTL in seconds, or 0 when the write has no key
+-- ARGV[6]  receipt: text stored with the scores so a replay can answer the same
+-- ARGV[7]  writes-per-hour field (hours since the epoch), or '' to count nothing (a
+--          sharded board's reserve step)
+-- ARGV[8]  n, the number of enabled periods
+-- ARGV[9]  the largest allowed magnitude of a score (2^53)
+-- ARGV[10] the write's time, ms since the epoch
+-- ARGV[11] a tag unique to this write, naming its entries in rolling logs
+-- ARGV[12] TTL in seconds of the refusals hash
+-- ARGV[13] r, the number of rules (each counts 1 per write)
+-- ARGV[14] top_n: retain; 0 for the full layout
+-- ARGV[15] top_n: trim_at
+-- ARGV[16] h, the number of voter buckets
+-- then six per rule i, at 16 + 6i (see rules.lua)
+--
+-- Returns one of
+--   {'ok', score_0, score_1, ...}    the member's new score per period (decimal strings)
+--   {'dup', receipt_and_scores}      the first answer for this key
+--   {'limited', i, retry_ms}         rule i refused (see vote.lua)
+--   {'overflow'}                     a score would pass ARGV[9] in magnitude
+--   {'lowers'}                       top_n: the write would lower a kept score
+--
+-- Invariant: every check comes before the first write, so a refused write changes no
+-- score and no rule counter; a rate-limit refusal writes only its refusals counter.
+
+local member = ARGV[1]
+local op = ARGV[2]
+local value = tonumber(ARGV[3])
+local voter = ARGV[4]
+local idem_ttl = tonumber(ARGV[5])
+local n = tonumber(ARGV[8])
+local max_units = tonumber(ARGV[9])
+local r = tonumber(ARGV[13])
+local retain = tonumber(ARGV[14])
+local trim_at = tonumber(ARGV[15])
+local top_n = retain > 0
+local h = tonumber(ARGV[16])
+local voter_key = 3 + 2 * n
+local rule_key = voter_key + 2 * h
+local rule_arg = 16
+
+local early, used, stale = write_checks(idem_ttl, rule_key, rule_arg, r, 1, KEYS[3], ARGV[12])
+if early then
+  return early
+end
+
+-- The new score in every bucket, checked before anything is written.
+local new, changed = {}, {}
+for p = 0, n - 1 do
+  local base = 3 + 2 * p
+  local old
+  if top_n then
+    old = redis.call('HGET', KEYS[base + 2], member)
+  else
+    old = redis.call('ZSCORE', KEYS[base + 1], member)
+  end
+  local before = tonumber(old or '0')
+  local after
+  if op == 'incr' then
+    after = before + value
+  elseif op == 'decr' then
+    after = before - value
+  elseif op == 'set' then
+    after = value
+  else
+    after = math.max(before, value)
+  end
+  if math.abs(after) > max_units then
+    return {'overflow'}
+  end
+  if top_n and old and after < before then
+    return {'lowers'}
+  end
+  new[p] = after
+  changed[p] = (not old) or after ~= before
+end
+
+rules_consume(rule_key, rule_arg, r, used, stale, 1, '1', ARGV[10], ARGV[11])
+
+-- top_n: puts the member's new score in the ranking when it belongs there, and trims the
+-- ranking back to `retain` once it passes `trim_at`.
+local function keep(ranking, exact, score)
+  if not redis.call('ZSCORE', ranking, member) then
+    local card = redis.call('ZCARD', ranking)
+    -- Members outside the ranking, besides this one (already in the hash).
+    if redis.call('HLEN', exact) - card - 1 > 0 then
+      local lowest = redis.call('ZRANGE', ranking, 0, 0, 'WITHSCORES')
+      if #lowest == 0 or tonumber(lowest[2]) > score then
+        return
+      end
+    end
+    redis.call('ZADD', ranking, score, member)
+    if card + 1 > trim_at then
+      redis.call('ZREMRANGEBYRANK', ranking, 0, card - retain)
+    end
+    return
+  end
+  redis.call('ZADD', ranking, score, member)
+end
+
+local result = {'ok'}
+for p = 0, n - 1 do
+  local base = 3 + 2 * p
+  local text = string.format('%d', new[p])
+  if changed[p] then
+    if top_n then
+      redis.call('HSET', KEYS[base + 2], member, text)
+      keep(KEYS[base + 1], KEYS[base + 2], new[p])
+    else
+      redis.call('ZADD', KEYS[base + 1], text, member)
+    end
+  end
+  result[#result + 1] = text
+end
+if voter ~= '' then
+  for v = 0, h - 1 do
+    redis.call('PFADD', KEYS[voter_key + 2 * v + 1], voter)
+    redis.call('PFADD', KEYS[voter_key + 2 * v + 2], voter)
+  end
+end
+if ARGV[7] ~= '' then
+  redis.call('HINCRBY', KEYS[2], ARGV[7], '1')
+end
+
+if idem_ttl > 0 then
+  local scores = {}
+  for i = 2, #result do
+    scores[#scores + 1] = result[i]
+  end
+  redis.call('SET', KEYS[1], ARGV[6] .. '|' .. table.concat(scores, ','), 'EX', idem_ttl)
+end
+return result

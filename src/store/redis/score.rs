@@ -1,0 +1,333 @@
+//! `score.lua` and `refund.lua`: score writes on every storage layout.
+//!
+//! A `full` or `top_n` board's write is one `score.lua` call on the board's keys. A
+//! `sharded` board's write touches one shard: `score.lua` on the member's shard with the
+//! rules that count per member (their counters live there). Rules that do not count per
+//! member live in the board's own slot: when there are any, a reserve step first checks
+//! and consumes them there (`score.lua` with no period), and `refund.lua` gives them back
+//! when the shard refuses the write or replays an earlier answer. A crash between the two
+//! steps can only under-admit: the reservation stays consumed, no score is written.
+
+use redis::{Script, Value};
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use super::keys::BoardKeys;
+use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
+use super::rules::{self, Counter, RuleCheck};
+use super::vote::REFUSALS_TTL_S;
+use super::{Invocation, RedisFailure, RedisStore};
+use crate::domain::ids::IdempotencyKey;
+use crate::domain::period::Bucket;
+use crate::domain::score::{MAX_UNITS, View};
+use crate::domain::scoring::{Op, Storage};
+
+static SCORE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("rules.lua"),
+        include_str!("score.lua")
+    ))
+});
+
+static REFUND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("refund.lua")));
+
+/// Everything one score write needs.
+#[derive(Debug)]
+pub struct ScoreCall<'a> {
+    pub board: &'a BoardKeys,
+    /// The bucket of every enabled period the write lands in.
+    pub buckets: &'a [Bucket],
+    /// The buckets whose distinct voters the write adds to (`period::voter_buckets`).
+    pub voters: &'a [Bucket],
+    pub member: &'a str,
+    pub op: Op,
+    /// Units (value × 10^decimals), never negative.
+    pub value: i64,
+    pub voter: Option<&'a str>,
+    /// The caller's idempotency key and how long the record lives.
+    pub idempotency: Option<(&'a str, &'a IdempotencyKey, Duration)>,
+    /// Stored with the scores so a replay answers the same.
+    pub receipt: &'a str,
+    /// Hours since the epoch, for the writes-per-hour counter.
+    pub hour: i64,
+    /// The write's time, ms since the epoch.
+    pub at_ms: i64,
+    /// The rules the write must pass (each counts 1); empty when it skips them.
+    pub rules: &'a [RuleCheck],
+}
+
+/// How a score write went.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScoreReply {
+    /// Written; the member's new score (units) per bucket, in order.
+    Written(Vec<i64>),
+    /// The idempotency key was used before: the receipt and scores of the first answer.
+    Replayed { receipt: String, scores: Vec<i64> },
+    /// The rule at this index of the call's rules refused the write; nothing changed.
+    Limited {
+        rule_index: usize,
+        retry_ms: Option<i64>,
+    },
+    /// A score would pass 2^53 units.
+    Overflow,
+    /// A `top_n` board: the write would lower a score.
+    Lowers,
+}
+
+/// Where a score script runs: the keys it writes, the periods it writes (none for a
+/// reserve step) and the rules it checks (by index into the call's rules).
+struct Step<'a> {
+    keys: BoardKeys,
+    buckets: &'a [Bucket],
+    rules: Vec<usize>,
+    /// Counts the write per hour, and keeps the idempotency record.
+    records: bool,
+}
+
+impl ScoreCall<'_> {
+    /// The `score.lua` call of one step; `tag` names the write's entries in rolling logs
+    /// (the same in its reserve, write and refund).
+    fn invocation(&self, step: &Step<'_>, tag: &str) -> Invocation {
+        let keys = &step.keys;
+        let (idem_key, idem_ttl) = match self.idempotency {
+            Some((caller, key, ttl)) if step.records => {
+                (keys.idempotency(caller, key), ttl.as_secs().max(1))
+            }
+            _ => (keys.votes_per_hour(), 0),
+        };
+        let mut inv = SCORE.key(idem_key);
+        inv.key(keys.votes_per_hour()).key(keys.refusals(self.hour));
+        for bucket in step.buckets {
+            inv.key(keys.scores(View::Real, bucket))
+                .key(keys.exact_scores(bucket));
+        }
+        let voters = if step.records { self.voters } else { &[] };
+        for bucket in voters {
+            inv.key(keys.participants(bucket))
+                .key(keys.member_participants(bucket, self.member));
+        }
+        let rules = || step.rules.iter().map(|&i| &self.rules[i]);
+        rules::push_keys(rules(), keys, &mut inv);
+        let (retain, trim_at) = match keys.storage() {
+            Storage::TopN { retain, trim_at } => (retain, trim_at),
+            _ => (0, 0),
+        };
+        inv.arg(self.member)
+            .arg(self.op.as_str())
+            .arg(self.value)
+            .arg(self.voter.unwrap_or(""))
+            .arg(idem_ttl)
+            .arg(self.receipt)
+            .arg(if step.records {
+                self.hour.to_string()
+            } else {
+                String::new()
+            })
+            .arg(step.buckets.len())
+            .arg(MAX_UNITS)
+            .arg(self.at_ms)
+            .arg(tag)
+            .arg(REFUSALS_TTL_S)
+            .arg(step.rules.len())
+            .arg(retain)
+            .arg(trim_at)
+            .arg(voters.len());
+        rules::push_args(rules(), &mut inv);
+        inv
+    }
+
+    /// The steps of this write: one, or a reserve step in the board's slot and the write
+    /// in the member's shard.
+    fn steps(&self) -> (Option<Step<'_>>, Step<'_>) {
+        let all: Vec<usize> = (0..self.rules.len()).collect();
+        match self.board.storage() {
+            Storage::Sharded { .. } => {
+                let (member, board): (Vec<usize>, Vec<usize>) =
+                    all.into_iter().partition(|&i| self.rules[i].per_member);
+                let reserve = (!board.is_empty()).then(|| Step {
+                    keys: self.board.clone(),
+                    buckets: &[],
+                    rules: board,
+                    records: false,
+                });
+                let write = Step {
+                    keys: self.board.member_shard(self.member),
+                    buckets: self.buckets,
+                    rules: member,
+                    records: true,
+                };
+                (reserve, write)
+            }
+            _ => (
+                None,
+                Step {
+                    keys: self.board.clone(),
+                    buckets: self.buckets,
+                    rules: all,
+                    records: true,
+                },
+            ),
+        }
+    }
+}
+
+impl ScoreReply {
+    fn parse(value: &Value, rules: &[usize]) -> Result<Self, RedisFailure> {
+        let bad = || reply_error("score", value);
+        let items = as_array(value).ok_or_else(bad)?;
+        let tag = items.first().and_then(as_text).ok_or_else(bad)?;
+        match tag.as_str() {
+            "ok" => items[1..]
+                .iter()
+                .map(as_units)
+                .collect::<Option<Vec<_>>>()
+                .map(Self::Written)
+                .ok_or_else(bad),
+            "dup" => {
+                let stored = items.get(1).and_then(as_text).ok_or_else(bad)?;
+                let (receipt, scores) = stored.rsplit_once('|').ok_or_else(bad)?;
+                let scores = scores
+                    .split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(parse_units)
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(bad)?;
+                Ok(Self::Replayed {
+                    receipt: receipt.to_owned(),
+                    scores,
+                })
+            }
+            "limited" => {
+                let (Some(index), Some(retry)) =
+                    (items.get(1).and_then(as_int), items.get(2).and_then(as_int))
+                else {
+                    return Err(bad());
+                };
+                let index = usize::try_from(index).map_err(|_| bad())?;
+                Ok(Self::Limited {
+                    rule_index: *rules.get(index).ok_or_else(bad)?,
+                    retry_ms: (retry >= 0).then_some(retry),
+                })
+            }
+            "overflow" => Ok(Self::Overflow),
+            "lowers" => Ok(Self::Lowers),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Gives back what a reserve step consumed: one of each rule's count.
+fn refund(call: &ScoreCall<'_>, step: &Step<'_>, tag: &str) -> Invocation {
+    let rules = || step.rules.iter().map(|&i| &call.rules[i]);
+    let mut inv = REFUND.prepare_invoke();
+    rules::push_keys(rules(), &step.keys, &mut inv);
+    for rule in rules() {
+        inv.arg(match rule.counter {
+            Counter::Fixed { .. } => "c",
+            Counter::Rolling { .. } => "l",
+        });
+    }
+    inv.arg(tag);
+    inv
+}
+
+impl RedisStore {
+    /// Applies score writes, each atomically in its shard and independently of the
+    /// others, and answers each one's outcome in order. The whole call fails only when
+    /// Redis did not answer; then the writes may or may not have been applied.
+    pub async fn write_scores(
+        &self,
+        calls: &[ScoreCall<'_>],
+    ) -> Result<Vec<Result<ScoreReply, RedisFailure>>, RedisFailure> {
+        let tags: Vec<String> = calls
+            .iter()
+            .map(|_| format!("{:016x}", rand::random::<u64>()))
+            .collect();
+        let steps: Vec<(Option<Step<'_>>, Step<'_>)> = calls.iter().map(|c| c.steps()).collect();
+
+        let mut outcomes: Vec<Option<Result<ScoreReply, RedisFailure>>> =
+            calls.iter().map(|_| None).collect();
+
+        // A write with a reserve step and an idempotency key first looks for its record
+        // in the shard: a retry answers its first answer and reserves nothing. (The shard
+        // write checks again, atomically, for a retry racing the first attempt.)
+        let keyed: Vec<(usize, String)> = (0..calls.len())
+            .filter(|&i| steps[i].0.is_some())
+            .filter_map(|i| {
+                let (caller, key, _) = calls[i].idempotency?;
+                Some((i, steps[i].1.keys.idempotency(caller, key)))
+            })
+            .collect();
+        if !keyed.is_empty() {
+            let mut pipe = redis::pipe();
+            for (_, key) in &keyed {
+                pipe.get(key);
+            }
+            let records: Vec<Option<String>> = self
+                .bounded("score", |mut conn| async move {
+                    Ok(pipe.query_async(&mut conn).await?)
+                })
+                .await?;
+            for ((i, _), record) in keyed.iter().zip(records) {
+                if let Some(record) = record {
+                    let dup = Value::Array(vec![
+                        Value::SimpleString("dup".into()),
+                        Value::BulkString(record.into_bytes()),
+                    ]);
+                    outcomes[*i] = Some(ScoreReply::parse(&dup, &[]));
+                }
+            }
+        }
+
+        // Reserve steps, in one round trip; a write whose reservation was refused (or
+        // failed) answers that and goes no further.
+        let reserving: Vec<usize> = (0..calls.len())
+            .filter(|&i| steps[i].0.is_some() && outcomes[i].is_none())
+            .collect();
+        let reserve_calls: Vec<Invocation> = reserving
+            .iter()
+            .filter_map(|&i| Some(calls[i].invocation(steps[i].0.as_ref()?, &tags[i])))
+            .collect();
+        let reserved = self.run_script("score", &SCORE, &reserve_calls).await?;
+        for (&i, reply) in reserving.iter().zip(reserved) {
+            let rules = steps[i].0.as_ref().map_or(&[][..], |s| &s.rules[..]);
+            match reply.and_then(|v| ScoreReply::parse(&v, rules)) {
+                Ok(ScoreReply::Written(_)) => {}
+                other => outcomes[i] = Some(other),
+            }
+        }
+
+        let writing: Vec<usize> = (0..calls.len())
+            .filter(|&i| outcomes[i].is_none())
+            .collect();
+        let write_calls: Vec<Invocation> = writing
+            .iter()
+            .map(|&i| calls[i].invocation(&steps[i].1, &tags[i]))
+            .collect();
+        let written = self.run_script("score", &SCORE, &write_calls).await?;
+        let mut refunds = Vec::new();
+        for (&i, reply) in writing.iter().zip(written) {
+            let reply = reply.and_then(|v| ScoreReply::parse(&v, &steps[i].1.rules));
+            if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
+                && !matches!(r, ScoreReply::Written(_))
+            {
+                refunds.push(refund(&calls[i], reserve, &tags[i]));
+            }
+            outcomes[i] = Some(reply);
+        }
+        if !refunds.is_empty() {
+            // A refund that fails leaves the reservation consumed: under-admission only.
+            if let Err(err) = self.run_script("refund", &REFUND, &refunds).await {
+                tracing::warn!(error = %err, "could not refund reserved rule counts");
+            }
+        }
+        Ok(outcomes
+            .into_iter()
+            .map(|o| {
+                o.unwrap_or_else(|| {
+                    Err(RedisFailure::Reply("a score write went unanswered".into()))
+                })
+            })
+            .collect())
+    }
+}
