@@ -6,9 +6,14 @@ run:
 	@scripts/ensure-redis.sh
 	OVATION_COOKIE_SECURE=$${OVATION_COOKIE_SECURE:-false} cargo run --release -- serve
 
+# Every test on one Redis, then the backend-neutral modules again on a 3-master Redis
+# Cluster the harness starts.
 test:
 	@scripts/install-deps.sh --browser
 	cargo test --workspace
+	OVATION_TEST_REDIS=cluster cargo test --test it -- $(CLUSTER_MODULES)
+
+CLUSTER_MODULES = votes:: reads:: limits:: idempotency:: layouts:: scores::
 
 lint:
 	cargo fmt --all -- --check

@@ -23,7 +23,7 @@ use ovation::domain::period::{Bucket, Period};
 use ovation::domain::score::View;
 use ovation::domain::scoring::{Op, Storage};
 use ovation::store::redis::keys::{BoardKeys, shard_of};
-use ovation::store::redis::{PageQuery, RedisStore, ScoreCall, StandingQuery};
+use ovation::store::redis::{PageQuery, RedisStore, RedisTarget, ScoreCall, StandingQuery};
 use rand::{Rng, SeedableRng};
 
 mod common;
@@ -227,7 +227,7 @@ fn main() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let store = RedisStore::new(&format!("redis://127.0.0.1:{port}"), "bench:", Duration::from_secs(60)).unwrap();
+        let store = RedisStore::new(&RedisTarget::Single(format!("redis://127.0.0.1:{port}")), "bench:", Duration::from_secs(60)).unwrap();
         let now = Utc::now();
         let buckets: Vec<Bucket> = [Period::Day, Period::All]
             .iter()

@@ -406,7 +406,7 @@ async fn ceiling(state: &Arc<AppState>, seconds: u64, redis_pid: u32) -> Value {
         actor: "bench".into(),
         id: "bench".into(),
     });
-    let client = redis::Client::open(state.settings.redis_url.as_str()).unwrap();
+    let client = redis::Client::open(redis_url(&state.settings)).unwrap();
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let me = std::process::id();
     let meter = CpuMeter::start(&[("redis", redis_pid), ("load generator", me)]);
@@ -759,7 +759,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         ovation::domain::score::View::Display,
         &ovation::domain::period::Bucket::all(),
     );
-    let redis_client = redis::Client::open(server.settings.redis_url.as_str()).unwrap();
+    let redis_client = redis::Client::open(redis_url(&server.settings)).unwrap();
     let mut conn = redis_client
         .get_multiplexed_async_connection()
         .await
@@ -831,4 +831,12 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
     std::fs::write(&file, serde_json::to_string_pretty(&report).unwrap()).unwrap();
     println!("\nJSON: {}", file.display());
     println!("Every repeat, with CPU (% of one core) per phase, is in the JSON.");
+}
+
+/// The URL of the one Redis a bench's server runs on.
+pub fn redis_url(settings: &ovation::config::Settings) -> &str {
+    match &settings.redis {
+        ovation::store::redis::RedisTarget::Single(url) => url,
+        ovation::store::redis::RedisTarget::Cluster(_) => panic!("the bench runs on one Redis"),
+    }
 }

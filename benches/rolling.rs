@@ -23,7 +23,7 @@ use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
 use ovation::store::redis::keys::BoardKeys;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
-use ovation::store::redis::{RedisStore, VoteCall, VoteTarget};
+use ovation::store::redis::{RedisStore, RedisTarget, VoteCall, VoteTarget};
 use rand::{Rng, SeedableRng};
 
 mod common;
@@ -139,7 +139,7 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         let store = RedisStore::new(
-            &format!("redis://127.0.0.1:{port}"),
+            &RedisTarget::Single(format!("redis://127.0.0.1:{port}")),
             "bench:",
             Duration::from_secs(30),
         )

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
+use crate::store::redis::RedisTarget;
+
 /// Everything the server reads at start-up.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -18,8 +20,9 @@ pub struct Settings {
     pub bind: SocketAddr,
     /// `OVATION_DATABASE_URL`: sqlite://, postgres:// or mysql:// URL.
     pub database_url: String,
-    /// `OVATION_REDIS_URL`.
-    pub redis_url: String,
+    /// `OVATION_REDIS_URL`, or `OVATION_REDIS_CLUSTER` (comma-separated seed nodes of a
+    /// Redis Cluster; when set, the URL is not used).
+    pub redis: RedisTarget,
     /// `OVATION_KEY_PREFIX`: starts every Redis key.
     pub key_prefix: String,
     /// `OVATION_MASTER_KEY`: an API key with every scope, for scripting a fresh deployment.
@@ -69,6 +72,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("bind", "127.0.0.1:8080"),
     ("database_url", "sqlite://./data/ovation.db?mode=rwc"),
     ("redis_url", "redis://127.0.0.1:6379"),
+    ("redis_cluster", ""),
     ("key_prefix", "ov:"),
     ("master_key", ""),
     ("redis_timeout_ms", "1000"),
@@ -134,13 +138,28 @@ impl Settings {
             bail!("{src}: want a sqlite://, postgres:// or mysql:// URL");
         }
         let database_url = database_url.replacen("mariadb:", "mysql:", 1);
-        let (redis_url, src) = get("redis_url");
-        if !(redis_url.starts_with("redis://")
-            || redis_url.starts_with("rediss://")
-            || redis_url.starts_with("unix://"))
-        {
-            bail!("{src}: want a redis:// URL");
-        }
+        let redis_url = |(url, src): (String, String)| {
+            if url.starts_with("redis://")
+                || url.starts_with("rediss://")
+                || url.starts_with("unix://")
+            {
+                Ok(url)
+            } else {
+                bail!("{src}: want a redis:// URL, not {url:?}")
+            }
+        };
+        let (seeds, src) = get("redis_cluster");
+        let seeds = seeds
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| redis_url((s.to_owned(), src.clone())))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let redis = if seeds.is_empty() {
+            RedisTarget::Single(redis_url(get("redis_url"))?)
+        } else {
+            RedisTarget::Cluster(seeds)
+        };
         let (key_prefix, src) = get("key_prefix");
         if key_prefix.len() > 64
             || !key_prefix
@@ -201,7 +220,7 @@ impl Settings {
         Ok(Self {
             bind,
             database_url,
-            redis_url,
+            redis,
             key_prefix,
             master_key: (!master_key.is_empty()).then_some(master_key),
             redis_timeout,
@@ -312,7 +331,33 @@ mod tests {
         assert_eq!(s.bind.to_string(), "0.0.0.0:9000");
         assert_eq!(s.key_prefix, "env:");
         assert_eq!(s.redis_timeout, Duration::from_millis(300));
-        assert_eq!(s.redis_url, "redis://127.0.0.1:6379");
+        assert_eq!(
+            s.redis,
+            RedisTarget::Single("redis://127.0.0.1:6379".to_owned())
+        );
+    }
+
+    #[test]
+    fn cluster_seed_nodes_replace_the_url() {
+        let cluster = |seeds: &str| {
+            Settings::from_sources(&HashMap::from([(
+                "OVATION_REDIS_CLUSTER".to_owned(),
+                seeds.to_owned(),
+            )]))
+        };
+        let s = cluster("redis://10.0.0.1:7000, redis://10.0.0.2:7000").unwrap();
+        assert_eq!(
+            s.redis,
+            RedisTarget::Cluster(vec![
+                "redis://10.0.0.1:7000".to_owned(),
+                "redis://10.0.0.2:7000".to_owned()
+            ])
+        );
+        let err = cluster("10.0.0.1:7000").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "OVATION_REDIS_CLUSTER: want a redis:// URL, not \"10.0.0.1:7000\""
+        );
     }
 
     #[test]

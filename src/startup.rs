@@ -39,7 +39,6 @@ impl Application {
             state.config.clone(),
             state.db.clone(),
             state.redis.clone(),
-            state.settings.redis_url.clone(),
             state.settings.config_check,
         ));
         tokio::spawn(config::check_version(
@@ -112,11 +111,11 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
     let db = sql::connect(&settings.database_url).await?;
     sql::migrate(&db).await?;
     let redis = RedisStore::new(
-        &settings.redis_url,
+        &settings.redis,
         &settings.key_prefix,
         settings.redis_timeout,
     )
-    .context("invalid OVATION_REDIS_URL")?;
+    .context("invalid OVATION_REDIS_URL or OVATION_REDIS_CLUSTER")?;
     let cache = Arc::new(
         ConfigCache::load(&db, redis.keys().clone())
             .await

@@ -294,11 +294,10 @@ pub async fn listen(
     cache: Arc<ConfigCache>,
     db: DatabaseConnection,
     redis: RedisStore,
-    redis_url: String,
     check: Duration,
 ) {
     loop {
-        match redis.config_notices(&redis_url).await {
+        match redis.config_notices().await {
             Ok(mut notices) => {
                 match redis.config_version().await {
                     Ok(version) => {

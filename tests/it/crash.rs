@@ -3,6 +3,7 @@
 //! SIGKILL and started again; clients retry every unanswered vote under its key. Every
 //! acknowledged vote must be counted exactly once.
 
+use ovation::store::redis::RedisTarget;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -86,7 +87,7 @@ async fn every_acknowledged_vote_counts_once_across_a_redis_crash() {
     let port = crate::harness::free_port();
     let mut redis = RedisServer::start_durable(port, dir.path());
     let app = TestApp::spawn_with(Options {
-        redis_url: redis.url(),
+        redis: RedisTarget::Single(redis.url()),
         ..Options::default()
     })
     .await;

@@ -2,6 +2,7 @@
 //! ready, a Redis that came back empty is noticed, counted and reconciled, and admin
 //! changes whose Redis step failed are finished later from what SQL holds.
 
+use ovation::store::redis::RedisTarget;
 use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
@@ -38,7 +39,7 @@ where
 async fn an_evicting_redis_is_not_ready_and_readiness_names_the_persistence() {
     let server = RedisServer::start();
     let app = TestApp::spawn_with(Options {
-        redis_url: server.url(),
+        redis: RedisTarget::Single(server.url()),
         ..Options::default()
     })
     .await;
@@ -76,7 +77,7 @@ async fn an_evicting_redis_is_not_ready_and_readiness_names_the_persistence() {
     let dir = tempfile::tempdir().unwrap();
     let durable = RedisServer::start_durable(crate::harness::free_port(), dir.path());
     let app = TestApp::spawn_with(Options {
-        redis_url: durable.url(),
+        redis: RedisTarget::Single(durable.url()),
         ..Options::default()
     })
     .await;
@@ -89,7 +90,7 @@ async fn an_evicting_redis_is_not_ready_and_readiness_names_the_persistence() {
 async fn a_redis_that_comes_back_empty_is_noticed_counted_and_reconciled() {
     let server = RedisServer::start();
     let app = TestApp::spawn_with(Options {
-        redis_url: server.url(),
+        redis: RedisTarget::Single(server.url()),
         config_check: Duration::from_millis(200),
         ..Options::default()
     })
@@ -163,7 +164,7 @@ async fn a_member_deleted_while_redis_is_away_leaves_redis_when_it_returns() {
     let server = RedisServer::start();
     let proxy = Proxy::start(server.port).await;
     let app = TestApp::spawn_with(Options {
-        redis_url: proxy.url(),
+        redis: RedisTarget::Single(proxy.url()),
         ..Options::default()
     })
     .await;

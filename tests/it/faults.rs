@@ -1,6 +1,7 @@
 //! Bad input gets a precise error and changes nothing; Redis outages answer 503 quickly
 //! and heal without a restart.
 
+use ovation::store::redis::RedisTarget;
 use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
@@ -430,7 +431,7 @@ async fn redis_down_answers_503_quickly_and_heals_after_an_empty_restart() {
     let mut redis = RedisServer::start();
     let port = redis.port;
     let app = TestApp::spawn_with(Options {
-        redis_url: redis.url(),
+        redis: RedisTarget::Single(redis.url()),
         prefix: "down".into(),
         ..Options::default()
     })

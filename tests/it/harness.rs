@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use ovation::config::Settings;
 use ovation::startup::Application;
+use ovation::store::redis::RedisTarget;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -137,6 +138,142 @@ pub fn shared_redis() -> &'static RedisServer {
     SHARED.get_or_init(RedisServer::start)
 }
 
+/// A Redis Cluster of three masters (no replicas) on free loopback ports, owned by the
+/// test process like [`RedisServer`].
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisCluster {
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| {
+                let (port, bus) = (free_port(), free_port());
+                RedisServer::start_with(
+                    port,
+                    &format!(
+                        "--save '' --appendonly no --cluster-enabled yes --cluster-port {bus} \
+                         --cluster-config-file nodes-{port}.conf --dir '{}'",
+                        dir.path().display()
+                    ),
+                )
+            })
+            .collect();
+        let created = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)))
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .status()
+            .expect("redis-cli must be installed (make test installs it)");
+        assert!(created.success(), "redis-cli --cluster create failed");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for node in &nodes {
+            loop {
+                let info = Command::new("redis-cli")
+                    .args(["-p", &node.port.to_string(), "CLUSTER", "INFO"])
+                    .output()
+                    .unwrap();
+                if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "the cluster did not come up");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Self { nodes, _dir: dir }
+    }
+
+    pub fn seeds(&self) -> Vec<String> {
+        self.nodes.iter().map(RedisServer::url).collect()
+    }
+}
+
+pub fn shared_cluster() -> &'static RedisCluster {
+    static SHARED: OnceLock<RedisCluster> = OnceLock::new();
+    SHARED.get_or_init(RedisCluster::start)
+}
+
+/// Whether this run's shared backend is a Redis Cluster (`OVATION_TEST_REDIS=cluster`;
+/// `make test` runs the backend-neutral modules both ways).
+pub fn on_cluster() -> bool {
+    std::env::var("OVATION_TEST_REDIS").is_ok_and(|v| v == "cluster")
+}
+
+/// The shared backend: one redis-server, or the 3-master cluster.
+pub fn shared_target() -> RedisTarget {
+    if on_cluster() {
+        RedisTarget::Cluster(shared_cluster().seeds())
+    } else {
+        RedisTarget::Single(shared_redis().url())
+    }
+}
+
+/// A plain client of the shared backend, for tests that look at keys themselves.
+#[derive(Clone)]
+pub enum RawRedis {
+    Single(redis::aio::MultiplexedConnection),
+    Cluster {
+        conn: redis::cluster_async::ClusterConnection,
+        nodes: Vec<redis::aio::MultiplexedConnection>,
+    },
+}
+
+impl RawRedis {
+    pub async fn connect() -> Self {
+        async fn single(url: String) -> redis::aio::MultiplexedConnection {
+            redis::Client::open(url)
+                .unwrap()
+                .get_multiplexed_async_connection()
+                .await
+                .unwrap()
+        }
+        match shared_target() {
+            RedisTarget::Single(url) => Self::Single(single(url).await),
+            RedisTarget::Cluster(seeds) => {
+                let conn = redis::cluster::ClusterClient::new(seeds.clone())
+                    .unwrap()
+                    .get_async_connection()
+                    .await
+                    .unwrap();
+                let mut nodes = Vec::new();
+                for url in seeds {
+                    nodes.push(single(url).await);
+                }
+                Self::Cluster { conn, nodes }
+            }
+        }
+    }
+
+    /// Runs a command on the node that holds its key.
+    pub async fn query<T: redis::FromRedisValue>(&mut self, cmd: &redis::Cmd) -> T {
+        match self {
+            Self::Single(conn) => cmd.query_async(conn).await.unwrap(),
+            Self::Cluster { conn, .. } => cmd.query_async(conn).await.unwrap(),
+        }
+    }
+
+    /// The keys matching `pattern`, over every node (KEYS: for tests only).
+    pub async fn keys(&mut self, pattern: &str) -> Vec<String> {
+        let nodes = match self {
+            Self::Single(conn) => std::slice::from_mut(conn),
+            Self::Cluster { nodes, .. } => nodes.as_mut_slice(),
+        };
+        let mut keys = Vec::new();
+        for node in nodes {
+            let found: Vec<String> = redis::cmd("KEYS")
+                .arg(pattern)
+                .query_async(node)
+                .await
+                .unwrap();
+            keys.extend(found);
+        }
+        keys
+    }
+}
+
 fn unique(label: &str) -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -198,7 +335,7 @@ pub struct TestApp {
 }
 
 pub struct Options {
-    pub redis_url: String,
+    pub redis: RedisTarget,
     pub prefix: String,
     pub database: Option<std::sync::Arc<TestDatabase>>,
     pub trusted_proxies: Vec<ipnet::IpNet>,
@@ -216,7 +353,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Self {
-            redis_url: shared_redis().url(),
+            redis: shared_target(),
             prefix: unique("t"),
             database: None,
             trusted_proxies: Vec::new(),
@@ -242,7 +379,7 @@ impl TestApp {
         let settings = Settings {
             bind: "127.0.0.1:0".parse().unwrap(),
             database_url: database.url.clone(),
-            redis_url: opts.redis_url.clone(),
+            redis: opts.redis.clone(),
             key_prefix: format!("{}:", opts.prefix),
             master_key: Some(MASTER_KEY.to_owned()),
             redis_timeout: Duration::from_millis(1000),

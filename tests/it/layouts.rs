@@ -19,7 +19,7 @@ use ovation::store::redis::{
     PageQuery, RedisStore, ScoreCall, ScoreReply, StandingQuery, StandingReply,
 };
 
-use crate::harness::shared_redis;
+use crate::harness::shared_target;
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -27,7 +27,7 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 }
 
 fn store() -> RedisStore {
-    RedisStore::new(&shared_redis().url(), "lay:", Duration::from_secs(5)).unwrap()
+    RedisStore::new(&shared_target(), "lay:", Duration::from_secs(5)).unwrap()
 }
 
 fn board(store: &RedisStore, storage: Storage) -> BoardKeys {

@@ -5,7 +5,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{MASTER_KEY, Options, TestApp, num, shared_redis};
+use crate::harness::{MASTER_KEY, Options, RawRedis, TestApp, num};
 
 /// Creates a closed board with members m1..m4 and the given rules; answers rule ids.
 async fn board_with_rules(app: &TestApp, slug: &str, settings: Value, rules: &[Value]) -> Vec<i64> {
@@ -277,27 +277,18 @@ async fn quota_reads_a_rolling_window_from_its_running_total_and_trims_what_left
         )
         .await;
     }
-    let client = redis::Client::open(shared_redis().url()).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let mut conn = RawRedis::connect().await;
     let key = |part: &'static str| {
         let mut conn = conn.clone();
         let pattern = format!("{}:*:rolling:10m:{part}:*", app.prefix);
         async move {
-            let keys: Vec<String> = redis::cmd("KEYS")
-                .arg(pattern)
-                .query_async(&mut conn)
-                .await
-                .unwrap();
+            let keys: Vec<String> = conn.keys(&pattern).await;
             assert_eq!(keys.len(), 1, "{keys:?}");
             keys[0].clone()
         }
     };
     let (log, total) = (key("log").await, key("sum").await);
-    let entries: i64 = redis::cmd("ZCARD")
-        .arg(&log)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let entries: i64 = conn.query(redis::cmd("ZCARD").arg(&log)).await;
     assert_eq!(entries, 2, "both votes are still logged");
     let rules = quota(&app, "rtot", "voter=u1").await;
     assert_eq!(
@@ -306,34 +297,18 @@ async fn quota_reads_a_rolling_window_from_its_running_total_and_trims_what_left
     );
     // The quota dropped the entries that left the window and lowered the total, keeping
     // the total's expiry.
-    let entries: i64 = redis::cmd("ZCARD")
-        .arg(&log)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    let sum: String = redis::cmd("GET")
-        .arg(&total)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    let ttl: i64 = redis::cmd("TTL")
-        .arg(&total)
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let entries: i64 = conn.query(redis::cmd("ZCARD").arg(&log)).await;
+    let sum: String = conn.query(redis::cmd("GET").arg(&total)).await;
+    let ttl: i64 = conn.query(redis::cmd("TTL").arg(&total)).await;
     assert_eq!((entries, sum.as_str()), (0, "0"));
     assert!(ttl > 0, "{ttl}");
     // Votes in the window are counted from the running total, not by reading the log.
     for _ in 0..3 {
         expect_ok(&app, "rtot", json!({"member": "m1", "voter": "u1"})).await;
     }
-    let _: () = redis::cmd("SET")
-        .arg(&total)
-        .arg("42")
-        .arg("KEEPTTL")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let _: () = conn
+        .query(redis::cmd("SET").arg(&total).arg("42").arg("KEEPTTL"))
+        .await;
     let rules = quota(&app, "rtot", "voter=u1").await;
     assert_eq!(
         (rules[0]["used"].clone(), rules[0]["remaining"].clone()),
@@ -835,21 +810,12 @@ async fn every_counter_key_expires_soon_after_its_window() {
     expect_ok(&app, "ttl2", json!({"member": "m1", "voter": "u1"})).await;
     expect_limited(&app, "ttl2", json!({"member": "m1", "voter": "u1"})).await;
 
-    let client = redis::Client::open(shared_redis().url()).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let mut keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{}:*:r[lf]:*", app.prefix))
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let mut conn = RawRedis::connect().await;
+    let mut keys: Vec<String> = conn.keys(&format!("{}:*:r[lf]:*", app.prefix)).await;
     keys.sort();
     let mut ttls = Vec::new();
     for key in &keys {
-        let ttl: i64 = redis::cmd("TTL")
-            .arg(key)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
+        let ttl: i64 = conn.query(redis::cmd("TTL").arg(key)).await;
         ttls.push((key.clone(), ttl));
     }
     let find = |part: &str| -> Vec<i64> {

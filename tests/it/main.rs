@@ -5,6 +5,7 @@
 mod admin;
 mod browser;
 mod cli;
+mod cluster;
 mod contract;
 mod crash;
 mod durability;

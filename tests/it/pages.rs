@@ -1008,13 +1008,13 @@ async fn parallel_guesses_get_five_tries_and_cannot_lock_the_admin_out_elsewhere
     let client = redis::Client::open(crate::harness::shared_redis().url()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{}:login:*", app.prefix))
+        .arg(format!("{}:{{login:*", app.prefix))
         .query_async(&mut conn)
         .await
         .unwrap();
     assert!(keys.iter().all(|k| k.len() < 200), "{keys:?}");
     assert!(
-        keys.iter().any(|k| k.ends_with("login:ip:192.0.2.50")),
+        keys.iter().any(|k| k.ends_with("{login:192.0.2.50}:any")),
         "{keys:?}"
     );
 }

@@ -3,7 +3,7 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::harness::{TestApp, num, shared_redis};
+use crate::harness::{RawRedis, TestApp, num};
 
 /// Day 1: a 5, b 3, c 3, d 1. Day 2: b 4, a 2, c 2.
 async fn two_days(app: &TestApp) {
@@ -334,13 +334,8 @@ async fn week_and_month_participants_are_the_union_of_their_days() {
         );
     }
     // Votes wrote voters by hour, day and all time only: 4 PFADDs fewer per vote.
-    let client = redis::Client::open(shared_redis().url()).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{}:*:p*:*", app.prefix))
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let mut conn = RawRedis::connect().await;
+    let keys: Vec<String> = conn.keys(&format!("{}:*:p*:*", app.prefix)).await;
     let mut periods: Vec<&str> = keys.iter().filter_map(|k| k.split(':').nth(4)).collect();
     periods.sort_unstable();
     periods.dedup();

@@ -2,6 +2,7 @@
 //! only calls that did not run are sent again after a lost script cache, and a write
 //! Redis did not answer is a 503 "outcome unknown" that a retry with the same key settles.
 
+use ovation::store::redis::RedisTarget;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -82,7 +83,7 @@ async fn a_batch_answers_per_item_when_redis_refuses_one_and_a_retry_counts_noth
 async fn a_script_cache_flushed_mid_batch_never_counts_a_vote_twice() {
     let server = RedisServer::start();
     let app = TestApp::spawn_with(Options {
-        redis_url: server.url(),
+        redis: RedisTarget::Single(server.url()),
         ..Options::default()
     })
     .await;
@@ -149,7 +150,7 @@ async fn a_script_cache_flushed_mid_batch_never_counts_a_vote_twice() {
 async fn a_vote_redis_does_not_answer_is_outcome_unknown_and_its_retry_counts_once() {
     let server = RedisServer::start();
     let app = TestApp::spawn_with(Options {
-        redis_url: server.url(),
+        redis: RedisTarget::Single(server.url()),
         ..Options::default()
     })
     .await;

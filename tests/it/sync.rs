@@ -1,5 +1,6 @@
 //! Configuration changes made through one instance reach another sharing Redis and SQL.
 
+use ovation::store::redis::RedisTarget;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +13,7 @@ use crate::harness::{Options, Proxy, ProxyMode, TestApp, shared_redis};
 async fn a_change_on_one_instance_is_seen_by_another_within_a_second() {
     let first = TestApp::spawn().await;
     let second = TestApp::spawn_with(Options {
-        redis_url: shared_redis().url(),
+        redis: RedisTarget::Single(shared_redis().url()),
         prefix: first.prefix.clone(),
         database: Some(Arc::clone(&first.database)),
         ..Options::default()
@@ -74,13 +75,13 @@ async fn two_instances(
     check: Duration,
 ) -> (TestApp, TestApp) {
     let first = TestApp::spawn_with(Options {
-        redis_url: first_redis,
+        redis: RedisTarget::Single(first_redis),
         config_check: check,
         ..Options::default()
     })
     .await;
     let second = TestApp::spawn_with(Options {
-        redis_url: second_redis,
+        redis: RedisTarget::Single(second_redis),
         prefix: first.prefix.clone(),
         database: Some(Arc::clone(&first.database)),
         config_check: check,

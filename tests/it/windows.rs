@@ -11,6 +11,7 @@ use proptest::prelude::*;
 use ovation::domain::period::{Rolling, parse_instant, parse_timezone};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
+use ovation::store::redis::RedisTarget;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
 use ovation::store::redis::{PageReply, RedisStore, VoteCall, VoteReply};
 
@@ -122,7 +123,12 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
     use std::sync::atomic::{AtomicI64, Ordering};
     static BOARD: AtomicI64 = AtomicI64::new(1);
-    let store = RedisStore::new(&shared_redis().url(), "wt:", Duration::from_secs(5)).unwrap();
+    let store = RedisStore::new(
+        &RedisTarget::Single(shared_redis().url()),
+        "wt:",
+        Duration::from_secs(5),
+    )
+    .unwrap();
     let board = store.keys().board(
         BOARD.fetch_add(1, Ordering::Relaxed),
         Storage::Full,
@@ -275,7 +281,12 @@ proptest! {
 /// after the first hour leaves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
-    let store = RedisStore::new(&shared_redis().url(), "wc:", Duration::from_secs(5)).unwrap();
+    let store = RedisStore::new(
+        &RedisTarget::Single(shared_redis().url()),
+        "wc:",
+        Duration::from_secs(5),
+    )
+    .unwrap();
     let board = store.keys().board(1, Storage::Full, chrono_tz::Tz::UTC);
     let boundary = Rolling::Hours24.slot(chrono_tz::Tz::UTC, at("2026-11-23T10:00:00Z"));
     let mut clients = Vec::new();
@@ -506,7 +517,12 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
     assert_eq!(status, StatusCode::NO_CONTENT);
     // The first board of a fresh database has id 1.
     let prefix = format!("{}:", app.prefix);
-    let store = RedisStore::new(&shared_redis().url(), &prefix, Duration::from_secs(5)).unwrap();
+    let store = RedisStore::new(
+        &RedisTarget::Single(shared_redis().url()),
+        &prefix,
+        Duration::from_secs(5),
+    )
+    .unwrap();
     let board = store.keys().board(1, Storage::Full, chrono_tz::Tz::UTC);
     let now = Rolling::Hours24.slot(chrono_tz::Tz::UTC, Utc::now());
     // A vote an hour on, so the current slot later leaves on its own, not in a reset.

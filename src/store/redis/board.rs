@@ -11,7 +11,8 @@ impl RedisStore {
     /// Removes a member from the given buckets (both views; a top_n board's exact scores
     /// too; a sharded board's in the member's shard), from every slot and drain of the
     /// given rolling windows (a slot still holding it would subtract it from the totals
-    /// again when it leaves), and its initial-votes record, atomically.
+    /// again when it leaves), and its initial-votes record: atomically in each hash tag's
+    /// slot (a sharded board's member shard, then the board's own).
     pub async fn remove_member(
         &self,
         board: &BoardKeys,
@@ -19,29 +20,47 @@ impl RedisStore {
         windows: &[Rolling],
         member: &str,
     ) -> Result<(), RedisFailure> {
+        let atomic = || {
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            pipe
+        };
+        // The member's shard first (the board itself unless sharded), the board's own
+        // slot last.
+        let mut pipes = vec![atomic()];
+        if board.storage().is_sharded() {
+            pipes.push(atomic());
+        }
         let shard = board.member_shard(member);
         let mut keys: Vec<String> = buckets
             .iter()
             .flat_map(|b| [shard.scores(View::Real, b), shard.scores(View::Display, b)])
             .collect();
-        for &window in windows {
-            keys.extend(board.window_scores(window));
-        }
         keys.sort();
         keys.dedup();
-        let mut pipe = redis::pipe();
-        pipe.atomic();
         for key in keys {
-            pipe.zrem(key, member).ignore();
+            pipes[0].zrem(key, member).ignore();
+        }
+        let own = pipes.last_mut().expect("one pipeline at least");
+        for &window in windows {
+            for key in board.window_scores(window) {
+                own.zrem(key, member).ignore();
+            }
         }
         if board.storage().is_top_n() {
             for bucket in buckets {
-                pipe.hdel(board.exact_scores(bucket), member).ignore();
+                own.hdel(board.exact_scores(bucket), member).ignore();
             }
         }
-        pipe.hdel(board.initial_applied(), member).ignore();
-        self.bounded("remove_member", |mut conn| async move {
-            pipe.query_async::<()>(&mut conn).await?;
+        own.hdel(board.initial_applied(), member).ignore();
+        self.bounded("remove_member", |conn| async move {
+            let runs = pipes.iter().map(|pipe| {
+                let mut conn = conn.clone();
+                async move { pipe.query_async::<()>(&mut conn).await }
+            });
+            for run in futures_util::future::join_all(runs).await {
+                run?;
+            }
             Ok(())
         })
         .await
@@ -58,17 +77,14 @@ impl RedisStore {
         for slot in board.slots() {
             pipe.cmd("HMGET").arg(slot.votes_per_hour()).arg(hours);
         }
-        self.bounded("votes_per_hour", |mut conn| async move {
-            let slots: Vec<Vec<Option<i64>>> = pipe.query_async(&mut conn).await?;
-            let mut sums = vec![0; hours.len()];
-            for counts in slots {
-                for (sum, count) in sums.iter_mut().zip(counts) {
-                    *sum += count.unwrap_or(0);
-                }
+        let slots: Vec<Vec<Option<i64>>> = self.query("votes_per_hour", pipe).await?;
+        let mut sums = vec![0; hours.len()];
+        for counts in slots {
+            for (sum, count) in sums.iter_mut().zip(counts) {
+                *sum += count.unwrap_or(0);
             }
-            Ok(sums)
-        })
-        .await
+        }
+        Ok(sums)
     }
 
     /// Rate-limit refusals per rule (rule id, votes) in each of the given hours, over
@@ -85,40 +101,34 @@ impl RedisStore {
                 pipe.hgetall(slot.refusals(*hour));
             }
         }
-        self.bounded("refusals", |mut conn| async move {
-            let maps: Vec<std::collections::HashMap<i64, i64>> =
-                pipe.query_async(&mut conn).await?;
-            Ok(maps
-                .chunks(slots.len())
-                .map(|hour| {
-                    let mut sums = std::collections::BTreeMap::new();
-                    for (rule, votes) in hour.iter().flatten() {
-                        *sums.entry(*rule).or_insert(0) += votes;
-                    }
-                    sums.into_iter().collect()
-                })
-                .collect())
-        })
-        .await
+        let maps: Vec<std::collections::HashMap<i64, i64>> = self.query("refusals", pipe).await?;
+        Ok(maps
+            .chunks(slots.len())
+            .map(|hour| {
+                let mut sums = std::collections::BTreeMap::new();
+                for (rule, votes) in hour.iter().flatten() {
+                    *sums.entry(*rule).or_insert(0) += votes;
+                }
+                sums.into_iter().collect()
+            })
+            .collect())
     }
 
     /// Distinct voters (PFCOUNT) of each bucket, in one round trip; a sharded board's
-    /// shards count together.
+    /// shards count together (see `voter_union`).
     pub async fn participants(
         &self,
         board: &BoardKeys,
         buckets: &[Bucket],
     ) -> Result<Vec<i64>, RedisFailure> {
-        let shards = board.shards();
+        if board.storage().is_sharded() {
+            return self.sharded_participants(board, buckets).await;
+        }
         let mut pipe = redis::pipe();
         for bucket in buckets {
-            let keys: Vec<String> = shards.iter().flat_map(|s| s.voters(bucket)).collect();
-            pipe.pfcount(keys);
+            pipe.pfcount(board.voters(bucket));
         }
-        self.bounded("pfcount", |mut conn| async move {
-            Ok(pipe.query_async(&mut conn).await?)
-        })
-        .await
+        self.query("pfcount", pipe).await
     }
 
     /// Members with a score in a bucket (of the real view: a top_n board's every scored
@@ -135,29 +145,20 @@ impl RedisStore {
             Storage::Full => pipe.zcard(board.scores(View::Real, bucket)),
         };
         pipe.pfcount(board.voters(bucket));
-        self.bounded("bucket_counts", |mut conn| async move {
-            Ok(pipe.query_async(&mut conn).await?)
-        })
-        .await
+        self.query("bucket_counts", pipe).await
     }
 
-    /// Deletes every key of a deleted board (and of its shards), a batch at a time. Runs
-    /// in the background after the board is gone from SQL; its keys are no longer
+    /// Deletes every key of a deleted board (and of its shards), a batch at a time: SCAN
+    /// on the server that holds each hash tag's slot (on a cluster, that node only).
+    /// Runs in the background after the board is gone from SQL; its keys are no longer
     /// reachable by then.
     pub async fn unlink_board(&self, board: &BoardKeys) -> Result<u64, RedisFailure> {
         let mut conn = self.conn.clone();
         let mut removed = 0;
-        for pattern in board.patterns() {
+        for (slot_key, pattern) in board.patterns() {
             let mut cursor: u64 = 0;
             loop {
-                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .query_async(&mut conn)
-                    .await?;
+                let (next, batch) = conn.scan_step(&slot_key, cursor, &pattern).await?;
                 if !batch.is_empty() {
                     removed += batch.len() as u64;
                     let _: i64 = redis::cmd("UNLINK")

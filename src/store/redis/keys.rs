@@ -35,15 +35,16 @@ impl Keys {
     }
 
     /// Dashboard login attempts from one IP address (`/64` for IPv6), for any user name
-    /// (string, expires).
+    /// (string, expires). An address's counters share a hash tag: one transaction counts
+    /// them.
     pub fn login_attempts_by_ip(&self, ip: &str) -> String {
-        format!("{}login:ip:{ip}", self.prefix)
+        format!("{}{{login:{ip}}}:any", self.prefix)
     }
 
     /// Dashboard login attempts for one (checked) user name from one IP address (string,
     /// expires).
     pub fn login_attempts_by_user_ip(&self, username: &str, ip: &str) -> String {
-        format!("{}login:user:{username}:{ip}", self.prefix)
+        format!("{}{{login:{ip}}}:user:{username}", self.prefix)
     }
 
     /// A dashboard session (string: the user name). It expires when idle, and at the
@@ -188,6 +189,11 @@ impl BoardKeys {
         )
     }
 
+    /// Two keys a script may use for a moment and delete before it returns.
+    pub fn scratch(&self) -> [String; 2] {
+        [format!("{}tmp:a", self.base), format!("{}tmp:b", self.base)]
+    }
+
     /// Votes per hour (hash: hours since the epoch -> votes).
     pub fn votes_per_hour(&self) -> String {
         format!("{}vph", self.base)
@@ -269,13 +275,17 @@ impl BoardKeys {
     }
 
     /// SCAN patterns matching every key of the board and of its shards, for clean-up
-    /// after deletion.
-    pub fn patterns(&self) -> Vec<String> {
-        let mut patterns = vec![format!("{}*", self.base)];
+    /// after deletion, each with a key of the slot its keys live in.
+    pub fn patterns(&self) -> Vec<(String, String)> {
+        let mut slots = vec![self];
+        let shards = self.shards();
         if self.storage.is_sharded() {
-            patterns.extend(self.shards().iter().map(|s| format!("{}*", s.base)));
+            slots.extend(&shards);
         }
-        patterns
+        slots
+            .into_iter()
+            .map(|s| (s.base.clone(), format!("{}*", s.base)))
+            .collect()
     }
 }
 
@@ -364,6 +374,9 @@ mod tests {
             (0..1000).map(|i| shard_of(&format!("u{i}"), 16)).collect();
         assert_eq!(spread.len(), 16);
         assert_eq!(keys.patterns().len(), 17);
-        assert_eq!(keys.patterns()[1], "ov:{b:7:s0}:*");
+        assert_eq!(
+            keys.patterns()[1],
+            ("ov:{b:7:s0}:".to_owned(), "ov:{b:7:s0}:*".to_owned())
+        );
     }
 }

@@ -2,17 +2,18 @@
 //!
 //! Each atomic operation is one script in a `*.lua` file beside this module, whose header
 //! says its KEYS, ARGV, reply and invariant; each script has one Rust module here
-//! (`vote`, `score`, `rules`, `page`, `window`, `member`, `usage`, `initial`, `announce`)
-//! that lays out its
-//! keys and arguments and reads its reply; `sharded` reads sharded boards and `board`
+//! (`vote`, `score`, `rules`, `page`, `window`, `member`, `usage`, `initial`, `announce`,
+//! `voter_union`) that lays out its keys and arguments and reads its reply; `sharded` reads sharded boards and `board`
 //! holds a board's plain commands (counts, stats, member removal, deletion). This file
 //! holds the connection, the bounded calls, the script runner and the commands that are
 //! not a board's (sign-in attempts, the marker, configuration notices). Every call is
 //! bounded by a timeout, so a Redis that is down answers `Unavailable` quickly instead
-//! of hanging requests.
+//! of hanging requests. `connection` puts one Redis and a Redis Cluster behind one
+//! connection type; every script's keys share one slot (the board's hash tag).
 
 mod announce;
 mod board;
+mod connection;
 mod initial;
 pub mod keys;
 mod member;
@@ -24,13 +25,15 @@ mod sessions;
 mod sharded;
 mod usage;
 mod vote;
+mod voter_union;
 pub mod window;
 
 use std::time::{Duration, Instant};
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands, Script, ServerErrorKind, Value};
 
+use connection::Connection;
+pub use connection::RedisTarget;
 pub use keys::{BoardKeys, Keys};
 pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
@@ -87,11 +90,12 @@ impl From<redis::RedisError> for RedisFailure {
     }
 }
 
-/// Connection to Redis shared by every request: one multiplexed connection that pipelines
-/// concurrent commands and reconnects by itself.
+/// Connection to Redis shared by every request: one multiplexed connection (to a
+/// cluster: one per node) that pipelines concurrent commands and reconnects by itself.
 #[derive(Clone)]
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conn: Connection,
+    target: RedisTarget,
     keys: Keys,
     timeout: Duration,
 }
@@ -99,18 +103,14 @@ pub struct RedisStore {
 impl RedisStore {
     /// Prepares the connection; it is made on first use, so start-up does not wait for
     /// Redis and a later outage heals without a restart.
-    pub fn new(url: &str, prefix: &str, timeout: Duration) -> Result<Self, RedisFailure> {
-        let client = redis::Client::open(url).map_err(RedisFailure::Command)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout / 2))
-            .set_response_timeout(Some(timeout))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_millis(250));
-        let conn = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(RedisFailure::Command)?;
+    pub fn new(
+        target: &RedisTarget,
+        prefix: &str,
+        timeout: Duration,
+    ) -> Result<Self, RedisFailure> {
         Ok(Self {
-            conn,
+            conn: Connection::open(target, timeout).map_err(RedisFailure::Command)?,
+            target: target.clone(),
             keys: Keys::new(prefix),
             timeout,
         })
@@ -124,7 +124,7 @@ impl RedisStore {
     async fn bounded<T, F>(
         &self,
         op: &'static str,
-        f: impl FnOnce(ConnectionManager) -> F,
+        f: impl FnOnce(Connection) -> F,
     ) -> Result<T, RedisFailure>
     where
         F: Future<Output = Result<T, RedisFailure>>,
@@ -146,8 +146,8 @@ impl RedisStore {
         result
     }
 
-    /// Runs calls of one script in one pipeline and answers each call's own outcome, in
-    /// order. A call Redis refused with NOSCRIPT (its script cache was lost: a restart, a
+    /// Runs calls of one script in one pipeline per slot and answers each call's own
+    /// outcome, in order (calls in one slot run in their order). A call Redis refused with NOSCRIPT (its script cache was lost: a restart, a
     /// SCRIPT FLUSH) did not run: the script is loaded again and only such calls are sent
     /// again, so a call that ran is never sent twice. A timeout or a dropped connection
     /// fails the whole pipeline: its calls may or may not have run.
@@ -169,11 +169,10 @@ impl RedisStore {
                     script.prepare_invoke().load_async(&mut conn).await?;
                 }
                 let mut pipe = redis::pipe();
-                pipe.ignore_errors();
                 for &i in &pending {
                     pipe.invoke_script(&calls[i]);
                 }
-                let replies: Vec<Value> = pipe.query_async(&mut conn).await?;
+                let replies = conn.query_split(&pipe).await?;
                 let mut refused = Vec::new();
                 for (&i, reply) in pending.iter().zip(replies) {
                     match reply {
@@ -218,6 +217,26 @@ impl RedisStore {
             .await?
             .into_iter()
             .collect()
+    }
+
+    /// Runs a pipeline of reads (or writes that need not be atomic together) whose keys
+    /// may live in several slots: see [`Connection::query_split`].
+    async fn query<T: redis::FromRedisValue>(
+        &self,
+        op: &'static str,
+        pipe: redis::Pipeline,
+    ) -> Result<T, RedisFailure> {
+        self.bounded(op, |conn| async move {
+            let replies = conn.query_split(&pipe).await?;
+            if let Some(Value::ServerError(e)) =
+                replies.iter().find(|r| matches!(r, Value::ServerError(_)))
+            {
+                return Err(redis::RedisError::from(e.clone()).into());
+            }
+            redis::from_redis_value(Value::Array(replies))
+                .map_err(|e| RedisFailure::Reply(format!("{op}: {e}")))
+        })
+        .await
     }
 
     /// Answers whether Redis responds.
@@ -335,8 +354,20 @@ impl RedisStore {
     }
 
     /// Subscribes to configuration-change notices on a connection of its own (pub/sub
-    /// needs one).
-    pub async fn config_notices(&self, url: &str) -> Result<Notices, RedisFailure> {
+    /// needs one): to the server, or to the first seed node of a cluster that answers. A
+    /// cluster carries a PUBLISH to every node, so any one of them hears every notice.
+    pub async fn config_notices(&self) -> Result<Notices, RedisFailure> {
+        let mut failure = RedisFailure::Unavailable("no Redis node to subscribe on".to_owned());
+        for url in self.target.nodes() {
+            match self.subscribe(url).await {
+                Ok(notices) => return Ok(notices),
+                Err(err) => failure = err,
+            }
+        }
+        Err(failure)
+    }
+
+    async fn subscribe(&self, url: &str) -> Result<Notices, RedisFailure> {
         let client = redis::Client::open(url).map_err(RedisFailure::Command)?;
         let timeout = self.timeout;
         let channel = self.keys.config_channel();

@@ -263,11 +263,7 @@ impl RedisStore {
             for (_, key) in &keyed {
                 pipe.get(key);
             }
-            let records: Vec<Option<String>> = self
-                .bounded("score", |mut conn| async move {
-                    Ok(pipe.query_async(&mut conn).await?)
-                })
-                .await?;
+            let records: Vec<Option<String>> = self.query("score", pipe).await?;
             for ((i, _), record) in keyed.iter().zip(records) {
                 if let Some(record) = record {
                     let dup = Value::Array(vec![

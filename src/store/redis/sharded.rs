@@ -45,46 +45,26 @@ fn rankings(board: &BoardKeys, view: View, bucket: &Bucket) -> Vec<String> {
         .collect()
 }
 
-/// Adds to `pipe` what counts a bucket's members and voters: one ZCARD per shard, then
-/// one PFCOUNT of every shard's HyperLogLog.
+/// Adds to `pipe` what counts a bucket's members: one ZCARD per shard.
 fn counts(pipe: &mut redis::Pipeline, board: &BoardKeys, bucket: &Bucket) {
     for key in rankings(board, View::Real, bucket) {
         pipe.zcard(key);
     }
-    let voters: Vec<String> = board
-        .shards()
-        .iter()
-        .flat_map(|s| s.voters(bucket))
-        .collect();
-    pipe.pfcount(voters);
 }
 
-/// Takes the replies of [`counts`] off the end of a pipeline's replies: (members, voters).
-fn read_counts(replies: &mut Vec<Value>, shards: usize) -> Result<(i64, i64), RedisFailure> {
+/// Takes the replies of [`counts`] off the end of a pipeline's replies: the members.
+fn read_counts(replies: &mut Vec<Value>, shards: usize) -> Result<i64, RedisFailure> {
     let bad = || RedisFailure::Reply("sharded counts".into());
-    let at = replies.len().checked_sub(shards + 1).ok_or_else(bad)?;
-    let counts = replies
+    let at = replies.len().checked_sub(shards).ok_or_else(bad)?;
+    replies
         .split_off(at)
         .iter()
         .map(as_int)
-        .collect::<Option<Vec<i64>>>()
-        .ok_or_else(bad)?;
-    let (participants, cards) = counts.split_last().ok_or_else(bad)?;
-    Ok((cards.iter().sum(), *participants))
+        .sum::<Option<i64>>()
+        .ok_or_else(bad)
 }
 
 impl RedisStore {
-    async fn pipeline<T: redis::FromRedisValue + Send + 'static>(
-        &self,
-        op: &'static str,
-        pipe: redis::Pipeline,
-    ) -> Result<T, RedisFailure> {
-        self.bounded(op, |mut conn| async move {
-            Ok(pipe.query_async(&mut conn).await?)
-        })
-        .await
-    }
-
     /// Members with a score in the bucket (summed over shards) and distinct voters (the
     /// union of the shards' HyperLogLogs).
     pub(super) async fn sharded_counts(
@@ -94,8 +74,32 @@ impl RedisStore {
     ) -> Result<(i64, i64), RedisFailure> {
         let mut pipe = redis::pipe();
         counts(&mut pipe, board, bucket);
-        let mut replies: Vec<Value> = self.pipeline("sharded_counts", pipe).await?;
-        read_counts(&mut replies, board.shards().len())
+        let (mut replies, participants) = self
+            .with_participants("sharded_counts", pipe, board, bucket)
+            .await?;
+        Ok((
+            read_counts(&mut replies, board.shards().len())?,
+            participants,
+        ))
+    }
+
+    /// Runs `pipe` and counts the bucket's distinct voters at the same time.
+    async fn with_participants(
+        &self,
+        op: &'static str,
+        pipe: redis::Pipeline,
+        board: &BoardKeys,
+        bucket: &Bucket,
+    ) -> Result<(Vec<Value>, i64), RedisFailure> {
+        let (replies, participants) = tokio::try_join!(
+            self.query::<Vec<Value>>(op, pipe),
+            self.sharded_participants(board, std::slice::from_ref(bucket))
+        )?;
+        let participants = participants
+            .first()
+            .copied()
+            .ok_or_else(|| RedisFailure::Reply("sharded participants".into()))?;
+        Ok((replies, participants))
     }
 
     /// Members with a strictly higher score than `units`, over every shard.
@@ -104,7 +108,7 @@ impl RedisStore {
         for key in keys {
             pipe.zcount(key, format!("({units}"), "+inf");
         }
-        let counts: Vec<i64> = self.pipeline("sharded_rank", pipe).await?;
+        let counts: Vec<i64> = self.query("sharded_rank", pipe).await?;
         Ok(counts.iter().sum())
     }
 
@@ -134,8 +138,10 @@ impl RedisStore {
                 .arg("WITHSCORES");
         }
         counts(&mut pipe, q.board, q.bucket);
-        let mut replies: Vec<Value> = self.pipeline("sharded_page", pipe).await?;
-        let (total_members, participants) = read_counts(&mut replies, keys.len())?;
+        let (mut replies, participants) = self
+            .with_participants("sharded_page", pipe, q.board, q.bucket)
+            .await?;
+        let total_members = read_counts(&mut replies, keys.len())?;
         let bad = || RedisFailure::Reply("sharded page".into());
         let mut shards = replies
             .iter()
@@ -167,7 +173,7 @@ impl RedisStore {
                     .arg(need - 1)
                     .arg("WITHSCORES");
             }
-            let rest: Vec<Value> = self.pipeline("sharded_page", pipe).await?;
+            let rest: Vec<Value> = self.query("sharded_page", pipe).await?;
             for (&i, reply) in more.iter().zip(&rest) {
                 shards[i].extend(entries(reply).ok_or_else(bad)?);
             }
@@ -202,8 +208,10 @@ impl RedisStore {
         let mut pipe = redis::pipe();
         pipe.zscore(&own, anchor);
         counts(&mut pipe, q.board, q.bucket);
-        let mut replies: Vec<Value> = self.pipeline("sharded_page", pipe).await?;
-        let (total_members, participants) = read_counts(&mut replies, keys.len())?;
+        let (mut replies, participants) = self
+            .with_participants("sharded_page", pipe, q.board, q.bucket)
+            .await?;
+        let total_members = read_counts(&mut replies, keys.len())?;
         let empty = PageReply {
             total_members,
             participants,
@@ -272,7 +280,7 @@ impl RedisStore {
             )
             .pfcount(shard.member_voters(q.bucket, q.member));
         let (score, previous, participants): (Option<String>, Option<String>, i64) =
-            self.pipeline("sharded_standing", pipe).await?;
+            self.query("sharded_standing", pipe).await?;
         let units = |s: Option<String>| s.and_then(|s| super::reply::parse_units(&s));
         let (score, previous_score) = (
             units(score),
@@ -309,7 +317,7 @@ impl RedisStore {
                 pipe.zcount(key, format!("({units}"), "+inf");
             }
         }
-        let replies: Vec<Value> = self.pipeline("sharded_standing", pipe).await?;
+        let replies: Vec<Value> = self.query("sharded_standing", pipe).await?;
         let bad = || RedisFailure::Reply("sharded standing".into());
         let (nearest, counts) = replies.split_at(keys.len());
         let counts = counts

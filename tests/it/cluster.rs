@@ -1,0 +1,186 @@
+//! On a 3-master Redis Cluster: boards and a sharded board's shards spread over the
+//! nodes, each hash tag's keys on one node; deletion finds keys on every node; a
+//! configuration change reaches instances listening on any node. (The vote, read,
+//! rules, idempotency and layout modules run on the cluster too: `make test`.)
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ovation::store::redis::RedisTarget;
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::harness::{Options, TestApp, shared_cluster};
+
+fn on_the_cluster(seeds: Vec<String>) -> Options {
+    Options {
+        redis: RedisTarget::Cluster(seeds),
+        ..Options::default()
+    }
+}
+
+/// Every key of the app's boards, by hash tag, with the nodes (ports) that hold them.
+async fn tags_by_node(prefix: &str) -> BTreeMap<String, BTreeSet<u16>> {
+    let mut tags: BTreeMap<String, BTreeSet<u16>> = BTreeMap::new();
+    for node in &shared_cluster().nodes {
+        let mut conn = redis::Client::open(node.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(format!("{prefix}:{{b:*"))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        for key in keys {
+            let tag = key[key.find('{').unwrap()..=key.find('}').unwrap()].to_owned();
+            tags.entry(tag).or_default().insert(node.port);
+        }
+    }
+    tags
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn boards_and_shards_spread_over_the_nodes_each_tag_on_one_node() {
+    let app = TestApp::spawn_with(on_the_cluster(shared_cluster().seeds())).await;
+    for i in 0..6 {
+        let slug = format!("b{i}");
+        app.board(json!({"slug": slug, "title": slug, "membership": "open"}))
+            .await;
+        let (status, body) = app.vote(&slug, json!({"member": "m", "voter": "v"})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    app.board(
+        json!({"slug": "split", "title": "Split", "membership": "open",
+        "scoring": "scores", "storage": {"kind": "sharded", "shards": 8}}),
+    )
+    .await;
+    for i in 0..40 {
+        let (status, body) = app
+            .post(
+                "/api/v1/boards/split/scores",
+                json!({"member": format!("m{i}"), "op": "incr", "value": i + 1, "voter": format!("v{}", i % 10)}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let tags = tags_by_node(&app.prefix).await;
+    assert!(
+        tags.values().all(|nodes| nodes.len() == 1),
+        "a hash tag's keys live on one node: {tags:?}"
+    );
+    let nodes = |shards: bool| -> BTreeSet<u16> {
+        tags.iter()
+            .filter(|(tag, _)| tag.contains(":s") == shards)
+            .flat_map(|(_, nodes)| nodes.iter().copied())
+            .collect()
+    };
+    assert_eq!(
+        tags.keys().filter(|t| t.contains(":s")).count(),
+        8,
+        "{tags:?}"
+    );
+    assert!(nodes(false).len() >= 2, "boards on one node: {tags:?}");
+    assert!(nodes(true).len() >= 2, "shards on one node: {tags:?}");
+
+    // The sharded board reads as one: the top, a rank, and its distinct voters counted
+    // over shards on several nodes.
+    let (status, page) = app.get("/api/v1/boards/split/top?limit=3").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let top: Vec<(&str, i64)> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["member"].as_str().unwrap(), e["score"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(top, [("m39", 40), ("m38", 39), ("m37", 38)]);
+    assert_eq!(page["total_members"], 40, "{page}");
+    assert_eq!(page["participants"], 10, "{page}");
+    let (_, member) = app.get("/api/v1/boards/split/members/m20").await;
+    assert_eq!(
+        (member["rank"].clone(), member["score"].clone()),
+        (json!(20), json!(21))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_a_board_on_a_cluster_unlinks_its_keys_on_every_node() {
+    let app = TestApp::spawn_with(on_the_cluster(shared_cluster().seeds())).await;
+    app.board(
+        json!({"slug": "gone", "title": "Gone", "membership": "open",
+        "scoring": "scores", "storage": {"kind": "sharded", "shards": 6}}),
+    )
+    .await;
+    app.board(json!({"slug": "kept", "title": "Kept", "membership": "open"}))
+        .await;
+    for i in 0..30 {
+        let (status, body) = app
+            .post(
+                "/api/v1/boards/gone/scores",
+                json!({"member": format!("m{i}"), "op": "incr", "value": 1}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    app.vote("kept", json!({"member": "m"})).await;
+    let before = tags_by_node(&app.prefix).await;
+    // Six shards (a write without board-wide rules touches its shard only) and "kept".
+    assert_eq!(before.len(), 6 + 1, "{before:?}");
+    let (status, body) = app.delete("/api/v1/admin/boards/gone").await;
+    assert!(status.is_success(), "{body}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = tags_by_node(&app.prefix).await;
+        if left.len() == 1 {
+            assert_eq!(left.get("{b:2}").map(BTreeSet::len), Some(1), "{left:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "keys left behind: {left:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_change_reaches_instances_listening_on_every_node() {
+    let seeds = shared_cluster().seeds();
+    let first = TestApp::spawn_with(on_the_cluster(seeds.clone())).await;
+    first.board(json!({"slug": "sync", "title": "Sync"})).await;
+    // Each instance subscribes to the first seed it is given: one per node.
+    let mut others = Vec::new();
+    for i in 0..seeds.len() {
+        let mut rotated = seeds.clone();
+        rotated.rotate_left(i);
+        others.push(
+            TestApp::spawn_with(Options {
+                prefix: first.prefix.clone(),
+                database: Some(Arc::clone(&first.database)),
+                // No periodic check: only the notice can tell.
+                config_check: Duration::from_secs(120),
+                ..on_the_cluster(rotated)
+            })
+            .await,
+        );
+    }
+    // Give each instance a moment to subscribe before the change.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    first
+        .patch("/api/v1/admin/boards/sync", json!({"title": "Renamed"}))
+        .await;
+    for (i, other) in others.iter().enumerate() {
+        let started = Instant::now();
+        loop {
+            let (_, board) = other.get("/api/v1/admin/boards/sync").await;
+            if board["title"] == "Renamed" {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(2),
+                "instance {i} still shows {}",
+                board["title"]
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
