@@ -5,6 +5,9 @@
 # beforehand.
 set -euo pipefail
 
+# A cluster is the operator's to run: nothing is started for OVATION_REDIS_CLUSTER.
+[ -n "${OVATION_REDIS_CLUSTER:-}" ] && exit 0
+
 url="${OVATION_REDIS_URL:-redis://127.0.0.1:6379}"
 hostport="${url#*://}"; hostport="${hostport##*@}"; hostport="${hostport%%/*}"
 host="${hostport%%:*}"; port="${hostport##*:}"

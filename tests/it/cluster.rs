@@ -45,6 +45,9 @@ async fn tags_by_node(prefix: &str) -> BTreeMap<String, BTreeSet<u16>> {
 #[tokio::test(flavor = "multi_thread")]
 async fn boards_and_shards_spread_over_the_nodes_each_tag_on_one_node() {
     let app = TestApp::spawn_with(on_the_cluster(shared_cluster().seeds())).await;
+    let (status, ready) = app.get("/readyz").await;
+    assert_eq!(status, StatusCode::OK, "{ready}");
+    assert_eq!(ready["redis_durability"]["persistence"], "none", "{ready}");
     for i in 0..6 {
         let slug = format!("b{i}");
         app.board(json!({"slug": slug, "title": slug, "membership": "open"}))
