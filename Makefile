@@ -39,3 +39,4 @@ bench:
 	cargo bench --bench load
 	cargo bench --bench rolling
 	cargo bench --bench huge
+	cargo bench --bench cluster
