@@ -153,6 +153,7 @@ async fn votes(store: &RedisStore, secs: u64) -> f64 {
                     receipt: "",
                     hour: now.timestamp().div_euclid(3600),
                     at_ms: now.timestamp_millis(),
+                    late: false,
                     rules: &[],
                     windows: &[],
                     voters: &voters,
@@ -195,6 +196,7 @@ async fn sharded_writes(store: &RedisStore, board: &BoardKeys, secs: u64) -> f64
                     receipt: "",
                     hour: 0,
                     at_ms: 0,
+                    late: false,
                     rules: &[],
                 };
                 store

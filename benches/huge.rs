@@ -157,6 +157,7 @@ async fn writes(
             receipt: "",
             hour: 0,
             at_ms: 0,
+            late: false,
             rules: &[],
         };
         store

@@ -77,6 +77,7 @@ async fn vote_usec(
             receipt: "",
             hour: now.timestamp().div_euclid(3600),
             at_ms: now.timestamp_millis(),
+            late: false,
             rules: &[],
             windows: &windows,
             voters: &voters,

@@ -53,6 +53,9 @@ pub struct Settings {
     /// `OVATION_CONFIG_CHECK_MS`: how often an instance reads the configuration version
     /// (reloading when it moved) and pings its notice connection.
     pub config_check: Duration,
+    /// `OVATION_ARCHIVE_CHECK_MS`: how often an instance looks for closed buckets to
+    /// archive (one instance at a time works).
+    pub archive_check: Duration,
     /// `OVATION_SESSION_IDLE_S`: a dashboard session ends after this long without a
     /// request.
     pub session_idle: Duration,
@@ -85,6 +88,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("cookie_secure", "true"),
     ("read_cache_ms", "250"),
     ("config_check_ms", "2000"),
+    ("archive_check_ms", "20000"),
     ("session_idle_s", "1800"),
     ("session_absolute_s", "43200"),
     ("allow_eviction", "false"),
@@ -214,6 +218,8 @@ impl Settings {
         let read_cache = Duration::from_millis(parse_number(get("read_cache_ms"), 0, 60_000)?);
         let config_check =
             Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
+        let archive_check =
+            Duration::from_millis(parse_number(get("archive_check_ms"), 50, 600_000)?);
         let session_idle = Duration::from_secs(parse_number(get("session_idle_s"), 1, 86_400)?);
         let session_absolute =
             Duration::from_secs(parse_number(get("session_absolute_s"), 1, 30 * 86_400)?);
@@ -233,6 +239,7 @@ impl Settings {
             cookie_secure,
             read_cache,
             config_check,
+            archive_check,
             session_idle,
             session_absolute,
             allow_eviction,

@@ -11,6 +11,7 @@ mod m20261123_000006_create_member_removals;
 mod m20261123_000007_add_display_decimals;
 mod m20261123_000008_add_embed_origins;
 mod m20261123_000009_add_scoring;
+mod m20261124_000010_create_archive;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -28,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000007_add_display_decimals::Migration),
             Box::new(m20261123_000008_add_embed_origins::Migration),
             Box::new(m20261123_000009_add_scoring::Migration),
+            Box::new(m20261124_000010_create_archive::Migration),
         ]
     }
 }

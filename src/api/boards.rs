@@ -10,10 +10,11 @@ use crate::domain::Invalid;
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::period::Bucket;
+use crate::domain::retention::Retention;
 use crate::domain::scoring::Storage;
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard::{
-    self, MemberResponse, StatsResponse, TopResponse, readable_board, select,
+    self, HistoryResponse, MemberResponse, StatsResponse, TopResponse, readable_board, select,
 };
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -44,6 +45,18 @@ pub struct TopQuery {
     /// Default 0.
     pub offset: Option<i64>,
     /// Default 100, at most 1000.
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct HistoryQuery {
+    /// hour, day (default), week or month.
+    pub period: Option<String>,
+    /// The newest bucket: a label or an RFC 3339 timestamp; default the current one.
+    pub at: Option<String>,
+    /// display (default) or real.
+    pub view: Option<String>,
+    /// Buckets, 1 to 100; default 30.
     pub limit: Option<i64>,
 }
 
@@ -117,6 +130,54 @@ impl StorageSettings {
     }
 }
 
+/// Days a closed bucket stays in Redis once archived, per period kind (1 to 36,500);
+/// `null` keeps it forever, and a key left out takes its default.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"hour": 3, "day": 60, "week": 400, "month": 800}))]
+pub struct RetentionSettings {
+    /// Default 3.
+    #[serde(default = "default_hour")]
+    pub hour: Option<i64>,
+    /// Default 60.
+    #[serde(default = "default_day")]
+    pub day: Option<i64>,
+    /// Default 400.
+    #[serde(default = "default_week")]
+    pub week: Option<i64>,
+    /// Default 800.
+    #[serde(default = "default_month")]
+    pub month: Option<i64>,
+}
+
+fn default_hour() -> Option<i64> {
+    Retention::default().hour
+}
+fn default_day() -> Option<i64> {
+    Retention::default().day
+}
+fn default_week() -> Option<i64> {
+    Retention::default().week
+}
+fn default_month() -> Option<i64> {
+    Retention::default().month
+}
+
+impl RetentionSettings {
+    pub fn of(r: Retention) -> Self {
+        Self {
+            hour: r.hour,
+            day: r.day,
+            week: r.week,
+            month: r.month,
+        }
+    }
+
+    pub fn parse(&self) -> Result<Retention, Invalid> {
+        Retention::new(self.hour, self.day, self.week, self.month)
+    }
+}
+
 /// What a client needs to show a board.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BoardResponse {
@@ -140,6 +201,8 @@ pub struct BoardResponse {
     /// Decimals of a scores board's scores (0 on votes boards).
     pub decimals: u8,
     pub storage: StorageSettings,
+    pub retention: RetentionSettings,
+    pub archive_top: i64,
     pub periods: Vec<PeriodInfo>,
     pub members: Vec<MemberInfo>,
 }
@@ -177,6 +240,8 @@ impl BoardResponse {
             scoring: s.scoring.as_str().to_owned(),
             decimals: s.scoring.decimals(),
             storage: StorageSettings::of(s.storage),
+            retention: RetentionSettings::of(s.retention),
+            archive_top: s.archive_top,
             periods: s
                 .periods
                 .iter()
@@ -254,7 +319,7 @@ pub async fn get_top(
     let body = state
         .reads
         .get_or_make(key, || async {
-            let mut tops = leaderboard::tops(&state.redis, &[sel], offset, limit).await?;
+            let mut tops = leaderboard::tops(&state, &[sel], offset, limit).await?;
             let top = tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?;
             let json = serde_json::to_vec(&top).map_err(anyhow::Error::from)?;
             Ok(json.into())
@@ -289,11 +354,40 @@ pub async fn get_member(
         query.at.as_deref(),
         query.view.as_deref(),
     )?;
-    let mut standings = leaderboard::standings(&state.redis, &sel, &[member]).await?;
+    let mut standings = leaderboard::standings(&state, &sel, &[member]).await?;
     let standing = standings
         .pop()
         .ok_or_else(|| anyhow::anyhow!("no standing"))?;
     Ok(HttpResponse::Ok().json(standing))
+}
+
+/// A member's rank and score per bucket of a calendar period, newest first, from the
+/// bucket `at` names (default: the current one) back: live buckets from Redis, archived
+/// ones from the archive (`archived: true`).
+#[utoipa::path(get, path = "/api/v1/boards/{board}/members/{member}/history", tag = "reads",
+    params(("board" = String, Path), ("member" = String, Path), HistoryQuery),
+    responses((status = 200, body = HistoryResponse),
+        (status = 404, body = super::ErrorBody),
+        (status = 422, description = "invalid_period (not hour, day, week or month), period_not_enabled, invalid_field (limit)", body = super::ErrorBody)))]
+#[get("/boards/{board}/members/{member}/history")]
+pub async fn get_history(
+    state: web::Data<AppState>,
+    auth: Auth,
+    path: web::Path<(String, String)>,
+    query: web::Query<HistoryQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (board, member) = path.into_inner();
+    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let member = parse_member(&member)?;
+    let period = query.period.as_deref().unwrap_or("day");
+    let sel = select(
+        board,
+        Some(period),
+        query.at.as_deref(),
+        query.view.as_deref(),
+    )?;
+    let history = leaderboard::history(&state, &sel, &member, query.limit.unwrap_or(30)).await?;
+    Ok(HttpResponse::Ok().json(history))
 }
 
 /// A member and its neighbours; `entries` is empty when the member has no score.
@@ -316,7 +410,7 @@ pub async fn get_around(
         query.at.as_deref(),
         query.view.as_deref(),
     )?;
-    let page = leaderboard::around(&state.redis, &sel, &member, query.radius.unwrap_or(5)).await?;
+    let page = leaderboard::around(&state, &sel, &member, query.radius.unwrap_or(5)).await?;
     Ok(HttpResponse::Ok().json(page))
 }
 
@@ -338,5 +432,5 @@ pub async fn get_stats(
         query.at.as_deref(),
         query.view.as_deref(),
     )?;
-    Ok(HttpResponse::Ok().json(leaderboard::stats(&state.redis, &sel).await?))
+    Ok(HttpResponse::Ok().json(leaderboard::stats(&state, &sel).await?))
 }

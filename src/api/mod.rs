@@ -85,6 +85,7 @@ new key for every new write; reuse a key only to retry the very same request."),
         boards::get_top,
         boards::get_member,
         boards::get_around,
+        boards::get_history,
         boards::get_stats,
         quota::get_quota,
         ranks::get_ranks,
@@ -94,6 +95,7 @@ new key for every new write; reuse a key only to retry the very same request."),
         admin::boards::get_board,
         admin::boards::update_board,
         admin::boards::delete_board,
+        admin::boards::archive_board,
         admin::members::upsert_members,
         admin::members::import_members,
         admin::members::update_member,
@@ -291,6 +293,7 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
             .service(boards::get_top)
             .service(boards::get_member)
             .service(boards::get_around)
+            .service(boards::get_history)
             .service(boards::get_stats)
             .service(quota::get_quota)
             .service(ranks::get_ranks)

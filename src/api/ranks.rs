@@ -106,7 +106,7 @@ pub async fn get_ranks(
         .filter_map(|c| c.as_ref().ok())
         .cloned()
         .collect();
-    let mut standings = leaderboard::standings(&state.redis, &sel, &found)
+    let mut standings = leaderboard::standings(&state, &sel, &found)
         .await?
         .into_iter();
     let members = ids
@@ -163,6 +163,6 @@ pub async fn get_tops(
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let tops = leaderboard::tops(&state.redis, &selections, 0, query.limit.unwrap_or(10)).await?;
+    let tops = leaderboard::tops(&state, &selections, 0, query.limit.unwrap_or(10)).await?;
     Ok(HttpResponse::Ok().json(TopsResponse { tops }))
 }

@@ -7,6 +7,7 @@ use chrono_tz::Tz;
 use super::Invalid;
 use super::ids::{BoardSlug, MemberId};
 use super::period::Period;
+use super::retention::{ARCHIVE_TOP_DEFAULT, Retention};
 use super::score::Milli;
 use super::scoring::{Scoring, Storage};
 
@@ -108,6 +109,10 @@ pub struct BoardSettings {
     pub scoring: Scoring,
     /// How the buckets are kept in Redis; fixed at creation.
     pub storage: Storage,
+    /// How long closed buckets stay in Redis after they are archived.
+    pub retention: Retention,
+    /// Entries of each view the archive keeps per bucket.
+    pub archive_top: i64,
 }
 
 impl BoardSettings {
@@ -129,6 +134,8 @@ impl BoardSettings {
             embed_origins: Vec::new(),
             scoring: Scoring::Votes,
             storage: Storage::Full,
+            retention: Retention::default(),
+            archive_top: ARCHIVE_TOP_DEFAULT,
         }
     }
 

@@ -9,6 +9,7 @@ use std::fmt;
 pub enum Code {
     AlreadyExists,
     AmbiguousBucket,
+    ArchiveBusy,
     ApiKeyNotFound,
     BatchTooLarge,
     BoardExists,
@@ -23,6 +24,7 @@ pub enum Code {
     Forbidden,
     IdempotencyKeyReused,
     InternalError,
+    InvalidArchiveTop,
     InvalidBoardSlug,
     InvalidBucket,
     InvalidChannel,
@@ -57,6 +59,7 @@ pub enum Code {
     InvalidQuery,
     InvalidScope,
     InvalidScopes,
+    InvalidRetention,
     InvalidScoring,
     InvalidStorage,
     InvalidTerminal,
@@ -103,6 +106,7 @@ impl Code {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::AlreadyExists => "already_exists",
+            Self::ArchiveBusy => "archive_busy",
             Self::AmbiguousBucket => "ambiguous_bucket",
             Self::ApiKeyNotFound => "api_key_not_found",
             Self::BatchTooLarge => "batch_too_large",
@@ -118,6 +122,7 @@ impl Code {
             Self::Forbidden => "forbidden",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::InternalError => "internal_error",
+            Self::InvalidArchiveTop => "invalid_archive_top",
             Self::InvalidBoardSlug => "invalid_board_slug",
             Self::InvalidBucket => "invalid_bucket",
             Self::InvalidChannel => "invalid_channel",
@@ -152,6 +157,7 @@ impl Code {
             Self::InvalidQuery => "invalid_query",
             Self::InvalidScope => "invalid_scope",
             Self::InvalidScopes => "invalid_scopes",
+            Self::InvalidRetention => "invalid_retention",
             Self::InvalidScoring => "invalid_scoring",
             Self::InvalidStorage => "invalid_storage",
             Self::InvalidTerminal => "invalid_terminal",

@@ -11,6 +11,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod limit;
 pub mod period;
+pub mod retention;
 pub mod score;
 pub mod scoring;
 

@@ -16,6 +16,7 @@ use crate::domain::board::{Board, BoardSettings, Member};
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, Channel, MemberId};
 use crate::domain::limit::{RateRule, RuleSpec, bounds as limit_bounds};
+use crate::engine::archive::{self, ArchiveReport};
 use crate::engine::config::{self, BoardConfig, Change};
 use crate::engine::reconcile;
 use crate::engine::state::AppState;
@@ -104,6 +105,7 @@ pub async fn delete_board(state: &AppState, actor: &str, slug: &BoardSlug) -> Re
     let current = board_of(state, slug)?;
     let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
     sql::boards::delete_board(&txn, current.board.id).await?;
+    sql::archive::delete_board(&txn, current.board.id).await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
     changed(state, Change::Board(slug.clone())).await?;
     audit(
@@ -125,6 +127,26 @@ pub async fn delete_board(state: &AppState, actor: &str, slug: &BoardSlug) -> Re
         }
     });
     Ok(())
+}
+
+/// Archives a board's closed buckets now and releases the keys of those past their
+/// retention (`archive::archive_now`), and records it in the audit log.
+pub async fn archive_board(
+    state: &AppState,
+    actor: &str,
+    slug: &BoardSlug,
+) -> Result<ArchiveReport, ApiError> {
+    let board = board_of(state, slug)?;
+    let report = archive::archive_now(state, &board).await?;
+    audit(
+        state,
+        actor,
+        "board.archive",
+        &format!("board {slug}"),
+        json!({"archived": report.archived.len(), "released": report.released.len()}),
+    )
+    .await;
+    Ok(report)
 }
 
 /// Inserts or replaces members; their initial votes move the all-time display board.
@@ -410,6 +432,8 @@ fn settings_json(s: &BoardSettings) -> Value {
         "scoring": s.scoring.as_str(),
         "decimals": s.scoring.decimals(),
         "storage": s.storage.encode(),
+        "retention": s.retention.encode(),
+        "archive_top": s.archive_top,
     })
 }
 

@@ -17,11 +17,11 @@ use crate::domain::score::View;
 use crate::domain::scoring::{Scoring, Storage, to_points};
 use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
+use crate::engine::state::AppState;
 use crate::error::ApiError;
 use crate::store::redis::window::{WindowAt, WindowPageQuery};
-use crate::store::redis::{
-    PageQuery, PageReply, RedisStore, SHARDED_MAX_DEPTH, StandingQuery, StandingReply,
-};
+use crate::store::redis::{PageQuery, PageReply, SHARDED_MAX_DEPTH, StandingQuery, StandingReply};
+use crate::store::sql::archive::{self, ArchivedBucket};
 
 /// Entries per page at most.
 pub const MAX_LIMIT: i64 = 1000;
@@ -149,6 +149,10 @@ pub struct TopResponse {
     pub participants: i64,
     pub offset: i64,
     pub entries: Vec<Entry>,
+    /// Present (`true`) when the bucket was read from the archive: it left Redis. The
+    /// archive keeps each bucket's best `archive_top` entries.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
 }
 
 /// The span a rolling window's read covered: from the start of the oldest slot counted
@@ -170,7 +174,11 @@ struct PageAsk<'a> {
 
 /// Reads pages in order: buckets through `page.lua`, rolling windows through
 /// `window_page.lua`, which first brings the window to now; one round trip per kind.
-async fn read_pages(redis: &RedisStore, asks: &[PageAsk<'_>]) -> Result<Vec<PageReply>, ApiError> {
+async fn read_pages(
+    state: &AppState,
+    asks: &[PageAsk<'_>],
+) -> Result<Vec<(PageReply, bool)>, ApiError> {
+    let redis = &state.redis;
     let now = Utc::now();
     let (mut buckets, mut windows) = (Vec::new(), Vec::new());
     for ask in asks {
@@ -209,28 +217,89 @@ async fn read_pages(redis: &RedisStore, asks: &[PageAsk<'_>]) -> Result<Vec<Page
         redis.window_pages(&windows).await?
     }
     .into_iter();
-    asks.iter()
-        .map(|ask| {
-            let page = match ask.sel.bucket.period.rolling() {
-                Some(_) => windows.next(),
-                None => buckets.next(),
+    let mut pages = Vec::with_capacity(asks.len());
+    for ask in asks {
+        let page = match ask.sel.bucket.period.rolling() {
+            Some(_) => windows.next(),
+            None => buckets.next(),
+        };
+        let page = page.ok_or_else(|| anyhow::anyhow!("redis answered fewer pages than asked"))?;
+        // A closed bucket Redis holds nothing of may be in the archive.
+        if page.total_members == 0
+            && closed(&ask.sel.bucket, now)
+            && let Some(archived) = archive::read_bucket(
+                &state.db,
+                ask.sel.board.board.id,
+                &ask.sel.bucket,
+                ask.sel.view,
+            )
+            .await?
+        {
+            pages.push((archived_page(&archived, ask), true));
+        } else {
+            pages.push((page, false));
+        }
+    }
+    Ok(pages)
+}
+
+/// Whether a bucket has ended: only those can be archived.
+fn closed(bucket: &Bucket, now: DateTime<Utc>) -> bool {
+    bucket.end.is_some_and(|end| end <= now)
+}
+
+/// A page of an archived bucket, as `page.lua` answers one of a live bucket.
+fn archived_page(archived: &ArchivedBucket, ask: &PageAsk<'_>) -> PageReply {
+    let entries = &archived.entries;
+    let from = match ask.anchor {
+        None => Some((ask.offset as usize).min(entries.len())),
+        // As around a member in Redis: up to `radius` entries above it.
+        Some(anchor) => entries
+            .iter()
+            .position(|e| e.member == anchor)
+            .map(|j| j - (ask.offset as usize).min(j)),
+    };
+    let (offset, page) = match from {
+        Some(from) => {
+            let to = (from + ask.limit as usize).min(entries.len());
+            (Some(from as i64), &entries[from..to])
+        }
+        None => (None, &entries[..0]),
+    };
+    PageReply {
+        total_members: archived.total_members,
+        participants: archived.participants,
+        offset,
+        first_rank: page.first().map_or(0, |e| e.rank),
+        entries: page.iter().map(|e| (e.member.clone(), e.units)).collect(),
+    }
+}
+
+/// The competition rank of each entry of a page: equal scores share a rank, the next
+/// score's rank counts every entry before it.
+pub(crate) fn ranks(page: &PageReply) -> Vec<i64> {
+    let offset = page.offset.unwrap_or(0);
+    let mut previous: Option<(i64, i64)> = None; // (units, rank)
+    page.entries
+        .iter()
+        .enumerate()
+        .map(|(i, (_, units))| {
+            let rank = match previous {
+                None => page.first_rank,
+                Some((prev_units, prev_rank)) if prev_units == *units => prev_rank,
+                Some(_) => offset + i as i64 + 1,
             };
-            page.ok_or_else(|| anyhow::anyhow!("redis answered fewer pages than asked").into())
+            previous = Some((*units, rank));
+            rank
         })
         .collect()
 }
 
-fn top_response(sel: &Selection, page: PageReply) -> TopResponse {
+fn top_response(sel: &Selection, page: PageReply, archived: bool) -> TopResponse {
     let offset = page.offset.unwrap_or(0);
+    let ranks = ranks(&page);
     let mut entries: Vec<Entry> = Vec::with_capacity(page.entries.len());
-    let mut previous: Option<(i64, i64)> = None; // (units, rank)
-    for (i, (member, units)) in page.entries.into_iter().enumerate() {
-        let rank = match previous {
-            None => page.first_rank,
-            Some((prev_units, prev_rank)) if prev_units == units => prev_rank,
-            Some(_) => offset + i as i64 + 1,
-        };
-        previous = Some((units, rank));
+    for ((member, units), rank) in page.entries.into_iter().zip(ranks) {
         let info = MemberId::parse(&member)
             .ok()
             .and_then(|id| sel.board.members.get(&id));
@@ -261,6 +330,7 @@ fn top_response(sel: &Selection, page: PageReply) -> TopResponse {
         participants: page.participants,
         offset,
         entries,
+        archived,
     }
 }
 
@@ -283,7 +353,7 @@ pub fn check_page(offset: i64, limit: i64) -> Result<(), ApiError> {
 
 /// Pages of several selections, in one round trip.
 pub async fn tops(
-    redis: &RedisStore,
+    state: &AppState,
     selections: &[Selection],
     offset: i64,
     limit: i64,
@@ -310,17 +380,17 @@ pub async fn tops(
             anchor: None,
         })
         .collect();
-    let pages = read_pages(redis, &asks).await?;
+    let pages = read_pages(state, &asks).await?;
     Ok(selections
         .iter()
         .zip(pages)
-        .map(|(s, p)| top_response(s, p))
+        .map(|(s, (p, archived))| top_response(s, p, archived))
         .collect())
 }
 
 /// The member and `radius` neighbours on each side.
 pub async fn around(
-    redis: &RedisStore,
+    state: &AppState,
     sel: &Selection,
     member: &MemberId,
     radius: i64,
@@ -338,9 +408,9 @@ pub async fn around(
         limit: 2 * radius + 1,
         anchor: Some(member.as_str()),
     };
-    let page = read_pages(redis, &[ask]).await?.into_iter().next();
-    let page = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
-    Ok(top_response(sel, page))
+    let page = read_pages(state, &[ask]).await?.into_iter().next();
+    let (page, archived) = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
+    Ok(top_response(sel, page, archived))
 }
 
 /// The nearest member with a strictly higher score.
@@ -391,6 +461,9 @@ pub struct MemberResponse {
     pub above: Option<Above>,
     /// Absent for `all`.
     pub previous: Option<Previous>,
+    /// Present (`true`) when the standing was read from the archive.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
 }
 
 /// Refuses a member that is not on a closed board.
@@ -408,7 +481,7 @@ pub fn check_member(sel: &Selection, member: &MemberId) -> Result<(), ApiError> 
 
 /// Standings of several members of one selection, in one round trip.
 pub async fn standings(
-    redis: &RedisStore,
+    state: &AppState,
     sel: &Selection,
     members: &[MemberId],
 ) -> Result<Vec<MemberResponse>, ApiError> {
@@ -429,7 +502,7 @@ pub async fn standings(
             limit: 1,
             anchor: None,
         };
-        read_pages(redis, &[ask]).await?;
+        read_pages(state, &[ask]).await?;
     }
     let previous = sel.bucket.previous(sel.board.board.settings.timezone);
     let queries: Vec<StandingQuery> = members
@@ -442,12 +515,57 @@ pub async fn standings(
             member: m.as_str(),
         })
         .collect();
-    let replies = redis.standings(&queries).await?;
+    let mut replies = state.redis.standings(&queries).await?;
+    // Members a closed bucket in Redis has no score for may be in its archive.
+    let mut archived = false;
+    if closed(&sel.bucket, Utc::now())
+        && replies.iter().any(|r| r.score.is_none())
+        && let Some(bucket) =
+            archive::read_bucket(&state.db, sel.board.board.id, &sel.bucket, sel.view).await?
+    {
+        archived = bucket.left_redis(Utc::now());
+        for (m, r) in members.iter().zip(replies.iter_mut()) {
+            if r.score.is_none()
+                && let Some(standing) = archived_standing(&bucket, m.as_str())
+            {
+                archived = true;
+                *r = StandingReply {
+                    previous_score: r.previous_score,
+                    previous_rank: r.previous_rank,
+                    ..standing
+                };
+            }
+        }
+    }
     Ok(members
         .iter()
         .zip(replies)
-        .map(|(m, r)| member_response(sel, previous.as_ref(), m, r))
+        .map(|(m, r)| MemberResponse {
+            archived,
+            ..member_response(sel, previous.as_ref(), m, r)
+        })
         .collect())
+}
+
+/// A member's standing in an archived bucket: its entry, and the nearest entry with a
+/// higher score; `None` when the archive has no entry for it.
+fn archived_standing(bucket: &ArchivedBucket, member: &str) -> Option<StandingReply> {
+    let entries = &bucket.entries;
+    let j = entries.iter().position(|e| e.member == member)?;
+    let mine = &entries[j];
+    let above = entries[..j]
+        .iter()
+        .rev()
+        .find(|e| e.units > mine.units)
+        .map(|e| (e.member.clone(), e.units, e.rank));
+    Some(StandingReply {
+        score: Some(mine.units),
+        rank: Some(mine.rank),
+        above,
+        previous_score: None,
+        previous_rank: None,
+        participants: mine.voters,
+    })
 }
 
 fn member_response(
@@ -500,7 +618,125 @@ fn member_response(
                 trend,
             }
         }),
+        archived: false,
     }
+}
+
+/// Most buckets one history answers.
+pub const MAX_HISTORY: i64 = 100;
+
+/// A member in one bucket of its history.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryEntry {
+    pub bucket: String,
+    pub starts_at: Option<DateTime<Utc>>,
+    /// Null without a score in the bucket (or outside what was ranked or archived).
+    pub rank: Option<i64>,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+    /// Whether this bucket was read from the archive.
+    pub archived: bool,
+}
+
+/// A member's rank and score per bucket, newest first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryResponse {
+    pub board: String,
+    pub member: String,
+    pub period: String,
+    pub view: String,
+    pub buckets: Vec<HistoryEntry>,
+}
+
+/// A member's rank and score in the `limit` buckets of `sel`'s period up to `sel`'s
+/// bucket, newest first: live buckets from Redis, archived ones from SQL.
+pub async fn history(
+    state: &AppState,
+    sel: &Selection,
+    member: &MemberId,
+    limit: i64,
+) -> Result<HistoryResponse, ApiError> {
+    if !sel.bucket.period.is_periodic() {
+        return Err(ApiError::invalid(
+            Code::InvalidPeriod,
+            "a history needs a calendar period: hour, day, week or month",
+        ));
+    }
+    if !(1..=MAX_HISTORY).contains(&limit) {
+        return Err(ApiError::invalid_field(
+            "limit",
+            format!("limit must be between 1 and {MAX_HISTORY}"),
+        ));
+    }
+    check_member(sel, member)?;
+    let tz = sel.board.board.settings.timezone;
+    let mut buckets = vec![sel.bucket.clone()];
+    while (buckets.len() as i64) < limit {
+        match buckets.last().and_then(|b| b.previous(tz)) {
+            Some(before) => buckets.push(before),
+            None => break,
+        }
+    }
+    let queries: Vec<StandingQuery> = buckets
+        .iter()
+        .map(|bucket| StandingQuery {
+            board: &sel.board.keys,
+            bucket,
+            previous: None,
+            view: sel.view,
+            member: member.as_str(),
+        })
+        .collect();
+    let replies = state.redis.standings(&queries).await?;
+    let now = Utc::now();
+    let missing: Vec<String> = buckets
+        .iter()
+        .zip(&replies)
+        .filter(|(b, r)| r.score.is_none() && closed(b, now))
+        .map(|(b, _)| b.label.clone())
+        .collect();
+    let archived: std::collections::HashMap<String, archive::ArchivedEntry> = if missing.is_empty()
+    {
+        Default::default()
+    } else {
+        archive::member_entries(
+            &state.db,
+            sel.board.board.id,
+            sel.bucket.period,
+            &missing,
+            sel.view,
+            member.as_str(),
+        )
+        .await?
+        .into_iter()
+        .collect()
+    };
+    Ok(HistoryResponse {
+        board: sel.board.board.slug.to_string(),
+        member: member.to_string(),
+        period: sel.bucket.period.to_string(),
+        view: sel.view.as_str().to_owned(),
+        buckets: buckets
+            .iter()
+            .zip(replies)
+            .map(|(bucket, r)| match archived.get(&bucket.label) {
+                Some(entry) if r.score.is_none() => HistoryEntry {
+                    bucket: bucket.label.clone(),
+                    starts_at: bucket.start,
+                    rank: Some(entry.rank),
+                    score: sel.points(entry.units),
+                    archived: true,
+                },
+                _ => HistoryEntry {
+                    bucket: bucket.label.clone(),
+                    starts_at: bucket.start,
+                    rank: r.rank,
+                    score: sel.points(r.score.unwrap_or(0)),
+                    archived: false,
+                },
+            })
+            .collect(),
+    })
 }
 
 /// Votes in one hour.
@@ -539,7 +775,8 @@ pub const STATS_HOURS: i64 = 48;
 
 /// Participants, members and votes of a bucket, and votes and refusals per hour over the
 /// last 48 hours.
-pub async fn stats(redis: &RedisStore, sel: &Selection) -> Result<StatsResponse, ApiError> {
+pub async fn stats(state: &AppState, sel: &Selection) -> Result<StatsResponse, ApiError> {
+    let redis = &state.redis;
     let now = Utc::now()
         .duration_trunc(Duration::hours(1))
         .unwrap_or_else(|_| Utc::now());
@@ -560,8 +797,8 @@ pub async fn stats(redis: &RedisStore, sel: &Selection) -> Result<StatsResponse,
             limit: 1,
             anchor: None,
         };
-        let page = read_pages(redis, &[ask]).await?.into_iter().next();
-        let page = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
+        let page = read_pages(state, &[ask]).await?.into_iter().next();
+        let (page, _) = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
         (page.total_members, page.participants)
     } else {
         redis.bucket_counts(&sel.board.keys, &sel.bucket).await?

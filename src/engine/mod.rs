@@ -2,6 +2,7 @@
 
 pub mod activity;
 pub mod admin;
+pub mod archive;
 pub mod auth;
 pub mod config;
 pub mod durability;

@@ -71,6 +71,7 @@ struct Prepared {
     voters: Vec<Bucket>,
     units: i64,
     at: DateTime<Utc>,
+    late: bool,
     rules: Vec<RuleCheck>,
 }
 
@@ -112,6 +113,7 @@ pub async fn write(
             receipt,
             hour: p.at.timestamp().div_euclid(3600),
             at_ms: p.at.timestamp_millis(),
+            late: p.late,
             rules: &p.rules,
         })
         .collect();
@@ -155,6 +157,7 @@ fn prepare(
     let Admitted {
         board,
         at,
+        late,
         channel,
         rules,
     } = admit(cache, caller, &writer, true, value, now)?;
@@ -172,6 +175,7 @@ fn prepare(
         voters,
         units,
         at,
+        late,
         rules,
     })
 }

@@ -15,6 +15,7 @@ use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::domain::period::{Bucket, voter_buckets};
+use crate::domain::retention::is_late;
 use crate::domain::score::{Increment, View};
 use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
@@ -79,6 +80,7 @@ struct Prepared {
     windows: Vec<WindowTarget>,
     increment: Increment,
     at: DateTime<Utc>,
+    late: bool,
     rules: Vec<RuleCheck>,
     /// The buckets whose distinct voters the vote adds to.
     voters: Vec<Bucket>,
@@ -219,6 +221,7 @@ fn call<'a>(
         receipt,
         hour: p.at.timestamp().div_euclid(3600),
         at_ms: p.at.timestamp_millis(),
+        late: p.late,
         rules: &p.rules,
         windows: &p.windows,
         voters: &p.voters,
@@ -254,6 +257,8 @@ pub(super) struct Writer<'a> {
 pub(super) struct Admitted {
     pub board: Arc<BoardConfig>,
     pub at: DateTime<Utc>,
+    /// Whether `at` had passed a while ago (`retention::is_late`).
+    pub late: bool,
     /// The channel the write counts for: the key's, when it is bound to one.
     pub channel: Option<Channel>,
     pub rules: Vec<RuleCheck>,
@@ -343,6 +348,7 @@ pub(super) fn admit(
     Ok(Admitted {
         board,
         at,
+        late: is_late(at, now),
         channel,
         rules,
     })
@@ -378,6 +384,7 @@ fn prepare(
     let Admitted {
         board,
         at,
+        late,
         channel,
         rules,
     } = admit(cache, caller, &writer, false, count, now)?;
@@ -422,6 +429,7 @@ fn prepare(
         windows,
         increment,
         at,
+        late,
         rules,
         voters,
     })

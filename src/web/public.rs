@@ -203,7 +203,7 @@ async fn cards(
 ) -> Result<Cards, PageError> {
     let config = &sel.board;
     let settings = &config.board.settings;
-    let top = leaderboard::tops(&state.redis, std::slice::from_ref(sel), 0, MAX_LIMIT)
+    let top = leaderboard::tops(state, std::slice::from_ref(sel), 0, MAX_LIMIT)
         .await?
         .remove(0);
     // A scores board's own decimals are always shown: 12.5 points is not 12 or 13.
@@ -489,7 +489,7 @@ async fn on_the_ranking(
         return Ok(false);
     }
     let sel = leaderboard::select(config.clone(), None, None, None)?;
-    let standing = leaderboard::standings(&state.redis, &sel, std::slice::from_ref(member)).await?;
+    let standing = leaderboard::standings(state, &sel, std::slice::from_ref(member)).await?;
     Ok(standing.first().is_some_and(|s| s.rank.is_some()))
 }
 

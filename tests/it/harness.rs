@@ -343,6 +343,8 @@ pub struct Options {
     pub read_cache: Duration,
     /// How often the instance checks the configuration version and pings its notices.
     pub config_check: Duration,
+    /// How often the archive task runs; an hour by default, so other tests see none.
+    pub archive_check: Duration,
     /// Dashboard sessions' idle and absolute timeouts.
     pub session_idle: Duration,
     pub session_absolute: Duration,
@@ -359,6 +361,7 @@ impl Default for Options {
             trusted_proxies: Vec::new(),
             read_cache: Duration::ZERO,
             config_check: Duration::from_secs(2),
+            archive_check: Duration::from_secs(3600),
             session_idle: Duration::from_secs(1800),
             session_absolute: Duration::from_secs(43_200),
             cors_origins: Vec::new(),
@@ -392,6 +395,7 @@ impl TestApp {
             cookie_secure: false,
             read_cache: opts.read_cache,
             config_check: opts.config_check,
+            archive_check: opts.archive_check,
             session_idle: opts.session_idle,
             session_absolute: opts.session_absolute,
             allow_eviction: false,

@@ -100,6 +100,7 @@ async fn write(
         receipt: "",
         hour: 0,
         at_ms: 0,
+        late: false,
         rules: &[],
     };
     store

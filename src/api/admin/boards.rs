@@ -6,15 +6,17 @@ use utoipa::ToSchema;
 
 use super::{board_slug, nullable};
 use crate::api::auth::Admin;
-use crate::api::boards::{BoardResponse, StorageSettings};
+use crate::api::boards::{BoardResponse, RetentionSettings, StorageSettings};
 use crate::domain::board::{
     BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_origin, parse_periods,
 };
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::{parse_instant, parse_timezone};
+use crate::domain::retention::check_archive_top;
 use crate::domain::scoring::{Scoring, Storage};
 use crate::engine::admin as engine;
+use crate::engine::archive::ArchiveReport;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -60,6 +62,13 @@ pub struct BoardRequest {
     pub decimals: Option<i64>,
     /// How a scores board is kept; fixed at creation. Default `{"kind": "full"}`.
     pub storage: Option<StorageSettings>,
+    /// Days a closed bucket stays in Redis once archived, per period kind (1 to 36,500;
+    /// `null`: forever). A key left out takes its default: hour 3, day 60, week 400,
+    /// month 800.
+    pub retention: Option<RetentionSettings>,
+    /// Entries of each view the archive keeps per closed bucket, 1 to 10,000 (default
+    /// 1,000).
+    pub archive_top: Option<i64>,
 }
 
 impl BoardRequest {
@@ -113,6 +122,12 @@ impl BoardRequest {
         }
         if let Some(st) = &self.storage {
             s.storage = Storage::parse(&st.kind, st.retain, st.trim_at, st.shards)?;
+        }
+        if let Some(r) = &self.retention {
+            s.retention = r.parse()?;
+        }
+        if let Some(n) = self.archive_top {
+            s.archive_top = check_archive_top(n)?;
         }
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {
@@ -170,6 +185,28 @@ pub async fn list_boards(
         .map(|b| BoardResponse::of(b))
         .collect::<Result<_, _>>()?;
     Ok(HttpResponse::Ok().json(BoardsResponse { boards }))
+}
+
+/// Archives every closed bucket of the board now, then releases the Redis keys of its
+/// archived buckets past their retention (an operator freeing memory after a campaign).
+/// Reads of released buckets answer from the archive (`"archived": true`).
+#[utoipa::path(post, path = "/api/v1/admin/boards/{board}/archive", tag = "admin",
+    params(("board" = String, Path)),
+    responses(
+        (status = 200, body = ArchiveReport),
+        (status = 404, description = "board_not_found", body = crate::api::ErrorBody),
+        (status = 409, description = "archive_busy: another instance held the archive for 10 s; try again", body = crate::api::ErrorBody),
+        (status = 503, description = "redis_unavailable", body = crate::api::ErrorBody),
+    ))]
+#[post("/boards/{board}/archive")]
+pub async fn archive_board(
+    state: web::Data<AppState>,
+    Admin(caller): Admin,
+    board: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = board_slug(&board)?;
+    let report = engine::archive_board(&state, &caller.actor, &slug).await?;
+    Ok(HttpResponse::Ok().json(report))
 }
 
 /// One board, public or not.

@@ -19,6 +19,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(boards::get_board)
             .service(boards::update_board)
             .service(boards::delete_board)
+            .service(boards::archive_board)
             .service(members::upsert_members)
             .service(members::import_members)
             .service(members::update_member)

@@ -75,6 +75,11 @@ impl Keys {
     pub fn config_version(&self) -> String {
         format!("{}config:version", self.prefix)
     }
+
+    /// The archive task's lease (string: the holder's token; expires).
+    pub fn archive_lease(&self) -> String {
+        format!("{}archive:lease", self.prefix)
+    }
 }
 
 /// The keys of one board, and the layout its buckets are kept in.
@@ -192,6 +197,13 @@ impl BoardKeys {
     /// Two keys a script may use for a moment and delete before it returns.
     pub fn scratch(&self) -> [String; 2] {
         [format!("{}tmp:a", self.base), format!("{}tmp:b", self.base)]
+    }
+
+    /// Late writes per hour (hash: hours since the epoch -> writes that arrived after
+    /// their time had passed): the archive task archives those hours' closed buckets
+    /// again, then takes off what it saw.
+    pub fn late_writes(&self) -> String {
+        format!("{}late", self.base)
     }
 
     /// Votes per hour (hash: hours since the epoch -> votes).

@@ -3,7 +3,8 @@
 //! Each atomic operation is one script in a `*.lua` file beside this module, whose header
 //! says its KEYS, ARGV, reply and invariant; each script has one Rust module here
 //! (`vote`, `score`, `rules`, `page`, `window`, `member`, `usage`, `initial`, `announce`,
-//! `voter_union`) that lays out its keys and arguments and reads its reply; `sharded` reads sharded boards and `board`
+//! `voter_union`, `late` for `late_ack`, `lease`) that lays out its keys and arguments
+//! and reads its reply; `release` gives an archived bucket's keys their expiry; `sharded` reads sharded boards and `board`
 //! holds a board's plain commands (counts, stats, member removal, deletion). This file
 //! holds the connection, the bounded calls, the script runner and the commands that are
 //! not a board's (sign-in attempts, the marker, configuration notices). Every call is
@@ -16,8 +17,11 @@ mod board;
 mod connection;
 mod initial;
 pub mod keys;
+mod late;
+mod lease;
 mod member;
 mod page;
+mod release;
 mod reply;
 mod rules;
 mod score;
@@ -35,8 +39,11 @@ use redis::{AsyncCommands, Script, ServerErrorKind, Value};
 use connection::Connection;
 pub use connection::RedisTarget;
 pub use keys::{BoardKeys, Keys};
+pub use late::LateMarks;
+pub use lease::Lease;
 pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
+pub use release::Release;
 pub use rules::{Counter, CounterOf, RuleCheck};
 pub use score::{ScoreCall, ScoreReply};
 pub use sharded::MAX_DEPTH as SHARDED_MAX_DEPTH;

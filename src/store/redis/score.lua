@@ -14,13 +14,14 @@
 -- KEYS[1]  idempotency record (string; any key of the board when ARGV[5] is 0)
 -- KEYS[2]  writes-per-hour counter (hash: epoch hour -> writes)
 -- KEYS[3]  refusals of the write's hour (hash: rule id -> refused writes)
--- then two keys per enabled period p = 0 .. n-1, at 3 + 2p:
+-- KEYS[4]  late writes (hash: epoch hour -> writes; see vote.lua)
+-- then two keys per enabled period p = 0 .. n-1, at 4 + 2p:
 --   +1 ranking of the bucket (zset)
 --   +2 exact scores of the bucket (hash; top_n only, else any key, unused)
--- then two keys per voter bucket v = 0 .. h-1, at 3 + 2n + 2v (see vote.lua):
+-- then two keys per voter bucket v = 0 .. h-1, at 4 + 2n + 2v (see vote.lua):
 --   +1 the bucket's distinct voters (HyperLogLog)
 --   +2 the member's distinct voters in it (HyperLogLog)
--- then two keys per rule i = 0 .. r-1, at 3 + 2n + 2h + 2i (see rules.lua)
+-- then two keys per rule i = 0 .. r-1, at 4 + 2n + 2h + 2i (see rules.lua)
 --
 -- ARGV[1]  member id
 -- ARGV[2]  op: 'incr', 'decr', 'set' or 'best'
@@ -39,7 +40,8 @@
 -- ARGV[14] top_n: retain; 0 for the full layout
 -- ARGV[15] top_n: trim_at
 -- ARGV[16] h, the number of voter buckets
--- then six per rule i, at 16 + 6i (see rules.lua)
+-- ARGV[17] '1' when the write is late (its time passed a while ago), else '0'
+-- then six per rule i, at 17 + 6i (see rules.lua)
 --
 -- Returns one of
 --   {'ok', score_0, score_1, ...}    the member's new score per period (decimal strings)
@@ -63,9 +65,9 @@ local retain = tonumber(ARGV[14])
 local trim_at = tonumber(ARGV[15])
 local top_n = retain > 0
 local h = tonumber(ARGV[16])
-local voter_key = 3 + 2 * n
+local voter_key = 4 + 2 * n
 local rule_key = voter_key + 2 * h
-local rule_arg = 16
+local rule_arg = 17
 
 local early, used, stale = write_checks(idem_ttl, rule_key, rule_arg, r, 1, KEYS[3], ARGV[12])
 if early then
@@ -75,7 +77,7 @@ end
 -- The new score in every bucket, checked before anything is written.
 local new, changed = {}, {}
 for p = 0, n - 1 do
-  local base = 3 + 2 * p
+  local base = 4 + 2 * p
   local old
   if top_n then
     old = redis.call('HGET', KEYS[base + 2], member)
@@ -128,7 +130,7 @@ end
 
 local result = {'ok'}
 for p = 0, n - 1 do
-  local base = 3 + 2 * p
+  local base = 4 + 2 * p
   local text = string.format('%d', new[p])
   if changed[p] then
     if top_n then
@@ -148,6 +150,9 @@ if voter ~= '' then
 end
 if ARGV[7] ~= '' then
   redis.call('HINCRBY', KEYS[2], ARGV[7], '1')
+  if ARGV[17] == '1' then
+    redis.call('HINCRBY', KEYS[4], ARGV[7], '1')
+  end
 end
 
 if idem_ttl > 0 then

@@ -52,6 +52,9 @@ pub struct ScoreCall<'a> {
     pub hour: i64,
     /// The write's time, ms since the epoch.
     pub at_ms: i64,
+    /// Whether the write's time had passed a while before it arrived
+    /// (`retention::is_late`): its hour is marked for the archive.
+    pub late: bool,
     /// The rules the write must pass (each counts 1); empty when it skips them.
     pub rules: &'a [RuleCheck],
 }
@@ -96,7 +99,9 @@ impl ScoreCall<'_> {
             _ => (keys.votes_per_hour(), 0),
         };
         let mut inv = SCORE.key(idem_key);
-        inv.key(keys.votes_per_hour()).key(keys.refusals(self.hour));
+        inv.key(keys.votes_per_hour())
+            .key(keys.refusals(self.hour))
+            .key(keys.late_writes());
         for bucket in step.buckets {
             inv.key(keys.scores(View::Real, bucket))
                 .key(keys.exact_scores(bucket));
@@ -131,7 +136,8 @@ impl ScoreCall<'_> {
             .arg(step.rules.len())
             .arg(retain)
             .arg(trim_at)
-            .arg(voters.len());
+            .arg(voters.len())
+            .arg(if self.late { "1" } else { "0" });
         rules::push_args(rules(), &mut inv);
         inv
     }

@@ -7,15 +7,17 @@
 -- KEYS[1]  idempotency record (string; any key of the board when ARGV[6] is 0)
 -- KEYS[2]  votes-per-hour counter (hash: epoch hour -> votes)
 -- KEYS[3]  refusals of the vote's hour (hash: rule id -> refused votes)
--- then three keys per enabled period p = 0 .. n-1, at 3 + 3p:
+-- KEYS[4]  late votes (hash: epoch hour -> votes counted after their time had passed;
+--          the archive task archives their closed buckets again)
+-- then three keys per enabled period p = 0 .. n-1, at 4 + 3p:
 --   +1 real scores of the vote's bucket        (zset)
 --   +2 display scores of the vote's bucket     (zset)
 --   +3 display scores of the next bucket       (zset; carry-over target, ignored for `all`)
 -- then two keys per voter bucket v = 0 .. h-1 (the hour, day and all-time buckets the
--- vote counts voters in; a week's and a month's voters are their days'), at 3 + 3n + 2v:
+-- vote counts voters in; a week's and a month's voters are their days'), at 4 + 3n + 2v:
 --   +1 the bucket's distinct voters             (HyperLogLog)
 --   +2 the member's distinct voters in it       (HyperLogLog)
--- then two keys per rule i = 0 .. r-1, at 3 + 3n + 2h + 2i (see rules.lua)
+-- then two keys per rule i = 0 .. r-1, at 4 + 3n + 2h + 2i (see rules.lua)
 -- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
 --
 -- ARGV[1]  member id
@@ -34,10 +36,11 @@
 -- ARGV[14] TTL in seconds of the refusals hash
 -- ARGV[15] r, the number of rules
 -- ARGV[16] h, the number of voter buckets
--- ARGV[16 + 1 + p] '1' when period p carries over into its next bucket, else '0'
--- then six per rule i, at 16 + n + 6i (see rules.lua; a rule counts the real increment)
--- then at 16 + n + 6r + 1: w, the number of rolling windows, and four per window k at
--- 16 + n + 6r + 1 + 4k:
+-- ARGV[17] '1' when the vote is late (its time passed a while ago), else '0'
+-- ARGV[17 + 1 + p] '1' when period p carries over into its next bucket, else '0'
+-- then six per rule i, at 17 + n + 6i (see rules.lua; a rule counts the real increment)
+-- then at 17 + n + 6r + 1: w, the number of rolling windows, and four per window k at
+-- 17 + n + 6r + 1 + 4k:
 --   +1 s, its slots
 --   +2 the clock's slot (now)
 --   +3 the vote's slot (its time)
@@ -68,10 +71,10 @@ local max_units = tonumber(ARGV[10])
 local all_index = tonumber(ARGV[11])
 local r = tonumber(ARGV[15])
 local h = tonumber(ARGV[16])
-local period_key = 3
-local voter_key = 3 + 3 * n
+local period_key = 4
+local voter_key = 4 + 3 * n
 local rule_key = voter_key + 2 * h
-local rule_arg = 16 + n
+local rule_arg = 17 + n
 local window_arg = rule_arg + 6 * r
 local w = tonumber(ARGV[window_arg + 1] or '0')
 
@@ -121,7 +124,7 @@ for p = 0, n - 1 do
   local base = period_key + 3 * p
   result[#result + 1] = redis.call('ZINCRBY', KEYS[base + 1], ARGV[2], member)
   result[#result + 1] = redis.call('ZINCRBY', KEYS[base + 2], ARGV[3], member)
-  if carry_inc > 0 and ARGV[16 + 1 + p] == '1' then
+  if carry_inc > 0 and ARGV[17 + 1 + p] == '1' then
     redis.call('ZINCRBY', KEYS[base + 3], ARGV[4], member)
   end
 end
@@ -142,6 +145,9 @@ for k = 0, w - 1 do
   o = o + 3 + 5 * slots
 end
 redis.call('HINCRBY', KEYS[2], ARGV[8], ARGV[2])
+if ARGV[17] == '1' then
+  redis.call('HINCRBY', KEYS[4], ARGV[8], ARGV[2])
+end
 
 if idem_ttl > 0 then
   local scores = {}

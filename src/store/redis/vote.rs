@@ -55,6 +55,9 @@ pub struct VoteCall<'a> {
     pub hour: i64,
     /// The vote's time, ms since the epoch.
     pub at_ms: i64,
+    /// Whether the vote's time had passed a while before it arrived (`period::is_late`):
+    /// its hour is marked for the archive.
+    pub late: bool,
     /// The rules the vote must pass; empty when it skips them.
     pub rules: &'a [RuleCheck],
     /// The rolling windows the vote counts in.
@@ -73,7 +76,8 @@ impl VoteCall<'_> {
         };
         let mut inv = VOTE.key(idem_key);
         inv.key(self.board.votes_per_hour())
-            .key(self.board.refusals(self.hour));
+            .key(self.board.refusals(self.hour))
+            .key(self.board.late_writes());
         for t in self.targets {
             let next = t.next.as_ref().unwrap_or(&t.current);
             inv.key(self.board.scores(View::Real, &t.current))
@@ -110,7 +114,8 @@ impl VoteCall<'_> {
             .arg(format!("{:016x}", rand::random::<u64>()))
             .arg(REFUSALS_TTL_S)
             .arg(self.rules.len())
-            .arg(self.voters.len());
+            .arg(self.voters.len())
+            .arg(if self.late { "1" } else { "0" });
         for t in self.targets {
             inv.arg(if t.next.is_some() { "1" } else { "0" });
         }

@@ -10,6 +10,7 @@ use super::{SqlError, from_naive, to_naive};
 use crate::domain::board::{Board, BoardSettings, Membership, parse_periods};
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::parse_timezone;
+use crate::domain::retention::Retention;
 use crate::domain::score::Milli;
 use crate::domain::scoring::{Scoring, Storage};
 
@@ -42,6 +43,8 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
             scoring: Scoring::parse(&row.scoring, Some(i64::from(row.score_decimals)))
                 .map_err(|e| corrupt("scoring", e))?,
             storage: Storage::decode(&row.storage).map_err(|e| corrupt("storage", e))?,
+            retention: Retention::decode(&row.retention).map_err(|e| corrupt("retention", e))?,
+            archive_top: row.archive_top,
             title: row.title,
             description: row.description,
         },
@@ -70,6 +73,8 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.scoring = Set(s.scoring.as_str().to_owned());
     model.score_decimals = Set(i16::from(s.scoring.decimals()));
     model.storage = Set(s.storage.encode());
+    model.retention = Set(s.retention.encode());
+    model.archive_top = Set(s.archive_top);
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

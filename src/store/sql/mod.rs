@@ -3,6 +3,7 @@
 //! Functions here take and return domain types; rows never leave this module.
 
 pub mod api_keys;
+pub mod archive;
 pub mod audit;
 pub mod boards;
 pub mod entities;

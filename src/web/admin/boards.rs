@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::{Chrome, html, html_with, is_htmx, see_other};
 use crate::api::admin::boards::BoardRequest;
-use crate::api::boards::StorageSettings;
+use crate::api::boards::{RetentionSettings, StorageSettings};
 use crate::domain::board::BoardSettings;
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
@@ -112,6 +112,10 @@ async fn list_boards(
     })
 }
 
+fn days(days: Option<i64>) -> String {
+    days.map(|d| d.to_string()).unwrap_or_default()
+}
+
 /// The form's fields as text, so a refused form shows what was typed.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -140,6 +144,12 @@ pub struct BoardForm {
     retain: String,
     trim_at: String,
     shards: String,
+    /// Days a closed bucket stays in Redis once archived; empty keeps it forever.
+    retention_hour: String,
+    retention_day: String,
+    retention_week: String,
+    retention_month: String,
+    archive_top: String,
 }
 
 impl BoardForm {
@@ -157,6 +167,11 @@ impl BoardForm {
             ends_at: s.ends_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             max_count: s.max_count.to_string(),
             display_decimals: s.display_decimals.to_string(),
+            retention_hour: days(s.retention.hour),
+            retention_day: days(s.retention.day),
+            retention_week: days(s.retention.week),
+            retention_month: days(s.retention.month),
+            archive_top: s.archive_top.to_string(),
             embed_origins: s.embed_origins.join("\n"),
             public_page: s.public_page.then(|| "on".to_owned()),
             scoring: s.scoring.as_str().to_owned(),
@@ -223,6 +238,13 @@ impl BoardForm {
                     PageError::Invalid("decimals shown must be a whole number from 0 to 6".into())
                 })?),
             },
+            retention: Some(RetentionSettings {
+                hour: whole(&self.retention_hour, "days in Redis of hours")?,
+                day: whole(&self.retention_day, "days in Redis of days")?,
+                week: whole(&self.retention_week, "days in Redis of weeks")?,
+                month: whole(&self.retention_month, "days in Redis of months")?,
+            }),
+            archive_top: whole(&self.archive_top, "entries archived")?,
             scoring: creating.then(|| self.scoring.trim().to_owned()),
             decimals: whole(&self.decimals, "decimals")?,
             storage: match self.storage_kind.trim() {
@@ -547,7 +569,7 @@ async fn live_page(
             ..sel.clone()
         });
     }
-    let pages = leaderboard::tops(&state.redis, &selections, 0, 100).await?;
+    let pages = leaderboard::tops(state, &selections, 0, 100).await?;
     let previous_ranks: HashMap<&str, i64> = pages
         .get(1)
         .map(|p| {
@@ -855,8 +877,7 @@ async fn export_ranking(
         .map_err(write_err)?;
     let mut offset = 0;
     loop {
-        let pages =
-            leaderboard::tops(&state.redis, std::slice::from_ref(&sel), offset, 1000).await?;
+        let pages = leaderboard::tops(&state, std::slice::from_ref(&sel), offset, 1000).await?;
         let entries = &pages[0].entries;
         for e in entries {
             out.write_record([

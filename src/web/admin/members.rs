@@ -142,7 +142,7 @@ async fn members_page(
     let mut cells: Vec<Vec<String>> = vec![Vec::new(); members.len()];
     for &period in &settings.periods {
         let sel = leaderboard::select(config.clone(), Some(period.as_str()), None, None)?;
-        for (row, standing) in leaderboard::standings(&state.redis, &sel, &members)
+        for (row, standing) in leaderboard::standings(state, &sel, &members)
             .await?
             .into_iter()
             .enumerate()

@@ -30,6 +30,9 @@ pub struct Model {
     pub score_decimals: i16,
     /// `full`, `top_n:<retain>:<trim_at>` or `sharded:<shards>`.
     pub storage: String,
+    /// Days per period kind, `hour,day,week,month`, `-` for forever.
+    pub retention: String,
+    pub archive_top: i64,
     pub created_at: DateTime,
     pub updated_at: DateTime,
 }

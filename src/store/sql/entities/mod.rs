@@ -2,6 +2,9 @@
 
 pub mod admin_user;
 pub mod api_key;
+pub mod archive_cursor;
+pub mod archived_bucket;
+pub mod archived_entry;
 pub mod audit_entry;
 pub mod board;
 pub mod member;

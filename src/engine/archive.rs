@@ -1,0 +1,450 @@
+//! The archive of closed buckets, and their keys' retention in Redis.
+//!
+//! Every instance runs [`run`]; a lease in Redis lets one at a time work, and another
+//! take over when it stops renewing (a crash). A run goes board by board:
+//! 1. late writes (marked by `vote.lua` and `score.lua` when a write's time had passed
+//!    a while before it arrived): the closed, archived buckets holding their hours are
+//!    archived again, then the marks seen are taken off;
+//! 2. in order, every bucket of each calendar period that closed
+//!    [`retention::ARCHIVE_AFTER`] ago, from where the last run stopped (a cursor in
+//!    SQL, moved in the transaction that writes each bucket, so a run stopped half-way
+//!    resumes after the last whole bucket and never writes one twice).
+//!
+//! Archiving a bucket writes its best `archive_top` entries of each view, with counts,
+//! to SQL in one transaction; only then do its Redis keys get an expiry, `retention`
+//! days after it closed (at least [`RELEASE_GRACE`] from now), so no key expires before
+//! its bucket is archived. Reads of a bucket no longer in Redis answer from the archive.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::config::BoardConfig;
+use super::leaderboard::ranks;
+use super::state::AppState;
+use crate::domain::code::Code;
+use crate::domain::period::{Bucket, Period, voter_days};
+use crate::domain::retention::ARCHIVE_AFTER;
+use crate::domain::score::View;
+use crate::error::ApiError;
+use crate::store::redis::{Lease, PageQuery, Release};
+use crate::store::sql::archive::{self as sql, ArchivedEntry, Standings};
+
+/// How long a lease lasts unless renewed; a run renews it before each bucket.
+pub const LEASE: Duration = Duration::from_secs(60);
+/// The least time a bucket's keys stay after it is archived: a bucket archived past its
+/// retention (a backfill) is readable from Redis a while longer.
+pub const RELEASE_GRACE: chrono::Duration = chrono::Duration::hours(1);
+/// How long the archive endpoint waits for the background task's lease.
+const LEASE_WAIT: Duration = Duration::from_secs(10);
+
+/// One bucket the archive wrote or released.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct BucketRef {
+    pub period: String,
+    pub bucket: String,
+}
+
+impl BucketRef {
+    fn of(bucket: &Bucket) -> Self {
+        Self {
+            period: bucket.period.to_string(),
+            bucket: bucket.label.clone(),
+        }
+    }
+}
+
+/// What archiving a board did.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+pub struct ArchiveReport {
+    /// Buckets written to the archive, oldest first per period.
+    pub archived: Vec<BucketRef>,
+    /// Buckets whose Redis keys were released (the endpoint only).
+    pub released: Vec<BucketRef>,
+}
+
+/// Archives on every instance, every `every`, while the process runs; one instance at
+/// a time does the work.
+pub async fn run(state: AppState, every: Duration) {
+    let token = format!("{:016x}", rand::random::<u64>());
+    let lease = state.redis.archive_lease(&token, LEASE);
+    let mut ticks = tokio::time::interval(every);
+    ticks.tick().await;
+    loop {
+        ticks.tick().await;
+        match archive_all(&state, &lease).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(buckets = n, "archived closed buckets"),
+            Err(err) => tracing::warn!(error = %err, "archiving stopped; the next run resumes"),
+        }
+    }
+}
+
+/// One run over every board, when this instance gets the lease; answers the buckets it
+/// wrote.
+pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, ApiError> {
+    if !state.redis.take_lease(lease).await? {
+        return Ok(0);
+    }
+    let mut written = 0;
+    let result = async {
+        for board in state.config.boards() {
+            written += archive_board(state, &board, lease, Utc::now()).await?.len();
+        }
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    if let Err(err) = state.redis.release_lease(lease).await {
+        tracing::debug!(error = %err, "could not let the archive lease go; it expires");
+    }
+    result.map(|()| written)
+}
+
+/// Archives a board's late-written and newly closed buckets (see the module's header);
+/// answers the buckets written. Stops when the lease is lost.
+pub async fn archive_board(
+    state: &AppState,
+    board: &BoardConfig,
+    lease: &Lease,
+    now: DateTime<Utc>,
+) -> Result<Vec<BucketRef>, ApiError> {
+    let settings = &board.board.settings;
+    let tz = settings.timezone;
+    let periods: Vec<Period> = settings
+        .periods
+        .iter()
+        .copied()
+        .filter(|p| p.is_periodic())
+        .collect();
+    let mut written = Vec::new();
+    if periods.is_empty() {
+        return Ok(written);
+    }
+    let closed = |b: &Bucket| b.end.is_some_and(|end| end + ARCHIVE_AFTER <= now);
+
+    // 1. Buckets archived before that late writes changed since.
+    let marks = state.redis.late_marks(&board.keys).await?;
+    let hours: BTreeSet<i64> = marks.iter().flat_map(|m| m.keys().copied()).collect();
+    for &period in &periods {
+        let Some(done) = sql::cursor(&state.db, board.board.id, period).await? else {
+            continue;
+        };
+        let mut again: Vec<Bucket> = Vec::new();
+        for hour in &hours {
+            // Every bucket the hour overlaps: its first and its last second.
+            for second in [hour * 3600, hour * 3600 + 3599] {
+                let Some(at) = DateTime::from_timestamp(second, 0) else {
+                    continue;
+                };
+                let Ok(bucket) = Bucket::containing(period, tz, at) else {
+                    continue;
+                };
+                if closed(&bucket)
+                    && bucket.end.is_some_and(|end| end <= done)
+                    && !again.contains(&bucket)
+                {
+                    again.push(bucket);
+                }
+            }
+        }
+        for bucket in again {
+            if !state.redis.renew_lease(lease).await? {
+                return Ok(written);
+            }
+            if archive_bucket(state, board, &bucket, false, now).await? {
+                written.push(BucketRef::of(&bucket));
+            }
+        }
+    }
+    if !hours.is_empty() {
+        state.redis.ack_late(&board.keys, &marks).await?;
+    }
+
+    // 2. Newly closed buckets, in order from the cursor.
+    for &period in &periods {
+        let from = match sql::cursor(&state.db, board.board.id, period).await? {
+            Some(done) => done,
+            None => match sql::board_created_at(&state.db, board.board.id).await? {
+                Some(created) => created,
+                None => return Ok(written),
+            },
+        };
+        let mut bucket = Bucket::containing(period, tz, from)?;
+        let mut done = None;
+        while closed(&bucket) {
+            if !state.redis.renew_lease(lease).await? {
+                return Ok(written);
+            }
+            if archive_bucket(state, board, &bucket, true, now).await? {
+                written.push(BucketRef::of(&bucket));
+            } else {
+                done = bucket.end;
+            }
+            match bucket.next(tz) {
+                Some(next) => bucket = next,
+                None => break,
+            }
+        }
+        // Empty buckets move the cursor once, at the end.
+        if let Some(until) = done {
+            sql::advance(&state.db, board.board.id, period, until).await?;
+        }
+    }
+    Ok(written)
+}
+
+/// The views a board keeps: a scores board has one.
+fn views(board: &BoardConfig) -> &'static [View] {
+    if board.board.settings.scoring.is_scores() {
+        &[View::Real]
+    } else {
+        &[View::Real, View::Display]
+    }
+}
+
+/// Archives one closed bucket and gives its keys their expiry; answers `false` when
+/// Redis holds nothing of it (nothing written). A bucket whose keys already left Redis
+/// (released, or expired) and got late writes since is archived as the sum of both.
+async fn archive_bucket(
+    state: &AppState,
+    board: &BoardConfig,
+    bucket: &Bucket,
+    in_order: bool,
+    now: DateTime<Utc>,
+) -> Result<bool, ApiError> {
+    let settings = &board.board.settings;
+    let queries: Vec<PageQuery<'_>> = views(board)
+        .iter()
+        .map(|&view| PageQuery {
+            board: &board.keys,
+            bucket,
+            view,
+            offset: 0,
+            limit: settings.archive_top,
+            anchor: None,
+        })
+        .collect();
+    let pages = state.redis.pages(&queries).await?;
+    let Some(first) = pages.first() else {
+        return Ok(false);
+    };
+    if first.total_members == 0 {
+        return Ok(false);
+    }
+    let members: Vec<String> = pages
+        .iter()
+        .flat_map(|p| p.entries.iter().map(|(m, _)| m.clone()))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let voters: HashMap<String, i64> = members
+        .iter()
+        .cloned()
+        .zip(
+            state
+                .redis
+                .member_participants(&board.keys, bucket, &members)
+                .await?,
+        )
+        .collect();
+    let mut standings = Standings {
+        total_members: first.total_members,
+        participants: first.participants,
+        views: views(board)
+            .iter()
+            .zip(&pages)
+            .map(|(&view, page)| {
+                let entries = page
+                    .entries
+                    .iter()
+                    .zip(ranks(page))
+                    .map(|((member, units), rank)| ArchivedEntry {
+                        member: member.clone(),
+                        units: *units,
+                        rank,
+                        voters: voters.get(member).copied().unwrap_or(0),
+                    })
+                    .collect();
+                (view, entries)
+            })
+            .collect(),
+    };
+    let mut release_now = false;
+    if let Some(earlier) = sql::read_bucket(&state.db, board.board.id, bucket, View::Real).await?
+        && earlier.left_redis(now)
+    {
+        standings = merged(state, board, bucket, standings, &earlier).await?;
+        release_now = true;
+    }
+
+    let retention = settings.retention;
+    let expires_at = retention
+        .release_at(bucket)
+        .map(|at| at.max(now + RELEASE_GRACE));
+    sql::write_bucket(
+        &state.db,
+        board.board.id,
+        bucket,
+        &standings,
+        in_order,
+        expires_at,
+    )
+    .await?;
+    let Some(at) = expires_at else {
+        return Ok(true);
+    };
+    let when = |at: DateTime<Utc>| {
+        if release_now {
+            Release::Now
+        } else {
+            Release::At(at.max(now + RELEASE_GRACE))
+        }
+    };
+    let tz = settings.timezone;
+    let voter_keys: Vec<(Bucket, Release)> = match bucket.period {
+        Period::Hour => vec![(bucket.clone(), when(at))],
+        // A day's voters also count its week and month: they stay as long as those.
+        Period::Day => retention
+            .day_voters_release_at(bucket, &settings.periods, tz)
+            .map(|at| vec![(bucket.clone(), when(at))])
+            .unwrap_or_default(),
+        // Without days of its own, a week's or month's archive lets its days' voters go.
+        Period::Week | Period::Month if !settings.periods.contains(&Period::Day) => {
+            voter_days(bucket, tz)
+                .into_iter()
+                .filter_map(|day| {
+                    let at = retention.day_voters_release_at(&day, &settings.periods, tz)?;
+                    Some((day, when(at)))
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    state
+        .redis
+        .release_bucket(&board.keys, bucket, when(at), &voter_keys)
+        .await?;
+    Ok(true)
+}
+
+/// The standings of a bucket whose keys had left Redis (`earlier`, from the archive)
+/// with what late writes put in Redis since: each member's scores add up; the counts
+/// of members and voters add up too, an upper bound (a member or voter in both is
+/// counted twice).
+async fn merged(
+    state: &AppState,
+    board: &BoardConfig,
+    bucket: &Bucket,
+    late: Standings,
+    earlier_real: &sql::ArchivedBucket,
+) -> Result<Standings, ApiError> {
+    let mut views_out = Vec::new();
+    for (view, entries) in late.views {
+        let earlier = if view == View::Real {
+            earlier_real.entries.clone()
+        } else {
+            sql::read_bucket(&state.db, board.board.id, bucket, view)
+                .await?
+                .map(|b| b.entries)
+                .unwrap_or_default()
+        };
+        let mut sums: HashMap<String, (i64, i64)> = HashMap::new();
+        for e in earlier.into_iter().chain(entries) {
+            let sum = sums.entry(e.member).or_default();
+            sum.0 += e.units;
+            sum.1 += e.voters;
+        }
+        let mut all: Vec<(String, (i64, i64))> = sums.into_iter().collect();
+        // The order of one sorted set read best first: score, then member id, descending.
+        all.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| b.0.cmp(&a.0)));
+        all.truncate(board.board.settings.archive_top as usize);
+        let page = crate::store::redis::PageReply {
+            total_members: 0,
+            participants: 0,
+            offset: Some(0),
+            first_rank: 1,
+            entries: all.iter().map(|(m, (u, _))| (m.clone(), *u)).collect(),
+        };
+        let entries = all
+            .into_iter()
+            .zip(ranks(&page))
+            .map(|((member, (units, voters)), rank)| ArchivedEntry {
+                member,
+                units,
+                rank,
+                voters,
+            })
+            .collect();
+        views_out.push((view, entries));
+    }
+    Ok(Standings {
+        total_members: earlier_real.total_members + late.total_members,
+        participants: earlier_real.participants + late.participants,
+        views: views_out,
+    })
+}
+
+/// `POST /admin/boards/{board}/archive`: archives every closed bucket of the board now
+/// (waiting for the background task's lease if it is busy), then releases the Redis
+/// keys of the board's archived buckets past their retention.
+pub async fn archive_now(state: &AppState, board: &BoardConfig) -> Result<ArchiveReport, ApiError> {
+    let token = format!("{:016x}", rand::random::<u64>());
+    let lease = state.redis.archive_lease(&token, LEASE);
+    let started = std::time::Instant::now();
+    while !state.redis.take_lease(&lease).await? {
+        if started.elapsed() > LEASE_WAIT {
+            return Err(ApiError::conflict(
+                Code::ArchiveBusy,
+                "another instance is archiving; try again in a minute",
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let result = async {
+        let now = Utc::now();
+        let archived = archive_board(state, board, &lease, now).await?;
+        let mut released = Vec::new();
+        let settings = &board.board.settings;
+        for (period, label) in sql::unreleased(&state.db, board.board.id).await? {
+            let bucket = Bucket::parse(Period::parse(&period)?, settings.timezone, &label)?;
+            if settings
+                .retention
+                .release_at(&bucket)
+                .is_none_or(|at| at > now)
+            {
+                continue;
+            }
+            let voters = match bucket.period {
+                Period::Week | Period::Month if settings.periods.contains(&Period::Day) => {
+                    Vec::new()
+                }
+                _ => voter_days(&bucket, settings.timezone)
+                    .into_iter()
+                    .filter(|day| {
+                        bucket.period == Period::Hour
+                            || settings
+                                .retention
+                                .day_voters_release_at(day, &settings.periods, settings.timezone)
+                                .is_some_and(|at| at <= now)
+                    })
+                    .map(|day| (day, Release::Now))
+                    .collect(),
+            };
+            state
+                .redis
+                .release_bucket(&board.keys, &bucket, Release::Now, &voters)
+                .await?;
+            sql::mark_released(&state.db, board.board.id, &bucket).await?;
+            released.push(BucketRef::of(&bucket));
+        }
+        Ok::<_, ApiError>(ArchiveReport { archived, released })
+    }
+    .await;
+    if let Err(err) = state.redis.release_lease(&lease).await {
+        tracing::debug!(error = %err, "could not let the archive lease go; it expires");
+    }
+    result
+}
