@@ -43,6 +43,7 @@ impl MigrationTrait for Migration {
                     .col(big_integer(ArchivedBuckets::TotalMembers))
                     .col(big_integer(ArchivedBuckets::Participants))
                     .col(integer(ArchivedBuckets::Writes))
+                    .col(big_integer(ArchivedBuckets::LateSeen))
                     .col(date_time(ArchivedBuckets::ArchivedAt))
                     .col(date_time_null(ArchivedBuckets::ExpiresAt))
                     .col(date_time_null(ArchivedBuckets::ReleasedAt))
@@ -167,6 +168,7 @@ enum ArchivedBuckets {
     TotalMembers,
     Participants,
     Writes,
+    LateSeen,
     ArchivedAt,
     ExpiresAt,
     ReleasedAt,

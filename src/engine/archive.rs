@@ -2,20 +2,23 @@
 //!
 //! Every instance runs [`run`]; a lease in Redis lets one at a time work, and another
 //! take over when it stops renewing (a crash). A run goes board by board:
-//! 1. late writes (marked by `vote.lua` and `score.lua` when a write's time had passed
-//!    a while before it arrived): the closed, archived buckets holding their hours are
-//!    archived again, then the marks seen are taken off;
+//! 1. late writes (counted per hour by `vote.lua` and `score.lua` when a write's time had
+//!    passed a while before it arrived): a closed bucket before the in-order walk whose
+//!    hours' count differs from the count it was archived with is archived (again);
 //! 2. in order, every bucket of each calendar period that closed
-//!    [`retention::ARCHIVE_AFTER`] ago, from where the last run stopped (a cursor in
-//!    SQL, moved in the transaction that writes each bucket, so a run stopped half-way
-//!    resumes after the last whole bucket and never writes one twice).
+//!    [`ARCHIVE_AFTER`] ago, from where the last run stopped (a cursor in SQL, moved in
+//!    the transaction that writes each bucket).
+//!
+//! Each bucket is written in one transaction with the late count it saw, so a run
+//! stopped half-way (a crash, a lost lease, its budget) resumes after the last whole
+//! bucket and writes none twice.
 //!
 //! Archiving a bucket writes its best `archive_top` entries of each view, with counts,
 //! to SQL in one transaction; only then do its Redis keys get an expiry, `retention`
 //! days after it closed (at least [`RELEASE_GRACE`] from now), so no key expires before
 //! its bucket is archived. Reads of a bucket no longer in Redis answer from the archive.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -92,7 +95,9 @@ pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, ApiEr
     let mut written = 0;
     let result = async {
         for board in state.config.boards() {
-            written += archive_board(state, &board, lease, Utc::now()).await?.len();
+            written += archive_board(state, &board, lease, Utc::now(), BUDGET)
+                .await?
+                .len();
         }
         Ok::<_, ApiError>(())
     }
@@ -103,16 +108,22 @@ pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, ApiEr
     result.map(|()| written)
 }
 
-/// Archives a board's late-written and newly closed buckets (see the module's header);
-/// answers the buckets written. Stops when the lease is lost.
+/// Buckets one run archives per board at most: a run, and the lease it holds, stay
+/// short; the next run goes on.
+pub const BUDGET: usize = 500;
+
+/// Archives a board's late-written and newly closed buckets (see the module's header),
+/// at most `budget` of them; answers the buckets written. Stops when the lease is lost.
 pub async fn archive_board(
     state: &AppState,
     board: &BoardConfig,
     lease: &Lease,
     now: DateTime<Utc>,
+    budget: usize,
 ) -> Result<Vec<BucketRef>, ApiError> {
     let settings = &board.board.settings;
     let tz = settings.timezone;
+    let id = board.board.id;
     let periods: Vec<Period> = settings
         .periods
         .iter()
@@ -123,18 +134,20 @@ pub async fn archive_board(
     if periods.is_empty() {
         return Ok(written);
     }
+    let Some(created) = sql::board_created_at(&state.db, id).await? else {
+        return Ok(written);
+    };
     let closed = |b: &Bucket| b.end.is_some_and(|end| end + ARCHIVE_AFTER <= now);
-
-    // 1. Buckets archived before that late writes changed since.
     let marks = state.redis.late_marks(&board.keys).await?;
-    let hours: BTreeSet<i64> = marks.iter().flat_map(|m| m.keys().copied()).collect();
     for &period in &periods {
-        let Some(done) = sql::cursor(&state.db, board.board.id, period).await? else {
-            continue;
-        };
-        let mut again: Vec<Bucket> = Vec::new();
-        for hour in &hours {
-            // Every bucket the hour overlaps: its first and its last second.
+        // Where the in-order walk starts: buckets ending by then are archived already,
+        // or lie before the board existed; late writes bring them here.
+        let cursor = sql::cursor(&state.db, id, period).await?;
+        let walk_from = cursor.unwrap_or(created);
+
+        // 1. Closed buckets before the walk whose hours got late writes since.
+        let mut late: Vec<Bucket> = Vec::new();
+        for hour in marks.keys() {
             for second in [hour * 3600, hour * 3600 + 3599] {
                 let Some(at) = DateTime::from_timestamp(second, 0) else {
                     continue;
@@ -143,57 +156,63 @@ pub async fn archive_board(
                     continue;
                 };
                 if closed(&bucket)
-                    && bucket.end.is_some_and(|end| end <= done)
-                    && !again.contains(&bucket)
+                    && bucket.end.is_some_and(|end| end <= walk_from)
+                    && !late.contains(&bucket)
                 {
-                    again.push(bucket);
+                    late.push(bucket);
                 }
             }
         }
-        for bucket in again {
-            if !state.redis.renew_lease(lease).await? {
+        let labels: Vec<String> = late.iter().map(|b| b.label.clone()).collect();
+        let seen = sql::late_seen(&state.db, id, period, &labels).await?;
+        for bucket in late {
+            let marked = late_in(&marks, &bucket);
+            if seen.get(&bucket.label) == Some(&marked) {
+                continue;
+            }
+            if written.len() >= budget || !state.redis.renew_lease(lease).await? {
                 return Ok(written);
             }
-            if archive_bucket(state, board, &bucket, false, now).await? {
+            if archive_bucket(state, board, &bucket, false, marked, now).await? {
                 written.push(BucketRef::of(&bucket));
             }
         }
-    }
-    if !hours.is_empty() {
-        state.redis.ack_late(&board.keys, &marks).await?;
-    }
 
-    // 2. Newly closed buckets, in order from the cursor.
-    for &period in &periods {
-        let from = match sql::cursor(&state.db, board.board.id, period).await? {
-            Some(done) => done,
-            None => match sql::board_created_at(&state.db, board.board.id).await? {
-                Some(created) => created,
-                None => return Ok(written),
-            },
-        };
-        let mut bucket = Bucket::containing(period, tz, from)?;
-        let mut done = None;
+        // 2. Newly closed buckets, in order from the cursor.
+        let mut bucket = Bucket::containing(period, tz, walk_from)?;
+        let mut empty_until = None;
         while closed(&bucket) {
-            if !state.redis.renew_lease(lease).await? {
-                return Ok(written);
+            if written.len() >= budget || !state.redis.renew_lease(lease).await? {
+                break;
             }
-            if archive_bucket(state, board, &bucket, true, now).await? {
+            let marked = late_in(&marks, &bucket);
+            if archive_bucket(state, board, &bucket, true, marked, now).await? {
                 written.push(BucketRef::of(&bucket));
+                empty_until = None;
             } else {
-                done = bucket.end;
+                empty_until = bucket.end;
             }
             match bucket.next(tz) {
                 Some(next) => bucket = next,
                 None => break,
             }
         }
-        // Empty buckets move the cursor once, at the end.
-        if let Some(until) = done {
-            sql::advance(&state.db, board.board.id, period, until).await?;
+        // Empty buckets move the cursor once, after the last of them.
+        if let Some(until) = empty_until {
+            sql::advance(&state.db, id, period, until).await?;
         }
     }
     Ok(written)
+}
+
+/// Late writes marked in the epoch hours a bucket overlaps.
+fn late_in(marks: &BTreeMap<i64, i64>, bucket: &Bucket) -> i64 {
+    let (Some(start), Some(end)) = (bucket.start, bucket.end) else {
+        return 0;
+    };
+    let first = start.timestamp().div_euclid(3600);
+    let last = (end.timestamp() - 1).div_euclid(3600);
+    marks.range(first..=last).map(|(_, n)| n).sum()
 }
 
 /// The views a board keeps: a scores board has one.
@@ -213,6 +232,7 @@ async fn archive_bucket(
     board: &BoardConfig,
     bucket: &Bucket,
     in_order: bool,
+    late_seen: i64,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
     let settings = &board.board.settings;
@@ -253,6 +273,7 @@ async fn archive_bucket(
     let mut standings = Standings {
         total_members: first.total_members,
         participants: first.participants,
+        late_seen,
         views: views(board)
             .iter()
             .zip(&pages)
@@ -383,6 +404,7 @@ async fn merged(
     Ok(Standings {
         total_members: earlier_real.total_members + late.total_members,
         participants: earlier_real.participants + late.participants,
+        late_seen: late.late_seen,
         views: views_out,
     })
 }
@@ -405,7 +427,7 @@ pub async fn archive_now(state: &AppState, board: &BoardConfig) -> Result<Archiv
     }
     let result = async {
         let now = Utc::now();
-        let archived = archive_board(state, board, &lease, now).await?;
+        let archived = archive_board(state, board, &lease, now, usize::MAX).await?;
         let mut released = Vec::new();
         let settings = &board.board.settings;
         for (period, label) in sql::unreleased(&state.db, board.board.id).await? {

@@ -332,6 +332,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub prefix: String,
     pub database: std::sync::Arc<TestDatabase>,
+    pub settings: Settings,
 }
 
 pub struct Options {
@@ -401,7 +402,9 @@ impl TestApp {
             allow_eviction: false,
             cors_origins: opts.cors_origins,
         };
-        let app = Application::build(settings).await.expect("app builds");
+        let app = Application::build(settings.clone())
+            .await
+            .expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());
         tokio::spawn(app.run());
         Self {
@@ -409,6 +412,7 @@ impl TestApp {
             client: client_builder().pool_max_idle_per_host(64).build().unwrap(),
             prefix: opts.prefix,
             database,
+            settings,
         }
     }
 

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)] // Test helpers panic on purpose when the app misbehaves.
 
 mod admin;
+mod archive;
 mod browser;
 mod cli;
 mod cluster;

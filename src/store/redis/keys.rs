@@ -200,8 +200,8 @@ impl BoardKeys {
     }
 
     /// Late writes per hour (hash: hours since the epoch -> writes that arrived after
-    /// their time had passed): the archive task archives those hours' closed buckets
-    /// again, then takes off what it saw.
+    /// their time had passed): the archive task archives again a closed bucket whose
+    /// hours' count moved since it archived it.
     pub fn late_writes(&self) -> String {
         format!("{}late", self.base)
     }

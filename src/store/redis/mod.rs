@@ -3,8 +3,9 @@
 //! Each atomic operation is one script in a `*.lua` file beside this module, whose header
 //! says its KEYS, ARGV, reply and invariant; each script has one Rust module here
 //! (`vote`, `score`, `rules`, `page`, `window`, `member`, `usage`, `initial`, `announce`,
-//! `voter_union`, `late` for `late_ack`, `lease`) that lays out its keys and arguments
-//! and reads its reply; `release` gives an archived bucket's keys their expiry; `sharded` reads sharded boards and `board`
+//! `voter_union`, `lease`) that lays out its keys and arguments and reads its reply;
+//! `late` reads late-write marks and `release` gives an archived bucket's keys their
+//! expiry; `sharded` reads sharded boards and `board`
 //! holds a board's plain commands (counts, stats, member removal, deletion). This file
 //! holds the connection, the bounded calls, the script runner and the commands that are
 //! not a board's (sign-in attempts, the marker, configuration notices). Every call is
@@ -39,7 +40,6 @@ use redis::{AsyncCommands, Script, ServerErrorKind, Value};
 use connection::Connection;
 pub use connection::RedisTarget;
 pub use keys::{BoardKeys, Keys};
-pub use late::LateMarks;
 pub use lease::Lease;
 pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};

@@ -32,6 +32,8 @@ pub struct ArchivedEntry {
 pub struct Standings {
     pub total_members: i64,
     pub participants: i64,
+    /// Late writes marked in the bucket's hours when it was read.
+    pub late_seen: i64,
     /// Each view kept (one on a scores board), its best entries first.
     pub views: Vec<(View, Vec<ArchivedEntry>)>,
 }
@@ -156,6 +158,7 @@ pub async fn write_bucket(
             row.total_members = Set(standings.total_members);
             row.participants = Set(standings.participants);
             row.writes = Set(writes);
+            row.late_seen = Set(standings.late_seen);
             row.archived_at = Set(now);
             row.expires_at = Set(expires_at.map(to_naive));
             row.released_at = Set(None);
@@ -172,6 +175,7 @@ pub async fn write_bucket(
                 total_members: Set(standings.total_members),
                 participants: Set(standings.participants),
                 writes: Set(1),
+                late_seen: Set(standings.late_seen),
                 archived_at: Set(now),
                 expires_at: Set(expires_at.map(to_naive)),
                 released_at: Set(None),
@@ -249,6 +253,24 @@ pub async fn read_bucket(
         released_at: row.released_at.map(from_naive),
         entries,
     }))
+}
+
+/// The late writes each archived bucket of a period had seen, by label.
+pub async fn late_seen(
+    db: &impl ConnectionTrait,
+    board_id: i64,
+    period: Period,
+    labels: &[String],
+) -> Result<std::collections::HashMap<String, i64>, SqlError> {
+    Ok(archived_bucket::Entity::find()
+        .filter(archived_bucket::Column::BoardId.eq(board_id))
+        .filter(archived_bucket::Column::Period.eq(period.as_str()))
+        .filter(archived_bucket::Column::Label.is_in(labels.to_vec()))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|b| (b.label, b.late_seen))
+        .collect())
 }
 
 /// One member's archived entries in the given buckets of a period, by bucket label.

@@ -16,6 +16,9 @@ pub struct Model {
     pub participants: i64,
     /// How many times the bucket was archived (again after a late write).
     pub writes: i32,
+    /// Late writes marked in the bucket's hours when it was archived: more marks since
+    /// mean late writes changed it.
+    pub late_seen: i64,
     pub archived_at: DateTime,
     /// When its Redis keys expire; `None` while they are kept.
     pub expires_at: Option<DateTime>,
