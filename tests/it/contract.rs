@@ -102,6 +102,7 @@ fn bodiless_routes() -> Vec<(Method, &'static str)> {
         (Method::GET, "/api/v1/boards/c/top"),
         (Method::GET, "/api/v1/boards/c/members/m1"),
         (Method::GET, "/api/v1/boards/c/members/m1/around"),
+        (Method::GET, "/api/v1/boards/c/members/m1/history"),
         (Method::GET, "/api/v1/boards/c/stats"),
         (Method::GET, "/api/v1/boards/c/quota"),
         (Method::GET, "/api/v1/ranks?board=c&members=m1"),
@@ -114,6 +115,7 @@ fn bodiless_routes() -> Vec<(Method, &'static str)> {
         (Method::DELETE, "/api/v1/admin/boards/c/rules/1"),
         (Method::DELETE, "/api/v1/admin/boards/c/members/m1"),
         (Method::DELETE, "/api/v1/admin/api-keys/1"),
+        (Method::POST, "/api/v1/admin/boards/c/archive"),
         (Method::DELETE, "/api/v1/admin/boards/c"),
     ]
 }

@@ -1687,3 +1687,71 @@ async fn score_boards_of_every_layout_are_made_in_the_form_and_shown_on_both_pag
         assert!(live.body.contains("ann"), "{}", live.body);
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dashboard_archives_on_demand_and_shows_archived_buckets_and_a_members_history() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "past", "title": "Past", "membership": "open",
+        "periods": ["hour", "day", "all"], "retention": {"hour": 1, "day": 1}}),
+    )
+    .await;
+    let old = (chrono::Utc::now() - chrono::Duration::days(4))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    for member in ["m1", "m1", "m2"] {
+        let (status, body) = app.vote("past", json!({"member": member, "at": old})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let board = browser.get("/admin/boards/past").await;
+    assert!(
+        board
+            .body
+            .contains(r#"action="/admin/boards/past/archive""#),
+        "{}",
+        board.body
+    );
+    let page = browser
+        .post("/admin/boards/past/archive", &[("_csrf", &csrf)])
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    assert_eq!(page.location(), "/admin/boards/past");
+    let board = browser.get("/admin/boards/past").await;
+    assert!(
+        board
+            .body
+            .contains("2 buckets archived, 2 released from Redis."),
+        "{}",
+        board.body
+    );
+    // The old day, read from the archive, says so.
+    let (_, top) = app
+        .get(&format!("/api/v1/boards/past/top?period=day&at={old}"))
+        .await;
+    assert_eq!(top["archived"], true, "{top}");
+    let day = browser
+        .get(&format!(
+            "/admin/boards/past?period=day&at={}",
+            top["bucket"].as_str().unwrap()
+        ))
+        .await;
+    assert!(day.body.contains(r#"id="archived""#), "{}", day.body);
+    assert!(day.body.contains(">m1<"), "{}", day.body);
+
+    let history = browser
+        .get("/admin/boards/past/members/m1/history?period=day")
+        .await;
+    assert_eq!(history.status, StatusCode::OK, "{}", history.body);
+    assert!(history.body.contains("<svg"), "{}", history.body);
+    let rows = history.body.matches("<tr><td>").count();
+    assert_eq!(rows, 30, "{}", history.body);
+    assert_eq!(
+        history.body.matches(">archived<").count(),
+        1,
+        "{}",
+        history.body
+    );
+    let audit = browser.get("/admin/audit").await;
+    assert!(audit.body.contains("board.archive"), "{}", audit.body);
+}

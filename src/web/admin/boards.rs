@@ -42,6 +42,7 @@ pub fn routes(r: &mut impl Router) {
     r.add(Method::GET, "/boards/{board}/edit", edit_board);
     r.add(Method::POST, "/boards/{board}", update_board);
     r.add(Method::POST, "/boards/{board}/delete", delete_board);
+    r.add(Method::POST, "/boards/{board}/archive", archive_board);
 }
 
 /// The board named in a dashboard path.
@@ -431,6 +432,30 @@ async fn delete_board(
     Ok(see_other("/admin/boards"))
 }
 
+/// Archives every closed bucket now and releases the keys of those past their retention.
+async fn archive_board(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+    _form: CsrfForm<HashMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let slug = config.board.slug.clone();
+    let report = engine::archive_board(&state, &user.actor(), &slug).await?;
+    session::flash(
+        &session,
+        &user.lang.tr(
+            "flash-board-archived",
+            &[
+                ("archived", (report.archived.len() as i64).into()),
+                ("released", (report.released.len() as i64).into()),
+            ],
+        ),
+    );
+    Ok(see_other(&format!("/admin/boards/{slug}")))
+}
+
 #[derive(Debug, Deserialize)]
 pub struct LiveQuery {
     period: Option<String>,
@@ -490,6 +515,8 @@ struct BoardPage {
     resets_at: Option<String>,
     participants: String,
     total_members: String,
+    /// The bucket was read from the archive: it left Redis.
+    archived: bool,
     updated: String,
     rows: Vec<LiveRow>,
     votes_title: String,
@@ -513,7 +540,7 @@ fn picker_len(period: Period) -> usize {
 }
 
 /// A bucket as a chart's time axis shows it, short: `14:00`, `11/23`, `W48`, `2026-11`.
-fn short_label(l: Lang, bucket: &Bucket, tz: Tz, with_day: bool) -> String {
+pub(super) fn short_label(l: Lang, bucket: &Bucket, tz: Tz, with_day: bool) -> String {
     let Some(start) = bucket.start.map(|s| s.with_timezone(&tz)) else {
         return bucket.label.clone();
     };
@@ -542,7 +569,7 @@ fn short_label(l: Lang, bucket: &Bucket, tz: Tz, with_day: bool) -> String {
 
 /// A bucket whole, for a tooltip: "today 14:00 Beijing time", "Tue 3 Nov Beijing time",
 /// "2026-W48".
-fn long_label(l: Lang, bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> String {
+pub(super) fn long_label(l: Lang, bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> String {
     match (bucket.period, bucket.start) {
         (Period::Hour, Some(start)) => format!("{} {}", l.when(start, tz, now), l.zone(tz)),
         (Period::Day, Some(start)) => format!("{} {}", l.date(start, tz), l.zone(tz)),
@@ -802,6 +829,7 @@ async fn live_page(
                 ("shown", l.number(current.total_members as f64, 0).into()),
             ],
         ),
+        archived: current.archived,
         updated: l.tr(
             "live-updated",
             &[(

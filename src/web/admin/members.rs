@@ -9,11 +9,12 @@ use actix_web::{HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 
-use super::boards::board;
+use super::boards::{board, long_label, short_label};
 use super::{Chrome, html, html_with, see_other};
 use crate::api::admin::members::{MemberFields, merged, read_csv};
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
+use crate::domain::period::{Bucket, Period};
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard;
@@ -21,6 +22,7 @@ use crate::engine::state::AppState;
 use crate::error::{ApiError, PageError};
 use crate::i18n::Lang;
 use crate::web::Router;
+use crate::web::charts;
 use crate::web::forms::CsrfForm;
 use crate::web::session::{self, AdminUser};
 
@@ -37,6 +39,142 @@ pub fn routes(r: &mut impl Router) {
         "/boards/{board}/members/{member}/toggle",
         toggle_member,
     );
+    r.add(
+        Method::GET,
+        "/boards/{board}/members/{member}/history",
+        member_history,
+    );
+}
+
+/// Buckets a member's history page shows.
+const HISTORY_BUCKETS: i64 = 30;
+
+struct HistoryRow {
+    bucket: String,
+    rank: String,
+    score: String,
+    archived: bool,
+}
+
+#[derive(Template)]
+#[template(path = "admin/members/history.html")]
+struct HistoryPage {
+    l: Lang,
+    user: String,
+    csrf: String,
+    flash: Option<String>,
+    slug: String,
+    member: String,
+    name: String,
+    /// (period, label, selected): the board's calendar periods.
+    periods: Vec<(&'static str, String, bool)>,
+    chart: String,
+    /// Newest first.
+    rows: Vec<HistoryRow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct HistoryQuery {
+    period: Option<String>,
+}
+
+/// A member's score and rank over the last buckets of a period: a chart and a table,
+/// archived buckets marked.
+async fn member_history(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<(String, String)>,
+    query: web::Query<HistoryQuery>,
+) -> Result<HttpResponse, PageError> {
+    let (board_slug, member) = path.into_inner();
+    let config = board(&state, &board_slug)?;
+    let member = MemberId::parse(&member).map_err(|e| PageError::NotFound(e.message))?;
+    let settings = &config.board.settings;
+    let calendar: Vec<Period> = settings
+        .periods
+        .iter()
+        .copied()
+        .filter(|p| p.is_periodic())
+        .collect();
+    let Some(&fallback) = calendar
+        .iter()
+        .find(|&&p| p == Period::Day)
+        .or(calendar.first())
+    else {
+        return Err(PageError::NotFound(format!(
+            "board {} keeps no calendar period",
+            config.board.slug
+        )));
+    };
+    let period = match query.period.as_deref() {
+        Some(p) => Period::parse(p).map_err(|e| PageError::Invalid(e.message))?,
+        None => fallback,
+    };
+    let sel = leaderboard::select(config.clone(), Some(period.as_str()), None, None)?;
+    let history = leaderboard::history(&state, &sel, &member, HISTORY_BUCKETS).await?;
+    let chrome = Chrome::of(&session, &user);
+    let l = chrome.l;
+    let tz = settings.timezone;
+    let now = chrono::Utc::now();
+    let oldest_first: Vec<_> = history.buckets.iter().rev().collect();
+    let buckets: Vec<Bucket> = oldest_first
+        .iter()
+        .map(|h| Bucket::parse(period, tz, &h.bucket))
+        .collect::<Result<_, _>>()
+        .map_err(ApiError::from)?;
+    let ticks: Vec<String> = buckets
+        .iter()
+        .map(|b| short_label(l, b, tz, true))
+        .collect();
+    let points: Vec<String> = buckets.iter().map(|b| long_label(l, b, tz, now)).collect();
+    let score_title = l.t("history-chart");
+    let chart = charts::Lines {
+        title: &score_title,
+        unit: &l.t("col-score"),
+        axis: &l.period("live-period", period.as_str()),
+        ticks: &ticks,
+        points: &points,
+        series: &[charts::Series {
+            name: l.t("col-score"),
+            values: oldest_first.iter().map(|h| h.score.as_f64()).collect(),
+        }],
+        lang: l,
+    }
+    .render();
+    html(&HistoryPage {
+        l,
+        user: chrome.user,
+        csrf: chrome.csrf,
+        flash: chrome.flash,
+        slug: config.board.slug.to_string(),
+        name: config
+            .members
+            .get(&member)
+            .map_or_else(|| member.to_string(), |m| m.name.clone()),
+        member: member.to_string(),
+        periods: calendar
+            .iter()
+            .map(|p| {
+                (
+                    p.as_str(),
+                    l.period("live-period", p.as_str()),
+                    *p == period,
+                )
+            })
+            .collect(),
+        chart,
+        rows: history
+            .buckets
+            .iter()
+            .map(|h| HistoryRow {
+                bucket: h.bucket.clone(),
+                rank: h.rank.map(|r| r.to_string()).unwrap_or_default(),
+                score: h.score.to_string(),
+                archived: h.archived,
+            })
+            .collect(),
+    })
 }
 
 struct MemberRow {
