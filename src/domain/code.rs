@@ -99,12 +99,26 @@ pub enum Code {
     UserNotFound,
     VoterRequired,
     WrongScoring,
+    InvalidRatio,
+    InvalidSeason,
+    InvalidTiers,
+    InvalidBracketSize,
+    InvalidReward,
+    UnknownTier,
+    InvalidWebhook,
 }
 
 impl Code {
     /// The code as it appears in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::InvalidRatio => "invalid_ratio",
+            Self::InvalidSeason => "invalid_season",
+            Self::InvalidTiers => "invalid_tiers",
+            Self::InvalidBracketSize => "invalid_bracket_size",
+            Self::InvalidReward => "invalid_reward",
+            Self::UnknownTier => "unknown_tier",
+            Self::InvalidWebhook => "invalid_webhook",
             Self::AlreadyExists => "already_exists",
             Self::ArchiveBusy => "archive_busy",
             Self::AmbiguousBucket => "ambiguous_bucket",

@@ -9,6 +9,7 @@ pub mod board;
 pub mod code;
 pub mod idempotency;
 pub mod ids;
+pub mod league;
 pub mod limit;
 pub mod period;
 pub mod retention;

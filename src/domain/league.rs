@@ -1,0 +1,416 @@
+//! Leagues: tiers with promotion and demotion ratios, brackets of a fixed size, seasons
+//! of a calendar period, rewards by final rank; and what a season's close does to one
+//! bracket, computed from its final ranking alone.
+//!
+//! Ratios are exact thousandths ([`Milli`]): a bracket of `n` players promotes
+//! ⌊promote × n⌋ and demotes ⌊demote × n⌋, in integers.
+
+use chrono_tz::Tz;
+
+use super::Invalid;
+use super::code::Code;
+use super::period::Period;
+use super::score::Milli;
+
+/// Most tiers a league has.
+pub const TIERS_MAX: usize = 20;
+/// The largest bracket.
+pub const BRACKET_SIZE_MAX: i64 = 10_000;
+/// Most rewards a league lists.
+pub const REWARDS_MAX: usize = 100;
+/// Longest tier name and reward text, in bytes.
+pub const NAME_MAX: usize = 64;
+
+/// One tier, lowest first in a league.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tier {
+    pub name: String,
+    /// Share of a bracket that moves one tier up (0 in the highest tier).
+    pub promote: Milli,
+    /// Share of a bracket that moves one tier down (0 in the lowest tier).
+    pub demote: Milli,
+}
+
+/// What players of one tier win for final ranks `first..=last` of their bracket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reward {
+    pub tier: String,
+    pub first: i64,
+    pub last: i64,
+    pub reward: String,
+}
+
+/// A league's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeagueSettings {
+    pub title: String,
+    /// Lowest first.
+    pub tiers: Vec<Tier>,
+    pub bracket_size: i64,
+    /// `day`, `week` or `month`: a season is one bucket of it.
+    pub season: Period,
+    pub timezone: Tz,
+    pub rewards: Vec<Reward>,
+    pub webhook_url: Option<String>,
+}
+
+fn invalid(code: Code, message: impl Into<String>) -> Invalid {
+    Invalid::new(code, message)
+}
+
+/// Parses a promotion or demotion ratio in [0, 1], up to three decimals.
+pub fn parse_ratio(value: f64, field: &str) -> Result<Milli, Invalid> {
+    Milli::parse(value, 0.0, 1.0, field).map_err(|e| invalid(Code::InvalidRatio, e.message))
+}
+
+/// Parses a season length: `day`, `week` or `month`.
+pub fn parse_season(raw: &str) -> Result<Period, Invalid> {
+    match raw {
+        "day" => Ok(Period::Day),
+        "week" => Ok(Period::Week),
+        "month" => Ok(Period::Month),
+        _ => Err(invalid(
+            Code::InvalidSeason,
+            format!("season must be day, week or month, not {raw:?}"),
+        )),
+    }
+}
+
+impl LeagueSettings {
+    /// Checks the rules that span fields.
+    pub fn check(&self) -> Result<(), Invalid> {
+        if self.title.trim().is_empty() || self.title.len() > 200 {
+            return Err(invalid(Code::InvalidTitle, "title must be 1 to 200 bytes"));
+        }
+        if self.tiers.is_empty() || self.tiers.len() > TIERS_MAX {
+            return Err(invalid(
+                Code::InvalidTiers,
+                format!("a league has 1 to {TIERS_MAX} tiers, lowest first"),
+            ));
+        }
+        let last = self.tiers.len() - 1;
+        for (i, tier) in self.tiers.iter().enumerate() {
+            if tier.name.is_empty()
+                || tier.name.len() > NAME_MAX
+                || self.tiers[..i].iter().any(|t| t.name == tier.name)
+            {
+                return Err(invalid(
+                    Code::InvalidTiers,
+                    format!(
+                        "tier names are 1 to {NAME_MAX} bytes and unique; {:?} is not",
+                        tier.name
+                    ),
+                ));
+            }
+            if tier.promote.thousandths() + tier.demote.thousandths() > 1000 {
+                return Err(invalid(
+                    Code::InvalidRatio,
+                    format!("tier {}: promote + demote must be at most 1", tier.name),
+                ));
+            }
+            if i == last && tier.promote != Milli::ZERO {
+                return Err(invalid(
+                    Code::InvalidRatio,
+                    format!(
+                        "tier {} is the highest: it promotes nobody (promote 0)",
+                        tier.name
+                    ),
+                ));
+            }
+            if i == 0 && tier.demote != Milli::ZERO {
+                return Err(invalid(
+                    Code::InvalidRatio,
+                    format!(
+                        "tier {} is the lowest: it demotes nobody (demote 0)",
+                        tier.name
+                    ),
+                ));
+            }
+        }
+        if !(2..=BRACKET_SIZE_MAX).contains(&self.bracket_size) {
+            return Err(invalid(
+                Code::InvalidBracketSize,
+                format!("bracket_size must be 2 to {BRACKET_SIZE_MAX}"),
+            ));
+        }
+        if !matches!(self.season, Period::Day | Period::Week | Period::Month) {
+            return Err(invalid(
+                Code::InvalidSeason,
+                "season must be day, week or month",
+            ));
+        }
+        if self.rewards.len() > REWARDS_MAX {
+            return Err(invalid(
+                Code::InvalidReward,
+                format!("at most {REWARDS_MAX} rewards"),
+            ));
+        }
+        for (i, r) in self.rewards.iter().enumerate() {
+            if !self.tiers.iter().any(|t| t.name == r.tier) {
+                return Err(invalid(
+                    Code::UnknownTier,
+                    format!(
+                        "a reward names tier {:?}, which the league does not have",
+                        r.tier
+                    ),
+                ));
+            }
+            if !(1 <= r.first && r.first <= r.last && r.last <= self.bracket_size) {
+                return Err(invalid(
+                    Code::InvalidReward,
+                    format!(
+                        "reward ranks must be an inclusive range within 1 to {} (the bracket size)",
+                        self.bracket_size
+                    ),
+                ));
+            }
+            if r.reward.is_empty() || r.reward.len() > NAME_MAX {
+                return Err(invalid(
+                    Code::InvalidReward,
+                    format!("a reward is 1 to {NAME_MAX} bytes"),
+                ));
+            }
+            if self.rewards[..i]
+                .iter()
+                .any(|o| o.tier == r.tier && o.first <= r.last && r.first <= o.last)
+            {
+                return Err(invalid(
+                    Code::InvalidReward,
+                    format!("rewards of tier {} overlap", r.tier),
+                ));
+            }
+        }
+        if let Some(url) = &self.webhook_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(invalid(
+                Code::InvalidWebhook,
+                "webhook_url must be an http:// or https:// URL",
+            ));
+        }
+        Ok(())
+    }
+
+    /// How many of a bracket of `players` in tier `tier` (index, lowest first) move up
+    /// and down at the close.
+    pub fn movers(&self, tier: usize, players: i64) -> (i64, i64) {
+        let Some(t) = self.tiers.get(tier) else {
+            return (0, 0);
+        };
+        let share = |ratio: Milli| players * ratio.thousandths() / 1000;
+        (share(t.promote), share(t.demote))
+    }
+}
+
+/// Where a final rank puts a player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zone {
+    Promote,
+    Stay,
+    Demote,
+}
+
+impl Zone {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Promote => "promote",
+            Self::Stay => "stay",
+            Self::Demote => "demote",
+        }
+    }
+
+    /// The zone of 1-based `rank` in a bracket of `players` that promotes `up` and
+    /// demotes `down`.
+    pub fn of(rank: i64, players: i64, (up, down): (i64, i64)) -> Self {
+        if rank <= up {
+            Self::Promote
+        } else if rank > players - down {
+            Self::Demote
+        } else {
+            Self::Stay
+        }
+    }
+}
+
+/// What the close gives one player.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub player: String,
+    pub rank: i64,
+    pub zone: Zone,
+    /// The tier (index) the player plays next season.
+    pub next_tier: usize,
+    pub rewards: Vec<String>,
+}
+
+/// The close of one bracket of tier `tier`: `ranked` are its players, best first (score
+/// descending, earlier join first on equal scores).
+pub fn close_bracket(settings: &LeagueSettings, tier: usize, ranked: &[String]) -> Vec<Outcome> {
+    let players = ranked.len() as i64;
+    let movers = settings.movers(tier, players);
+    let name = settings.tiers.get(tier).map_or("", |t| t.name.as_str());
+    ranked
+        .iter()
+        .enumerate()
+        .map(|(i, player)| {
+            let rank = i as i64 + 1;
+            let zone = Zone::of(rank, players, movers);
+            let next_tier = match zone {
+                Zone::Promote => tier + 1,
+                Zone::Demote => tier - 1,
+                Zone::Stay => tier,
+            };
+            let rewards = settings
+                .rewards
+                .iter()
+                .filter(|r| r.tier == name && (r.first..=r.last).contains(&rank))
+                .map(|r| r.reward.clone())
+                .collect();
+            Outcome {
+                player: player.clone(),
+                rank,
+                zone,
+                next_tier,
+                rewards,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ratio(x: f64) -> Milli {
+        parse_ratio(x, "r").unwrap()
+    }
+
+    fn arena() -> LeagueSettings {
+        LeagueSettings {
+            title: "Arena".into(),
+            tiers: vec![
+                Tier {
+                    name: "bronze".into(),
+                    promote: ratio(0.2),
+                    demote: Milli::ZERO,
+                },
+                Tier {
+                    name: "silver".into(),
+                    promote: ratio(0.15),
+                    demote: ratio(0.15),
+                },
+                Tier {
+                    name: "gold".into(),
+                    promote: Milli::ZERO,
+                    demote: ratio(0.2),
+                },
+            ],
+            bracket_size: 50,
+            season: Period::Week,
+            timezone: Tz::UTC,
+            rewards: vec![Reward {
+                tier: "gold".into(),
+                first: 1,
+                last: 3,
+                reward: "crown".into(),
+            }],
+            webhook_url: None,
+        }
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        assert!(arena().check().is_ok());
+        let code = |f: &dyn Fn(&mut LeagueSettings)| {
+            let mut s = arena();
+            f(&mut s);
+            s.check().unwrap_err().code
+        };
+        assert_eq!(code(&|s| s.bracket_size = 1), Code::InvalidBracketSize);
+        assert_eq!(code(&|s| s.tiers.clear()), Code::InvalidTiers);
+        assert_eq!(
+            code(&|s| s.tiers[1].name = "bronze".into()),
+            Code::InvalidTiers
+        );
+        assert_eq!(
+            code(&|s| {
+                s.tiers[1].promote = ratio(0.6);
+                s.tiers[1].demote = ratio(0.5);
+            }),
+            Code::InvalidRatio
+        );
+        assert_eq!(
+            code(&|s| s.tiers[0].demote = ratio(0.1)),
+            Code::InvalidRatio
+        );
+        assert_eq!(
+            code(&|s| s.tiers[2].promote = ratio(0.1)),
+            Code::InvalidRatio
+        );
+        assert_eq!(
+            code(&|s| s.rewards[0].tier = "iron".into()),
+            Code::UnknownTier
+        );
+        assert_eq!(code(&|s| s.rewards[0].last = 51), Code::InvalidReward);
+        assert_eq!(code(&|s| s.rewards[0].first = 4), Code::InvalidReward);
+        assert_eq!(
+            code(&|s| s.webhook_url = Some("ftp://x".into())),
+            Code::InvalidWebhook
+        );
+        assert_eq!(
+            parse_ratio(1.5, "promote").unwrap_err().code,
+            Code::InvalidRatio
+        );
+        assert_eq!(
+            parse_ratio(-0.1, "promote").unwrap_err().code,
+            Code::InvalidRatio
+        );
+        assert_eq!(parse_season("year").unwrap_err().code, Code::InvalidSeason);
+    }
+
+    #[test]
+    fn shares_round_down_and_small_brackets_move_nobody() {
+        let s = arena();
+        assert_eq!(s.movers(1, 50), (7, 7));
+        assert_eq!(s.movers(1, 6), (0, 0));
+        assert_eq!(s.movers(0, 9), (1, 0));
+        assert_eq!(s.movers(2, 9), (0, 1));
+        let players: Vec<String> = (1..=9).map(|i| format!("p{i}")).collect();
+        let gold = close_bracket(&s, 2, &players);
+        assert_eq!(gold[0].rewards, ["crown"]);
+        assert_eq!(gold[3].rewards, Vec::<String>::new());
+        assert_eq!(
+            gold.iter().map(|o| o.next_tier).collect::<Vec<_>>(),
+            [2, 2, 2, 2, 2, 2, 2, 2, 1]
+        );
+    }
+
+    proptest! {
+        /// Against a model: the top ⌊p·n⌋ move up, the bottom ⌊d·n⌋ down, the rest
+        /// stay; nobody leaves the tiers; every rank is given once.
+        #[test]
+        fn a_close_moves_the_top_and_bottom_shares(
+            n in 0usize..200,
+            tier in 0usize..3,
+            promote in 0i64..=1000,
+            demote in 0i64..=1000,
+        ) {
+            let mut s = arena();
+            let (promote, demote) = (promote.min(1000 - demote), demote);
+            s.tiers[1].promote = Milli::from_thousandths(promote);
+            s.tiers[1].demote = Milli::from_thousandths(demote);
+            let players: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+            let out = close_bracket(&s, tier, &players);
+            let t = &s.tiers[tier];
+            let up = (n as i64 * t.promote.thousandths() / 1000) as usize;
+            let down = (n as i64 * t.demote.thousandths() / 1000) as usize;
+            for (i, o) in out.iter().enumerate() {
+                prop_assert_eq!(o.rank, i as i64 + 1);
+                let want = if i < up { tier + 1 } else if i >= n - down { tier - 1 } else { tier };
+                prop_assert_eq!(o.next_tier, want);
+                prop_assert!(o.next_tier < s.tiers.len());
+            }
+        }
+    }
+}
