@@ -12,6 +12,7 @@ mod m20261123_000007_add_display_decimals;
 mod m20261123_000008_add_embed_origins;
 mod m20261123_000009_add_scoring;
 mod m20261124_000010_create_archive;
+mod m20261124_000011_create_leagues;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -30,6 +31,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000008_add_embed_origins::Migration),
             Box::new(m20261123_000009_add_scoring::Migration),
             Box::new(m20261124_000010_create_archive::Migration),
+            Box::new(m20261124_000011_create_leagues::Migration),
         ]
     }
 }

@@ -106,12 +106,20 @@ pub enum Code {
     InvalidReward,
     UnknownTier,
     InvalidWebhook,
+    InvalidLeagueSlug,
+    InvalidPlayer,
+    LeagueExists,
+    LeagueNotFound,
 }
 
 impl Code {
     /// The code as it appears in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::InvalidLeagueSlug => "invalid_league_slug",
+            Self::InvalidPlayer => "invalid_player",
+            Self::LeagueExists => "league_exists",
+            Self::LeagueNotFound => "league_not_found",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

@@ -65,6 +65,14 @@ string_id!(
     BoardSlug, is_slug, Code::InvalidBoardSlug, "board slug: 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit"
 );
 string_id!(
+    /// A league's slug, as a board's: lowercase letters, digits and hyphens.
+    LeagueSlug, is_slug, Code::InvalidLeagueSlug, "league slug: 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit"
+);
+string_id!(
+    /// A league player's id: `[A-Za-z0-9_.:-]{1,64}`.
+    PlayerId, is_token, Code::InvalidPlayer, "player: 1 to 64 letters, digits and _ . : -"
+);
+string_id!(
     /// A member id: `[A-Za-z0-9_.:-]{1,64}`.
     MemberId, is_token, Code::InvalidMemberId, "member id: 1 to 64 letters, digits and _ . : -"
 );

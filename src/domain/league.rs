@@ -9,6 +9,7 @@ use chrono_tz::Tz;
 
 use super::Invalid;
 use super::code::Code;
+use super::ids::LeagueSlug;
 use super::period::Period;
 use super::score::Milli;
 
@@ -38,6 +39,16 @@ pub struct Reward {
     pub first: i64,
     pub last: i64,
     pub reward: String,
+}
+
+/// A league as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct League {
+    pub id: i64,
+    pub slug: LeagueSlug,
+    pub settings: LeagueSettings,
+    /// Signs webhook deliveries (HMAC-SHA256); made at creation.
+    pub webhook_secret: String,
 }
 
 /// A league's settings.

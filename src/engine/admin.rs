@@ -37,7 +37,13 @@ async fn changed(state: &AppState, change: Change) -> Result<(), ApiError> {
 
 /// Writes an audit entry for a change that has been made. The change stands even if the
 /// entry cannot be written; the failure is logged with everything the entry would hold.
-async fn audit(state: &AppState, actor: &str, action: &str, target: &str, detail: Value) {
+pub(crate) async fn audit(
+    state: &AppState,
+    actor: &str,
+    action: &str,
+    target: &str,
+    detail: Value,
+) {
     let detail = detail.to_string();
     if let Err(err) = sql::audit::record(&state.db, actor, action, target, &detail).await {
         tracing::error!(error = %err, actor, action, target, detail, "failed to write an audit entry");

@@ -7,6 +7,7 @@ pub mod auth;
 pub mod config;
 pub mod durability;
 pub mod leaderboard;
+pub mod leagues;
 pub mod limits;
 pub mod read_cache;
 pub mod reconcile;

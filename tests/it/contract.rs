@@ -62,6 +62,18 @@ fn body_routes() -> Vec<BodyRoute> {
             "admin",
         ),
         route(
+            Method::POST,
+            "/api/v1/admin/leagues",
+            json!({"slug": "new", "title": "New", "tiers": [{"name": "t", "promote": 0, "demote": 0}]}),
+            "admin",
+        ),
+        route(
+            Method::PATCH,
+            "/api/v1/admin/leagues/l",
+            json!({"title": "T"}),
+            "admin",
+        ),
+        route(
             Method::PUT,
             "/api/v1/admin/boards/c/members",
             json!({"members": [{"id": "m2"}]}),
@@ -116,13 +128,23 @@ fn bodiless_routes() -> Vec<(Method, &'static str)> {
         (Method::DELETE, "/api/v1/admin/boards/c/members/m1"),
         (Method::DELETE, "/api/v1/admin/api-keys/1"),
         (Method::POST, "/api/v1/admin/boards/c/archive"),
+        (Method::GET, "/api/v1/admin/leagues"),
+        (Method::GET, "/api/v1/admin/leagues/l"),
+        (Method::DELETE, "/api/v1/admin/leagues/l"),
         (Method::DELETE, "/api/v1/admin/boards/c"),
     ]
 }
 
-/// A private closed board `c` with member `m1`, rule 1 and API key 1.
+/// A private closed board `c` with member `m1`, rule 1 and API key 1, and a league `l`.
 async fn app_with_board() -> TestApp {
     let app = TestApp::spawn().await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/leagues",
+            json!({"slug": "l", "title": "L", "tiers": [{"name": "t", "promote": 0, "demote": 0}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
     app.board(json!({"slug": "c", "title": "C", "max_count": 10}))
         .await;
     app.members("c", &["m1"]).await;
@@ -182,7 +204,8 @@ async fn snapshot(app: &TestApp) -> Value {
     let (_, top) = app.get("/api/v1/boards/c/top?view=real").await;
     let (_, rules) = app.get("/api/v1/admin/boards/c/rules").await;
     let (_, keys) = app.get("/api/v1/admin/api-keys").await;
-    json!({"board": board, "top": top["entries"], "rules": rules, "keys": keys})
+    let (_, leagues) = app.get("/api/v1/admin/leagues").await;
+    json!({"board": board, "top": top["entries"], "rules": rules, "keys": keys, "leagues": leagues})
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -14,6 +14,7 @@ mod faults;
 mod harness;
 mod idempotency;
 mod layouts;
+mod leagues;
 mod limits;
 mod ops;
 mod pages;

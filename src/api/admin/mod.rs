@@ -1,7 +1,8 @@
-//! The admin API (`admin` scope): boards, members, rate-limit rules, API keys.
+//! The admin API (`admin` scope): boards, members, rate-limit rules, API keys, leagues.
 
 pub mod api_keys;
 pub mod boards;
+pub mod leagues;
 pub mod members;
 pub mod rules;
 
@@ -32,6 +33,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(api_keys::create_api_key)
             .service(api_keys::list_api_keys)
             .service(api_keys::revoke_api_key)
+            .service(leagues::create_league)
+            .service(leagues::list_leagues)
+            .service(leagues::get_league)
+            .service(leagues::update_league)
+            .service(leagues::delete_league)
             .default_service(web::to(super::not_found)),
     );
 }

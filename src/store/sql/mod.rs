@@ -7,6 +7,7 @@ pub mod archive;
 pub mod audit;
 pub mod boards;
 pub mod entities;
+pub mod leagues;
 pub mod members;
 pub mod rules;
 pub mod users;

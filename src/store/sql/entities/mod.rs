@@ -7,6 +7,7 @@ pub mod archived_bucket;
 pub mod archived_entry;
 pub mod audit_entry;
 pub mod board;
+pub mod league;
 pub mod member;
 pub mod member_removal;
 pub mod rate_rule;

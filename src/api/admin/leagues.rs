@@ -1,0 +1,310 @@
+//! League administration.
+
+use actix_web::{HttpResponse, delete, get, patch, post, web};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::nullable;
+use crate::api::auth::Admin;
+use crate::domain::code::Code;
+use crate::domain::ids::LeagueSlug;
+use crate::domain::league::{League, LeagueSettings, Reward, Tier, parse_ratio, parse_season};
+use crate::domain::period::{Bucket, Period, parse_timezone};
+use crate::engine::leagues as engine;
+use crate::engine::state::AppState;
+use crate::error::ApiError;
+
+/// One tier: the share of a bracket promoted and demoted at each close (0 to 1, up to
+/// three decimals).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TierSettings {
+    pub name: String,
+    pub promote: f64,
+    pub demote: f64,
+}
+
+/// What players of `tier` win for final ranks `ranks[0]..=ranks[1]` of their bracket.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RewardSettings {
+    pub tier: String,
+    pub ranks: [i64; 2],
+    pub reward: String,
+}
+
+/// A league's settings; on create every field but `slug`, `title` and `tiers` has a
+/// default, on update every field is optional.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"slug": "arena", "title": "Arena",
+    "tiers": [{"name": "bronze", "promote": 0.2, "demote": 0},
+        {"name": "silver", "promote": 0.15, "demote": 0.15},
+        {"name": "gold", "promote": 0, "demote": 0.2}],
+    "bracket_size": 50, "season": "week", "timezone": "UTC",
+    "rewards": [{"tier": "gold", "ranks": [1, 3], "reward": "crown"}], "webhook_url": null}))]
+pub struct LeagueRequest {
+    /// Create only.
+    pub slug: Option<String>,
+    pub title: Option<String>,
+    /// Lowest first; the lowest demotes nobody, the highest promotes nobody.
+    pub tiers: Option<Vec<TierSettings>>,
+    /// Players per bracket, 2 to 10,000; default 50.
+    pub bracket_size: Option<i64>,
+    /// `day`, `week` (default) or `month`.
+    pub season: Option<String>,
+    /// IANA name, default UTC: seasons are cut in it.
+    pub timezone: Option<String>,
+    pub rewards: Option<Vec<RewardSettings>>,
+    /// Receives one signed POST per season close; `null` for none.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub webhook_url: Option<Option<String>>,
+}
+
+impl LeagueRequest {
+    fn apply(&self, s: &mut LeagueSettings) -> Result<(), ApiError> {
+        if let Some(title) = &self.title {
+            s.title = title.clone();
+        }
+        if let Some(tiers) = &self.tiers {
+            s.tiers = tiers
+                .iter()
+                .map(|t| {
+                    Ok(Tier {
+                        name: t.name.clone(),
+                        promote: parse_ratio(t.promote, "promote")?,
+                        demote: parse_ratio(t.demote, "demote")?,
+                    })
+                })
+                .collect::<Result<_, ApiError>>()?;
+        }
+        if let Some(n) = self.bracket_size {
+            s.bracket_size = n;
+        }
+        if let Some(season) = &self.season {
+            s.season = parse_season(season)?;
+        }
+        if let Some(tz) = &self.timezone {
+            s.timezone = parse_timezone(tz)?;
+        }
+        if let Some(rewards) = &self.rewards {
+            s.rewards = rewards
+                .iter()
+                .map(|r| Reward {
+                    tier: r.tier.clone(),
+                    first: r.ranks[0],
+                    last: r.ranks[1],
+                    reward: r.reward.clone(),
+                })
+                .collect();
+        }
+        if let Some(url) = &self.webhook_url {
+            s.webhook_url = url.clone();
+        }
+        Ok(())
+    }
+}
+
+/// The season a league is in now.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SeasonInfo {
+    pub season: String,
+    pub starts_at: Option<DateTime<Utc>>,
+    pub ends_at: Option<DateTime<Utc>>,
+}
+
+/// A league.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeagueResponse {
+    pub slug: String,
+    pub title: String,
+    pub tiers: Vec<TierSettings>,
+    pub bracket_size: i64,
+    pub season: String,
+    pub timezone: String,
+    pub rewards: Vec<RewardSettings>,
+    pub webhook_url: Option<String>,
+    /// Key of the HMAC-SHA256 signature of webhook deliveries.
+    pub webhook_secret: String,
+    pub current_season: SeasonInfo,
+}
+
+impl LeagueResponse {
+    fn of(league: &League) -> Result<Self, ApiError> {
+        let s = &league.settings;
+        let season = Bucket::containing(s.season, s.timezone, Utc::now())?;
+        Ok(Self {
+            slug: league.slug.to_string(),
+            title: s.title.clone(),
+            tiers: s
+                .tiers
+                .iter()
+                .map(|t| TierSettings {
+                    name: t.name.clone(),
+                    promote: t.promote.as_f64(),
+                    demote: t.demote.as_f64(),
+                })
+                .collect(),
+            bracket_size: s.bracket_size,
+            season: s.season.as_str().to_owned(),
+            timezone: s.timezone.name().to_owned(),
+            rewards: s
+                .rewards
+                .iter()
+                .map(|r| RewardSettings {
+                    tier: r.tier.clone(),
+                    ranks: [r.first, r.last],
+                    reward: r.reward.clone(),
+                })
+                .collect(),
+            webhook_url: s.webhook_url.clone(),
+            webhook_secret: league.webhook_secret.clone(),
+            current_season: SeasonInfo {
+                season: season.label,
+                starts_at: season.start,
+                ends_at: season.end,
+            },
+        })
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeaguesResponse {
+    pub leagues: Vec<LeagueResponse>,
+}
+
+/// A league slug from a path: an ill-formed one names no league.
+fn league_slug(raw: &str) -> Result<LeagueSlug, ApiError> {
+    LeagueSlug::parse(raw).map_err(|e| ApiError::not_found(Code::LeagueNotFound, e.message))
+}
+
+/// Creates a league.
+#[utoipa::path(post, path = "/api/v1/admin/leagues", tag = "leagues", request_body = LeagueRequest,
+    responses(
+        (status = 201, body = LeagueResponse),
+        (status = 409, description = "league_exists", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_league_slug, invalid_title, invalid_tiers, invalid_ratio (outside [0, 1], promote + demote > 1, the lowest tier demoting or the highest promoting), invalid_bracket_size (below 2), invalid_season, invalid_timezone, invalid_reward, unknown_tier (a reward's), invalid_webhook", body = crate::api::ErrorBody),
+    ))]
+#[post("/leagues")]
+pub async fn create_league(
+    state: web::Data<AppState>,
+    Admin(caller): Admin,
+    body: web::Json<LeagueRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = LeagueSlug::parse(body.slug.as_deref().unwrap_or(""))?;
+    let title = body
+        .title
+        .clone()
+        .ok_or_else(|| ApiError::invalid(Code::InvalidTitle, "title is required"))?;
+    if body.tiers.is_none() {
+        return Err(ApiError::invalid(Code::InvalidTiers, "tiers are required"));
+    }
+    let mut settings = LeagueSettings {
+        title,
+        tiers: Vec::new(),
+        bracket_size: 50,
+        season: Period::Week,
+        timezone: chrono_tz::Tz::UTC,
+        rewards: Vec::new(),
+        webhook_url: None,
+    };
+    body.apply(&mut settings)?;
+    let league = engine::create_league(&state, &caller.actor, slug, settings).await?;
+    Ok(HttpResponse::Created().json(LeagueResponse::of(&league)?))
+}
+
+/// Every league.
+#[utoipa::path(get, path = "/api/v1/admin/leagues", tag = "leagues", responses((status = 200, body = LeaguesResponse)))]
+#[get("/leagues")]
+pub async fn list_leagues(
+    state: web::Data<AppState>,
+    _admin: Admin,
+) -> Result<HttpResponse, ApiError> {
+    let leagues = engine::leagues(&state)
+        .await?
+        .iter()
+        .map(LeagueResponse::of)
+        .collect::<Result<_, _>>()?;
+    Ok(HttpResponse::Ok().json(LeaguesResponse { leagues }))
+}
+
+/// One league.
+#[utoipa::path(get, path = "/api/v1/admin/leagues/{league}", tag = "leagues", params(("league" = String, Path)),
+    responses((status = 200, body = LeagueResponse), (status = 404, description = "league_not_found", body = crate::api::ErrorBody)))]
+#[get("/leagues/{league}")]
+pub async fn get_league(
+    state: web::Data<AppState>,
+    _admin: Admin,
+    league: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let league = engine::league_of(&state, &league_slug(&league)?).await?;
+    Ok(HttpResponse::Ok().json(LeagueResponse::of(&league)?))
+}
+
+/// Changes a league's settings.
+#[utoipa::path(patch, path = "/api/v1/admin/leagues/{league}", tag = "leagues", params(("league" = String, Path)),
+    request_body = LeagueRequest,
+    responses(
+        (status = 200, body = LeagueResponse),
+        (status = 404, description = "league_not_found", body = crate::api::ErrorBody),
+        (status = 422, description = "as on create; slug_immutable", body = crate::api::ErrorBody),
+    ))]
+#[patch("/leagues/{league}")]
+pub async fn update_league(
+    state: web::Data<AppState>,
+    Admin(caller): Admin,
+    league: web::Path<String>,
+    body: web::Json<LeagueRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = league_slug(&league)?;
+    if body.slug.as_deref().is_some_and(|s| s != slug.as_str()) {
+        return Err(ApiError::invalid(
+            Code::SlugImmutable,
+            "a league's slug cannot change",
+        ));
+    }
+    let mut settings = engine::league_of(&state, &slug).await?.settings;
+    body.apply(&mut settings)?;
+    let league = engine::update_league(&state, &caller.actor, &slug, settings).await?;
+    Ok(HttpResponse::Ok().json(LeagueResponse::of(&league)?))
+}
+
+/// Deletes a league.
+#[utoipa::path(delete, path = "/api/v1/admin/leagues/{league}", tag = "leagues", params(("league" = String, Path)),
+    responses((status = 204), (status = 404, description = "league_not_found", body = crate::api::ErrorBody)))]
+#[delete("/leagues/{league}")]
+pub async fn delete_league(
+    state: web::Data<AppState>,
+    Admin(caller): Admin,
+    league: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    engine::delete_league(&state, &caller.actor, &league_slug(&league)?).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::score::Milli;
+
+    #[test]
+    fn ratios_arrive_as_exact_thousandths() {
+        let body: LeagueRequest = serde_json::from_value(serde_json::json!({
+            "tiers": [{"name": "a", "promote": 0.155, "demote": 0}],
+        }))
+        .unwrap();
+        let mut s = LeagueSettings {
+            title: "t".into(),
+            tiers: Vec::new(),
+            bracket_size: 2,
+            season: Period::Day,
+            timezone: chrono_tz::Tz::UTC,
+            rewards: Vec::new(),
+            webhook_url: None,
+        };
+        body.apply(&mut s).unwrap();
+        assert_eq!(s.tiers[0].promote, Milli::from_thousandths(155));
+    }
+}

@@ -1,0 +1,114 @@
+//! Leagues: their settings (SQL first, audited).
+
+use rand::Rng;
+use serde_json::{Value, json};
+
+use super::admin::audit;
+use super::state::AppState;
+use crate::domain::code::Code;
+use crate::domain::ids::LeagueSlug;
+use crate::domain::league::{League, LeagueSettings};
+use crate::error::ApiError;
+use crate::store::sql;
+
+/// A league's settings as the audit log shows them (never the webhook secret).
+fn settings_json(s: &LeagueSettings) -> Value {
+    json!({
+        "title": s.title,
+        "tiers": s.tiers.iter().map(|t| json!({
+            "name": t.name, "promote": t.promote.as_f64(), "demote": t.demote.as_f64(),
+        })).collect::<Vec<_>>(),
+        "bracket_size": s.bracket_size,
+        "season": s.season.as_str(),
+        "timezone": s.timezone.name(),
+        "rewards": s.rewards.iter().map(|r| json!({
+            "tier": r.tier, "ranks": [r.first, r.last], "reward": r.reward,
+        })).collect::<Vec<_>>(),
+        "webhook_url": s.webhook_url,
+    })
+}
+
+/// The league with this slug.
+pub async fn league_of(state: &AppState, slug: &LeagueSlug) -> Result<League, ApiError> {
+    sql::leagues::find_league(&state.db, slug)
+        .await?
+        .ok_or_else(|| ApiError::not_found(Code::LeagueNotFound, format!("no league {slug}")))
+}
+
+/// Every league.
+pub async fn leagues(state: &AppState) -> Result<Vec<League>, ApiError> {
+    Ok(sql::leagues::list_leagues(&state.db).await?)
+}
+
+/// Creates a league with a fresh webhook secret.
+pub async fn create_league(
+    state: &AppState,
+    actor: &str,
+    slug: LeagueSlug,
+    settings: LeagueSettings,
+) -> Result<League, ApiError> {
+    settings.check()?;
+    let secret: String = (0..40)
+        .map(|_| rand::rng().sample(rand::distr::Alphanumeric) as char)
+        .collect();
+    let league = sql::leagues::insert_league(&state.db, &slug, &settings, &secret)
+        .await
+        .map_err(|e| match e {
+            sql::SqlError::Conflict => {
+                ApiError::conflict(Code::LeagueExists, format!("league {slug} already exists"))
+            }
+            other => other.into(),
+        })?;
+    audit(
+        state,
+        actor,
+        "league.create",
+        &format!("league {slug}"),
+        settings_json(&league.settings),
+    )
+    .await;
+    Ok(league)
+}
+
+/// Saves a league's settings.
+pub async fn update_league(
+    state: &AppState,
+    actor: &str,
+    slug: &LeagueSlug,
+    settings: LeagueSettings,
+) -> Result<League, ApiError> {
+    settings.check()?;
+    let league = League {
+        settings,
+        ..league_of(state, slug).await?
+    };
+    sql::leagues::update_league(&state.db, &league).await?;
+    audit(
+        state,
+        actor,
+        "league.update",
+        &format!("league {slug}"),
+        settings_json(&league.settings),
+    )
+    .await;
+    Ok(league)
+}
+
+/// Deletes a league.
+pub async fn delete_league(
+    state: &AppState,
+    actor: &str,
+    slug: &LeagueSlug,
+) -> Result<(), ApiError> {
+    let league = league_of(state, slug).await?;
+    sql::leagues::delete_league(&state.db, league.id).await?;
+    audit(
+        state,
+        actor,
+        "league.delete",
+        &format!("league {slug}"),
+        json!({}),
+    )
+    .await;
+    Ok(())
+}
