@@ -104,11 +104,24 @@ pub async fn until_done(state: AppState) {
 /// for the marker and, when Redis came back empty, counts it and applies what SQL holds
 /// again.
 pub async fn watch(state: AppState, check: Duration) {
-    // Start-up: finish whatever an earlier failure left undone.
+    // Start-up: finish whatever an earlier failure left undone. A marker gone between two
+    // tries means Redis came back empty meanwhile: that is a reset too.
+    let mut marked = false;
     loop {
-        match restore(&state).await {
-            Ok(()) => break,
-            Err(err) => tracing::debug!(error = %err, "start-up reconcile failed; retrying"),
+        if marked && matches!(state.redis.marker_present().await, Ok(false)) {
+            noticed_reset(&state);
+        }
+        match state.redis.set_marker().await {
+            Ok(()) => {
+                marked = true;
+                match reconcile(&state).await {
+                    Ok(()) => break,
+                    Err(err) => {
+                        tracing::debug!(error = %err, "start-up reconcile failed; retrying")
+                    }
+                }
+            }
+            Err(err) => tracing::debug!(error = %err, "cannot set the redis marker; retrying"),
         }
         tokio::time::sleep(check).await;
     }
@@ -119,11 +132,7 @@ pub async fn watch(state: AppState, check: Duration) {
         match state.redis.marker_present().await {
             Ok(true) => {}
             Ok(false) => {
-                tracing::error!(
-                    "Redis came back empty: its votes and scores are lost; applying initial votes and pending removals again"
-                );
-                crate::metrics::redis_reset();
-                state.durability.record_reset();
+                noticed_reset(&state);
                 until_done(state.clone()).await;
                 if let Err(err) = state.redis.set_marker().await {
                     tracing::warn!(error = %err, "cannot set the redis marker");
@@ -134,8 +143,11 @@ pub async fn watch(state: AppState, check: Duration) {
     }
 }
 
-/// Sets the marker (when missing) and reconciles.
-async fn restore(state: &AppState) -> Result<(), ApiError> {
-    state.redis.set_marker().await?;
-    reconcile(state).await
+/// Logs, counts and records that Redis came back empty.
+fn noticed_reset(state: &AppState) {
+    tracing::error!(
+        "Redis came back empty: its votes and scores are lost; applying initial votes and pending removals again"
+    );
+    crate::metrics::redis_reset();
+    state.durability.record_reset();
 }
