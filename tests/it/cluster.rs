@@ -11,7 +11,7 @@ use ovation::store::redis::RedisTarget;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::harness::{Options, TestApp, shared_cluster};
+use crate::harness::{Options, RedisCluster, TestApp, shared_cluster};
 
 fn on_the_cluster(seeds: Vec<String>) -> Options {
     Options {
@@ -186,4 +186,136 @@ async fn a_change_reaches_instances_listening_on_every_node() {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_go_on_after_a_master_fails_over_to_its_replica_and_none_counts_twice() {
+    let mut cluster = RedisCluster::start_with(3, 1);
+    let app = TestApp::spawn_with(on_the_cluster(cluster.seeds())).await;
+    app.board(json!({"slug": "f", "title": "F", "membership": "open", "periods": ["all"]}))
+        .await;
+    let vote = |key: String| {
+        let app = &app;
+        async move {
+            app.vote("f", json!({"member": "m", "idempotency_key": key}))
+                .await
+        }
+    };
+    let (status, body) = vote("before".into()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // The master holding the board's tag dies.
+    let key = format!("{}:{{b:1}}:z:r:all:all", app.prefix);
+    let master = cluster
+        .nodes
+        .iter()
+        .position(|n| {
+            let out = |args: &[&str]| {
+                let out = std::process::Command::new("redis-cli")
+                    .args(["-p", &n.port.to_string()])
+                    .args(args)
+                    .output()
+                    .unwrap();
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            };
+            out(&["ROLE"]).starts_with("master") && out(&["EXISTS", &key]).trim() == "1"
+        })
+        .expect("a master holds the board");
+    cluster.nodes[master].crash();
+
+    // Each vote is retried with its own key until it is counted: 503s while the replica
+    // takes over, then answers; a retry never counts twice.
+    let started = Instant::now();
+    let mut refused = 0;
+    for i in 0..20 {
+        loop {
+            let (status, body) = vote(format!("k{i}")).await;
+            if status == StatusCode::OK {
+                break;
+            }
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+            refused += 1;
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no failover within 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    assert!(refused > 0, "the first votes after the crash were refused");
+    for i in 0..20 {
+        let (_, again) = vote(format!("k{i}")).await;
+        assert_eq!(again["replayed"], true, "{again}");
+    }
+    let (_, member) = app.get("/api/v1/boards/f/members/m?view=real").await;
+    // The 20 counted after the failover, and the first one if the replica had it.
+    let score = member["score"].as_i64().unwrap();
+    assert!((20..=21).contains(&score), "{member}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_and_reads_follow_a_board_whose_slot_moved_to_another_node() {
+    let cluster = RedisCluster::start_with(3, 0);
+    let app = TestApp::spawn_with(on_the_cluster(cluster.seeds())).await;
+    app.board(json!({"slug": "mv", "title": "Mv", "membership": "open", "periods": ["all"]}))
+        .await;
+    let (status, body) = app.vote("mv", json!({"member": "m"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Every slot of the node holding the board moves to another node.
+    let port = cluster.nodes[0].port.to_string();
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new("redis-cli")
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let key = format!("{}:{{b:1}}:z:r:all:all", app.prefix);
+    let slot = cli(&["-p", &port, "CLUSTER", "KEYSLOT", &key]);
+    let nodes = cli(&["-p", &port, "CLUSTER", "NODES"]);
+    let slot: u16 = slot.trim().parse().unwrap();
+    let owns = |line: &str| {
+        line.split_whitespace().skip(8).any(|range| {
+            let (a, b) = range.split_once('-').unwrap_or((range, range));
+            a.parse::<u16>().is_ok_and(|a| a <= slot) && b.parse::<u16>().is_ok_and(|b| slot <= b)
+        })
+    };
+    let from = nodes.lines().find(|l| owns(l)).unwrap();
+    let to = nodes
+        .lines()
+        .find(|l| l.contains("master") && !owns(l))
+        .unwrap();
+    let id = |line: &str| line.split_whitespace().next().unwrap().to_owned();
+    let slots: usize = from
+        .split_whitespace()
+        .skip(8)
+        .map(|range| {
+            let (a, b) = range.split_once('-').unwrap_or((range, range));
+            b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1
+        })
+        .sum();
+    let moved = std::process::Command::new("redis-cli")
+        .args(["--cluster", "reshard", &format!("127.0.0.1:{port}")])
+        .args(["--cluster-from", &id(from), "--cluster-to", &id(to)])
+        .args(["--cluster-slots", &slots.to_string(), "--cluster-yes"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(moved.success());
+
+    // The client learns where the slot went from the redirect: no 503 lasts.
+    let started = Instant::now();
+    loop {
+        let (status, body) = app.vote("mv", json!({"member": "m"})).await;
+        if status == StatusCode::OK {
+            break;
+        }
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, top) = app.get("/api/v1/boards/mv/top?view=real").await;
+    assert_eq!(status, StatusCode::OK, "{top}");
+    assert_eq!(top["entries"][0]["score"], 2, "{top}");
 }

@@ -147,14 +147,23 @@ pub struct RedisCluster {
 
 impl RedisCluster {
     pub fn start() -> Self {
+        Self::start_with(3, 0)
+    }
+
+    /// `masters` masters with `replicas` replicas each; a replica takes over a master
+    /// that stopped answering for a second.
+    pub fn start_with(masters: usize, replicas: usize) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let nodes: Vec<RedisServer> = (0..3)
+        // Redis's default of 15 s without replicas: no node is taken for failed under load.
+        let timeout = if replicas > 0 { 1000 } else { 15_000 };
+        let nodes: Vec<RedisServer> = (0..masters * (1 + replicas))
             .map(|_| {
                 let (port, bus) = (free_port(), free_port());
                 RedisServer::start_with(
                     port,
                     &format!(
                         "--save '' --appendonly no --cluster-enabled yes --cluster-port {bus} \
+                         --cluster-node-timeout {timeout} \
                          --cluster-config-file nodes-{port}.conf --dir '{}'",
                         dir.path().display()
                     ),
@@ -164,7 +173,7 @@ impl RedisCluster {
         let created = Command::new("redis-cli")
             .args(["--cluster", "create"])
             .args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)))
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .stdout(Stdio::null())
             .status()
             .expect("redis-cli must be installed (make test installs it)");
@@ -180,6 +189,21 @@ impl RedisCluster {
                     break;
                 }
                 assert!(Instant::now() < deadline, "the cluster did not come up");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        // A replica takes over only once it has synced with its master.
+        for node in &nodes {
+            loop {
+                let info = Command::new("redis-cli")
+                    .args(["-p", &node.port.to_string(), "INFO", "replication"])
+                    .output()
+                    .unwrap();
+                let info = String::from_utf8_lossy(&info.stdout);
+                if info.contains("role:master") || info.contains("master_link_status:up") {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "a replica did not sync");
                 std::thread::sleep(Duration::from_millis(100));
             }
         }

@@ -70,8 +70,9 @@ pub enum RedisFailure {
 }
 
 /// Error codes of a Redis that cannot take the command now (loading, out of memory, a
-/// replica after failover, a busy script, a cluster in transition): retrying later helps.
-const UNAVAILABLE_CODES: [&str; 7] = [
+/// replica after failover, a busy script, a cluster in transition: a slot that moved,
+/// which a call in a pipeline answers instead of running): retrying later helps.
+const UNAVAILABLE_CODES: [&str; 9] = [
     "LOADING",
     "OOM",
     "READONLY",
@@ -79,11 +80,14 @@ const UNAVAILABLE_CODES: [&str; 7] = [
     "MASTERDOWN",
     "CLUSTERDOWN",
     "TRYAGAIN",
+    "MOVED",
+    "ASK",
 ];
 
 impl From<redis::RedisError> for RedisFailure {
     fn from(err: redis::RedisError) -> Self {
-        let not_now = err.code().is_some_and(|c| UNAVAILABLE_CODES.contains(&c));
+        let not_now = err.code().is_some_and(|c| UNAVAILABLE_CODES.contains(&c))
+            || err.kind() == redis::ErrorKind::ClusterConnectionNotFound;
         if err.is_io_error()
             || err.is_timeout()
             || err.is_connection_dropped()
