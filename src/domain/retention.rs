@@ -9,7 +9,7 @@ use chrono_tz::Tz;
 
 use super::Invalid;
 use super::code::Code;
-use super::period::{Bucket, Period};
+use super::period::{Bucket, Period, voter_days};
 
 /// The longest retention: a hundred years.
 pub const MAX_DAYS: i64 = 36_500;
@@ -120,6 +120,37 @@ impl Retention {
             latest = Some(latest.map_or(at, |l| l.max(at)));
         }
         latest
+    }
+
+    /// The voter HyperLogLogs whose expiry an archived `bucket` sets, each (the bucket
+    /// whose keys they are, when they may go): an hour's own; a day's, for as long as its
+    /// week and month last; a week's or month's days when the board keeps no `day` (a
+    /// kept day sets its own). Those kept forever are left out.
+    pub fn voter_releases(
+        &self,
+        bucket: &Bucket,
+        periods: &[Period],
+        tz: Tz,
+    ) -> Vec<(Bucket, DateTime<Utc>)> {
+        let days = match bucket.period {
+            Period::Hour => {
+                return self
+                    .release_at(bucket)
+                    .map(|at| vec![(bucket.clone(), at)])
+                    .unwrap_or_default();
+            }
+            Period::Day => vec![bucket.clone()],
+            Period::Week | Period::Month if !periods.contains(&Period::Day) => {
+                voter_days(bucket, tz)
+            }
+            _ => Vec::new(),
+        };
+        days.into_iter()
+            .filter_map(|day| {
+                let at = self.day_voters_release_at(&day, periods, tz)?;
+                Some((day, at))
+            })
+            .collect()
     }
 
     /// As stored in SQL: `hour,day,week,month`, `-` for forever.

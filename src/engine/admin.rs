@@ -445,9 +445,13 @@ fn settings_json(s: &BoardSettings) -> Value {
 
 /// `ovk_` and 40 random alphanumerics (about 238 bits).
 fn new_secret() -> String {
+    format!("ovk_{}", random_text(40))
+}
+
+/// `len` random alphanumerics (about 5.95 bits each): secrets made for clients.
+pub(crate) fn random_text(len: usize) -> String {
     let mut rng = rand::rng();
-    let body: String = (0..40)
+    (0..len)
         .map(|_| rng.sample(rand::distr::Alphanumeric) as char)
-        .collect();
-    format!("ovk_{body}")
+        .collect()
 }

@@ -29,7 +29,7 @@ use super::config::BoardConfig;
 use super::leaderboard::ranks;
 use super::state::AppState;
 use crate::domain::code::Code;
-use crate::domain::period::{Bucket, Period, voter_days};
+use crate::domain::period::{Bucket, Period};
 use crate::domain::retention::ARCHIVE_AFTER;
 use crate::domain::score::View;
 use crate::error::ApiError;
@@ -134,16 +134,18 @@ pub async fn archive_board(
     if periods.is_empty() {
         return Ok(written);
     }
-    let Some(created) = sql::board_created_at(&state.db, id).await? else {
-        return Ok(written);
-    };
     let closed = |b: &Bucket| b.end.is_some_and(|end| end + ARCHIVE_AFTER <= now);
     let marks = state.redis.late_marks(&board.keys).await?;
     for &period in &periods {
         // Where the in-order walk starts: buckets ending by then are archived already,
         // or lie before the board existed; late writes bring them here.
-        let cursor = sql::cursor(&state.db, id, period).await?;
-        let walk_from = cursor.unwrap_or(created);
+        let walk_from = match sql::cursor(&state.db, id, period).await? {
+            Some(done) => done,
+            None => match sql::board_created_at(&state.db, id).await? {
+                Some(created) => created,
+                None => return Ok(written),
+            },
+        };
 
         // 1. Closed buckets before the walk whose hours got late writes since.
         let mut late: Vec<Bucket> = Vec::new();
@@ -164,7 +166,11 @@ pub async fn archive_board(
             }
         }
         let labels: Vec<String> = late.iter().map(|b| b.label.clone()).collect();
-        let seen = sql::late_seen(&state.db, id, period, &labels).await?;
+        let seen = if labels.is_empty() {
+            Default::default()
+        } else {
+            sql::late_seen(&state.db, id, period, &labels).await?
+        };
         for bucket in late {
             let marked = late_in(&marks, &bucket);
             if seen.get(&bucket.label) == Some(&marked) {
@@ -294,10 +300,8 @@ async fn archive_bucket(
             .collect(),
     };
     let mut release_now = false;
-    if let Some(earlier) = sql::read_bucket(&state.db, board.board.id, bucket, View::Real).await?
-        && earlier.left_redis(now)
-    {
-        standings = merged(state, board, bucket, standings, &earlier).await?;
+    if sql::left_redis(&state.db, board.board.id, bucket, now).await? {
+        standings = merged(state, board, bucket, standings).await?;
         release_now = true;
     }
 
@@ -324,26 +328,11 @@ async fn archive_bucket(
             Release::At(at.max(now + RELEASE_GRACE))
         }
     };
-    let tz = settings.timezone;
-    let voter_keys: Vec<(Bucket, Release)> = match bucket.period {
-        Period::Hour => vec![(bucket.clone(), when(at))],
-        // A day's voters also count its week and month: they stay as long as those.
-        Period::Day => retention
-            .day_voters_release_at(bucket, &settings.periods, tz)
-            .map(|at| vec![(bucket.clone(), when(at))])
-            .unwrap_or_default(),
-        // Without days of its own, a week's or month's archive lets its days' voters go.
-        Period::Week | Period::Month if !settings.periods.contains(&Period::Day) => {
-            voter_days(bucket, tz)
-                .into_iter()
-                .filter_map(|day| {
-                    let at = retention.day_voters_release_at(&day, &settings.periods, tz)?;
-                    Some((day, when(at)))
-                })
-                .collect()
-        }
-        _ => Vec::new(),
-    };
+    let voter_keys: Vec<(Bucket, Release)> = retention
+        .voter_releases(bucket, &settings.periods, settings.timezone)
+        .into_iter()
+        .map(|(voters, at)| (voters, when(at)))
+        .collect();
     state
         .redis
         .release_bucket(&board.keys, bucket, when(at), &voter_keys)
@@ -360,18 +349,18 @@ async fn merged(
     board: &BoardConfig,
     bucket: &Bucket,
     late: Standings,
-    earlier_real: &sql::ArchivedBucket,
 ) -> Result<Standings, ApiError> {
+    let (mut total_members, mut participants) = (late.total_members, late.participants);
     let mut views_out = Vec::new();
     for (view, entries) in late.views {
-        let earlier = if view == View::Real {
-            earlier_real.entries.clone()
-        } else {
-            sql::read_bucket(&state.db, board.board.id, bucket, view)
-                .await?
-                .map(|b| b.entries)
-                .unwrap_or_default()
-        };
+        let earlier = sql::read_bucket(&state.db, board.board.id, bucket, view).await?;
+        if view == View::Real
+            && let Some(earlier) = &earlier
+        {
+            total_members += earlier.total_members;
+            participants += earlier.participants;
+        }
+        let earlier = earlier.map(|b| b.entries).unwrap_or_default();
         let mut sums: HashMap<String, (i64, i64)> = HashMap::new();
         for e in earlier.into_iter().chain(entries) {
             let sum = sums.entry(e.member).or_default();
@@ -402,8 +391,8 @@ async fn merged(
         views_out.push((view, entries));
     }
     Ok(Standings {
-        total_members: earlier_real.total_members + late.total_members,
-        participants: earlier_real.participants + late.participants,
+        total_members,
+        participants,
         late_seen: late.late_seen,
         views: views_out,
     })
@@ -439,22 +428,13 @@ pub async fn archive_now(state: &AppState, board: &BoardConfig) -> Result<Archiv
             {
                 continue;
             }
-            let voters = match bucket.period {
-                Period::Week | Period::Month if settings.periods.contains(&Period::Day) => {
-                    Vec::new()
-                }
-                _ => voter_days(&bucket, settings.timezone)
-                    .into_iter()
-                    .filter(|day| {
-                        bucket.period == Period::Hour
-                            || settings
-                                .retention
-                                .day_voters_release_at(day, &settings.periods, settings.timezone)
-                                .is_some_and(|at| at <= now)
-                    })
-                    .map(|day| (day, Release::Now))
-                    .collect(),
-            };
+            let voters: Vec<(Bucket, Release)> = settings
+                .retention
+                .voter_releases(&bucket, &settings.periods, settings.timezone)
+                .into_iter()
+                .filter(|(_, at)| *at <= now)
+                .map(|(voters, _)| (voters, Release::Now))
+                .collect();
             state
                 .redis
                 .release_bucket(&board.keys, &bucket, Release::Now, &voters)

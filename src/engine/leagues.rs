@@ -1,9 +1,8 @@
 //! Leagues: their settings (SQL first, audited).
 
-use rand::Rng;
 use serde_json::{Value, json};
 
-use super::admin::audit;
+use super::admin::{audit, random_text};
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
@@ -48,10 +47,7 @@ pub async fn create_league(
     settings: LeagueSettings,
 ) -> Result<League, ApiError> {
     settings.check()?;
-    let secret: String = (0..40)
-        .map(|_| rand::rng().sample(rand::distr::Alphanumeric) as char)
-        .collect();
-    let league = sql::leagues::insert_league(&state.db, &slug, &settings, &secret)
+    let league = sql::leagues::insert_league(&state.db, &slug, &settings, &random_text(40))
         .await
         .map_err(|e| match e {
             sql::SqlError::Conflict => {

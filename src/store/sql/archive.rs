@@ -56,8 +56,24 @@ impl ArchivedBucket {
     /// Whether its Redis keys are gone (released, or expired by `now`): what Redis holds
     /// of it now came after, from late writes.
     pub fn left_redis(&self, now: DateTime<Utc>) -> bool {
-        self.released_at.is_some() || self.expires_at.is_some_and(|at| at <= now)
+        gone(self.released_at, self.expires_at, now)
     }
+}
+
+fn gone(
+    released_at: Option<DateTime<Utc>>,
+    expires_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> bool {
+    released_at.is_some() || expires_at.is_some_and(|at| at <= now)
+}
+
+/// The row of one bucket of a board.
+fn bucket_row(board_id: i64, bucket: &Bucket) -> sea_orm::Select<archived_bucket::Entity> {
+    archived_bucket::Entity::find()
+        .filter(archived_bucket::Column::BoardId.eq(board_id))
+        .filter(archived_bucket::Column::Period.eq(bucket.period.as_str()))
+        .filter(archived_bucket::Column::Label.eq(&bucket.label))
 }
 
 /// Rows per INSERT: far below every backend's limit on bound parameters.
@@ -140,12 +156,7 @@ pub async fn write_bucket(
     };
     let txn = db.begin().await?;
     let now = to_naive(Utc::now());
-    let existing = archived_bucket::Entity::find()
-        .filter(archived_bucket::Column::BoardId.eq(board_id))
-        .filter(archived_bucket::Column::Period.eq(bucket.period.as_str()))
-        .filter(archived_bucket::Column::Label.eq(&bucket.label))
-        .one(&txn)
-        .await?;
+    let existing = bucket_row(board_id, bucket).one(&txn).await?;
     let (id, writes) = match existing {
         Some(row) => {
             archived_entry::Entity::delete_many()
@@ -214,6 +225,27 @@ pub async fn write_bucket(
     Ok(writes)
 }
 
+/// Whether an archived bucket's Redis keys are gone by `now` (see
+/// [`ArchivedBucket::left_redis`]); `false` when it was never archived. Reads its row
+/// only.
+pub async fn left_redis(
+    db: &impl ConnectionTrait,
+    board_id: i64,
+    bucket: &Bucket,
+    now: DateTime<Utc>,
+) -> Result<bool, SqlError> {
+    Ok(bucket_row(board_id, bucket)
+        .one(db)
+        .await?
+        .is_some_and(|row| {
+            gone(
+                row.released_at.map(from_naive),
+                row.expires_at.map(from_naive),
+                now,
+            )
+        }))
+}
+
 /// A bucket's archive in one view, entries best first; `None` when it was never
 /// archived.
 pub async fn read_bucket(
@@ -222,13 +254,7 @@ pub async fn read_bucket(
     bucket: &Bucket,
     view: View,
 ) -> Result<Option<ArchivedBucket>, SqlError> {
-    let Some(row) = archived_bucket::Entity::find()
-        .filter(archived_bucket::Column::BoardId.eq(board_id))
-        .filter(archived_bucket::Column::Period.eq(bucket.period.as_str()))
-        .filter(archived_bucket::Column::Label.eq(&bucket.label))
-        .one(db)
-        .await?
-    else {
+    let Some(row) = bucket_row(board_id, bucket).one(db).await? else {
         return Ok(None);
     };
     let entries = archived_entry::Entity::find()
