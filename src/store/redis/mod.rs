@@ -183,7 +183,7 @@ impl RedisStore {
                 for &i in &pending {
                     pipe.invoke_script(&calls[i]);
                 }
-                let replies = conn.query_split(&pipe).await?;
+                let replies = conn.query_split(pipe).await?;
                 let mut refused = Vec::new();
                 for (&i, reply) in pending.iter().zip(replies) {
                     match reply {
@@ -238,7 +238,7 @@ impl RedisStore {
         pipe: redis::Pipeline,
     ) -> Result<T, RedisFailure> {
         self.bounded(op, |conn| async move {
-            let replies = conn.query_split(&pipe).await?;
+            let replies = conn.query_split(pipe).await?;
             if let Some(Value::ServerError(e)) =
                 replies.iter().find(|r| matches!(r, Value::ServerError(_)))
             {
