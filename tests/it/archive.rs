@@ -464,3 +464,54 @@ async fn bad_retention_and_history_requests_are_refused() {
         (StatusCode::NOT_FOUND, Some("board_not_found"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_late_write_into_a_released_bucket_adds_to_its_archive() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "re", "title": "Re", "membership": "open",
+        "periods": ["hour", "all"], "retention": {"hour": 1}}))
+        .await;
+    let old = hours_ago(5 * 24, 30);
+    for (member, voter) in [("a", "v1"), ("a", "v2"), ("b", "v1")] {
+        vote_at(&app, "re", member, voter, old).await;
+    }
+    let (status, report) = app.post("/api/v1/admin/boards/re/archive", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["released"].as_array().unwrap().len(), 1, "{report}");
+
+    // A backfill lands in the released hour: Redis holds only it until the archive
+    // runs again, then the archive holds the sum and Redis nothing.
+    vote_at(&app, "re", "b", "v3", old).await;
+    vote_at(&app, "re", "b", "v4", old).await;
+    let (status, report) = app.post("/api/v1/admin/boards/re/archive", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["archived"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(report["released"].as_array().unwrap().len(), 1, "{report}");
+    let (_, top) = app
+        .get(&format!(
+            "/api/v1/boards/re/top?period=hour&at={}&view=real",
+            rfc3339(old)
+        ))
+        .await;
+    let entries: Vec<(&str, i64)> = top["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["member"].as_str().unwrap(), e["score"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(entries, [("b", 3), ("a", 2)], "{top}");
+    assert_eq!(top["archived"], true, "{top}");
+    // Counts add up: an upper bound (b and v1 were there before).
+    assert_eq!(
+        (top["total_members"].clone(), top["participants"].clone()),
+        (json!(3), json!(4))
+    );
+    let mut redis = RawRedis::connect().await;
+    let bucket = top["bucket"].as_str().unwrap();
+    assert_eq!(
+        redis
+            .keys(&format!("{}:*:hour:{bucket}*", app.prefix))
+            .await,
+        Vec::<String>::new()
+    );
+}
