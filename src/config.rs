@@ -56,6 +56,10 @@ pub struct Settings {
     /// `OVATION_ARCHIVE_CHECK_MS`: how often an instance looks for closed buckets to
     /// archive (one instance at a time works).
     pub archive_check: Duration,
+    /// `OVATION_LEAGUE_CHECK_MS`: how often an instance looks for seasons that are over
+    /// and closes them (one instance per league at a time), and sends webhook deliveries
+    /// that are due.
+    pub league_check: Duration,
     /// `OVATION_SESSION_IDLE_S`: a dashboard session ends after this long without a
     /// request.
     pub session_idle: Duration,
@@ -89,6 +93,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("read_cache_ms", "250"),
     ("config_check_ms", "2000"),
     ("archive_check_ms", "20000"),
+    ("league_check_ms", "1000"),
     ("session_idle_s", "1800"),
     ("session_absolute_s", "43200"),
     ("allow_eviction", "false"),
@@ -220,6 +225,8 @@ impl Settings {
             Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
         let archive_check =
             Duration::from_millis(parse_number(get("archive_check_ms"), 50, 600_000)?);
+        let league_check =
+            Duration::from_millis(parse_number(get("league_check_ms"), 50, 600_000)?);
         let session_idle = Duration::from_secs(parse_number(get("session_idle_s"), 1, 86_400)?);
         let session_absolute =
             Duration::from_secs(parse_number(get("session_absolute_s"), 1, 30 * 86_400)?);
@@ -240,6 +247,7 @@ impl Settings {
             read_cache,
             config_check,
             archive_check,
+            league_check,
             session_idle,
             session_absolute,
             allow_eviction,

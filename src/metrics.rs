@@ -191,6 +191,22 @@ pub fn config_reload(what: &'static str) {
     counter!("ovation_config_reloads_total", "what" => what).increment(1);
 }
 
+/// Counts a league join or score write by its outcome (`accepted`, `replayed`, or the
+/// refusal's code).
+pub fn league_write(what: &'static str, outcome: &'static str) {
+    counter!("ovation_league_writes_total", "what" => what, "outcome" => outcome).increment(1);
+}
+
+/// Counts a season's close.
+pub fn season_closed(league: &str) {
+    counter!("ovation_season_closes_total", "league" => league.to_owned()).increment(1);
+}
+
+/// Counts a webhook delivery attempt by its outcome (`delivered` or `failed`).
+pub fn webhook_delivery(outcome: &'static str) {
+    counter!("ovation_webhook_deliveries_total", "outcome" => outcome).increment(1);
+}
+
 /// Counts a read-cache lookup.
 pub fn read_cache(hit: bool) {
     READ_CACHE.with(|lookups| lookups[usize::from(hit)].increment(1));

@@ -18,7 +18,7 @@ use crate::engine::durability::{self, Durability};
 use crate::engine::read_cache::ReadCache;
 use crate::engine::state::AppState;
 use crate::engine::users;
-use crate::engine::{archive, reconcile};
+use crate::engine::{archive, league_close, reconcile};
 use crate::store::redis::RedisStore;
 use crate::store::sql;
 use crate::telemetry::RequestSpan;
@@ -50,6 +50,10 @@ impl Application {
         durability::warn_at_start(&state.durability, &state.redis).await;
         tokio::spawn(reconcile::watch(state.clone(), state.settings.config_check));
         tokio::spawn(archive::run(state.clone(), state.settings.archive_check));
+        tokio::spawn(league_close::run(
+            state.clone(),
+            state.settings.league_check,
+        ));
         if let Some(password) =
             users::ensure_admin(&state.db, state.settings.admin_password.as_deref())
                 .await

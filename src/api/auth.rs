@@ -68,3 +68,15 @@ impl FromRequest for Voter {
         ready(scoped(req, Scope::Vote).map(Voter))
     }
 }
+
+/// A caller with the `read` scope (league standings).
+pub struct Reader(pub Caller);
+
+impl FromRequest for Reader {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(scoped(req, Scope::Read).map(Reader))
+    }
+}

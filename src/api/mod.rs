@@ -6,6 +6,7 @@ pub mod auth;
 pub mod boards;
 pub mod client_ip;
 pub mod health;
+pub mod leagues;
 pub mod quota;
 pub mod ranks;
 pub mod scores;
@@ -101,6 +102,11 @@ new key for every new write; reuse a key only to retry the very same request."),
         admin::leagues::get_league,
         admin::leagues::update_league,
         admin::leagues::delete_league,
+        admin::leagues::close_league,
+        leagues::join_league,
+        leagues::write_league_score,
+        leagues::get_player,
+        leagues::get_bracket,
         admin::members::upsert_members,
         admin::members::import_members,
         admin::members::update_member,
@@ -303,6 +309,10 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
             .service(quota::get_quota)
             .service(ranks::get_ranks)
             .service(ranks::get_tops)
+            .service(leagues::join_league)
+            .service(leagues::write_league_score)
+            .service(leagues::get_player)
+            .service(leagues::get_bracket)
             .configure(admin::routes)
             .route("/openapi.json", web::get().to(openapi_json))
             .default_service(web::to(not_found)),

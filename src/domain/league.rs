@@ -5,12 +5,14 @@
 //! Ratios are exact thousandths ([`Milli`]): a bracket of `n` players promotes
 //! ⌊promote × n⌋ and demotes ⌊demote × n⌋, in integers.
 
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use serde::{Deserialize, Serialize};
 
 use super::Invalid;
 use super::code::Code;
 use super::ids::LeagueSlug;
-use super::period::Period;
+use super::period::{Bucket, Period};
 use super::score::Milli;
 
 /// Most tiers a league has.
@@ -19,8 +21,142 @@ pub const TIERS_MAX: usize = 20;
 pub const BRACKET_SIZE_MAX: i64 = 10_000;
 /// Most rewards a league lists.
 pub const REWARDS_MAX: usize = 100;
-/// Longest tier name and reward text, in bytes.
+/// Longest reward text, in bytes.
 pub const NAME_MAX: usize = 64;
+/// Longest tier name: it is part of a bracket's id (`gold-3`) in URLs.
+pub const TIER_NAME_MAX: usize = 32;
+/// The largest score a player may reach, in magnitude: every integer up to it is exact
+/// in a sorted set's double.
+pub const SCORE_MAX: i64 = (1 << 53) - 1;
+/// Digits of the join sequence in front of a player's member in a bracket's sorted set
+/// (inverted, zero-padded: on equal scores the sorted set's reverse order puts the
+/// earlier join first).
+pub const JOIN_SEQ_DIGITS: usize = 15;
+
+fn is_tier_name(name: &str) -> bool {
+    (1..=TIER_NAME_MAX).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// The player a bracket's sorted-set member stands for.
+pub fn player_of(member: &str) -> &str {
+    member.get(JOIN_SEQ_DIGITS..).unwrap_or("")
+}
+
+/// One bracket of a season: the `number`th (from 1) of tier `tier` (index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BracketRef {
+    pub tier: usize,
+    pub number: i64,
+}
+
+impl BracketRef {
+    /// Its id, `<tier name>-<number>`: `gold-3`.
+    pub fn id(&self, rules: &SeasonRules) -> String {
+        format!("{}-{}", rules.tier_name(self.tier), self.number)
+    }
+
+    /// Reads an id made by [`id`](Self::id).
+    pub fn parse(raw: &str, rules: &SeasonRules) -> Result<Self, Invalid> {
+        let bad = || {
+            invalid(
+                Code::InvalidBracket,
+                format!("a bracket is <tier>-<number>, like gold-3, not {raw:?}"),
+            )
+        };
+        let (name, number) = raw.rsplit_once('-').ok_or_else(bad)?;
+        if number.starts_with('0') || !number.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let number: i64 = number.parse().map_err(|_| bad())?;
+        let tier = rules.tier_index(name).ok_or_else(|| {
+            invalid(
+                Code::UnknownTier,
+                format!("the season has no tier {name:?}"),
+            )
+        })?;
+        Ok(Self { tier, number })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct TierJson {
+    name: String,
+    promote: i64,
+    demote: i64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct RewardJson {
+    tier: String,
+    first: i64,
+    last: i64,
+    reward: String,
+}
+
+/// Tiers as stored (SQL and a season's record in Redis): JSON, ratios in thousandths.
+pub fn tiers_to_json(tiers: &[Tier]) -> String {
+    let rows: Vec<TierJson> = tiers
+        .iter()
+        .map(|t| TierJson {
+            name: t.name.clone(),
+            promote: t.promote.thousandths(),
+            demote: t.demote.thousandths(),
+        })
+        .collect();
+    serde_json::to_string(&rows).unwrap_or_default()
+}
+
+/// Reads [`tiers_to_json`]'s text.
+pub fn tiers_from_json(text: &str) -> Result<Vec<Tier>, String> {
+    let rows: Vec<TierJson> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    Ok(rows
+        .into_iter()
+        .map(|t| Tier {
+            name: t.name,
+            promote: Milli::from_thousandths(t.promote),
+            demote: Milli::from_thousandths(t.demote),
+        })
+        .collect())
+}
+
+/// Rewards as stored: JSON.
+pub fn rewards_to_json(rewards: &[Reward]) -> String {
+    let rows: Vec<RewardJson> = rewards
+        .iter()
+        .map(|r| RewardJson {
+            tier: r.tier.clone(),
+            first: r.first,
+            last: r.last,
+            reward: r.reward.clone(),
+        })
+        .collect();
+    serde_json::to_string(&rows).unwrap_or_default()
+}
+
+/// Reads [`rewards_to_json`]'s text.
+pub fn rewards_from_json(text: &str) -> Result<Vec<Reward>, String> {
+    let rows: Vec<RewardJson> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Reward {
+            tier: r.tier,
+            first: r.first,
+            last: r.last,
+            reward: r.reward,
+        })
+        .collect())
+}
+
+/// When a season of `settings` that is running at `at` ends: the end of the calendar
+/// bucket of its length holding `at`, in the league's timezone.
+pub fn season_end(settings: &LeagueSettings, at: DateTime<Utc>) -> Result<DateTime<Utc>, Invalid> {
+    Bucket::containing(settings.season, settings.timezone, at)?
+        .end
+        .ok_or_else(|| invalid(Code::InvalidSeason, "a season has an end"))
+}
 
 /// One tier, lowest first in a league.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,14 +237,11 @@ impl LeagueSettings {
         }
         let last = self.tiers.len() - 1;
         for (i, tier) in self.tiers.iter().enumerate() {
-            if tier.name.is_empty()
-                || tier.name.len() > NAME_MAX
-                || self.tiers[..i].iter().any(|t| t.name == tier.name)
-            {
+            if !is_tier_name(&tier.name) || self.tiers[..i].iter().any(|t| t.name == tier.name) {
                 return Err(invalid(
                     Code::InvalidTiers,
                     format!(
-                        "tier names are 1 to {NAME_MAX} bytes and unique; {:?} is not",
+                        "tier names are unique, 1 to {TIER_NAME_MAX} lowercase letters, digits and _; {:?} is not",
                         tier.name
                     ),
                 ));
@@ -202,6 +335,27 @@ impl LeagueSettings {
         Ok(())
     }
 
+    /// What a season started now runs with.
+    pub fn rules(&self) -> SeasonRules {
+        SeasonRules {
+            tiers: self.tiers.clone(),
+            bracket_size: self.bracket_size,
+            rewards: self.rewards.clone(),
+        }
+    }
+}
+
+/// What one season runs with, fixed when it starts: a change to the league's settings
+/// takes effect the season after.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeasonRules {
+    /// Lowest first.
+    pub tiers: Vec<Tier>,
+    pub bracket_size: i64,
+    pub rewards: Vec<Reward>,
+}
+
+impl SeasonRules {
     /// How many of a bracket of `players` in tier `tier` (index, lowest first) move up
     /// and down at the close.
     pub fn movers(&self, tier: usize, players: i64) -> (i64, i64) {
@@ -210,6 +364,21 @@ impl LeagueSettings {
         };
         let share = |ratio: Milli| players * ratio.thousandths() / 1000;
         (share(t.promote), share(t.demote))
+    }
+
+    /// The zone of 1-based `rank` in a bracket of `players` of tier `tier`.
+    pub fn zone(&self, tier: usize, rank: i64, players: i64) -> Zone {
+        Zone::of(rank, players, self.movers(tier, players))
+    }
+
+    /// The tier named `name`.
+    pub fn tier_index(&self, name: &str) -> Option<usize> {
+        self.tiers.iter().position(|t| t.name == name)
+    }
+
+    /// The name of tier `tier` (`?` past the last).
+    pub fn tier_name(&self, tier: usize) -> &str {
+        self.tiers.get(tier).map_or("?", |t| t.name.as_str())
     }
 }
 
@@ -254,12 +423,20 @@ pub struct Outcome {
     pub rewards: Vec<String>,
 }
 
+/// A player's final place in a closed season and what the close gives them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerResult {
+    pub place: BracketRef,
+    pub score: i64,
+    pub outcome: Outcome,
+}
+
 /// The close of one bracket of tier `tier`: `ranked` are its players, best first (score
 /// descending, earlier join first on equal scores).
-pub fn close_bracket(settings: &LeagueSettings, tier: usize, ranked: &[String]) -> Vec<Outcome> {
+pub fn close_bracket(rules: &SeasonRules, tier: usize, ranked: &[String]) -> Vec<Outcome> {
     let players = ranked.len() as i64;
-    let movers = settings.movers(tier, players);
-    let name = settings.tiers.get(tier).map_or("", |t| t.name.as_str());
+    let movers = rules.movers(tier, players);
+    let name = rules.tier_name(tier);
     ranked
         .iter()
         .enumerate()
@@ -271,7 +448,7 @@ pub fn close_bracket(settings: &LeagueSettings, tier: usize, ranked: &[String]) 
                 Zone::Demote => tier - 1,
                 Zone::Stay => tier,
             };
-            let rewards = settings
+            let rewards = rules
                 .rewards
                 .iter()
                 .filter(|r| r.tier == name && (r.first..=r.last).contains(&rank))
@@ -382,7 +559,7 @@ mod tests {
 
     #[test]
     fn shares_round_down_and_small_brackets_move_nobody() {
-        let s = arena();
+        let s = arena().rules();
         assert_eq!(s.movers(1, 50), (7, 7));
         assert_eq!(s.movers(1, 6), (0, 0));
         assert_eq!(s.movers(0, 9), (1, 0));
@@ -394,6 +571,48 @@ mod tests {
         assert_eq!(
             gold.iter().map(|o| o.next_tier).collect::<Vec<_>>(),
             [2, 2, 2, 2, 2, 2, 2, 2, 1]
+        );
+    }
+
+    #[test]
+    fn brackets_are_named_by_tier_and_number() {
+        let rules = arena().rules();
+        let gold3 = BracketRef { tier: 2, number: 3 };
+        assert_eq!(gold3.id(&rules), "gold-3");
+        assert_eq!(BracketRef::parse("gold-3", &rules).unwrap(), gold3);
+        for bad in ["gold", "gold-0", "gold-03", "gold-+3", "gold-x", "-3"] {
+            let code = BracketRef::parse(bad, &rules).unwrap_err().code;
+            assert!(
+                matches!(code, Code::InvalidBracket | Code::UnknownTier),
+                "{bad}: {code:?}"
+            );
+        }
+        assert_eq!(
+            BracketRef::parse("iron-1", &rules).unwrap_err().code,
+            Code::UnknownTier
+        );
+        assert_eq!(player_of("999999999999998u1"), "u1");
+        let mut s = arena();
+        s.tiers[0].name = "Bronze".into();
+        assert_eq!(s.check().unwrap_err().code, Code::InvalidTiers);
+        assert_eq!(tiers_from_json(&tiers_to_json(&s.tiers)).unwrap(), s.tiers);
+        assert_eq!(
+            rewards_from_json(&rewards_to_json(&s.rewards)).unwrap(),
+            s.rewards
+        );
+    }
+
+    #[test]
+    fn a_season_ends_at_its_calendar_boundary_in_the_league_zone() {
+        let mut s = arena();
+        s.timezone = "Europe/Paris".parse().unwrap();
+        let at = "2026-11-25T12:00:00Z".parse().unwrap();
+        let end = season_end(&s, at).unwrap();
+        assert_eq!(end.to_rfc3339(), "2026-11-29T23:00:00+00:00");
+        s.season = Period::Day;
+        assert_eq!(
+            season_end(&s, at).unwrap().to_rfc3339(),
+            "2026-11-25T23:00:00+00:00"
         );
     }
 
@@ -412,7 +631,7 @@ mod tests {
             s.tiers[1].promote = Milli::from_thousandths(promote);
             s.tiers[1].demote = Milli::from_thousandths(demote);
             let players: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
-            let out = close_bracket(&s, tier, &players);
+            let out = close_bracket(&s.rules(), tier, &players);
             let t = &s.tiers[tier];
             let up = (n as i64 * t.promote.thousandths() / 1000) as usize;
             let down = (n as i64 * t.demote.thousandths() / 1000) as usize;

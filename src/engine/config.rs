@@ -1,4 +1,5 @@
-//! The in-memory configuration cache: boards, members, rules and API keys loaded from SQL.
+//! The in-memory configuration cache: boards, members, rules, API keys and leagues loaded
+//! from SQL.
 //!
 //! The vote and read paths only ever look here, never at SQL. An admin change reloads the
 //! changed part on the instance that made it, then counts the change in a version in
@@ -12,6 +13,7 @@
 //!   everything when it moved past the last change it applied.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -20,9 +22,10 @@ use sea_orm::DatabaseConnection;
 
 use crate::domain::auth::ApiKey;
 use crate::domain::board::{Board, Member};
-use crate::domain::ids::{BoardSlug, MemberId};
+use crate::domain::ids::{BoardSlug, LeagueSlug, MemberId};
+use crate::domain::league::League;
 use crate::domain::limit::RateRule;
-use crate::store::redis::{BoardKeys, Keys, RedisStore};
+use crate::store::redis::{BoardKeys, Keys, LeagueKeys, RedisStore, SeasonRecord};
 use crate::store::sql::{self, SqlError};
 
 /// A board as the hot path needs it.
@@ -35,10 +38,41 @@ pub struct BoardConfig {
     pub keys: BoardKeys,
 }
 
+/// A league as the hot path needs it.
+#[derive(Debug)]
+pub struct LeagueConfig {
+    pub league: League,
+    pub keys: LeagueKeys,
+    /// The season record this instance last read (`None`: not yet); a script told of an
+    /// older season answers the current one's number, and the caller reads it again.
+    pub season: RwLock<Option<Arc<SeasonRecord>>>,
+}
+
+impl LeagueConfig {
+    /// The season record last read.
+    pub fn known_season(&self) -> Option<Arc<SeasonRecord>> {
+        read(&self.season).clone()
+    }
+
+    /// Keeps `record` as the last read, unless a newer season is known already.
+    pub fn remember_season(&self, record: SeasonRecord) -> Arc<SeasonRecord> {
+        let mut known = write(&self.season);
+        match known.as_ref() {
+            Some(k) if k.n > record.n => k.clone(),
+            _ => {
+                let record = Arc::new(record);
+                *known = Some(record.clone());
+                record
+            }
+        }
+    }
+}
+
 /// What changed, as published on the configuration channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     Board(BoardSlug),
+    League(LeagueSlug),
     ApiKeys,
 }
 
@@ -46,6 +80,7 @@ impl Change {
     fn encode(&self) -> String {
         match self {
             Self::Board(slug) => format!("board:{slug}"),
+            Self::League(slug) => format!("league:{slug}"),
             Self::ApiKeys => "api-keys".to_owned(),
         }
     }
@@ -55,6 +90,7 @@ impl Change {
         let (version, change) = payload.split_once(' ')?;
         let change = match change.split_once(':') {
             Some(("board", slug)) => Self::Board(BoardSlug::parse(slug).ok()?),
+            Some(("league", slug)) => Self::League(LeagueSlug::parse(slug).ok()?),
             _ if change == "api-keys" => Self::ApiKeys,
             _ => return None,
         };
@@ -62,7 +98,7 @@ impl Change {
     }
 }
 
-/// Boards by slug and live API keys by hash.
+/// Boards and leagues by slug, and live API keys by hash.
 ///
 /// Reloads can overlap (a request's own reload and the listener's, say). Each takes a
 /// ticket before it reads SQL, and a load never replaces one with a later ticket: a load
@@ -73,20 +109,30 @@ pub struct ConfigCache {
     /// The configuration version (as counted in Redis) this instance has caught up with;
     /// -1 before the first check.
     version: AtomicI64,
-    boards: RwLock<Boards>,
+    boards: RwLock<BySlug<BoardSlug, BoardConfig>>,
+    leagues: RwLock<BySlug<LeagueSlug, LeagueConfig>>,
     api_keys: RwLock<ApiKeys>,
 }
 
-#[derive(Default)]
-struct Boards {
-    by_slug: HashMap<BoardSlug, Arc<BoardConfig>>,
+/// Loaded things by slug.
+struct BySlug<K, V> {
+    by_slug: HashMap<K, Arc<V>>,
     /// The ticket of the newest load applied to each slug, removals included.
-    loaded: HashMap<BoardSlug, u64>,
+    loaded: HashMap<K, u64>,
 }
 
-impl Boards {
-    /// Puts a load of `slug` (`None`: the board is gone) unless a newer one is in.
-    fn apply(&mut self, slug: &BoardSlug, config: Option<Arc<BoardConfig>>, ticket: u64) {
+impl<K, V> Default for BySlug<K, V> {
+    fn default() -> Self {
+        Self {
+            by_slug: HashMap::new(),
+            loaded: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Clone + Eq + Hash, V> BySlug<K, V> {
+    /// Puts a load of `slug` (`None`: it is gone) unless a newer one is in.
+    fn apply(&mut self, slug: &K, config: Option<Arc<V>>, ticket: u64) {
         if self.loaded.get(slug).is_some_and(|&t| t > ticket) {
             return;
         }
@@ -95,6 +141,22 @@ impl Boards {
             Some(config) => self.by_slug.insert(slug.clone(), config),
             None => self.by_slug.remove(slug),
         };
+    }
+
+    /// Replaces everything with `fresh`, loaded under `ticket`.
+    fn replace(&mut self, fresh: HashMap<K, Arc<V>>, ticket: u64) {
+        let gone: Vec<K> = self
+            .by_slug
+            .keys()
+            .filter(|slug| !fresh.contains_key(*slug))
+            .cloned()
+            .collect();
+        for slug in gone {
+            self.apply(&slug, None, ticket);
+        }
+        for (slug, config) in fresh {
+            self.apply(&slug, Some(config), ticket);
+        }
     }
 }
 
@@ -112,6 +174,7 @@ impl ConfigCache {
             tickets: AtomicU64::new(0),
             version: AtomicI64::new(-1),
             boards: RwLock::default(),
+            leagues: RwLock::default(),
             api_keys: RwLock::default(),
         };
         cache.reload_all(db).await?;
@@ -130,12 +193,24 @@ impl ConfigCache {
         boards
     }
 
+    /// The league with this slug.
+    pub fn league(&self, slug: &LeagueSlug) -> Option<Arc<LeagueConfig>> {
+        read(&self.leagues).by_slug.get(slug).cloned()
+    }
+
+    /// Every league, by slug.
+    pub fn leagues(&self) -> Vec<Arc<LeagueConfig>> {
+        let mut leagues: Vec<_> = read(&self.leagues).by_slug.values().cloned().collect();
+        leagues.sort_by(|a, b| a.league.slug.cmp(&b.league.slug));
+        leagues
+    }
+
     /// The live key with this hash.
     pub fn api_key(&self, hash: &str) -> Option<Arc<ApiKey>> {
         read(&self.api_keys).by_hash.get(hash).cloned()
     }
 
-    /// Reloads every board and key.
+    /// Reloads every board, league and key.
     pub async fn reload_all(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
         crate::metrics::config_reload("all");
         let ticket = self.ticket();
@@ -144,22 +219,22 @@ impl ConfigCache {
             let config = self.assemble(db, board).await?;
             fresh.insert(config.board.slug.clone(), Arc::new(config));
         }
-        {
-            let mut boards = write(&self.boards);
-            let gone: Vec<BoardSlug> = boards
-                .by_slug
-                .keys()
-                .filter(|slug| !fresh.contains_key(*slug))
-                .cloned()
-                .collect();
-            for slug in gone {
-                boards.apply(&slug, None, ticket);
-            }
-            for (slug, config) in fresh {
-                boards.apply(&slug, Some(config), ticket);
-            }
-        }
+        let leagues = sql::leagues::list_leagues(db)
+            .await?
+            .into_iter()
+            .map(|league| (league.slug.clone(), Arc::new(self.league_config(league))))
+            .collect();
+        write(&self.boards).replace(fresh, ticket);
+        write(&self.leagues).replace(leagues, ticket);
         self.reload_api_keys(db).await
+    }
+
+    fn league_config(&self, league: League) -> LeagueConfig {
+        LeagueConfig {
+            keys: self.keys.league(league.id),
+            league,
+            season: RwLock::new(None),
+        }
     }
 
     /// Reloads what `change` names.
@@ -168,6 +243,15 @@ impl ConfigCache {
             Change::Board(slug) => {
                 crate::metrics::config_reload("board");
                 self.reload_board(db, slug).await
+            }
+            Change::League(slug) => {
+                crate::metrics::config_reload("league");
+                let ticket = self.ticket();
+                let config = sql::leagues::find_league(db, slug)
+                    .await?
+                    .map(|league| Arc::new(self.league_config(league)));
+                write(&self.leagues).apply(slug, config, ticket);
+                Ok(())
             }
             Change::ApiKeys => {
                 crate::metrics::config_reload("api_keys");
@@ -407,7 +491,7 @@ mod tests {
     #[test]
     fn a_load_that_started_earlier_never_replaces_a_later_one() {
         let slug = BoardSlug::parse("b").unwrap();
-        let mut boards = Boards::default();
+        let mut boards = BySlug::default();
         boards.apply(&slug, Some(config(&slug, "new")), 2);
         boards.apply(&slug, Some(config(&slug, "old")), 1);
         assert_eq!(boards.by_slug[&slug].board.settings.title, "new");

@@ -1,12 +1,18 @@
-//! Leagues: their settings (SQL first, audited).
+//! Leagues: their settings (SQL first, audited, then the configuration cache of every
+//! instance). A new league's first season is recorded with it and started in Redis.
 
 use serde_json::{Value, json};
 
+use chrono::Utc;
+
 use super::admin::{audit, random_text};
+use super::config::{self, Change};
+use super::league_close::{self, CloseReport};
+use super::league_play;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
-use crate::domain::league::{League, LeagueSettings};
+use crate::domain::league::{League, LeagueSettings, season_end};
 use crate::error::ApiError;
 use crate::store::sql;
 
@@ -27,11 +33,55 @@ fn settings_json(s: &LeagueSettings) -> Value {
     })
 }
 
+async fn changed(state: &AppState, slug: &LeagueSlug) -> Result<(), ApiError> {
+    config::changed(
+        &state.config,
+        &state.db,
+        &state.redis,
+        Change::League(slug.clone()),
+    )
+    .await
+}
+
 /// The league with this slug.
 pub async fn league_of(state: &AppState, slug: &LeagueSlug) -> Result<League, ApiError> {
     sql::leagues::find_league(&state.db, slug)
         .await?
         .ok_or_else(|| ApiError::not_found(Code::LeagueNotFound, format!("no league {slug}")))
+}
+
+/// The league's latest season in SQL.
+pub async fn latest_season(
+    state: &AppState,
+    league: &League,
+) -> Result<Option<sql::leagues::SeasonRow>, ApiError> {
+    Ok(sql::leagues::seasons(&state.db, league.id)
+        .await?
+        .into_iter()
+        .next())
+}
+
+/// Closes the league's current season now, or previews it (`dry_run`); a real close is
+/// audited.
+pub async fn close_league(
+    state: &AppState,
+    actor: &str,
+    slug: &LeagueSlug,
+    dry_run: bool,
+) -> Result<CloseReport, ApiError> {
+    let config = league_play::league(state, slug)?;
+    let report = league_close::close_now(state, &config, dry_run).await?;
+    if !dry_run {
+        audit(
+            state,
+            actor,
+            "league.close",
+            &format!("league {slug}"),
+            json!({"season": report.season, "players": report.players}),
+        )
+        .await;
+    }
+    Ok(report)
 }
 
 /// Every league.
@@ -47,7 +97,8 @@ pub async fn create_league(
     settings: LeagueSettings,
 ) -> Result<League, ApiError> {
     settings.check()?;
-    let league = sql::leagues::insert_league(&state.db, &slug, &settings, &random_text(40))
+    let ends = season_end(&settings, Utc::now())?;
+    let league = sql::leagues::insert_league(&state.db, &slug, &settings, &random_text(40), ends)
         .await
         .map_err(|e| match e {
             sql::SqlError::Conflict => {
@@ -55,6 +106,7 @@ pub async fn create_league(
             }
             other => other.into(),
         })?;
+    changed(state, &slug).await?;
     audit(
         state,
         actor,
@@ -79,6 +131,7 @@ pub async fn update_league(
         ..league_of(state, slug).await?
     };
     sql::leagues::update_league(&state.db, &league).await?;
+    changed(state, slug).await?;
     audit(
         state,
         actor,
@@ -98,6 +151,13 @@ pub async fn delete_league(
 ) -> Result<(), ApiError> {
     let league = league_of(state, slug).await?;
     sql::leagues::delete_league(&state.db, league.id).await?;
+    changed(state, slug).await?;
+    let (redis, keys) = (state.redis.clone(), state.redis.keys().league(league.id));
+    tokio::spawn(async move {
+        if let Err(err) = redis.unlink_league(&keys).await {
+            tracing::warn!(error = %err, "failed to delete a deleted league's Redis keys");
+        }
+    });
     audit(
         state,
         actor,

@@ -370,6 +370,8 @@ pub struct Options {
     pub config_check: Duration,
     /// How often the archive task runs; an hour by default, so other tests see none.
     pub archive_check: Duration,
+    /// How often the league task closes seasons that are over and sends webhooks.
+    pub league_check: Duration,
     /// Dashboard sessions' idle and absolute timeouts.
     pub session_idle: Duration,
     pub session_absolute: Duration,
@@ -387,6 +389,7 @@ impl Default for Options {
             read_cache: Duration::ZERO,
             config_check: Duration::from_secs(2),
             archive_check: Duration::from_secs(3600),
+            league_check: Duration::from_millis(200),
             session_idle: Duration::from_secs(1800),
             session_absolute: Duration::from_secs(43_200),
             cors_origins: Vec::new(),
@@ -421,6 +424,7 @@ impl TestApp {
             read_cache: opts.read_cache,
             config_check: opts.config_check,
             archive_check: opts.archive_check,
+            league_check: opts.league_check,
             session_idle: opts.session_idle,
             session_absolute: opts.session_absolute,
             allow_eviction: false,

@@ -45,14 +45,24 @@ async fn a_league_is_created_read_changed_and_deleted() {
         (json!(50), json!("week"), json!("Asia/Shanghai"))
     );
     assert_eq!(league["webhook_secret"].as_str().unwrap().len(), 40);
-    // A week in Shanghai starts on a Monday at 00:00 local time, 16:00 UTC the day before.
-    let starts = league["current_season"]["starts_at"].as_str().unwrap();
-    assert!(starts.ends_with("T16:00:00Z"), "{league}");
+    // The first season starts at creation and ends with the week in Shanghai: Monday
+    // 00:00 local time, 16:00 UTC on Sunday.
+    let season = &league["current_season"];
+    assert_eq!(
+        (season["season"].clone(), season["closed"].clone()),
+        (json!(1), json!(false)),
+        "{league}"
+    );
+    let ends: chrono::DateTime<chrono::Utc> = season["ends_at"].as_str().unwrap().parse().unwrap();
+    assert_eq!(
+        ends.format("%a %H:%M:%S").to_string(),
+        "Sun 16:00:00",
+        "{league}"
+    );
+    let until = ends - chrono::Utc::now();
     assert!(
-        league["current_season"]["season"]
-            .as_str()
-            .unwrap()
-            .contains("-W")
+        until > chrono::TimeDelta::zero() && until <= chrono::TimeDelta::days(7),
+        "{league}"
     );
 
     let (status, again) = app.post("/api/v1/admin/leagues", arena()).await;

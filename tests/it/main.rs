@@ -14,6 +14,7 @@ mod faults;
 mod harness;
 mod idempotency;
 mod layouts;
+mod league_play;
 mod leagues;
 mod limits;
 mod ops;

@@ -3,17 +3,20 @@
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::engine::league_close::CloseReport;
 
 use super::nullable;
 use crate::api::auth::Admin;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{League, LeagueSettings, Reward, Tier, parse_ratio, parse_season};
-use crate::domain::period::{Bucket, Period, parse_timezone};
+use crate::domain::period::{Period, parse_timezone};
 use crate::engine::leagues as engine;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
+use crate::store::sql::leagues::SeasonRow;
 
 /// One tier: the share of a bracket promoted and demoted at each close (0 to 1, up to
 /// three decimals).
@@ -107,12 +110,15 @@ impl LeagueRequest {
     }
 }
 
-/// The season a league is in now.
+/// The league's latest season, as SQL records it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SeasonInfo {
-    pub season: String,
-    pub starts_at: Option<DateTime<Utc>>,
-    pub ends_at: Option<DateTime<Utc>>,
+    /// 1, 2, …
+    pub season: i64,
+    pub starts_at: DateTime<Utc>,
+    /// When it ends (or ended, when closed by hand).
+    pub ends_at: DateTime<Utc>,
+    pub closed: bool,
 }
 
 /// A league.
@@ -128,13 +134,13 @@ pub struct LeagueResponse {
     pub webhook_url: Option<String>,
     /// Key of the HMAC-SHA256 signature of webhook deliveries.
     pub webhook_secret: String,
-    pub current_season: SeasonInfo,
+    /// Null until the league's first season is recorded.
+    pub current_season: Option<SeasonInfo>,
 }
 
 impl LeagueResponse {
-    fn of(league: &League) -> Result<Self, ApiError> {
+    fn of(league: &League, season: Option<SeasonRow>) -> Result<Self, ApiError> {
         let s = &league.settings;
-        let season = Bucket::containing(s.season, s.timezone, Utc::now())?;
         Ok(Self {
             slug: league.slug.to_string(),
             title: s.title.clone(),
@@ -161,11 +167,12 @@ impl LeagueResponse {
                 .collect(),
             webhook_url: s.webhook_url.clone(),
             webhook_secret: league.webhook_secret.clone(),
-            current_season: SeasonInfo {
-                season: season.label,
-                starts_at: season.start,
-                ends_at: season.end,
-            },
+            current_season: season.map(|row| SeasonInfo {
+                season: row.number,
+                starts_at: row.starts_at,
+                ends_at: row.ends_at,
+                closed: row.closed,
+            }),
         })
     }
 }
@@ -212,7 +219,8 @@ pub async fn create_league(
     };
     body.apply(&mut settings)?;
     let league = engine::create_league(&state, &caller.actor, slug, settings).await?;
-    Ok(HttpResponse::Created().json(LeagueResponse::of(&league)?))
+    let season = engine::latest_season(&state, &league).await?;
+    Ok(HttpResponse::Created().json(LeagueResponse::of(&league, season)?))
 }
 
 /// Every league.
@@ -222,11 +230,11 @@ pub async fn list_leagues(
     state: web::Data<AppState>,
     _admin: Admin,
 ) -> Result<HttpResponse, ApiError> {
-    let leagues = engine::leagues(&state)
-        .await?
-        .iter()
-        .map(LeagueResponse::of)
-        .collect::<Result<_, _>>()?;
+    let mut leagues = Vec::new();
+    for league in engine::leagues(&state).await? {
+        let season = engine::latest_season(&state, &league).await?;
+        leagues.push(LeagueResponse::of(&league, season)?);
+    }
     Ok(HttpResponse::Ok().json(LeaguesResponse { leagues }))
 }
 
@@ -240,7 +248,8 @@ pub async fn get_league(
     league: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let league = engine::league_of(&state, &league_slug(&league)?).await?;
-    Ok(HttpResponse::Ok().json(LeagueResponse::of(&league)?))
+    let season = engine::latest_season(&state, &league).await?;
+    Ok(HttpResponse::Ok().json(LeagueResponse::of(&league, season)?))
 }
 
 /// Changes a league's settings.
@@ -268,7 +277,8 @@ pub async fn update_league(
     let mut settings = engine::league_of(&state, &slug).await?.settings;
     body.apply(&mut settings)?;
     let league = engine::update_league(&state, &caller.actor, &slug, settings).await?;
-    Ok(HttpResponse::Ok().json(LeagueResponse::of(&league)?))
+    let season = engine::latest_season(&state, &league).await?;
+    Ok(HttpResponse::Ok().json(LeagueResponse::of(&league, season)?))
 }
 
 /// Deletes a league.
@@ -282,6 +292,36 @@ pub async fn delete_league(
 ) -> Result<HttpResponse, ApiError> {
     engine::delete_league(&state, &caller.actor, &league_slug(&league)?).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// `?dry_run=true` previews.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct CloseQuery {
+    pub dry_run: Option<bool>,
+}
+
+/// Closes the league's current season now (the next one starts at once), or with
+/// `dry_run=true` answers what that close would do, changing nothing. A close left
+/// half-way by a crash is finished first.
+#[utoipa::path(post, path = "/api/v1/admin/leagues/{league}/close", tag = "leagues",
+    params(("league" = String, Path), CloseQuery),
+    responses(
+        (status = 200, body = CloseReport),
+        (status = 404, description = "league_not_found", body = crate::api::ErrorBody),
+        (status = 409, description = "already_closing: another close of the league is running", body = crate::api::ErrorBody),
+    ))]
+#[post("/leagues/{league}/close")]
+pub async fn close_league(
+    state: web::Data<AppState>,
+    Admin(caller): Admin,
+    league: web::Path<String>,
+    query: web::Query<CloseQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = league_slug(&league)?;
+    let report =
+        engine::close_league(&state, &caller.actor, &slug, query.dry_run.unwrap_or(false)).await?;
+    Ok(HttpResponse::Ok().json(report))
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(leagues::get_league)
             .service(leagues::update_league)
             .service(leagues::delete_league)
+            .service(leagues::close_league)
             .default_service(web::to(super::not_found)),
     );
 }

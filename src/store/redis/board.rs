@@ -153,25 +153,6 @@ impl RedisStore {
     /// Runs in the background after the board is gone from SQL; its keys are no longer
     /// reachable by then.
     pub async fn unlink_board(&self, board: &BoardKeys) -> Result<u64, RedisFailure> {
-        let mut conn = self.conn.clone();
-        let mut removed = 0;
-        for (slot_key, pattern) in board.patterns() {
-            let mut cursor: u64 = 0;
-            loop {
-                let (next, batch) = conn.scan_step(&slot_key, cursor, &pattern).await?;
-                if !batch.is_empty() {
-                    removed += batch.len() as u64;
-                    let _: i64 = redis::cmd("UNLINK")
-                        .arg(&batch)
-                        .query_async(&mut conn)
-                        .await?;
-                }
-                if next == 0 {
-                    break;
-                }
-                cursor = next;
-            }
-        }
-        Ok(removed)
+        self.unlink_matching(&board.patterns()).await
     }
 }

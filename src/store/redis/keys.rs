@@ -34,6 +34,13 @@ impl Keys {
         }
     }
 
+    /// The keys of one league.
+    pub fn league(&self, league_id: i64) -> LeagueKeys {
+        LeagueKeys {
+            base: format!("{}{{l:{league_id}}}:", self.prefix),
+        }
+    }
+
     /// Dashboard login attempts from one IP address (`/64` for IPv6), for any user name
     /// (string, expires). An address's counters share a hash tag: one transaction counts
     /// them.
@@ -298,6 +305,72 @@ impl BoardKeys {
             .into_iter()
             .map(|s| (s.base.clone(), format!("{}*", s.base)))
             .collect()
+    }
+}
+
+/// The keys of one league: `<prefix>{l:<league id>}:<name>`, all in one slot, so a join
+/// or a score write is one script on them. Season `n`'s keys are `…:s:<n>:<name>`.
+#[derive(Debug, Clone)]
+pub struct LeagueKeys {
+    base: String,
+}
+
+impl LeagueKeys {
+    /// The season record (hash; its fields are listed in `league_advance.lua`).
+    pub fn season(&self) -> String {
+        format!("{}season", self.base)
+    }
+
+    /// Each player's tier for their next season, as the last close settled it (hash:
+    /// player -> tier index).
+    pub fn settled_tiers(&self) -> String {
+        format!("{}tiers", self.base)
+    }
+
+    /// Rewards waiting for their player's next join (hash: player -> JSON list).
+    pub fn rewards(&self) -> String {
+        format!("{}rewards", self.base)
+    }
+
+    /// The close's lease (string: the holder's token; expires).
+    pub fn close_lease(&self) -> String {
+        format!("{}close:lease", self.base)
+    }
+
+    /// Season `n`'s players (hash: player -> `<tier>:<bracket>:<member>`).
+    pub fn players(&self, n: i64) -> String {
+        format!("{}s:{n}:players", self.base)
+    }
+
+    /// Season `n`'s counts (hash: tier index -> players; `seq` -> joins).
+    pub fn counts(&self, n: i64) -> String {
+        format!("{}s:{n}:counts", self.base)
+    }
+
+    /// Season `n`'s cached profiles (hash: player -> profile JSON).
+    pub fn profiles(&self, n: i64) -> String {
+        format!("{}s:{n}:profiles", self.base)
+    }
+
+    /// The prefix of season `n`'s brackets: a script appends `<tier>:<number>`.
+    pub fn bracket_prefix(&self, n: i64) -> String {
+        format!("{}s:{n}:b:", self.base)
+    }
+
+    /// One bracket of season `n` (sorted set: member -> score; see `league_join.lua`).
+    pub fn bracket(&self, n: i64, tier: usize, number: i64) -> String {
+        format!("{}{tier}:{number}", self.bracket_prefix(n))
+    }
+
+    /// The first answer to a score write with this idempotency key from this caller
+    /// (string, expires): `<fingerprint>|<tier>|<bracket>|<rank0>|<score>`.
+    pub fn idempotency(&self, caller: &str, key: &IdempotencyKey) -> String {
+        format!("{}idem:{}:{caller}:{key}", self.base, caller.len())
+    }
+
+    /// A SCAN pattern matching every key of the league, for clean-up after deletion.
+    pub fn pattern(&self) -> (String, String) {
+        (self.season(), format!("{}*", self.base))
     }
 }
 

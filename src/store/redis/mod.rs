@@ -3,7 +3,7 @@
 //! Each atomic operation is one script in a `*.lua` file beside this module, whose header
 //! says its KEYS, ARGV, reply and invariant; each script has one Rust module here
 //! (`vote`, `score`, `rules`, `page`, `window`, `member`, `usage`, `initial`, `announce`,
-//! `voter_union`, `lease`) that lays out its keys and arguments and reads its reply;
+//! `voter_union`, `lease`, `league`) that lays out its keys and arguments and reads its reply;
 //! `late` reads late-write marks and `release` gives an archived bucket's keys their
 //! expiry; `sharded` reads sharded boards and `board`
 //! holds a board's plain commands (counts, stats, member removal, deletion). This file
@@ -19,6 +19,7 @@ mod connection;
 mod initial;
 pub mod keys;
 mod late;
+mod league;
 mod lease;
 mod member;
 mod page;
@@ -39,7 +40,11 @@ use redis::{AsyncCommands, Script, ServerErrorKind, Value};
 
 use connection::Connection;
 pub use connection::RedisTarget;
-pub use keys::{BoardKeys, Keys};
+pub use keys::{BoardKeys, Keys, LeagueKeys};
+pub use league::{
+    Advance, JoinReply, LeagueScoreCall, LeagueScoreReply, PlayerPlace, PreviousSeason,
+    SeasonRecord, Standing,
+};
 pub use lease::Lease;
 pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
@@ -248,6 +253,31 @@ impl RedisStore {
                 .map_err(|e| RedisFailure::Reply(format!("{op}: {e}")))
         })
         .await
+    }
+
+    /// Unlinks every key matching each `(slot key, pattern)`: a SCAN on the node owning
+    /// the slot key's slot. Answers how many keys went.
+    async fn unlink_matching(&self, patterns: &[(String, String)]) -> Result<u64, RedisFailure> {
+        let mut conn = self.conn.clone();
+        let mut removed = 0;
+        for (slot_key, pattern) in patterns {
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, batch) = conn.scan_step(slot_key, cursor, pattern).await?;
+                if !batch.is_empty() {
+                    removed += batch.len() as u64;
+                    let _: i64 = redis::cmd("UNLINK")
+                        .arg(&batch)
+                        .query_async(&mut conn)
+                        .await?;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(removed)
     }
 
     /// Answers whether Redis responds.

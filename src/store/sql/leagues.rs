@@ -1,66 +1,40 @@
-//! League rows: settings, with tiers and rewards as JSON.
+//! League rows: settings (tiers and rewards as JSON), seasons, and what each close
+//! recorded (results, rewards, players' next tiers, the webhook delivery).
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set, TransactionTrait,
 };
-use serde::{Deserialize, Serialize};
 
-use super::entities::league;
-use super::{SqlError, to_naive};
+use super::entities::{
+    league, league_player, league_result, league_reward, league_season, webhook_delivery,
+};
+use super::{SqlError, from_naive, to_naive};
 use crate::domain::ids::LeagueSlug;
-use crate::domain::league::{League, LeagueSettings, Reward, Tier, parse_season};
+use crate::domain::league::{
+    League, LeagueSettings, PlayerResult, parse_season, rewards_from_json, rewards_to_json,
+    tiers_from_json, tiers_to_json,
+};
 use crate::domain::period::parse_timezone;
-use crate::domain::score::Milli;
-
-#[derive(Serialize, Deserialize)]
-struct TierRow {
-    name: String,
-    promote: i64,
-    demote: i64,
-}
-
-#[derive(Serialize, Deserialize)]
-struct RewardRow {
-    tier: String,
-    first: i64,
-    last: i64,
-    reward: String,
-}
 
 fn to_domain(row: league::Model) -> Result<League, SqlError> {
     let corrupt = |what: &str, e: String| {
         SqlError::Corrupt(format!("league {} has a bad {what}: {e}", row.id))
     };
-    let tiers: Vec<TierRow> =
-        serde_json::from_str(&row.tiers).map_err(|e| corrupt("tiers", e.to_string()))?;
-    let rewards: Vec<RewardRow> =
-        serde_json::from_str(&row.rewards).map_err(|e| corrupt("rewards", e.to_string()))?;
+    let tiers = tiers_from_json(&row.tiers).map_err(|e| corrupt("tiers", e))?;
+    let rewards = rewards_from_json(&row.rewards).map_err(|e| corrupt("rewards", e))?;
     Ok(League {
         id: row.id,
         slug: LeagueSlug::parse(&row.slug).map_err(|e| corrupt("slug", e.message))?,
         settings: LeagueSettings {
             title: row.title,
-            tiers: tiers
-                .into_iter()
-                .map(|t| Tier {
-                    name: t.name,
-                    promote: Milli::from_thousandths(t.promote),
-                    demote: Milli::from_thousandths(t.demote),
-                })
-                .collect(),
+            tiers,
             bracket_size: row.bracket_size,
             season: parse_season(&row.season).map_err(|e| corrupt("season", e.message))?,
             timezone: parse_timezone(&row.timezone).map_err(|e| corrupt("timezone", e.message))?,
-            rewards: rewards
-                .into_iter()
-                .map(|r| Reward {
-                    tier: r.tier,
-                    first: r.first,
-                    last: r.last,
-                    reward: r.reward,
-                })
-                .collect(),
+            rewards,
             webhook_url: row.webhook_url,
         },
         webhook_secret: row.webhook_secret,
@@ -68,31 +42,12 @@ fn to_domain(row: league::Model) -> Result<League, SqlError> {
 }
 
 fn settings_columns(model: &mut league::ActiveModel, s: &LeagueSettings) {
-    let tiers: Vec<TierRow> = s
-        .tiers
-        .iter()
-        .map(|t| TierRow {
-            name: t.name.clone(),
-            promote: t.promote.thousandths(),
-            demote: t.demote.thousandths(),
-        })
-        .collect();
-    let rewards: Vec<RewardRow> = s
-        .rewards
-        .iter()
-        .map(|r| RewardRow {
-            tier: r.tier.clone(),
-            first: r.first,
-            last: r.last,
-            reward: r.reward.clone(),
-        })
-        .collect();
     model.title = Set(s.title.clone());
-    model.tiers = Set(serde_json::to_string(&tiers).unwrap_or_default());
+    model.tiers = Set(tiers_to_json(&s.tiers));
     model.bracket_size = Set(s.bracket_size);
     model.season = Set(s.season.as_str().to_owned());
     model.timezone = Set(s.timezone.name().to_owned());
-    model.rewards = Set(serde_json::to_string(&rewards).unwrap_or_default());
+    model.rewards = Set(rewards_to_json(&s.rewards));
     model.webhook_url = Set(s.webhook_url.clone());
     model.updated_at = Set(to_naive(Utc::now()));
 }
@@ -121,14 +76,18 @@ pub async fn find_league(
         .transpose()
 }
 
-/// Creates a league with its webhook secret; a taken slug is a `Conflict`.
+/// Creates a league with its webhook secret and its first season (ending at
+/// `first_ends_at`), in one transaction; a taken slug is a `Conflict`.
 pub async fn insert_league(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     slug: &LeagueSlug,
     settings: &LeagueSettings,
     webhook_secret: &str,
+    first_ends_at: DateTime<Utc>,
 ) -> Result<League, SqlError> {
-    let now = to_naive(Utc::now());
+    let txn = db.begin().await?;
+    let started = Utc::now();
+    let now = to_naive(started);
     let mut model = league::ActiveModel {
         slug: Set(slug.as_str().to_owned()),
         webhook_secret: Set(webhook_secret.to_owned()),
@@ -136,7 +95,11 @@ pub async fn insert_league(
         ..Default::default()
     };
     settings_columns(&mut model, settings);
-    let row = model.insert(db).await.map_err(SqlError::from_write)?;
+    let row = model.insert(&txn).await.map_err(SqlError::from_write)?;
+    new_season(row.id, 1, started, first_ends_at)
+        .insert(&txn)
+        .await?;
+    txn.commit().await?;
     to_domain(row)
 }
 
@@ -151,8 +114,385 @@ pub async fn update_league(db: &impl ConnectionTrait, league: &League) -> Result
     Ok(())
 }
 
-/// Deletes a league.
-pub async fn delete_league(db: &impl ConnectionTrait, id: i64) -> Result<(), SqlError> {
-    league::Entity::delete_by_id(id).exec(db).await?;
+/// Deletes a league with its seasons, results, rewards, players and deliveries, in one
+/// transaction.
+pub async fn delete_league(db: &DatabaseConnection, id: i64) -> Result<(), SqlError> {
+    let txn = db.begin().await?;
+    let seasons: Vec<i64> = league_season::Entity::find()
+        .filter(league_season::Column::LeagueId.eq(id))
+        .all(&txn)
+        .await?
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    league_result::Entity::delete_many()
+        .filter(league_result::Column::SeasonId.is_in(seasons))
+        .exec(&txn)
+        .await?;
+    league_reward::Entity::delete_many()
+        .filter(league_reward::Column::LeagueId.eq(id))
+        .exec(&txn)
+        .await?;
+    league_player::Entity::delete_many()
+        .filter(league_player::Column::LeagueId.eq(id))
+        .exec(&txn)
+        .await?;
+    webhook_delivery::Entity::delete_many()
+        .filter(webhook_delivery::Column::LeagueId.eq(id))
+        .exec(&txn)
+        .await?;
+    league_season::Entity::delete_many()
+        .filter(league_season::Column::LeagueId.eq(id))
+        .exec(&txn)
+        .await?;
+    league::Entity::delete_by_id(id).exec(&txn).await?;
+    txn.commit().await?;
     Ok(())
+}
+
+/// A season as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeasonRow {
+    pub id: i64,
+    pub number: i64,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+    pub closed: bool,
+}
+
+fn season_row(row: league_season::Model) -> Result<SeasonRow, SqlError> {
+    Ok(SeasonRow {
+        number: row.label.parse().map_err(|_| {
+            SqlError::Corrupt(format!(
+                "league season {} has label {:?}",
+                row.id, row.label
+            ))
+        })?,
+        id: row.id,
+        starts_at: from_naive(row.starts_at),
+        ends_at: from_naive(row.ends_at),
+        closed: row.state == CLOSED,
+    })
+}
+
+const OPEN: &str = "open";
+const CLOSED: &str = "closed";
+
+fn new_season(
+    league_id: i64,
+    number: i64,
+    starts_at: DateTime<Utc>,
+    ends_at: DateTime<Utc>,
+) -> league_season::ActiveModel {
+    league_season::ActiveModel {
+        league_id: Set(league_id),
+        label: Set(number.to_string()),
+        starts_at: Set(to_naive(starts_at)),
+        ends_at: Set(to_naive(ends_at)),
+        state: Set(OPEN.to_owned()),
+        closed_at: Set(None),
+        ..Default::default()
+    }
+}
+
+fn season_query(league_id: i64, number: i64) -> sea_orm::Select<league_season::Entity> {
+    league_season::Entity::find()
+        .filter(league_season::Column::LeagueId.eq(league_id))
+        .filter(league_season::Column::Label.eq(number.to_string()))
+}
+
+/// The league's seasons, newest first.
+pub async fn seasons(
+    db: &impl ConnectionTrait,
+    league_id: i64,
+) -> Result<Vec<SeasonRow>, SqlError> {
+    let mut rows = league_season::Entity::find()
+        .filter(league_season::Column::LeagueId.eq(league_id))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(season_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.sort_by_key(|s| std::cmp::Reverse(s.number));
+    Ok(rows)
+}
+
+/// Season `number` of the league, if it was recorded.
+pub async fn season(
+    db: &impl ConnectionTrait,
+    league_id: i64,
+    number: i64,
+) -> Result<Option<SeasonRow>, SqlError> {
+    season_query(league_id, number)
+        .one(db)
+        .await?
+        .map(season_row)
+        .transpose()
+}
+
+/// Everything a season's close records, in one transaction.
+#[derive(Debug)]
+pub struct CloseRecord<'a> {
+    pub league_id: i64,
+    pub season: i64,
+    /// When the season stopped taking scores.
+    pub ended_at: DateTime<Utc>,
+    /// The next season's number is `season + 1`; it ends then.
+    pub next_ends_at: DateTime<Utc>,
+    pub results: &'a [PlayerResult],
+    /// The webhook delivery to send: URL, body, signature.
+    pub webhook: Option<(String, String, String)>,
+}
+
+/// Rows per multi-row insert.
+const CHUNK: usize = 500;
+
+/// Records a season's close, once: results, rewards, every player's next tier, the
+/// webhook delivery, the season closed and the next one open — in one transaction keyed
+/// by the season. Answers `false` (and writes nothing) when the season was closed
+/// before.
+pub async fn record_close(
+    db: &DatabaseConnection,
+    close: &CloseRecord<'_>,
+) -> Result<bool, SqlError> {
+    let txn = db.begin().await?;
+    let now = Utc::now();
+    let season_id = match season_query(close.league_id, close.season)
+        .one(&txn)
+        .await?
+    {
+        Some(row) if row.state == CLOSED => return Ok(false),
+        Some(row) => row.id,
+        None => {
+            new_season(
+                close.league_id,
+                close.season,
+                close.ended_at,
+                close.ended_at,
+            )
+            .insert(&txn)
+            .await?
+            .id
+        }
+    };
+    league_season::ActiveModel {
+        id: Set(season_id),
+        ends_at: Set(to_naive(close.ended_at)),
+        state: Set(CLOSED.to_owned()),
+        closed_at: Set(Some(to_naive(now))),
+        ..Default::default()
+    }
+    .update(&txn)
+    .await?;
+    for chunk in close.results.chunks(CHUNK) {
+        let results = chunk.iter().map(|r| league_result::ActiveModel {
+            season_id: Set(season_id),
+            player: Set(r.outcome.player.clone()),
+            tier: Set(r.place.tier as i32),
+            bracket: Set(r.place.number),
+            rank: Set(r.outcome.rank),
+            score: Set(r.score),
+            zone: Set(r.outcome.zone.as_str().to_owned()),
+            next_tier: Set(r.outcome.next_tier as i32),
+            ..Default::default()
+        });
+        league_result::Entity::insert_many(results)
+            .exec_without_returning(&txn)
+            .await?;
+        let tiers = chunk.iter().map(|r| league_player::ActiveModel {
+            league_id: Set(close.league_id),
+            player: Set(r.outcome.player.clone()),
+            tier: Set(r.outcome.next_tier as i32),
+            updated_at: Set(to_naive(now)),
+            ..Default::default()
+        });
+        league_player::Entity::insert_many(tiers)
+            .on_conflict(
+                OnConflict::columns([
+                    league_player::Column::LeagueId,
+                    league_player::Column::Player,
+                ])
+                .update_columns([
+                    league_player::Column::Tier,
+                    league_player::Column::UpdatedAt,
+                ])
+                .to_owned(),
+            )
+            .exec_without_returning(&txn)
+            .await?;
+    }
+    let rewards: Vec<league_reward::ActiveModel> = close
+        .results
+        .iter()
+        .flat_map(|r| {
+            r.outcome
+                .rewards
+                .iter()
+                .map(|reward| league_reward::ActiveModel {
+                    league_id: Set(close.league_id),
+                    season_id: Set(season_id),
+                    player: Set(r.outcome.player.clone()),
+                    reward: Set(reward.clone()),
+                    delivered_at: Set(None),
+                    ..Default::default()
+                })
+        })
+        .collect();
+    for chunk in rewards.chunks(CHUNK) {
+        league_reward::Entity::insert_many(chunk.to_vec())
+            .exec_without_returning(&txn)
+            .await?;
+    }
+    if let Some((url, body, signature)) = &close.webhook {
+        webhook_delivery::ActiveModel {
+            league_id: Set(close.league_id),
+            season_id: Set(season_id),
+            url: Set(url.clone()),
+            body: Set(body.clone()),
+            signature: Set(signature.clone()),
+            attempts: Set(0),
+            next_attempt_at: Set(to_naive(now)),
+            delivered_at: Set(None),
+            last_status: Set(None),
+            last_error: Set(None),
+            created_at: Set(to_naive(now)),
+            ..Default::default()
+        }
+        .insert(&txn)
+        .await?;
+    }
+    if season_query(close.league_id, close.season + 1)
+        .one(&txn)
+        .await?
+        .is_none()
+    {
+        new_season(
+            close.league_id,
+            close.season + 1,
+            close.ended_at,
+            close.next_ends_at,
+        )
+        .insert(&txn)
+        .await?;
+    }
+    txn.commit().await?;
+    Ok(true)
+}
+
+/// The recorded results of a closed season, by tier, bracket and rank.
+pub async fn season_results(
+    db: &impl ConnectionTrait,
+    season_id: i64,
+) -> Result<Vec<league_result::Model>, SqlError> {
+    Ok(league_result::Entity::find()
+        .filter(league_result::Column::SeasonId.eq(season_id))
+        .order_by_asc(league_result::Column::Tier)
+        .order_by_asc(league_result::Column::Bracket)
+        .order_by_asc(league_result::Column::Rank)
+        .all(db)
+        .await?)
+}
+
+/// Marks a player's rewards of the league as handed over (a join listed them).
+pub async fn rewards_delivered(
+    db: &impl ConnectionTrait,
+    league_id: i64,
+    player: &str,
+) -> Result<(), SqlError> {
+    league_reward::Entity::update_many()
+        .col_expr(
+            league_reward::Column::DeliveredAt,
+            Expr::value(to_naive(Utc::now())),
+        )
+        .filter(league_reward::Column::LeagueId.eq(league_id))
+        .filter(league_reward::Column::Player.eq(player))
+        .filter(league_reward::Column::DeliveredAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Every reward of a season, by player.
+pub async fn season_rewards(
+    db: &impl ConnectionTrait,
+    season_id: i64,
+) -> Result<Vec<league_reward::Model>, SqlError> {
+    Ok(league_reward::Entity::find()
+        .filter(league_reward::Column::SeasonId.eq(season_id))
+        .order_by_asc(league_reward::Column::Id)
+        .all(db)
+        .await?)
+}
+
+/// A webhook delivery as the outbox keeps it.
+pub type Delivery = webhook_delivery::Model;
+
+/// Deliveries not yet delivered whose next attempt is due by `now`, oldest first.
+pub async fn due_deliveries(
+    db: &impl ConnectionTrait,
+    now: DateTime<Utc>,
+    limit: u64,
+) -> Result<Vec<Delivery>, SqlError> {
+    Ok(webhook_delivery::Entity::find()
+        .filter(webhook_delivery::Column::DeliveredAt.is_null())
+        .filter(webhook_delivery::Column::NextAttemptAt.lte(to_naive(now)))
+        .order_by_asc(webhook_delivery::Column::Id)
+        .limit(limit)
+        .all(db)
+        .await?)
+}
+
+/// Claims a due delivery for one attempt: moves its next attempt to `until`, unless
+/// another instance moved it first. Answers whether the claim is the caller's.
+pub async fn claim_delivery(
+    db: &impl ConnectionTrait,
+    delivery: &Delivery,
+    until: DateTime<Utc>,
+) -> Result<bool, SqlError> {
+    let done = webhook_delivery::Entity::update_many()
+        .col_expr(
+            webhook_delivery::Column::NextAttemptAt,
+            Expr::value(to_naive(until)),
+        )
+        .filter(webhook_delivery::Column::Id.eq(delivery.id))
+        .filter(webhook_delivery::Column::NextAttemptAt.eq(delivery.next_attempt_at))
+        .filter(webhook_delivery::Column::DeliveredAt.is_null())
+        .exec(db)
+        .await?;
+    Ok(done.rows_affected == 1)
+}
+
+/// Records one attempt: delivered (`next` is `None`), or failed and due again at `next`.
+pub async fn record_attempt(
+    db: &impl ConnectionTrait,
+    delivery: &Delivery,
+    status: Option<i32>,
+    error: Option<String>,
+    next: Option<DateTime<Utc>>,
+) -> Result<(), SqlError> {
+    let now = Utc::now();
+    webhook_delivery::ActiveModel {
+        id: Set(delivery.id),
+        attempts: Set(delivery.attempts + 1),
+        last_status: Set(status),
+        last_error: Set(error.map(|e| e.chars().take(500).collect())),
+        delivered_at: Set(next.is_none().then(|| to_naive(now))),
+        next_attempt_at: Set(to_naive(next.unwrap_or(now))),
+        ..Default::default()
+    }
+    .update(db)
+    .await?;
+    Ok(())
+}
+
+/// A league's deliveries, newest first.
+pub async fn deliveries(
+    db: &impl ConnectionTrait,
+    league_id: i64,
+) -> Result<Vec<Delivery>, SqlError> {
+    Ok(webhook_delivery::Entity::find()
+        .filter(webhook_delivery::Column::LeagueId.eq(league_id))
+        .order_by_desc(webhook_delivery::Column::Id)
+        .all(db)
+        .await?)
 }

@@ -1,0 +1,172 @@
+//! Playing in leagues: `POST /leagues/{league}/join`, `POST /leagues/{league}/scores`,
+//! and the standings `GET /leagues/{league}/players/{player}` and
+//! `GET /leagues/{league}/brackets/{bracket}`.
+
+use actix_web::{HttpResponse, get, post, web};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::auth::{Reader, Voter};
+use crate::domain::code::Code;
+use crate::domain::idempotency::Idempotency;
+use crate::domain::ids::{IdempotencyKey, LeagueSlug, PlayerId};
+use crate::domain::league::SCORE_MAX;
+use crate::engine::league_play::{
+    self, BracketAnswer, JoinAnswer, PlayerAnswer, Profile, ScoreAnswer,
+};
+use crate::engine::state::AppState;
+use crate::error::ApiError;
+
+/// A player joins the league's current season.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "u1", "profile": {"nickname": "Ana", "avatar": "https://example.com/a.png"}}))]
+pub struct JoinRequest {
+    pub player: String,
+    /// Cached for the season and shown with standings; a later join replaces it.
+    pub profile: Option<ProfileRequest>,
+}
+
+/// A player's name and picture.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileRequest {
+    /// 1 to 64 bytes.
+    pub nickname: Option<String>,
+    /// An http(s) URL, at most 2048 bytes.
+    pub avatar: Option<String>,
+}
+
+/// Points for a player in their bracket of the current season.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"player": "u1", "delta": 10, "idempotency_key": "match-981"}))]
+pub struct LeagueScoreRequest {
+    pub player: String,
+    /// A whole number (negative takes points away); the score stays within ±(2^53 - 1).
+    #[schema(value_type = i64)]
+    pub delta: serde_json::Number,
+    /// As for votes: a repeat returns the first answer and changes nothing.
+    pub idempotency_key: Option<String>,
+}
+
+/// A league slug from a path: an ill-formed one names no league.
+fn league_slug(raw: &str) -> Result<LeagueSlug, ApiError> {
+    LeagueSlug::parse(raw).map_err(|e| ApiError::not_found(Code::LeagueNotFound, e.message))
+}
+
+/// Joins the current season: a new player starts in the lowest tier, a returning one in
+/// the tier their last season gave them; brackets of a tier fill in join order. Joining
+/// again answers the same bracket. `rewards` lists what earlier seasons gave the player,
+/// once.
+#[utoipa::path(post, path = "/api/v1/leagues/{league}/join", tag = "leagues",
+    params(("league" = String, Path)), request_body = JoinRequest,
+    responses(
+        (status = 200, body = JoinAnswer),
+        (status = 404, description = "league_not_found", body = super::ErrorBody),
+        (status = 422, description = "invalid_player, invalid_profile", body = super::ErrorBody),
+    ))]
+#[post("/leagues/{league}/join")]
+pub async fn join_league(
+    state: web::Data<AppState>,
+    _voter: Voter,
+    league: web::Path<String>,
+    body: web::Json<JoinRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = league_slug(&league)?;
+    let player = PlayerId::parse(&body.player)?;
+    let profile = body.profile.as_ref().map(|p| Profile {
+        nickname: p.nickname.clone(),
+        avatar: p.avatar.clone(),
+    });
+    let answer = league_play::join(&state, &slug, &player, profile.as_ref()).await?;
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+/// Adds points to a player's score in the current season.
+#[utoipa::path(post, path = "/api/v1/leagues/{league}/scores", tag = "leagues",
+    params(("league" = String, Path)), request_body = LeagueScoreRequest,
+    responses(
+        (status = 200, body = ScoreAnswer),
+        (status = 404, description = "league_not_found", body = super::ErrorBody),
+        (status = 409, description = "not_joined: the player has not joined this season; season_closing: the season is over (or the previous one is still closing): join the next one, retry in a moment", body = super::ErrorBody),
+        (status = 422, description = "invalid_player, invalid_delta, score_overflow, invalid_idempotency_key, idempotency_key_reused", body = super::ErrorBody),
+    ))]
+#[post("/leagues/{league}/scores")]
+pub async fn write_league_score(
+    state: web::Data<AppState>,
+    Voter(caller): Voter,
+    league: web::Path<String>,
+    body: web::Json<LeagueScoreRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = league_slug(&league)?;
+    let player = PlayerId::parse(&body.player)?;
+    let delta = body
+        .delta
+        .as_i64()
+        .filter(|d| d.abs() <= SCORE_MAX)
+        .ok_or_else(|| {
+            ApiError::invalid(
+                Code::InvalidDelta,
+                "delta must be a whole number within ±(2^53 - 1)",
+            )
+        })?;
+    let idempotency = body
+        .idempotency_key
+        .as_deref()
+        .map(IdempotencyKey::parse)
+        .transpose()?
+        .map(|key| {
+            Idempotency::new(
+                key,
+                &[
+                    ("league", Some(slug.as_str())),
+                    ("player", Some(player.as_str())),
+                    ("delta", Some(&delta.to_string())),
+                ],
+            )
+        });
+    let answer =
+        league_play::score(&state, &caller, &slug, &player, delta, idempotency.as_ref()).await?;
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+/// A player's place in the current season, and the zone it puts them in.
+#[utoipa::path(get, path = "/api/v1/leagues/{league}/players/{player}", tag = "leagues",
+    params(("league" = String, Path), ("player" = String, Path)),
+    responses(
+        (status = 200, body = PlayerAnswer),
+        (status = 404, description = "league_not_found, not_joined", body = super::ErrorBody),
+    ))]
+#[get("/leagues/{league}/players/{player}")]
+pub async fn get_player(
+    state: web::Data<AppState>,
+    _reader: Reader,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (league, player) = path.into_inner();
+    let slug = league_slug(&league)?;
+    let player =
+        PlayerId::parse(&player).map_err(|e| ApiError::not_found(Code::NotJoined, e.message))?;
+    Ok(HttpResponse::Ok().json(league_play::player(&state, &slug, &player).await?))
+}
+
+/// A bracket of the current season: its players best first (equal scores: earlier join
+/// first), with profiles and zones.
+#[utoipa::path(get, path = "/api/v1/leagues/{league}/brackets/{bracket}", tag = "leagues",
+    params(("league" = String, Path), ("bracket" = String, Path, description = "`<tier>-<number>`, like `gold-3`")),
+    responses(
+        (status = 200, body = BracketAnswer),
+        (status = 404, description = "league_not_found, bracket_not_found", body = super::ErrorBody),
+        (status = 422, description = "invalid_bracket, unknown_tier", body = super::ErrorBody),
+    ))]
+#[get("/leagues/{league}/brackets/{bracket}")]
+pub async fn get_bracket(
+    state: web::Data<AppState>,
+    _reader: Reader,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (league, bracket) = path.into_inner();
+    let slug = league_slug(&league)?;
+    Ok(HttpResponse::Ok().json(league_play::bracket(&state, &slug, &bracket).await?))
+}

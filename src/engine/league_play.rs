@@ -1,0 +1,434 @@
+//! Playing in a league: joins, score writes and standings. Only Redis is touched: the
+//! league comes from the configuration cache and the season from its record in Redis,
+//! read again whenever a script says a newer season is current.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use super::config::LeagueConfig;
+use super::league_close;
+use super::state::AppState;
+use super::votes::outcome_unknown;
+use crate::domain::code::Code;
+use crate::domain::idempotency::Idempotency;
+use crate::domain::ids::{LeagueSlug, PlayerId};
+use crate::domain::league::{BracketRef, SeasonRules, player_of};
+use crate::engine::auth::Caller;
+use crate::error::ApiError;
+use crate::store::redis::{JoinReply, LeagueScoreCall, LeagueScoreReply, SeasonRecord, Standing};
+use crate::store::sql;
+
+/// How many times a call is made again after learning of a newer season.
+const SEASON_TRIES: usize = 4;
+/// Longest nickname, in bytes.
+pub const NICKNAME_MAX: usize = 64;
+/// Longest avatar URL, in bytes.
+pub const AVATAR_MAX: usize = 2048;
+
+/// A player's name and picture as standings show them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Profile {
+    pub nickname: Option<String>,
+    pub avatar: Option<String>,
+}
+
+impl Profile {
+    /// Checks the fields: a nickname of 1 to 64 bytes, an http(s) avatar URL.
+    pub fn check(&self) -> Result<(), ApiError> {
+        if let Some(n) = &self.nickname
+            && (n.trim().is_empty() || n.len() > NICKNAME_MAX)
+        {
+            return Err(ApiError::invalid(
+                Code::InvalidProfile,
+                format!("nickname must be 1 to {NICKNAME_MAX} bytes"),
+            ));
+        }
+        if let Some(a) = &self.avatar
+            && (a.len() > AVATAR_MAX || !(a.starts_with("https://") || a.starts_with("http://")))
+        {
+            return Err(ApiError::invalid(
+                Code::InvalidProfile,
+                format!("avatar must be an http:// or https:// URL of at most {AVATAR_MAX} bytes"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn to_json(&self) -> String {
+        json!({"nickname": self.nickname, "avatar": self.avatar}).to_string()
+    }
+
+    fn from_json(text: &str) -> Self {
+        let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+        let field = |name: &str| value.get(name).and_then(|v| v.as_str()).map(str::to_owned);
+        Self {
+            nickname: field("nickname"),
+            avatar: field("avatar"),
+        }
+    }
+}
+
+/// What a join answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct JoinAnswer {
+    pub season: i64,
+    pub tier: String,
+    /// The bracket's id: `<tier>-<number>`.
+    pub bracket: String,
+    pub rank: i64,
+    pub score: i64,
+    /// What the player won in earlier seasons, listed once: the next join answers it
+    /// empty.
+    pub rewards: Vec<String>,
+}
+
+/// What a score write answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ScoreAnswer {
+    pub season: i64,
+    pub player: String,
+    pub tier: String,
+    pub bracket: String,
+    pub rank: i64,
+    pub score: i64,
+    /// True when this answer repeats the first one for the same idempotency key.
+    pub replayed: bool,
+}
+
+/// A player's place in the current season.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PlayerAnswer {
+    pub season: i64,
+    pub player: String,
+    pub tier: String,
+    pub bracket: String,
+    pub rank: i64,
+    pub score: i64,
+    /// `promote`, `stay` or `demote`: where the rank puts the player if the season
+    /// closed now.
+    pub zone: String,
+}
+
+/// One player in a bracket.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BracketEntry {
+    pub rank: i64,
+    pub player: String,
+    pub score: i64,
+    pub nickname: Option<String>,
+    pub avatar: Option<String>,
+    pub zone: String,
+}
+
+/// A bracket's standings.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BracketAnswer {
+    pub season: i64,
+    pub tier: String,
+    pub bracket: String,
+    /// The season takes scores (false once it is over, while its close runs).
+    pub open: bool,
+    /// When the season ends (RFC 3339).
+    pub ends_at: String,
+    pub entries: Vec<BracketEntry>,
+}
+
+/// The league with this slug, from the configuration cache.
+pub fn league(state: &AppState, slug: &LeagueSlug) -> Result<Arc<LeagueConfig>, ApiError> {
+    state
+        .config
+        .league(slug)
+        .ok_or_else(|| ApiError::not_found(Code::LeagueNotFound, format!("no league {slug}")))
+}
+
+/// The league's current season record: the one last read, or read now.
+async fn season(state: &AppState, config: &LeagueConfig) -> Result<Arc<SeasonRecord>, ApiError> {
+    match config.known_season() {
+        Some(record) => Ok(record),
+        None => fresh_season(state, config).await,
+    }
+}
+
+/// Reads the league's season record again (starting the first season when Redis holds
+/// none).
+async fn fresh_season(
+    state: &AppState,
+    config: &LeagueConfig,
+) -> Result<Arc<SeasonRecord>, ApiError> {
+    let record = match state.redis.league_season(&config.keys).await? {
+        Some(record) => record,
+        None => league_close::restore_season(state, config).await?,
+    };
+    Ok(config.remember_season(record))
+}
+
+fn place_names(rules: &SeasonRules, place: BracketRef) -> (String, String) {
+    (rules.tier_name(place.tier).to_owned(), place.id(rules))
+}
+
+fn season_changed() -> ApiError {
+    ApiError::StoreUnavailable("the season changed again and again during the call".into())
+}
+
+/// `player` joins the current season (see `league_join.lua`).
+pub async fn join(
+    state: &AppState,
+    slug: &LeagueSlug,
+    player: &PlayerId,
+    profile: Option<&Profile>,
+) -> Result<JoinAnswer, ApiError> {
+    let config = league(state, slug)?;
+    if let Some(p) = profile {
+        p.check()?;
+    }
+    let profile = profile.map(Profile::to_json);
+    let mut record = season(state, &config).await?;
+    for _ in 0..SEASON_TRIES {
+        let reply = state
+            .redis
+            .join_league(
+                &config.keys,
+                record.n,
+                player.as_str(),
+                profile.as_deref(),
+                Utc::now().timestamp_millis(),
+            )
+            .await
+            .map_err(outcome_unknown)?;
+        match reply {
+            JoinReply::Joined {
+                place,
+                rank,
+                score,
+                rewards,
+            } => {
+                if !rewards.is_empty() {
+                    let (db, id, player) = (state.db.clone(), config.league.id, player.clone());
+                    tokio::spawn(async move {
+                        if let Err(err) =
+                            sql::leagues::rewards_delivered(&db, id, player.as_str()).await
+                        {
+                            tracing::warn!(error = %err, %player, "failed to record rewards as delivered");
+                        }
+                    });
+                }
+                let (tier, bracket) = place_names(&record.rules, place);
+                crate::metrics::league_write("join", "accepted");
+                return Ok(JoinAnswer {
+                    season: record.n,
+                    tier,
+                    bracket,
+                    rank,
+                    score,
+                    rewards,
+                });
+            }
+            JoinReply::Stale(_) | JoinReply::NoSeason => {
+                record = fresh_season(state, &config).await?;
+            }
+            JoinReply::Ended => {
+                league_close::advance(state, &config, &record).await?;
+                record = fresh_season(state, &config).await?;
+            }
+        }
+    }
+    Err(season_changed())
+}
+
+/// Adds `delta` points to `player`'s score in the current season.
+pub async fn score(
+    state: &AppState,
+    caller: &Caller,
+    slug: &LeagueSlug,
+    player: &PlayerId,
+    delta: i64,
+    idempotency: Option<&Idempotency>,
+) -> Result<ScoreAnswer, ApiError> {
+    let config = league(state, slug)?;
+    let ttl: Duration = state.settings.idempotency_ttl;
+    let mut record = season(state, &config).await?;
+    for _ in 0..SEASON_TRIES {
+        let call = LeagueScoreCall {
+            season: record.n,
+            player: player.as_str(),
+            delta,
+            now_ms: Utc::now().timestamp_millis(),
+            idempotency: idempotency
+                .map(|i| (caller.id.as_str(), &i.key, ttl, i.fingerprint.as_str())),
+        };
+        let reply = state
+            .redis
+            .league_score(&config.keys, &call)
+            .await
+            .map_err(outcome_unknown)?;
+        let answer = |standing: Standing, replayed: bool| {
+            let (tier, bracket) = place_names(&record.rules, standing.place);
+            ScoreAnswer {
+                season: record.n,
+                player: player.to_string(),
+                tier,
+                bracket,
+                rank: standing.rank,
+                score: standing.score,
+                replayed,
+            }
+        };
+        let refused = |code: Code, message: String| {
+            crate::metrics::league_write("score", code.as_str());
+            Err(ApiError::conflict(code, message))
+        };
+        match reply {
+            LeagueScoreReply::Scored(standing) => {
+                crate::metrics::league_write("score", "accepted");
+                return Ok(answer(standing, false));
+            }
+            LeagueScoreReply::Replayed {
+                fingerprint,
+                standing,
+            } => {
+                if idempotency.is_some_and(|i| i.fingerprint != fingerprint) {
+                    return Err(ApiError::invalid(
+                        Code::IdempotencyKeyReused,
+                        "this idempotency key was used for a different request",
+                    ));
+                }
+                crate::metrics::league_write("score", "replayed");
+                return Ok(answer(standing, true));
+            }
+            LeagueScoreReply::NotJoined => {
+                return refused(
+                    Code::NotJoined,
+                    format!(
+                        "player {player} has not joined season {} of {slug}",
+                        record.n
+                    ),
+                );
+            }
+            LeagueScoreReply::Closing => {
+                return refused(
+                    Code::SeasonClosing,
+                    format!(
+                        "season {} of {slug} is over or its predecessor is still closing; join the next season and try again in a moment",
+                        record.n
+                    ),
+                );
+            }
+            LeagueScoreReply::Overflow => {
+                return Err(ApiError::invalid(
+                    Code::ScoreOverflow,
+                    "the score would pass 2^53 - 1 in magnitude",
+                ));
+            }
+            LeagueScoreReply::Stale(_) | LeagueScoreReply::NoSeason => {
+                record = fresh_season(state, &config).await?;
+            }
+        }
+    }
+    Err(season_changed())
+}
+
+/// Where `player` stands in the current season.
+pub async fn player(
+    state: &AppState,
+    slug: &LeagueSlug,
+    player: &PlayerId,
+) -> Result<PlayerAnswer, ApiError> {
+    let config = league(state, slug)?;
+    let record = fresh_season(state, &config).await?;
+    let place = state
+        .redis
+        .league_player(&config.keys, record.n, player.as_str())
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found(
+                Code::NotJoined,
+                format!(
+                    "player {player} has not joined season {} of {slug}",
+                    record.n
+                ),
+            )
+        })?;
+    let s = place.standing;
+    let (tier, bracket) = place_names(&record.rules, s.place);
+    Ok(PlayerAnswer {
+        season: record.n,
+        player: player.to_string(),
+        tier,
+        bracket,
+        rank: s.rank,
+        score: s.score,
+        zone: record
+            .rules
+            .zone(s.place.tier, s.rank, place.players)
+            .as_str()
+            .to_owned(),
+    })
+}
+
+/// The standings of bracket `id` of the current season.
+pub async fn bracket(
+    state: &AppState,
+    slug: &LeagueSlug,
+    id: &str,
+) -> Result<BracketAnswer, ApiError> {
+    let config = league(state, slug)?;
+    let record = fresh_season(state, &config).await?;
+    let place = BracketRef::parse(id, &record.rules)?;
+    let ranked = state
+        .redis
+        .league_brackets(&config.keys, record.n, &[place])
+        .await?
+        .pop()
+        .unwrap_or_default();
+    if ranked.is_empty() {
+        return Err(ApiError::not_found(
+            Code::BracketNotFound,
+            format!("season {} of {slug} has no bracket {id}", record.n),
+        ));
+    }
+    let players: Vec<&str> = ranked.iter().map(|(m, _)| player_of(m)).collect();
+    let profiles = state
+        .redis
+        .league_profiles(&config.keys, record.n, &players)
+        .await?;
+    let count = ranked.len() as i64;
+    let entries = ranked
+        .iter()
+        .zip(profiles)
+        .enumerate()
+        .map(|(i, ((member, score), profile))| {
+            let profile = profile
+                .as_deref()
+                .map(Profile::from_json)
+                .unwrap_or_default();
+            let rank = i as i64 + 1;
+            BracketEntry {
+                rank,
+                player: player_of(member).to_owned(),
+                score: *score,
+                nickname: profile.nickname,
+                avatar: profile.avatar,
+                zone: record
+                    .rules
+                    .zone(place.tier, rank, count)
+                    .as_str()
+                    .to_owned(),
+            }
+        })
+        .collect();
+    Ok(BracketAnswer {
+        season: record.n,
+        tier: record.rules.tier_name(place.tier).to_owned(),
+        bracket: place.id(&record.rules),
+        open: record.open && Utc::now().timestamp_millis() < record.ends_ms,
+        ends_at: chrono::DateTime::from_timestamp_millis(record.ends_ms)
+            .unwrap_or_default()
+            .to_rfc3339(),
+        entries,
+    })
+}

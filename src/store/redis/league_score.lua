@@ -1,0 +1,63 @@
+-- league_score.lua: add a (possibly negative) whole number of points to a player's score
+-- in their bracket of the current season, atomically with the idempotency record.
+-- rules.lua comes in front of this file.
+--
+-- KEYS[1]  idempotency record (string; any key of the league when ARGV[5] is 0)
+-- KEYS[2]  the league's season record (hash; see league_advance.lua)
+-- KEYS[3]  the players of season n (hash: player -> '<tier>:<bracket>:<member>')
+--
+-- ARGV[1]  n, the season the caller expects to be current
+-- ARGV[2]  player id
+-- ARGV[3]  delta: an integer, |delta| <= ARGV[8]
+-- ARGV[4]  now, ms since the epoch
+-- ARGV[5]  idempotency record TTL in seconds, or 0 when the write has no key
+-- ARGV[6]  the request's fingerprint (stored with the answer)
+-- ARGV[7]  the key prefix of season n's brackets (see league_join.lua)
+-- ARGV[8]  the largest allowed magnitude of a score (2^53 - 1)
+--
+-- Returns one of
+--   {'ok', tier, bracket, rank0, score}
+--   {'dup', '<fingerprint>|<tier>|<bracket>|<rank0>|<score>'}  the first answer
+--   {'stale', n}     the current season is n: call again with it
+--   {'none'}         the league has no season in Redis
+--   {'closing'}      season n is over, or the previous season's close is not done
+--   {'not_joined'}   the player has not joined season n
+--   {'overflow'}     the score would pass ARGV[8] in magnitude
+--
+-- Invariant: a refused write changes nothing. Scores are whole numbers below 2^53, so
+-- the sorted set's doubles hold them exactly; the score is returned as Redis prints it
+-- (Lua's own number printing keeps only 14 digits).
+
+local idem_ttl = tonumber(ARGV[5])
+local early = write_checks(idem_ttl, 4, 9, 0, 1, KEYS[1], 0)
+if early then
+  return early
+end
+local season = redis.call('HMGET', KEYS[2], 'n', 'ends', 'state')
+if not season[1] then
+  return {'none'}
+end
+if season[1] ~= ARGV[1] then
+  return {'stale', tonumber(season[1])}
+end
+if season[3] ~= 'open' or tonumber(ARGV[4]) >= tonumber(season[2]) then
+  return {'closing'}
+end
+local entry = redis.call('HGET', KEYS[3], ARGV[2])
+if not entry then
+  return {'not_joined'}
+end
+local tier, number, member = string.match(entry, '^(%d+):(%d+):(.*)$')
+local key = ARGV[7] .. tier .. ':' .. number
+local current = tonumber(redis.call('ZSCORE', key, member) or '0')
+local max = tonumber(ARGV[8])
+if math.abs(current + tonumber(ARGV[3])) > max then
+  return {'overflow'}
+end
+local score = redis.call('ZINCRBY', key, ARGV[3], member)
+local rank = redis.call('ZREVRANK', key, member)
+if idem_ttl > 0 then
+  redis.call('SET', KEYS[1], table.concat({ARGV[6], tier, number, rank, score}, '|'),
+    'EX', idem_ttl)
+end
+return {'ok', tonumber(tier), tonumber(number), rank, score}

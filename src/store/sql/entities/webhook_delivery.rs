@@ -1,0 +1,27 @@
+//! The `webhook_deliveries` table: the outbox of season-close notifications.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "webhook_deliveries")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub league_id: i64,
+    pub season_id: i64,
+    pub url: String,
+    pub body: String,
+    /// `sha256=<hex HMAC-SHA256 of the body>`.
+    pub signature: String,
+    pub attempts: i32,
+    pub next_attempt_at: DateTime,
+    pub delivered_at: Option<DateTime>,
+    pub last_status: Option<i32>,
+    pub last_error: Option<String>,
+    pub created_at: DateTime,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,725 @@
+//! Leagues in play: joins fill brackets in order, scores rank with exact ties, a close
+//! moves players once (by hand, by the task, racing, resumed), rewards are handed over
+//! once, webhooks are signed and retried until delivered.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sha2::Sha256;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::harness::{Options, RawRedis, TestApp};
+
+fn league(slug: &str, size: i64, webhook: Option<String>) -> Value {
+    json!({"slug": slug, "title": slug,
+        "tiers": [{"name": "bronze", "promote": 0.5, "demote": 0},
+            {"name": "silver", "promote": 0.25, "demote": 0.25},
+            {"name": "gold", "promote": 0, "demote": 0.5}],
+        "bracket_size": size, "season": "month", "timezone": "UTC",
+        "rewards": [{"tier": "bronze", "ranks": [1, 1], "reward": "medal"}],
+        "webhook_url": webhook})
+}
+
+async fn create(app: &TestApp, body: Value) -> Value {
+    let (status, created) = app.post("/api/v1/admin/leagues", body).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    created
+}
+
+async fn join(app: &TestApp, slug: &str, player: &str) -> Value {
+    let (status, joined) = app
+        .post(
+            &format!("/api/v1/leagues/{slug}/join"),
+            json!({"player": player}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{joined}");
+    joined
+}
+
+async fn score(app: &TestApp, slug: &str, body: Value) -> (StatusCode, Value) {
+    app.post(&format!("/api/v1/leagues/{slug}/scores"), body)
+        .await
+}
+
+async fn add(app: &TestApp, slug: &str, player: &str, delta: i64) -> Value {
+    let (status, answer) = score(app, slug, json!({"player": player, "delta": delta})).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    answer
+}
+
+fn code(answer: &(StatusCode, Value)) -> (StatusCode, Option<&str>) {
+    (answer.0, answer.1["error"]["code"].as_str())
+}
+
+/// `(rank, player, score, zone)` of each entry of a bracket.
+async fn standings(app: &TestApp, slug: &str, bracket: &str) -> Vec<(i64, String, i64, String)> {
+    let (status, read) = app
+        .get(&format!("/api/v1/leagues/{slug}/brackets/{bracket}"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{read}");
+    read["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["rank"].as_i64().unwrap(),
+                e["player"].as_str().unwrap().to_owned(),
+                e["score"].as_i64().unwrap(),
+                e["zone"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn row(rank: i64, player: &str, score: i64, zone: &str) -> (i64, String, i64, String) {
+    (rank, player.to_owned(), score, zone.to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn joins_fill_brackets_in_order_and_equal_scores_rank_by_join() {
+    let app = TestApp::spawn().await;
+    create(&app, league("arena", 3, None)).await;
+    let mut places = Vec::new();
+    for i in 1..=7 {
+        let joined = join(&app, "arena", &format!("p{i}")).await;
+        assert_eq!(
+            (
+                joined["season"].clone(),
+                joined["tier"].clone(),
+                joined["score"].clone()
+            ),
+            (json!(1), json!("bronze"), json!(0))
+        );
+        assert_eq!(joined["rewards"], json!([]));
+        places.push((
+            joined["bracket"].as_str().unwrap().to_owned(),
+            joined["rank"].as_i64().unwrap(),
+        ));
+    }
+    let want: Vec<(String, i64)> = [
+        ("bronze-1", 1),
+        ("bronze-1", 2),
+        ("bronze-1", 3),
+        ("bronze-2", 1),
+        ("bronze-2", 2),
+        ("bronze-2", 3),
+        ("bronze-3", 1),
+    ]
+    .iter()
+    .map(|(b, r)| (b.to_string(), *r))
+    .collect();
+    assert_eq!(places, want);
+
+    // Joining again answers the same place and replaces the profile.
+    let (status, again) = app
+        .post(
+            "/api/v1/leagues/arena/join",
+            json!({"player": "p2", "profile": {"nickname": "Two", "avatar": "https://example.com/2.png"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(
+        (again["bracket"].clone(), again["rank"].clone()),
+        (json!("bronze-1"), json!(2))
+    );
+
+    // p3 scores first, p2 then equals it: p2 joined earlier and ranks first.
+    assert_eq!(add(&app, "arena", "p3", 10).await["rank"], 1);
+    let p2 = add(&app, "arena", "p2", 10).await;
+    assert_eq!(
+        (
+            p2["rank"].clone(),
+            p2["score"].clone(),
+            p2["bracket"].clone()
+        ),
+        (json!(1), json!(10), json!("bronze-1"))
+    );
+    assert_eq!(
+        standings(&app, "arena", "bronze-1").await,
+        [
+            row(1, "p2", 10, "promote"),
+            row(2, "p3", 10, "stay"),
+            row(3, "p1", 0, "stay")
+        ]
+    );
+    let (_, read) = app.get("/api/v1/leagues/arena/brackets/bronze-1").await;
+    assert_eq!(
+        (
+            read["entries"][0]["nickname"].clone(),
+            read["entries"][0]["avatar"].clone()
+        ),
+        (json!("Two"), json!("https://example.com/2.png"))
+    );
+    assert_eq!(read["entries"][1]["nickname"], Value::Null);
+    let (status, p1) = app.get("/api/v1/leagues/arena/players/p1").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        p1,
+        json!({"season": 1, "player": "p1", "tier": "bronze", "bracket": "bronze-1", "rank": 3, "score": 0, "zone": "stay"})
+    );
+
+    // Scores near 2^53 stay exact, and past it are refused.
+    let max = 9_007_199_254_740_991_i64;
+    assert_eq!(add(&app, "arena", "p4", max).await["score"], json!(max));
+    assert_eq!(
+        code(&score(&app, "arena", json!({"player": "p4", "delta": 1})).await),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("score_overflow"))
+    );
+    add(&app, "arena", "p5", max - 1).await;
+    add(&app, "arena", "p6", max).await;
+    assert_eq!(
+        standings(&app, "arena", "bronze-2").await,
+        [
+            row(1, "p4", max, "promote"),
+            row(2, "p6", max, "stay"),
+            row(3, "p5", max - 1, "stay")
+        ]
+    );
+    assert_eq!(add(&app, "arena", "p4", -max).await["score"], 0);
+
+    // A key makes a write count once; reused for another write, it is refused.
+    let keyed = |delta: i64| json!({"player": "p7", "delta": delta, "idempotency_key": "match-1"});
+    let first = score(&app, "arena", keyed(5)).await;
+    assert_eq!(
+        (first.1["score"].clone(), first.1["replayed"].clone()),
+        (json!(5), json!(false))
+    );
+    let again = score(&app, "arena", keyed(5)).await;
+    assert_eq!(
+        (again.1["score"].clone(), again.1["replayed"].clone()),
+        (json!(5), json!(true))
+    );
+    assert_eq!(
+        code(&score(&app, "arena", keyed(6)).await),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("idempotency_key_reused")
+        )
+    );
+    assert_eq!(
+        standings(&app, "arena", "bronze-3").await,
+        [row(1, "p7", 5, "stay")]
+    );
+
+    // Bad input: each refused with its code, nothing changed.
+    assert_eq!(
+        code(&score(&app, "arena", json!({"player": "p9", "delta": 1})).await),
+        (StatusCode::CONFLICT, Some("not_joined"))
+    );
+    let (status, answer) = app.get("/api/v1/leagues/arena/players/p9").await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_joined"))
+    );
+    for (body, want) in [
+        (json!({"player": "p1", "delta": 1.5}), "invalid_delta"),
+        (
+            json!({"player": "p1", "delta": 9_007_199_254_740_992_i64}),
+            "invalid_delta",
+        ),
+        (
+            json!({"player": "bad player", "delta": 1}),
+            "invalid_player",
+        ),
+    ] {
+        assert_eq!(
+            code(&score(&app, "arena", body.clone()).await),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(want)),
+            "{body}"
+        );
+    }
+    let (status, answer) = app
+        .post(
+            "/api/v1/leagues/arena/join",
+            json!({"player": "p1", "profile": {"avatar": "ftp://x"}}),
+        )
+        .await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_profile"))
+    );
+    for (bracket, status, want) in [
+        ("bronze-9", StatusCode::NOT_FOUND, "bracket_not_found"),
+        ("iron-1", StatusCode::UNPROCESSABLE_ENTITY, "unknown_tier"),
+        (
+            "bronze",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_bracket",
+        ),
+    ] {
+        let (got, answer) = app
+            .get(&format!("/api/v1/leagues/arena/brackets/{bracket}"))
+            .await;
+        assert_eq!(
+            (got, answer["error"]["code"].as_str()),
+            (status, Some(want)),
+            "{bracket}"
+        );
+    }
+    assert_eq!(
+        standings(&app, "arena", "bronze-1").await,
+        [
+            row(1, "p2", 10, "promote"),
+            row(2, "p3", 10, "stay"),
+            row(3, "p1", 0, "stay")
+        ]
+    );
+
+    // A deleted league takes no joins.
+    let (status, _) = app.delete("/api/v1/admin/leagues/arena").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, answer) = app
+        .post("/api/v1/leagues/arena/join", json!({"player": "p1"}))
+        .await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("league_not_found"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thousand_concurrent_joins_fill_every_bracket_exactly() {
+    let app = Arc::new(TestApp::spawn().await);
+    create(&app, league("rush", 50, None)).await;
+    let mut clients = Vec::new();
+    for c in 0..64 {
+        let app = Arc::clone(&app);
+        clients.push(tokio::spawn(async move {
+            let mut placed = Vec::new();
+            for i in (c..1000).step_by(64) {
+                let player = format!("u{i}");
+                let joined = join(&app, "rush", &player).await;
+                placed.push((player, joined["bracket"].as_str().unwrap().to_owned()));
+            }
+            placed
+        }));
+    }
+    let mut answered = BTreeMap::new();
+    for client in clients {
+        answered.extend(client.await.unwrap());
+    }
+    assert_eq!(answered.len(), 1000);
+    let mut seen = BTreeMap::new();
+    for b in 1..=20 {
+        let bracket = format!("bronze-{b}");
+        let entries = standings(&app, "rush", &bracket).await;
+        assert_eq!(entries.len(), 50, "{bracket}");
+        for (_, player, _, _) in entries {
+            assert!(
+                seen.insert(player, bracket.clone()).is_none(),
+                "a player in two brackets"
+            );
+        }
+    }
+    assert_eq!(seen, answered);
+    let (status, _) = app.get("/api/v1/leagues/rush/brackets/bronze-21").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+/// The close report's moves and rewards as `(player, bracket, rank, from, to)` and
+/// `(player, reward)`.
+fn moves(report: &Value, list: &str) -> Vec<(String, String, i64, String, String)> {
+    report[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["player"].as_str().unwrap().to_owned(),
+                m["bracket"].as_str().unwrap().to_owned(),
+                m["rank"].as_i64().unwrap(),
+                m["from"].as_str().unwrap().to_owned(),
+                m["to"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn mv(
+    player: &str,
+    bracket: &str,
+    rank: i64,
+    from: &str,
+    to: &str,
+) -> (String, String, i64, String, String) {
+    (player.into(), bracket.into(), rank, from.into(), to.into())
+}
+
+async fn close(app: &TestApp, slug: &str, dry_run: bool) -> Value {
+    let (status, report) = app
+        .post(
+            &format!("/api/v1/admin/leagues/{slug}/close?dry_run={dry_run}"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    report
+}
+
+/// A close previewed, then done: the preview equals the close.
+async fn close_checked(app: &TestApp, slug: &str) -> Value {
+    let mut preview = close(app, slug, true).await;
+    assert_eq!(preview["dry_run"], true);
+    let report = close(app, slug, false).await;
+    preview["dry_run"] = json!(false);
+    assert_eq!(report, preview);
+    report
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_moves_shares_by_tier_and_hands_rewards_over_once() {
+    let app = TestApp::spawn().await;
+    create(&app, league("ladder", 4, None)).await;
+    for i in 1..=8 {
+        join(&app, "ladder", &format!("p{i}")).await;
+    }
+    for (player, points) in [("p1", 40), ("p2", 30), ("p3", 20), ("p4", 10), ("p8", 5)] {
+        add(&app, "ladder", player, points).await;
+    }
+    // Bronze promotes ⌊0.5 × 4⌋ = 2 per bracket, demotes nobody; rank 1 wins a medal.
+    let report = close_checked(&app, "ladder").await;
+    assert_eq!(
+        (
+            report["season"].clone(),
+            report["players"].clone(),
+            report["brackets"].clone()
+        ),
+        (json!(1), json!(8), json!(2))
+    );
+    assert_eq!(
+        moves(&report, "promotions"),
+        [
+            mv("p1", "bronze-1", 1, "bronze", "silver"),
+            mv("p2", "bronze-1", 2, "bronze", "silver"),
+            mv("p8", "bronze-2", 1, "bronze", "silver"),
+            mv("p5", "bronze-2", 2, "bronze", "silver"),
+        ]
+    );
+    assert_eq!(moves(&report, "demotions"), []);
+    assert_eq!(
+        report["rewards"],
+        json!([{"player": "p1", "bracket": "bronze-1", "rank": 1, "reward": "medal"},
+            {"player": "p8", "bracket": "bronze-2", "rank": 1, "reward": "medal"}])
+    );
+    let (_, admin) = app.get("/api/v1/admin/leagues/ladder").await;
+    assert_eq!(admin["current_season"]["season"], 2, "{admin}");
+
+    // Season 2: returning players start where season 1 put them; rewards come once.
+    let p1 = join(&app, "ladder", "p1").await;
+    assert_eq!(
+        (
+            p1["season"].clone(),
+            p1["tier"].clone(),
+            p1["bracket"].clone(),
+            p1["rewards"].clone()
+        ),
+        (
+            json!(2),
+            json!("silver"),
+            json!("silver-1"),
+            json!(["medal"])
+        )
+    );
+    assert_eq!(join(&app, "ladder", "p1").await["rewards"], json!([]));
+    assert_eq!(
+        join(&app, "ladder", "p8").await["rewards"],
+        json!(["medal"])
+    );
+    for player in ["p2", "p5"] {
+        assert_eq!(join(&app, "ladder", player).await["bracket"], "silver-1");
+    }
+    assert_eq!(join(&app, "ladder", "p3").await["bracket"], "bronze-1");
+    assert_eq!(
+        code(&score(&app, "ladder", json!({"player": "p4", "delta": 1})).await),
+        (StatusCode::CONFLICT, Some("not_joined"))
+    );
+    add(&app, "ladder", "p2", 3).await;
+    add(&app, "ladder", "p1", 2).await;
+
+    // Silver moves ⌊0.25 × 4⌋ = 1 each way; a bracket of one in bronze moves nobody.
+    let report = close_checked(&app, "ladder").await;
+    assert_eq!(
+        moves(&report, "promotions"),
+        [mv("p2", "silver-1", 1, "silver", "gold")]
+    );
+    assert_eq!(
+        moves(&report, "demotions"),
+        [mv("p5", "silver-1", 4, "silver", "bronze")]
+    );
+    assert_eq!(
+        report["rewards"],
+        json!([{"player": "p3", "bracket": "bronze-1", "rank": 1, "reward": "medal"}])
+    );
+    assert_eq!(join(&app, "ladder", "p2").await["tier"], "gold");
+    assert_eq!(join(&app, "ladder", "p5").await["tier"], "bronze");
+    assert_eq!(join(&app, "ladder", "p1").await["tier"], "silver");
+    // p4 skipped season 2: season 1 put them in bronze, where they play.
+    assert_eq!(join(&app, "ladder", "p4").await["tier"], "bronze");
+}
+
+/// Every player's recorded result of season 1, by player.
+async fn season_one(
+    state: &ovation::engine::state::AppState,
+    slug: &str,
+) -> BTreeMap<String, (i32, i64, i64, i64, String, i32)> {
+    let league = ovation::store::sql::leagues::find_league(
+        &state.db,
+        &ovation::domain::ids::LeagueSlug::parse(slug).unwrap(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let season = ovation::store::sql::leagues::season(&state.db, league.id, 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(season.closed);
+    let rows = ovation::store::sql::leagues::season_results(&state.db, season.id)
+        .await
+        .unwrap();
+    let by_player: BTreeMap<_, _> = rows
+        .into_iter()
+        .map(|r| {
+            (
+                r.player,
+                (r.tier, r.bracket, r.rank, r.score, r.zone, r.next_tier),
+            )
+        })
+        .collect();
+    by_player
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_cut_off_is_finished_once_by_racing_instances_with_the_same_result() {
+    let first = TestApp::spawn_with(Options {
+        league_check: Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    for slug in ["cut", "whole"] {
+        create(&first, league(slug, 4, None)).await;
+        for i in 1..=10 {
+            join(&first, slug, &format!("p{i}")).await;
+        }
+        for (i, points) in [(3, 9), (1, 7), (10, 7), (6, 2), (5, 1)] {
+            add(&first, slug, &format!("p{i}"), points).await;
+        }
+    }
+    // "whole" closes in one go.
+    close(&first, "whole", false).await;
+    // "cut" is over; a join starts season 2 (the close's first step) and nothing closes
+    // season 1 here: this instance's task does not run.
+    let mut raw = RawRedis::connect().await;
+    let records = raw.keys(&format!("{}:{{l:*}}:season", first.prefix)).await;
+    let state = ovation::startup::connect(first.settings.clone())
+        .await
+        .unwrap();
+    let cut = state
+        .config
+        .league(&ovation::domain::ids::LeagueSlug::parse("cut").unwrap())
+        .unwrap();
+    let record = records
+        .iter()
+        .find(|k| k.contains(&format!("{{l:{}}}", cut.league.id)))
+        .unwrap()
+        .clone();
+    let past = chrono::Utc::now().timestamp_millis() - 1000;
+    let () = raw
+        .query(redis::cmd("HSET").arg(&record).arg("ends").arg(past))
+        .await;
+    let joined = join(&first, "cut", "p11").await;
+    assert_eq!(
+        (joined["season"].clone(), joined["tier"].clone()),
+        (json!(2), json!("bronze"))
+    );
+    // A returning player's tier is known before the close: computed from the frozen season.
+    assert_eq!(join(&first, "cut", "p3").await["tier"], "silver");
+    assert_eq!(
+        code(&score(&first, "cut", json!({"player": "p3", "delta": 1})).await),
+        (StatusCode::CONFLICT, Some("season_closing"))
+    );
+
+    // Two instances whose task runs every 50 ms race to finish it.
+    let racer = || Options {
+        prefix: first.prefix.clone(),
+        database: Some(Arc::clone(&first.database)),
+        league_check: Duration::from_millis(50),
+        ..Options::default()
+    };
+    let (_second, _third) = (
+        TestApp::spawn_with(racer()).await,
+        TestApp::spawn_with(racer()).await,
+    );
+    let started = Instant::now();
+    loop {
+        let answer = score(&first, "cut", json!({"player": "p3", "delta": 1})).await;
+        if answer.0 == StatusCode::OK {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "{answer:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (cut, whole) = (
+        season_one(&state, "cut").await,
+        season_one(&state, "whole").await,
+    );
+    assert_eq!(cut.len(), 10);
+    assert_eq!(cut, whole);
+    let (_, admin) = first.get("/api/v1/admin/leagues/cut").await;
+    assert_eq!(admin["current_season"]["season"], 2, "{admin}");
+    for (player, tier) in [
+        ("p3", "silver"),
+        ("p1", "silver"),
+        ("p6", "silver"),
+        ("p2", "bronze"),
+        ("p10", "silver"),
+    ] {
+        assert_eq!(join(&first, "cut", player).await["tier"], tier, "{player}");
+        assert_eq!(
+            join(&first, "whole", player).await["tier"],
+            tier,
+            "{player}"
+        );
+    }
+}
+
+/// A request's headers (lowercase names) and body.
+type Request = (BTreeMap<String, String>, String);
+
+/// An HTTP receiver that answers 500 to its first `failures` requests, then 200; it keeps
+/// every request's headers and body.
+struct Receiver {
+    url: String,
+    seen: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Receiver {
+    async fn start(failures: usize) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let seen: Arc<Mutex<Vec<Request>>> = Arc::default();
+        let kept = Arc::clone(&seen);
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    return;
+                };
+                let mut data = Vec::new();
+                let mut buf = [0u8; 4096];
+                let (headers, body) = loop {
+                    let n = socket.read(&mut buf).await.unwrap_or(0);
+                    if n == 0 {
+                        break (BTreeMap::new(), String::new());
+                    }
+                    data.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&data).to_string();
+                    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+                        continue;
+                    };
+                    let headers: BTreeMap<String, String> = head
+                        .lines()
+                        .skip(1)
+                        .filter_map(|l| l.split_once(": "))
+                        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+                        .collect();
+                    let length: usize = headers
+                        .get("content-length")
+                        .and_then(|l| l.parse().ok())
+                        .unwrap_or(0);
+                    if body.len() >= length {
+                        break (headers, body.to_owned());
+                    }
+                };
+                let failed = {
+                    let mut seen = kept.lock().unwrap();
+                    seen.push((headers, body));
+                    seen.len() <= failures
+                };
+                let status = if failed {
+                    "500 Internal Server Error"
+                } else {
+                    "200 OK"
+                };
+                let _ = socket
+                    .write_all(
+                        format!(
+                            "HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                        )
+                        .as_bytes(),
+                    )
+                    .await;
+            }
+        });
+        Self { url, seen }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_is_posted_signed_to_the_webhook_until_it_answers_2xx_once() {
+    let receiver = Receiver::start(2).await;
+    let app = TestApp::spawn_with(Options {
+        league_check: Duration::from_millis(100),
+        ..Options::default()
+    })
+    .await;
+    let created = create(&app, league("hooked", 4, Some(receiver.url.clone()))).await;
+    let secret = created["webhook_secret"].as_str().unwrap().to_owned();
+    for i in 1..=3 {
+        join(&app, "hooked", &format!("p{i}")).await;
+    }
+    add(&app, "hooked", "p2", 5).await;
+    let report = close(&app, "hooked", false).await;
+
+    let started = Instant::now();
+    while receiver.seen.lock().unwrap().len() < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            receiver.seen.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Retries are 1 s then 2 s apart: a fourth attempt would have come by now.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let seen = receiver.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let ids: BTreeSet<&str> = seen
+        .iter()
+        .map(|(h, _)| h["x-ovation-delivery"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 1);
+    for (headers, body) in &seen {
+        let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+        mac.update(body.as_bytes());
+        let want = format!("sha256={}", hex::encode(mac.finalize().into_bytes()));
+        assert_eq!(headers["x-ovation-signature"], want);
+        let sent: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(sent, report);
+    }
+    let state = ovation::startup::connect(app.settings.clone())
+        .await
+        .unwrap();
+    let league = ovation::store::sql::leagues::find_league(
+        &state.db,
+        &ovation::domain::ids::LeagueSlug::parse("hooked").unwrap(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let deliveries = ovation::store::sql::leagues::deliveries(&state.db, league.id)
+        .await
+        .unwrap();
+    assert_eq!(deliveries.len(), 1);
+    let d = &deliveries[0];
+    assert_eq!(
+        (d.attempts, d.last_status, d.delivered_at.is_some()),
+        (3, Some(200), true),
+        "{d:?}"
+    );
+}
