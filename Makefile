@@ -40,3 +40,4 @@ bench:
 	cargo bench --bench rolling
 	cargo bench --bench huge
 	cargo bench --bench cluster
+	cargo bench --bench league

@@ -34,7 +34,6 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ovation::config::Settings;
 use ovation::domain::auth::Scope;
 use ovation::domain::idempotency::Idempotency;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
@@ -47,12 +46,11 @@ use serde_json::{Value, json};
 
 mod common;
 mod cpu;
+mod http;
 
-use common::{Proc, evalsha_usec, free_port, redis_cli, start_redis, steal_seconds, wait_for_port};
-use cpu::{CpuMeter, cpu_times};
-
-const MASTER_KEY: &str = "bench-master-key-0123456789";
-const CONNECTIONS: usize = 64;
+use common::{evalsha_usec, redis_cli, start_redis, steal_seconds};
+use cpu::CpuMeter;
+use http::{CONNECTIONS, WrkResult, call, cpu_cell, round, start_server, until_quiet, wrk};
 
 /// Empties Redis and its command statistics before a vote phase. A vote costs Redis more
 /// as the store fills (a larger keyspace, fuller sparse HyperLogLogs), so phases that are
@@ -60,36 +58,6 @@ const CONNECTIONS: usize = 64;
 fn fresh_store(port: u16) {
     redis_cli(port, &["FLUSHDB"]);
     redis_cli(port, &["CONFIG", "RESETSTAT"]);
-}
-
-/// A wrk run: requests/s, p50 and p99 in ms, and non-2xx responses.
-struct WrkResult {
-    rps: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    errors: u64,
-    cpu: Value,
-}
-
-impl WrkResult {
-    /// The host's steal during the run, in % of one core.
-    fn steal(&self) -> f64 {
-        self.cpu["steal"].as_f64().unwrap_or(0.0)
-    }
-
-    /// The run as JSON, with the server's CPU per request and any `extra` figures.
-    fn json(&self, extra: &[(&str, f64)]) -> Value {
-        let server_pct = self.cpu["server"].as_f64().unwrap_or(0.0);
-        let mut out = json!({
-            "per_s": self.rps, "p50_ms": self.p50_ms, "p99_ms": self.p99_ms,
-            "errors": self.errors, "cpu_pct": self.cpu,
-            "server_cpu_us_per_request": round(server_pct * 1e4 / self.rps.max(1.0), 1),
-        });
-        for (name, value) in extra {
-            out[*name] = json!(round(*value, 3));
-        }
-        out
-    }
 }
 
 /// The median of the figure at `path` (a JSON pointer) over the repeats.
@@ -141,78 +109,6 @@ fn median_cpu(reps: &[Value], path: &str) -> String {
 
 fn top_url(base: &str) -> String {
     format!("{base}/api/v1/boards/bench/top?period=day&limit=100")
-}
-
-fn millis(text: &str) -> f64 {
-    let text = text.trim();
-    let (num, scale) = if let Some(n) = text.strip_suffix("us") {
-        (n, 0.001)
-    } else if let Some(n) = text.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1000.0)
-    } else {
-        (text, 1.0)
-    };
-    num.parse::<f64>().unwrap_or(f64::NAN) * scale
-}
-
-fn wrk(url: &str, script: Option<&Path>, seconds: u64, pids: &[(&str, u32)]) -> WrkResult {
-    let mut cmd = Command::new("wrk");
-    cmd.args([
-        "-t1",
-        &format!("-c{CONNECTIONS}"),
-        &format!("-d{seconds}s"),
-        "--latency",
-    ])
-    .args(["-H", &format!("Authorization: Bearer {MASTER_KEY}")])
-    .args(["-H", "Content-Type: application/json"]);
-    if let Some(script) = script {
-        cmd.arg("-s").arg(script);
-    }
-    let child = cmd
-        .arg(url)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("wrk is installed (make bench installs it)");
-    // wrk is gone by the time its CPU could be read from /proc, so it is counted as a
-    // waited-for child of this process.
-    let children_before = cpu_times(std::process::id()).1;
-    let meter = CpuMeter::start(pids);
-    let started = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    let mut cpu = meter.stop();
-    let wrk_cpu = (cpu_times(std::process::id()).1 - children_before)
-        / started.elapsed().as_secs_f64()
-        * 100.0;
-    cpu["wrk"] = json!((wrk_cpu * 10.0).round() / 10.0);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = |prefix: &str| {
-        text.lines()
-            .map(str::trim)
-            .find(|l| l.starts_with(prefix))
-            .map(|l| l[prefix.len()..].trim().to_owned())
-            .unwrap_or_default()
-    };
-    WrkResult {
-        rps: line("Requests/sec:").parse().unwrap_or(0.0),
-        p50_ms: millis(&line("50%")),
-        p99_ms: millis(&line("99%")),
-        errors: line("Non-2xx or 3xx responses:").parse().unwrap_or(0),
-        cpu,
-    }
-}
-
-/// CPU shares as a table cell: `redis 96 · server 64 · wrk 12` (% of one core).
-fn cpu_cell(cpu: &Value) -> String {
-    cpu.as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(name, pct)| format!("{name} {:.0}", pct.as_f64().unwrap_or(0.0)))
-                .collect::<Vec<_>>()
-                .join(" · ")
-        })
-        .unwrap_or_default()
 }
 
 fn percentile(sorted: &[u32], p: f64) -> f64 {
@@ -372,25 +268,6 @@ fn redis_benchmark(redis_port: u16, call: &[String], connections: usize, request
         "p99_ms": summary.get(4).copied().unwrap_or(0.0),
         "redis_usec_per_call": evalsha_usec(redis_port),
     })
-}
-
-/// Most of a core the host may steal during a phase before it is run again.
-const STEAL_LIMIT: f64 = 5.0;
-
-/// Runs `phase` until the host stole at most `STEAL_LIMIT`% of a core during it (three
-/// tries at most) and answers that run: a phase that lost more is not a result.
-async fn until_quiet<T, F: Future<Output = T>>(
-    steal: impl Fn(&T) -> f64,
-    mut phase: impl FnMut() -> F,
-) -> T {
-    let mut run = phase().await;
-    for _ in 1..3 {
-        if steal(&run) <= STEAL_LIMIT {
-            break;
-        }
-        run = phase().await;
-    }
-    run
 }
 
 /// Board shapes for [`shapes`]: name, slug, changes to the `bench` board, its rules kept,
@@ -555,26 +432,6 @@ fn main() {
     runtime.block_on(run(&root, &server_bin, seconds, repeats, &worker_counts));
 }
 
-async fn call(
-    client: &reqwest::Client,
-    base: &str,
-    method: reqwest::Method,
-    path: &str,
-    body: Value,
-) -> Value {
-    let resp = client
-        .request(method, format!("{base}{path}"))
-        .bearer_auth(MASTER_KEY)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status();
-    let body: Value = resp.json().await.unwrap_or(Value::Null);
-    assert!(status.is_success(), "{path}: {status} {body}");
-    body
-}
-
 /// The realistic board: five periods, 200 members, N = 3, carry-over 0.1, three rules
 /// loose enough never to refuse.
 async fn set_up_board(client: &reqwest::Client, base: &str) {
@@ -628,64 +485,6 @@ async fn set_up_shape(
         )
         .await;
     }
-}
-
-struct Server {
-    _proc: Proc,
-    pid: u32,
-    base: String,
-    settings: Settings,
-}
-
-fn start_server(
-    bin: &Path,
-    db_dir: &Path,
-    redis_port: u16,
-    workers: usize,
-    prefix: &str,
-    read_cache_ms: u64,
-) -> Server {
-    let port = free_port();
-    let env: Vec<(String, String)> = vec![
-        ("OVATION_CONFIG".into(), "/dev/null".into()),
-        ("OVATION_BIND".into(), format!("127.0.0.1:{port}")),
-        (
-            "OVATION_DATABASE_URL".into(),
-            format!("sqlite://{}/{prefix}.db?mode=rwc", db_dir.display()),
-        ),
-        (
-            "OVATION_REDIS_URL".into(),
-            format!("redis://127.0.0.1:{redis_port}"),
-        ),
-        ("OVATION_KEY_PREFIX".into(), format!("{prefix}:")),
-        ("OVATION_MASTER_KEY".into(), MASTER_KEY.into()),
-        ("OVATION_ADMIN_PASSWORD".into(), "bench-password".into()),
-        ("OVATION_WORKERS".into(), workers.to_string()),
-        ("OVATION_LOG".into(), "error".into()),
-        ("OVATION_READ_CACHE_MS".into(), read_cache_ms.to_string()),
-        // The archive task's script calls would mix into the EVALSHA statistics.
-        ("OVATION_ARCHIVE_CHECK_MS".into(), "600000".into()),
-    ];
-    let child = Command::new(bin)
-        .env_clear()
-        .envs(env.iter().cloned())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    wait_for_port(port);
-    let settings = Settings::from_sources(&env.into_iter().collect()).unwrap();
-    Server {
-        _proc: Proc(child),
-        pid,
-        base: format!("http://127.0.0.1:{port}"),
-        settings,
-    }
-}
-
-fn round(x: f64, digits: i32) -> f64 {
-    let f = 10f64.powi(digits);
-    (x * f).round() / f
 }
 
 async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_counts: &[usize]) {

@@ -59,6 +59,12 @@ impl From<i64> for Arg<'_> {
     }
 }
 
+impl From<&i64> for Arg<'_> {
+    fn from(n: &i64) -> Self {
+        Arg::Number(*n as f64)
+    }
+}
+
 impl Lang {
     pub const EVERY: [Lang; 2] = [Lang::En, Lang::Zh];
 

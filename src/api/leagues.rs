@@ -4,7 +4,7 @@
 
 use actix_web::{HttpResponse, get, post, web};
 use serde::Deserialize;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Voter};
 use crate::domain::code::Code;
@@ -104,7 +104,7 @@ pub async fn write_league_score(
     let delta = body
         .delta
         .as_i64()
-        .filter(|d| d.abs() <= SCORE_MAX)
+        .filter(|d| (-SCORE_MAX..=SCORE_MAX).contains(d))
         .ok_or_else(|| {
             ApiError::invalid(
                 Code::InvalidDelta,
@@ -151,13 +151,22 @@ pub async fn get_player(
     Ok(HttpResponse::Ok().json(league_play::player(&state, &slug, &player).await?))
 }
 
-/// A bracket of the current season: its players best first (equal scores: earlier join
-/// first), with profiles and zones.
+/// Which season to read.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct SeasonQuery {
+    /// A season's number; default the current one.
+    pub season: Option<i64>,
+}
+
+/// A bracket: its players best first (equal scores: earlier join first), with profiles
+/// and zones. A closed season's bracket reads from its recorded results (final ranks,
+/// the zone each got; no profiles).
 #[utoipa::path(get, path = "/api/v1/leagues/{league}/brackets/{bracket}", tag = "leagues",
-    params(("league" = String, Path), ("bracket" = String, Path, description = "`<tier>-<number>`, like `gold-3`")),
+    params(("league" = String, Path), ("bracket" = String, Path, description = "`<tier>-<number>`, like `gold-3`"), SeasonQuery),
     responses(
         (status = 200, body = BracketAnswer),
-        (status = 404, description = "league_not_found, bracket_not_found", body = super::ErrorBody),
+        (status = 404, description = "league_not_found, bracket_not_found, season_not_found (no closed season of that number)", body = super::ErrorBody),
         (status = 422, description = "invalid_bracket, unknown_tier", body = super::ErrorBody),
     ))]
 #[get("/leagues/{league}/brackets/{bracket}")]
@@ -165,8 +174,9 @@ pub async fn get_bracket(
     state: web::Data<AppState>,
     _reader: Reader,
     path: web::Path<(String, String)>,
+    query: web::Query<SeasonQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (league, bracket) = path.into_inner();
     let slug = league_slug(&league)?;
-    Ok(HttpResponse::Ok().json(league_play::bracket(&state, &slug, &bracket).await?))
+    Ok(HttpResponse::Ok().json(league_play::bracket(&state, &slug, &bracket, query.season).await?))
 }

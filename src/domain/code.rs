@@ -114,6 +114,7 @@ pub enum Code {
     BracketNotFound,
     InvalidBracket,
     InvalidDelta,
+    SeasonNotFound,
     LeagueExists,
     LeagueNotFound,
 }
@@ -130,6 +131,7 @@ impl Code {
             Self::BracketNotFound => "bracket_not_found",
             Self::InvalidBracket => "invalid_bracket",
             Self::InvalidDelta => "invalid_delta",
+            Self::SeasonNotFound => "season_not_found",
             Self::LeagueExists => "league_exists",
             Self::LeagueNotFound => "league_not_found",
             Self::InvalidRatio => "invalid_ratio",

@@ -150,6 +150,39 @@ pub fn rewards_from_json(text: &str) -> Result<Vec<Reward>, String> {
         .collect())
 }
 
+#[derive(Serialize, Deserialize)]
+struct RulesJson {
+    tiers: Vec<TierJson>,
+    bracket_size: i64,
+    rewards: Vec<RewardJson>,
+}
+
+impl SeasonRules {
+    /// As stored with a season: `{"tiers", "bracket_size", "rewards"}`.
+    pub fn to_json(&self) -> String {
+        let tiers = serde_json::from_str(&tiers_to_json(&self.tiers)).unwrap_or_default();
+        let rewards = serde_json::from_str(&rewards_to_json(&self.rewards)).unwrap_or_default();
+        serde_json::to_string(&RulesJson {
+            tiers,
+            bracket_size: self.bracket_size,
+            rewards,
+        })
+        .unwrap_or_default()
+    }
+
+    /// Reads [`to_json`](Self::to_json)'s text.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let rules: RulesJson = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let tiers = serde_json::to_string(&rules.tiers).map_err(|e| e.to_string())?;
+        let rewards = serde_json::to_string(&rules.rewards).map_err(|e| e.to_string())?;
+        Ok(Self {
+            tiers: tiers_from_json(&tiers)?,
+            bracket_size: rules.bracket_size,
+            rewards: rewards_from_json(&rewards)?,
+        })
+    }
+}
+
 /// When a season of `settings` that is running at `at` ends: the end of the calendar
 /// bucket of its length holding `at`, in the league's timezone.
 pub fn season_end(settings: &LeagueSettings, at: DateTime<Utc>) -> Result<DateTime<Utc>, Invalid> {
@@ -599,6 +632,10 @@ mod tests {
         assert_eq!(
             rewards_from_json(&rewards_to_json(&s.rewards)).unwrap(),
             s.rewards
+        );
+        assert_eq!(
+            SeasonRules::from_json(&s.rules().to_json()).unwrap(),
+            s.rules()
         );
     }
 

@@ -180,6 +180,16 @@ pub async fn restore_season(
     config: &LeagueConfig,
 ) -> Result<SeasonRecord, ApiError> {
     let league = &config.league;
+    if sql::leagues::find_league(&state.db, &league.slug)
+        .await?
+        .is_none_or(|l| l.id != league.id)
+    {
+        // Deleted meanwhile: its keys are being removed, not restored.
+        return Err(ApiError::not_found(
+            Code::LeagueNotFound,
+            format!("no league {}", league.slug),
+        ));
+    }
     let latest = sql::leagues::seasons(&state.db, league.id)
         .await?
         .into_iter()
@@ -275,7 +285,9 @@ async fn finish(
             league_id: config.league.id,
             season: m,
             ended_at,
+            rules,
             next_ends_at: DateTime::from_timestamp_millis(record.ends_ms).unwrap_or_default(),
+            next_rules: &record.rules,
             results: &results,
             webhook,
         },

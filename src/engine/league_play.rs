@@ -370,14 +370,103 @@ pub async fn player(
     })
 }
 
-/// The standings of bracket `id` of the current season.
+/// The brackets of one season, by tier.
+#[derive(Debug, Clone)]
+pub struct SeasonBrackets {
+    pub season: i64,
+    /// Still played (false: closed, read from SQL).
+    pub live: bool,
+    /// `(tier name, [(bracket id, players)])`, lowest tier first; tiers without players
+    /// are left out.
+    pub tiers: Vec<(String, Vec<(String, i64)>)>,
+}
+
+/// The rules season `n` ran with, from SQL (a season recorded before they were kept
+/// reads with the league's current ones).
+async fn closed_rules(
+    state: &AppState,
+    config: &LeagueConfig,
+    n: i64,
+) -> Result<(sql::leagues::SeasonRow, SeasonRules), ApiError> {
+    let row = sql::leagues::season(&state.db, config.league.id, n)
+        .await?
+        .filter(|row| row.closed)
+        .ok_or_else(|| {
+            ApiError::not_found(
+                Code::SeasonNotFound,
+                format!("{} has no closed season {n}", config.league.slug),
+            )
+        })?;
+    let rules = row
+        .rules
+        .clone()
+        .unwrap_or_else(|| config.league.settings.rules());
+    Ok((row, rules))
+}
+
+/// Every bracket of season `season` (default: the current one) with its player count.
+pub async fn season_brackets(
+    state: &AppState,
+    slug: &LeagueSlug,
+    season: Option<i64>,
+) -> Result<SeasonBrackets, ApiError> {
+    let config = league(state, slug)?;
+    let record = fresh_season(state, &config).await?;
+    let n = season.unwrap_or(record.n);
+    let mut by_tier: std::collections::BTreeMap<usize, Vec<(String, i64)>> = Default::default();
+    let (live, rules) = if n == record.n {
+        let size = record.rules.bracket_size.max(1);
+        for (tier, count) in state.redis.league_counts(&config.keys, n).await? {
+            let brackets = (1..=(count + size - 1) / size)
+                .map(|number| {
+                    let players = (count - (number - 1) * size).min(size);
+                    (BracketRef { tier, number }.id(&record.rules), players)
+                })
+                .collect();
+            by_tier.insert(tier, brackets);
+        }
+        (true, record.rules.clone())
+    } else {
+        let (row, rules) = closed_rules(state, &config, n).await?;
+        let mut counts: std::collections::BTreeMap<BracketRef, i64> = Default::default();
+        for r in sql::leagues::season_results(&state.db, row.id).await? {
+            let place = BracketRef {
+                tier: usize::try_from(r.tier).unwrap_or(0),
+                number: r.bracket,
+            };
+            *counts.entry(place).or_default() += 1;
+        }
+        for (place, players) in counts {
+            by_tier
+                .entry(place.tier)
+                .or_default()
+                .push((place.id(&rules), players));
+        }
+        (false, rules)
+    };
+    Ok(SeasonBrackets {
+        season: n,
+        live,
+        tiers: by_tier
+            .into_iter()
+            .map(|(tier, brackets)| (rules.tier_name(tier).to_owned(), brackets))
+            .collect(),
+    })
+}
+
+/// The standings of bracket `id` of season `season` (default: the current one, from
+/// Redis; a closed one from its recorded results, without profiles).
 pub async fn bracket(
     state: &AppState,
     slug: &LeagueSlug,
     id: &str,
+    season: Option<i64>,
 ) -> Result<BracketAnswer, ApiError> {
     let config = league(state, slug)?;
     let record = fresh_season(state, &config).await?;
+    if let Some(n) = season.filter(|&n| n != record.n) {
+        return closed_bracket(state, &config, n, id).await;
+    }
     let place = BracketRef::parse(id, &record.rules)?;
     let ranked = state
         .redis
@@ -429,6 +518,43 @@ pub async fn bracket(
         ends_at: chrono::DateTime::from_timestamp_millis(record.ends_ms)
             .unwrap_or_default()
             .to_rfc3339(),
+        entries,
+    })
+}
+
+async fn closed_bracket(
+    state: &AppState,
+    config: &LeagueConfig,
+    n: i64,
+    id: &str,
+) -> Result<BracketAnswer, ApiError> {
+    let (row, rules) = closed_rules(state, config, n).await?;
+    let place = BracketRef::parse(id, &rules)?;
+    let entries: Vec<BracketEntry> = sql::leagues::season_results(&state.db, row.id)
+        .await?
+        .into_iter()
+        .filter(|r| r.tier as usize == place.tier && r.bracket == place.number)
+        .map(|r| BracketEntry {
+            rank: r.rank,
+            player: r.player,
+            score: r.score,
+            nickname: None,
+            avatar: None,
+            zone: r.zone,
+        })
+        .collect();
+    if entries.is_empty() {
+        return Err(ApiError::not_found(
+            Code::BracketNotFound,
+            format!("season {n} of {} had no bracket {id}", config.league.slug),
+        ));
+    }
+    Ok(BracketAnswer {
+        season: n,
+        tier: rules.tier_name(place.tier).to_owned(),
+        bracket: place.id(&rules),
+        open: false,
+        ends_at: row.ends_at.to_rfc3339(),
         entries,
     })
 }

@@ -50,6 +50,33 @@ pub async fn league_of(state: &AppState, slug: &LeagueSlug) -> Result<League, Ap
         .ok_or_else(|| ApiError::not_found(Code::LeagueNotFound, format!("no league {slug}")))
 }
 
+/// The league's seasons in SQL, newest first.
+pub async fn seasons(
+    state: &AppState,
+    league: &League,
+) -> Result<Vec<sql::leagues::SeasonRow>, ApiError> {
+    Ok(sql::leagues::seasons(&state.db, league.id).await?)
+}
+
+/// The league's webhook deliveries, newest first, each with its season's number.
+pub async fn deliveries(
+    state: &AppState,
+    league: &League,
+) -> Result<Vec<(i64, sql::leagues::Delivery)>, ApiError> {
+    let seasons = sql::leagues::seasons(&state.db, league.id).await?;
+    Ok(sql::leagues::deliveries(&state.db, league.id)
+        .await?
+        .into_iter()
+        .map(|d| {
+            let number = seasons
+                .iter()
+                .find(|s| s.id == d.season_id)
+                .map_or(0, |s| s.number);
+            (number, d)
+        })
+        .collect())
+}
+
 /// The league's latest season in SQL.
 pub async fn latest_season(
     state: &AppState,

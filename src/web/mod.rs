@@ -1,4 +1,5 @@
-//! HTML pages: the admin dashboard (`/admin`) and the public voting page (`/b/{board}`).
+//! HTML pages: the admin dashboard (`/admin`), the public voting page (`/b/{board}`) and
+//! the public page of a league bracket (`/l/{league}/{bracket}`).
 //!
 //! Pages are Askama templates under `templates/`, mirroring these modules; an htmx request
 //! gets a block of its page, a plain form POST a 303 redirect. Every page answers with
@@ -10,6 +11,7 @@ pub mod assets;
 pub mod charts;
 pub mod forms;
 pub mod lang;
+pub mod league_page;
 pub mod public;
 pub mod session;
 
@@ -120,6 +122,8 @@ pub fn route_table() -> Vec<(Method, String)> {
 pub fn route_patterns() -> Vec<(Method, String)> {
     let mut public = Recorder::default();
     public::routes(&mut public);
+    let mut league = Recorder::default();
+    league_page::routes(&mut league);
     route_table()
         .into_iter()
         .chain(public.0.iter().map(|(m, p)| (m.clone(), format!("/b{p}"))))
@@ -129,6 +133,7 @@ pub fn route_patterns() -> Vec<(Method, String)> {
                 .iter()
                 .map(|(m, p)| (m.clone(), format!("/embed/b{p}"))),
         )
+        .chain(league.0.iter().map(|(m, p)| (m.clone(), format!("/l{p}"))))
         .chain([
             (Method::GET, "/static/{file}".to_owned()),
             (Method::GET, "/lang/{tag}".to_owned()),
@@ -159,6 +164,11 @@ pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
                 .wrap(sessions(key.clone(), secure))
                 .wrap(security_headers())
                 .configure(public::routes),
+        )
+        .service(
+            web::scope("/l")
+                .wrap(security_headers())
+                .configure(league_page::routes),
         )
         .service(
             web::scope("/embed/b")

@@ -723,3 +723,114 @@ async fn a_close_is_posted_signed_to_the_webhook_until_it_answers_2xx_once() {
         "{d:?}"
     );
 }
+
+/// A season's inputs: tier ratios (thousandths) for 3 tiers, a bracket size, each
+/// player's total score (players join in order), and where the rewards go.
+#[derive(Debug, Clone)]
+struct Season {
+    ratios: [(i64, i64); 3],
+    size: i64,
+    scores: Vec<i64>,
+    reward_ranks: (i64, i64),
+}
+
+fn season_strategy() -> impl proptest::strategy::Strategy<Value = Season> {
+    use proptest::prelude::*;
+    (
+        0i64..=1000,
+        0i64..=1000,
+        0i64..=1000,
+        0i64..=1000,
+        2i64..6,
+        proptest::collection::vec(-3i64..4, 0..23),
+        1i64..3,
+    )
+        .prop_map(|(p0, p1, d1, d2, size, scores, first)| Season {
+            ratios: [(p0, 0), (p1.min(1000 - d1), d1), (0, d2)],
+            size,
+            scores,
+            reward_ranks: (first.min(size - 1), first.min(size - 1) + 1),
+        })
+}
+
+/// What the close must do, worked out by brute force: brackets of `size` in join order,
+/// each ranked by score then join, the top ⌊p·n⌋ up and the bottom ⌊d·n⌋ down.
+/// A player placed by a close: player, bracket, final rank.
+type Placed = (String, String, i64);
+
+fn model(season: &Season) -> (Vec<Placed>, Vec<Placed>, Vec<(String, i64)>) {
+    let (mut up, mut down, mut rewarded) = (Vec::new(), Vec::new(), Vec::new());
+    let players: Vec<(usize, i64)> = season.scores.iter().copied().enumerate().collect();
+    for (b, bracket) in players.chunks(season.size as usize).enumerate() {
+        let mut ranked = bracket.to_vec();
+        ranked.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        let n = ranked.len() as i64;
+        let (p, d) = season.ratios[0];
+        let (promote, demote) = (n * p / 1000, n * d / 1000);
+        for (i, (who, _)) in ranked.iter().enumerate() {
+            let rank = i as i64 + 1;
+            let id = (format!("p{}", who + 1), format!("bronze-{}", b + 1), rank);
+            if rank <= promote {
+                up.push(id.clone());
+            } else if rank > n - demote {
+                down.push(id.clone());
+            }
+            if (season.reward_ranks.0..=season.reward_ranks.1).contains(&rank) {
+                rewarded.push((id.0, rank));
+            }
+        }
+    }
+    (up, down, rewarded)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closes_of_random_seasons_match_a_brute_force_model() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let app = TestApp::spawn().await;
+    let mut runner = proptest::test_runner::TestRunner::default();
+    for case in 0..12 {
+        let season = season_strategy().new_tree(&mut runner).unwrap().current();
+        let slug = format!("model-{case}");
+        let tiers: Vec<Value> = ["bronze", "silver", "gold"]
+            .iter()
+            .zip(season.ratios)
+            .map(|(name, (p, d))| json!({"name": name, "promote": p as f64 / 1000.0, "demote": d as f64 / 1000.0}))
+            .collect();
+        create(
+            &app,
+            json!({"slug": slug, "title": slug, "tiers": tiers, "bracket_size": season.size,
+                "season": "week", "rewards": [{"tier": "bronze", "ranks": [season.reward_ranks.0, season.reward_ranks.1], "reward": "r"}]}),
+        )
+        .await;
+        for (i, score) in season.scores.iter().enumerate() {
+            let p = format!("p{}", i + 1);
+            join(&app, &slug, &p).await;
+            if *score != 0 {
+                add(&app, &slug, &p, *score).await;
+            }
+        }
+        let report = close_checked(&app, &slug).await;
+        let (up, down, rewarded) = model(&season);
+        let got = |list: &str| -> Vec<Placed> {
+            moves(&report, list)
+                .into_iter()
+                .map(|(p, b, r, _, _)| (p, b, r))
+                .collect()
+        };
+        assert_eq!(got("promotions"), up, "{season:?}");
+        assert_eq!(got("demotions"), down, "{season:?}");
+        let got_rewards: Vec<(String, i64)> = report["rewards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["player"].as_str().unwrap().to_owned(),
+                    g["rank"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got_rewards, rewarded, "{season:?}");
+        assert_eq!(report["players"], json!(season.scores.len()), "{season:?}");
+    }
+}

@@ -1755,3 +1755,190 @@ async fn the_dashboard_archives_on_demand_and_shows_archived_buckets_and_a_membe
     let audit = browser.get("/admin/audit").await;
     assert!(audit.body.contains("board.archive"), "{}", audit.body);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn leagues_are_made_in_the_form_shown_by_bracket_previewed_and_closed_on_the_dashboard() {
+    let app = TestApp::spawn().await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let form = |tiers: &'static str| {
+        vec![
+            ("slug", "cup"),
+            ("title", "Cup"),
+            ("tiers", tiers),
+            ("bracket_size", "3"),
+            ("season", "week"),
+            ("timezone", "UTC"),
+            ("rewards", "bronze 1-1 medal"),
+            ("webhook_url", ""),
+        ]
+    };
+    let with_csrf = |mut fields: Vec<(&'static str, &'static str)>, csrf: &str| {
+        let mut all = vec![("_csrf".to_owned(), csrf.to_owned())];
+        all.extend(fields.drain(..).map(|(k, v)| (k.to_owned(), v.to_owned())));
+        all
+    };
+    let post = |path: &'static str, fields: Vec<(String, String)>| {
+        let req = browser
+            .client
+            .post(format!("{}{path}", browser.base))
+            .form(&fields);
+        async move { Browser::read(req.send().await.unwrap()).await }
+    };
+    let refused = post("/admin/leagues", with_csrf(form("bronze 0.5"), &csrf)).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        refused.body.contains("a tier is `name promote demote`"),
+        "{}",
+        refused.body
+    );
+    assert!(refused.body.contains(r#"value="Cup""#));
+    let created = post(
+        "/admin/leagues",
+        with_csrf(form("bronze 0.5 0\ngold 0 0.5"), &csrf),
+    )
+    .await;
+    assert_eq!(
+        (created.status, created.location()),
+        (StatusCode::SEE_OTHER, "/admin/leagues/cup"),
+        "{}",
+        created.body
+    );
+
+    for player in ["p1", "p2", "p3", "p4"] {
+        let (status, _) = app
+            .post(
+                "/api/v1/leagues/cup/join",
+                json!({"player": player, "profile": {"nickname": format!("Nick {player}")}}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, _) = app
+        .post(
+            "/api/v1/leagues/cup/scores",
+            json!({"player": "p2", "delta": 5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let list = browser.get("/admin/leagues").await;
+    assert!(
+        list.body
+            .contains(r#"<a href="/admin/leagues/cup">Cup</a>"#),
+        "{}",
+        list.body
+    );
+    assert!(
+        list.body.contains("<td>bronze &#60; gold</td>"),
+        "{}",
+        list.body
+    );
+    let show = browser.get("/admin/leagues/cup").await;
+    assert_eq!(show.status, StatusCode::OK);
+    for text in [
+        r#"<a href="/admin/leagues/cup?season=1&amp;bracket=bronze-1">bronze-1</a> <span class="muted">(3)</span>"#,
+        r#"<a href="/admin/leagues/cup?season=1&amp;bracket=bronze-2">bronze-2</a> <span class="muted">(1)</span>"#,
+        r#"<tr class="zone-promote"><td class="num">1</td><td>Nick p2 <span class="muted">p2</span></td><td class="num">5</td><td>Promotion</td></tr>"#,
+        r#"<tr class="zone-stay"><td class="num">2</td><td>Nick p1 <span class="muted">p1</span></td><td class="num">0</td><td>Stays</td></tr>"#,
+        "This league has no webhook.",
+        r#"<a href="/l/cup/bronze-1">Public page</a>"#,
+    ] {
+        assert!(show.body.contains(text), "{text} in {}", show.body);
+    }
+
+    // The public page of the bracket, and its refresh block.
+    let public = browser.get("/l/cup/bronze-1").await;
+    assert_eq!(public.status, StatusCode::OK);
+    assert!(
+        public
+            .body
+            .contains(r#"hx-get="/l/cup/bronze-1/standings""#),
+        "{}",
+        public.body
+    );
+    assert!(
+        public
+            .body
+            .contains("<td>Nick p2</td><td class=\"num\">5</td><td>Promotion</td>"),
+        "{}",
+        public.body
+    );
+    let block = browser.get("/l/cup/bronze-1/standings").await;
+    assert!(
+        !block.body.contains("<html") && block.body.contains("Nick p3"),
+        "{}",
+        block.body
+    );
+    assert_eq!(
+        browser.get("/l/cup/bronze-9").await.status,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        browser.get("/l/nope/bronze-1").await.status,
+        StatusCode::NOT_FOUND
+    );
+
+    // The preview shows what the close would do; the close is one confirmed form.
+    let preview = browser.get("/admin/leagues/cup/preview").await;
+    for text in [
+        "<td>p2</td><td>bronze-1</td><td class=\"num\">1</td><td>bronze → gold</td>",
+        "<td>p4</td><td>bronze-2</td><td class=\"num\">1</td><td>medal</td>",
+        "4 players in 2 brackets.",
+    ] {
+        assert!(preview.body.contains(text), "{text} in {}", preview.body);
+    }
+    let closed = post(
+        "/admin/leagues/cup/close",
+        vec![("_csrf".into(), preview.csrf())],
+    )
+    .await;
+    assert_eq!(
+        (closed.status, closed.location()),
+        (StatusCode::SEE_OTHER, "/admin/leagues/cup")
+    );
+    let show = browser.get("/admin/leagues/cup").await;
+    assert!(
+        show.body.contains("Season 1 closed: 4 players."),
+        "{}",
+        show.body
+    );
+    assert!(
+        show.body.contains(">Season 2 · live</a>")
+            && show.body.contains("Nobody has joined this season yet."),
+        "{}",
+        show.body
+    );
+    let past = browser
+        .get("/admin/leagues/cup?season=1&bracket=bronze-1")
+        .await;
+    assert!(
+        past.body.contains(r#"<tr class="zone-promote"><td class="num">1</td><td>p2</td><td class="num">5</td><td>Promotion</td></tr>"#),
+        "{}",
+        past.body
+    );
+
+    // Settings apply from the next season; Chinese on request.
+    let saved = post(
+        "/admin/leagues/cup",
+        with_csrf(form("bronze 0.4 0\ngold 0 0.4"), &show.csrf()),
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let (_, league) = app.get("/api/v1/admin/leagues/cup").await;
+    assert_eq!(league["tiers"][0]["promote"], 0.4);
+    let zh = browser
+        .client
+        .get(format!("{}/admin/leagues/cup/preview", browser.base))
+        .header("Accept-Language", "zh-CN")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        zh.contains("<h2>晋级</h2>") && zh.contains("立即结算第 2 赛季"),
+        "{zh}"
+    );
+}

@@ -14,8 +14,8 @@ use super::entities::{
 use super::{SqlError, from_naive, to_naive};
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{
-    League, LeagueSettings, PlayerResult, parse_season, rewards_from_json, rewards_to_json,
-    tiers_from_json, tiers_to_json,
+    League, LeagueSettings, PlayerResult, SeasonRules, parse_season, rewards_from_json,
+    rewards_to_json, tiers_from_json, tiers_to_json,
 };
 use crate::domain::period::parse_timezone;
 
@@ -96,7 +96,7 @@ pub async fn insert_league(
     };
     settings_columns(&mut model, settings);
     let row = model.insert(&txn).await.map_err(SqlError::from_write)?;
-    new_season(row.id, 1, started, first_ends_at)
+    new_season(row.id, 1, (started, first_ends_at), &settings.rules())
         .insert(&txn)
         .await?;
     txn.commit().await?;
@@ -158,6 +158,8 @@ pub struct SeasonRow {
     pub starts_at: DateTime<Utc>,
     pub ends_at: DateTime<Utc>,
     pub closed: bool,
+    /// What it ran with (`None` for seasons recorded before this was kept).
+    pub rules: Option<SeasonRules>,
 }
 
 fn season_row(row: league_season::Model) -> Result<SeasonRow, SqlError> {
@@ -172,6 +174,12 @@ fn season_row(row: league_season::Model) -> Result<SeasonRow, SqlError> {
         starts_at: from_naive(row.starts_at),
         ends_at: from_naive(row.ends_at),
         closed: row.state == CLOSED,
+        rules: row
+            .rules
+            .as_deref()
+            .map(SeasonRules::from_json)
+            .transpose()
+            .map_err(|e| SqlError::Corrupt(format!("league season {} rules: {e}", row.id)))?,
     })
 }
 
@@ -181,10 +189,11 @@ const CLOSED: &str = "closed";
 fn new_season(
     league_id: i64,
     number: i64,
-    starts_at: DateTime<Utc>,
-    ends_at: DateTime<Utc>,
+    (starts_at, ends_at): (DateTime<Utc>, DateTime<Utc>),
+    rules: &SeasonRules,
 ) -> league_season::ActiveModel {
     league_season::ActiveModel {
+        rules: Set(Some(rules.to_json())),
         league_id: Set(league_id),
         label: Set(number.to_string()),
         starts_at: Set(to_naive(starts_at)),
@@ -237,8 +246,11 @@ pub struct CloseRecord<'a> {
     pub season: i64,
     /// When the season stopped taking scores.
     pub ended_at: DateTime<Utc>,
-    /// The next season's number is `season + 1`; it ends then.
+    /// What the season ran with.
+    pub rules: &'a SeasonRules,
+    /// The next season's number is `season + 1`; it ends then, and runs with these.
     pub next_ends_at: DateTime<Utc>,
+    pub next_rules: &'a SeasonRules,
     pub results: &'a [PlayerResult],
     /// The webhook delivery to send: URL, body, signature.
     pub webhook: Option<(String, String, String)>,
@@ -267,8 +279,8 @@ pub async fn record_close(
             new_season(
                 close.league_id,
                 close.season,
-                close.ended_at,
-                close.ended_at,
+                (close.ended_at, close.ended_at),
+                close.rules,
             )
             .insert(&txn)
             .await?
@@ -369,8 +381,8 @@ pub async fn record_close(
         new_season(
             close.league_id,
             close.season + 1,
-            close.ended_at,
-            close.next_ends_at,
+            (close.ended_at, close.next_ends_at),
+            close.next_rules,
         )
         .insert(&txn)
         .await?;

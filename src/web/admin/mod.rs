@@ -1,9 +1,10 @@
-//! The admin dashboard: sign-in, boards (live view, charts), members, rules, API keys and
-//! the audit log. Every route but the login page needs a session ([`require_login`]).
+//! The admin dashboard: sign-in, boards (live view, charts), members, rules, leagues, API
+//! keys and the audit log. Every route but the login page needs a session ([`require_login`]).
 
 pub mod audit;
 pub mod boards;
 pub mod keys;
+pub mod leagues;
 pub mod members;
 pub mod rules;
 
@@ -38,6 +39,7 @@ pub fn routes(r: &mut impl Router) {
     boards::routes(r);
     members::routes(r);
     rules::routes(r);
+    leagues::routes(r);
     keys::routes(r);
     audit::routes(r);
 }

@@ -16,6 +16,9 @@ pub struct Model {
     /// `open` or `closed`.
     pub state: String,
     pub closed_at: Option<DateTime>,
+    /// What the season runs with: `{"tiers", "bracket_size", "rewards"}` (JSON); null
+    /// for seasons recorded before it was kept.
+    pub rules: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
