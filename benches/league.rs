@@ -146,6 +146,8 @@ async fn redis_times(store: &RedisStore, port: u16, players: usize) -> (f64, f64
                     delta: rng.random_range(1..100),
                     now_ms: Utc::now().timestamp_millis(),
                     idempotency: None,
+                    rules: &[],
+                    tag: "",
                 };
                 store.league_score(&keys, &call).await.unwrap();
             }

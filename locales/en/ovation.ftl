@@ -432,3 +432,5 @@ league-zone-demote = Demotion
 flash-league-saved = League saved; the changes apply from the next season.
 flash-season-closed = Season { $season } closed: { $players } players.
 league-closing = the season is over; its close is running
+leagues-limits = Score limits
+leagues-limits-hint = One per line: per (player, ip or player+ip), most writes, window (second to month, or rolling:10m), like “player 10 minute”. In effect at once.

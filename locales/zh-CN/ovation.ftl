@@ -374,3 +374,5 @@ league-zone-demote = 降级区
 flash-league-saved = 联赛已保存；修改从下个赛季开始生效。
 flash-season-closed = 第 { $season } 赛季已结算：{ $players } 名玩家。
 league-closing = 赛季已结束，正在结算
+leagues-limits = 计分限制
+leagues-limits-hint = 每行一条：计数对象（player、ip 或 player+ip）、最多写入次数、时间窗口（second 到 month，或 rolling:10m），例如“player 10 minute”。立即生效。

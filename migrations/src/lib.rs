@@ -13,7 +13,7 @@ mod m20261123_000008_add_embed_origins;
 mod m20261123_000009_add_scoring;
 mod m20261124_000010_create_archive;
 mod m20261124_000011_create_leagues;
-mod m20261124_000012_add_season_rules;
+mod m20261124_000012_add_season_rules_and_limits;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -33,7 +33,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000009_add_scoring::Migration),
             Box::new(m20261124_000010_create_archive::Migration),
             Box::new(m20261124_000011_create_leagues::Migration),
-            Box::new(m20261124_000012_add_season_rules::Migration),
+            Box::new(m20261124_000012_add_season_rules_and_limits::Migration),
         ]
     }
 }

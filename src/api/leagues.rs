@@ -7,12 +7,13 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Voter};
+use super::client_ip::ClientIp;
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{IdempotencyKey, LeagueSlug, PlayerId};
 use crate::domain::league::SCORE_MAX;
 use crate::engine::league_play::{
-    self, BracketAnswer, JoinAnswer, PlayerAnswer, Profile, ScoreAnswer,
+    self, BracketAnswer, JoinAnswer, PlayerAnswer, Profile, ScoreAnswer, ScoreWrite,
 };
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -89,6 +90,7 @@ pub async fn join_league(
     responses(
         (status = 200, body = ScoreAnswer),
         (status = 404, description = "league_not_found", body = super::ErrorBody),
+        (status = 429, description = "rate_limited: a score limit of the league refused the write (Retry-After)", body = super::RateLimitedBody),
         (status = 409, description = "not_joined: the player has not joined this season; season_closing: the season is over (or the previous one is still closing): join the next one, retry in a moment", body = super::ErrorBody),
         (status = 422, description = "invalid_player, invalid_delta, score_overflow, invalid_idempotency_key, idempotency_key_reused", body = super::ErrorBody),
     ))]
@@ -96,6 +98,7 @@ pub async fn join_league(
 pub async fn write_league_score(
     state: web::Data<AppState>,
     Voter(caller): Voter,
+    ip: ClientIp,
     league: web::Path<String>,
     body: web::Json<LeagueScoreRequest>,
 ) -> Result<HttpResponse, ApiError> {
@@ -126,8 +129,13 @@ pub async fn write_league_score(
                 ],
             )
         });
-    let answer =
-        league_play::score(&state, &caller, &slug, &player, delta, idempotency.as_ref()).await?;
+    let write = ScoreWrite {
+        player: &player,
+        delta,
+        idempotency: idempotency.as_ref(),
+        ip: ip.0,
+    };
+    let answer = league_play::score(&state, &caller, &slug, &write).await?;
     Ok(HttpResponse::Ok().json(answer))
 }
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::Invalid;
 use super::code::Code;
 use super::ids::LeagueSlug;
+use super::limit::{Dimension, Missing, RateRule, RuleSpec, Window};
 use super::period::{Bucket, Period};
 use super::score::Milli;
 
@@ -43,6 +44,90 @@ fn is_tier_name(name: &str) -> bool {
 /// The player a bracket's sorted-set member stands for.
 pub fn player_of(member: &str) -> &str {
     member.get(JOIN_SEQ_DIGITS..).unwrap_or("")
+}
+
+/// Most score limits a league has.
+pub const LIMITS_MAX: usize = 5;
+
+/// A score limit's `per` names: `player`, `ip`.
+pub fn limit_per(dimension: Dimension) -> &'static str {
+    match dimension {
+        Dimension::Member => "player",
+        other => other.as_str(),
+    }
+}
+
+/// A score limit from its parts: `per` names `player` and/or `ip`; `window` a calendar
+/// unit or `rolling:<n><unit>`.
+pub fn parse_limit(
+    id: i64,
+    name: &str,
+    per: &[String],
+    window: &str,
+    limit: i64,
+) -> Result<RateRule, Invalid> {
+    let mut dimensions = per
+        .iter()
+        .map(|p| match p.as_str() {
+            "player" => Ok(Dimension::Member),
+            "ip" => Ok(Dimension::Ip),
+            other => Err(invalid(
+                Code::InvalidDimension,
+                format!("a score limit counts per player or ip, not {other:?}"),
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    dimensions.sort();
+    dimensions.dedup();
+    Ok(RateRule {
+        id,
+        spec: RuleSpec {
+            name: name.to_owned(),
+            dimensions,
+            window: Window::parse(window)?,
+            limit,
+            overrides: Vec::new(),
+            missing: Missing::Refuse,
+        },
+    })
+}
+
+#[derive(Serialize, Deserialize)]
+struct LimitJson {
+    name: String,
+    per: Vec<String>,
+    window: String,
+    limit: i64,
+}
+
+/// Score limits as stored: JSON, ids from their order.
+pub fn limits_to_json(limits: &[RateRule]) -> String {
+    let rows: Vec<LimitJson> = limits
+        .iter()
+        .map(|r| LimitJson {
+            name: r.spec.name.clone(),
+            per: r
+                .spec
+                .dimensions
+                .iter()
+                .map(|d| limit_per(*d).to_owned())
+                .collect(),
+            window: r.spec.window.code(),
+            limit: r.spec.limit,
+        })
+        .collect();
+    serde_json::to_string(&rows).unwrap_or_default()
+}
+
+/// Reads [`limits_to_json`]'s text.
+pub fn limits_from_json(text: &str) -> Result<Vec<RateRule>, String> {
+    let rows: Vec<LimitJson> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            parse_limit(i as i64 + 1, &l.name, &l.per, &l.window, l.limit).map_err(|e| e.message)
+        })
+        .collect()
 }
 
 /// One bracket of a season: the `number`th (from 1) of tier `tier` (index).
@@ -232,6 +317,9 @@ pub struct LeagueSettings {
     pub timezone: Tz,
     pub rewards: Vec<Reward>,
     pub webhook_url: Option<String>,
+    /// Score limits: rate-limit rules every score write passes (counted per player, per
+    /// IP address, or both), in effect at once; ids from 1 in order.
+    pub limits: Vec<RateRule>,
 }
 
 fn invalid(code: Code, message: impl Into<String>) -> Invalid {
@@ -354,6 +442,21 @@ impl LeagueSettings {
                 return Err(invalid(
                     Code::InvalidReward,
                     format!("rewards of tier {} overlap", r.tier),
+                ));
+            }
+        }
+        if self.limits.len() > LIMITS_MAX {
+            return Err(invalid(
+                Code::TooManyRules,
+                format!("a league has at most {LIMITS_MAX} score limits"),
+            ));
+        }
+        for rule in &self.limits {
+            rule.spec.check()?;
+            if rule.spec.window == Window::Campaign {
+                return Err(invalid(
+                    Code::InvalidWindow,
+                    "a score limit counts over a calendar window (second to month) or a rolling one, not a campaign",
                 ));
             }
         }
@@ -537,6 +640,7 @@ mod tests {
                 reward: "crown".into(),
             }],
             webhook_url: None,
+            limits: vec![parse_limit(1, "per player", &["player".into()], "minute", 10).unwrap()],
         }
     }
 
@@ -588,6 +692,19 @@ mod tests {
             Code::InvalidRatio
         );
         assert_eq!(parse_season("year").unwrap_err().code, Code::InvalidSeason);
+        assert_eq!(
+            code(&|s| s.limits[0].spec.window = Window::Campaign),
+            Code::InvalidWindow
+        );
+        assert_eq!(code(&|s| s.limits[0].spec.limit = 0), Code::InvalidLimit);
+        assert_eq!(
+            parse_limit(1, "x", &["voter".into()], "day", 1)
+                .unwrap_err()
+                .code,
+            Code::InvalidDimension
+        );
+        let limits = arena().limits;
+        assert_eq!(limits_from_json(&limits_to_json(&limits)).unwrap(), limits);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! league comes from the configuration cache and the season from its record in Redis,
 //! read again whenever a script says a newer season is current.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,12 +13,14 @@ use utoipa::ToSchema;
 
 use super::config::LeagueConfig;
 use super::league_close;
+use super::limits::{self, RuleScope};
 use super::state::AppState;
 use super::votes::outcome_unknown;
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{LeagueSlug, PlayerId};
 use crate::domain::league::{BracketRef, SeasonRules, player_of};
+use crate::domain::limit::{VoteValues, ip_subject};
 use crate::engine::auth::Caller;
 use crate::error::ApiError;
 use crate::store::redis::{JoinReply, LeagueScoreCall, LeagueScoreReply, SeasonRecord, Standing};
@@ -240,20 +243,48 @@ pub async fn join(
     Err(season_changed())
 }
 
-/// Adds `delta` points to `player`'s score in the current season.
+/// One score write, parsed.
+#[derive(Debug)]
+pub struct ScoreWrite<'a> {
+    pub player: &'a PlayerId,
+    pub delta: i64,
+    pub idempotency: Option<&'a Idempotency>,
+    /// The end user's address, for limits per `ip`.
+    pub ip: Option<IpAddr>,
+}
+
+/// Adds `write.delta` points to the player's score in the current season, within the
+/// league's score limits.
 pub async fn score(
     state: &AppState,
     caller: &Caller,
     slug: &LeagueSlug,
-    player: &PlayerId,
-    delta: i64,
-    idempotency: Option<&Idempotency>,
+    write: &ScoreWrite<'_>,
 ) -> Result<ScoreAnswer, ApiError> {
     let config = league(state, slug)?;
+    let (player, delta, idempotency) = (write.player, write.delta, write.idempotency);
     let ttl: Duration = state.settings.idempotency_ttl;
+    let settings = &config.league.settings;
+    let now = Utc::now();
+    let values = VoteValues {
+        voter: None,
+        member: Some(player.to_string()),
+        channel: None,
+        terminal: None,
+        ip: write.ip.map(ip_subject),
+    };
+    let scope = RuleScope {
+        rules: &settings.limits,
+        timezone: settings.timezone,
+        campaign_end: None,
+    };
+    let rules = limits::checks(scope, &values, 1, now, now)?;
+    let tag = format!("{:016x}", rand::random::<u64>());
     let mut record = season(state, &config).await?;
     for _ in 0..SEASON_TRIES {
         let call = LeagueScoreCall {
+            rules: &rules,
+            tag: &tag,
             season: record.n,
             player: player.as_str(),
             delta,
@@ -299,6 +330,21 @@ pub async fn score(
                 }
                 crate::metrics::league_write("score", "replayed");
                 return Ok(answer(standing, true));
+            }
+            LeagueScoreReply::Limited { index, retry_ms } => {
+                let (check, rule) = rules
+                    .get(index)
+                    .zip(
+                        settings
+                            .limits
+                            .iter()
+                            .find(|r| Some(r.id) == rules.get(index).map(|c| c.rule)),
+                    )
+                    .ok_or_else(|| {
+                        anyhow::anyhow!("limit {index} refused, which the write did not pass")
+                    })?;
+                crate::metrics::league_write("score", Code::RateLimited.as_str());
+                return Err(limits::score_refusal(rule, check.limit, retry_ms));
             }
             LeagueScoreReply::NotJoined => {
                 return refused(

@@ -6,6 +6,7 @@
 //! leaves the window, a campaign counter a day after the campaign ends.
 
 use chrono::{DateTime, Duration, Utc};
+use chrono_tz::Tz;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
@@ -37,16 +38,37 @@ pub fn rule_json(rule: &RateRule, limit: i64) -> Value {
     })
 }
 
-/// The counters a vote at `at` must pass, or why it cannot be cast at all.
+/// Whose rules a write passes: a board's, or a league's score limits.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleScope<'a> {
+    pub rules: &'a [RateRule],
+    /// Cuts calendar windows.
+    pub timezone: Tz,
+    /// When campaign counters may go (a board's `ends_at`).
+    pub campaign_end: Option<DateTime<Utc>>,
+}
+
+impl BoardConfig {
+    /// The board's rules and the clock they count by.
+    pub fn rule_scope(&self) -> RuleScope<'_> {
+        RuleScope {
+            rules: &self.rules,
+            timezone: self.board.settings.timezone,
+            campaign_end: self.board.settings.ends_at,
+        }
+    }
+}
+
+/// The counters a write of `count` at `at` must pass, or why it cannot be made at all.
 pub fn checks(
-    board: &BoardConfig,
+    scope: RuleScope<'_>,
     values: &VoteValues,
     count: i64,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Vec<RuleCheck>, ApiError> {
-    let mut checks = Vec::with_capacity(board.rules.len());
-    for rule in &board.rules {
+    let mut checks = Vec::with_capacity(scope.rules.len());
+    for rule in scope.rules {
         let subject = match rule.spec.subject(values) {
             Ok(subject) => subject,
             Err(_) if rule.spec.missing == Missing::Skip => continue,
@@ -69,7 +91,7 @@ pub fn checks(
             rule: rule.id,
             per_member: rule.spec.dimensions.contains(&Dimension::Member),
             limit,
-            counter: counter(board, rule, &subject, at, now)?,
+            counter: counter(scope, rule, &subject, at, now)?,
         });
     }
     Ok(checks)
@@ -87,7 +109,7 @@ fn required(rule: &RateRule, dim: Dimension) -> ApiError {
 
 /// Where `rule` counts a vote at `at` by `subject`.
 fn counter(
-    board: &BoardConfig,
+    scope: RuleScope<'_>,
     rule: &RateRule,
     subject: &str,
     at: DateTime<Utc>,
@@ -98,8 +120,7 @@ fn counter(
         window: rule.spec.window.code(),
         subject: subject.to_owned(),
     };
-    let settings = &board.board.settings;
-    Ok(match rule.spec.window.span(settings.timezone, at)? {
+    Ok(match rule.spec.window.span(scope.timezone, at)? {
         Span::Calendar { start, end } => Counter::Fixed {
             of,
             start: Some(start.timestamp()),
@@ -115,7 +136,7 @@ fn counter(
         Span::Campaign => Counter::Fixed {
             of,
             start: None,
-            ttl_s: seconds_ceil(match settings.ends_at {
+            ttl_s: seconds_ceil(match scope.campaign_end {
                 Some(end) => (end - now).max(Duration::zero()) + CAMPAIGN_GRACE,
                 None => CAMPAIGN_IDLE,
             }),
@@ -142,6 +163,29 @@ pub fn refusal(
     let retry_after_s = retry_ms.map(|ms| (ms.max(1) + 999) / 1000);
     ApiError::RateLimited {
         message: explain(Lang::En, board, rule, limit, member, retry_after_s, now),
+        rule: rule_json(rule, limit),
+        retry_after_s,
+    }
+}
+
+/// A league score write refused by score limit `rule`: 429 with the rule and, when it
+/// admits again, the wait.
+pub fn score_refusal(rule: &RateRule, limit: i64, retry_ms: Option<i64>) -> ApiError {
+    let retry_after_s = retry_ms.map(|ms| (ms.max(1) + 999) / 1000);
+    let per: Vec<&str> = rule
+        .spec
+        .dimensions
+        .iter()
+        .map(|d| crate::domain::league::limit_per(*d))
+        .collect();
+    let wait = retry_after_s.map_or_else(String::new, |s| format!("; try again in {s} s"));
+    ApiError::RateLimited {
+        message: format!(
+            "score limit {:?} allows {limit} writes {} per {}{wait}",
+            rule.spec.name,
+            window_words(Lang::En, rule.spec.window),
+            per.join(" and ")
+        ),
         rule: rule_json(rule, limit),
         retry_after_s,
     }
@@ -307,7 +351,7 @@ pub async fn quota(
             .map(|d| d.as_str().to_owned())
             .collect();
         if let Ok(subject) = spec.subject(values) {
-            counters.push(counter(board, rule, &subject, now, now)?);
+            counters.push(counter(board.rule_scope(), rule, &subject, now, now)?);
             spans.push((
                 rules.len(),
                 spec.window.span(board.board.settings.timezone, now)?,

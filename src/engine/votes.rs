@@ -343,7 +343,7 @@ pub(super) fn admit(
             terminal: w.terminal.map(|t| t.to_string()),
             ip: w.ip.map(ip_subject),
         };
-        limits::checks(&board, &values, count, at, now)?
+        limits::checks(board.rule_scope(), &values, count, at, now)?
     };
     Ok(Admitted {
         board,

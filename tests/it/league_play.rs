@@ -834,3 +834,84 @@ async fn closes_of_random_seasons_match_a_brute_force_model() {
         assert_eq!(report["players"], json!(season.scores.len()), "{season:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn score_limits_refuse_past_the_limit_under_concurrency_and_count_nothing_refused() {
+    let app = Arc::new(TestApp::spawn().await);
+    let mut body = league("capped", 10, None);
+    body["score_limits"] =
+        json!([{"name": "three a minute", "per": ["player"], "window": "minute", "limit": 3}]);
+    let created = create(&app, body).await;
+    assert_eq!(
+        created["score_limits"],
+        json!([{"name": "three a minute", "per": ["player"], "window": "minute", "limit": 3}])
+    );
+    for p in ["a", "b"] {
+        join(&app, "capped", p).await;
+    }
+    // 20 writes at once for one player: exactly 3 pass, whatever the timing.
+    let mut writes = Vec::new();
+    for _ in 0..20 {
+        let app = Arc::clone(&app);
+        writes.push(tokio::spawn(async move {
+            score(&app, "capped", json!({"player": "a", "delta": 1})).await
+        }));
+    }
+    let mut passed = 0;
+    for w in writes {
+        let (status, answer) = w.await.unwrap();
+        match status {
+            StatusCode::OK => passed += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert_eq!(answer["error"]["code"], "rate_limited", "{answer}");
+                assert_eq!(answer["error"]["rule"]["name"], "three a minute");
+                assert_eq!(answer["error"]["rule"]["limit"], 3);
+                let retry = answer["error"]["retry_after_s"].as_i64().unwrap();
+                assert!((1..=60).contains(&retry), "{answer}");
+            }
+            other => panic!("{other}: {answer}"),
+        }
+    }
+    assert_eq!(passed, 3);
+    let (_, a) = app.get("/api/v1/leagues/capped/players/a").await;
+    assert_eq!(a["score"], 3, "refused writes count nothing");
+    // Another player has a limit of their own.
+    assert_eq!(add(&app, "capped", "b", 5).await["score"], 5);
+
+    for (limits, code) in [
+        (
+            json!([{"per": ["voter"], "window": "minute", "limit": 3}]),
+            "invalid_dimension",
+        ),
+        (
+            json!([{"per": ["player"], "window": "campaign", "limit": 3}]),
+            "invalid_window",
+        ),
+        (
+            json!([{"per": ["player"], "window": "minute", "limit": 0}]),
+            "invalid_limit",
+        ),
+        (
+            json!([{"per": [], "window": "minute", "limit": 3}]),
+            "empty_dimensions",
+        ),
+    ] {
+        let (status, answer) = app
+            .patch(
+                "/api/v1/admin/leagues/capped",
+                json!({"score_limits": limits}),
+            )
+            .await;
+        assert_eq!(
+            (status, answer["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(code)),
+            "{answer}"
+        );
+    }
+    // Limits apply at once: lifted, the next write passes.
+    let (status, _) = app
+        .patch("/api/v1/admin/leagues/capped", json!({"score_limits": []}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(add(&app, "capped", "a", 1).await["score"], 4);
+}

@@ -11,7 +11,9 @@ use super::nullable;
 use crate::api::auth::Admin;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
-use crate::domain::league::{League, LeagueSettings, Reward, Tier, parse_ratio, parse_season};
+use crate::domain::league::{
+    League, LeagueSettings, Reward, Tier, limit_per, parse_limit, parse_ratio, parse_season,
+};
 use crate::domain::period::{Period, parse_timezone};
 use crate::engine::leagues as engine;
 use crate::engine::state::AppState;
@@ -35,6 +37,21 @@ pub struct RewardSettings {
     pub tier: String,
     pub ranks: [i64; 2],
     pub reward: String,
+}
+
+/// A score limit: at most `limit` score writes per `per` (`player`, `ip`, or both) in
+/// each `window` (`second` … `month`, in the league's timezone, or `rolling:<n><unit>`).
+/// Limits take effect at once; a refused write is a 429 `rate_limited`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"name": "ten a minute", "per": ["player"], "window": "minute", "limit": 10}))]
+pub struct ScoreLimit {
+    /// Default `limit <n>`.
+    #[serde(default)]
+    pub name: String,
+    pub per: Vec<String>,
+    pub window: String,
+    pub limit: i64,
 }
 
 /// A league's settings; on create every field but `slug`, `title` and `tiers` has a
@@ -64,6 +81,8 @@ pub struct LeagueRequest {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
     pub webhook_url: Option<Option<String>>,
+    /// At most 5; replaces the list.
+    pub score_limits: Option<Vec<ScoreLimit>>,
 }
 
 impl LeagueRequest {
@@ -106,6 +125,21 @@ impl LeagueRequest {
         if let Some(url) = &self.webhook_url {
             s.webhook_url = url.clone();
         }
+        if let Some(limits) = &self.score_limits {
+            s.limits = limits
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    let id = i as i64 + 1;
+                    let name = if l.name.is_empty() {
+                        format!("limit {id}")
+                    } else {
+                        l.name.clone()
+                    };
+                    parse_limit(id, &name, &l.per, &l.window, l.limit)
+                })
+                .collect::<Result<_, _>>()?;
+        }
         Ok(())
     }
 }
@@ -134,6 +168,7 @@ pub struct LeagueResponse {
     pub webhook_url: Option<String>,
     /// Key of the HMAC-SHA256 signature of webhook deliveries.
     pub webhook_secret: String,
+    pub score_limits: Vec<ScoreLimit>,
     /// Null until the league's first season is recorded.
     pub current_season: Option<SeasonInfo>,
 }
@@ -167,6 +202,21 @@ impl LeagueResponse {
                 .collect(),
             webhook_url: s.webhook_url.clone(),
             webhook_secret: league.webhook_secret.clone(),
+            score_limits: s
+                .limits
+                .iter()
+                .map(|r| ScoreLimit {
+                    name: r.spec.name.clone(),
+                    per: r
+                        .spec
+                        .dimensions
+                        .iter()
+                        .map(|d| limit_per(*d).to_owned())
+                        .collect(),
+                    window: r.spec.window.code(),
+                    limit: r.spec.limit,
+                })
+                .collect(),
             current_season: season.map(|row| SeasonInfo {
                 season: row.number,
                 starts_at: row.starts_at,
@@ -192,7 +242,7 @@ fn league_slug(raw: &str) -> Result<LeagueSlug, ApiError> {
     responses(
         (status = 201, body = LeagueResponse),
         (status = 409, description = "league_exists", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_league_slug, invalid_title, invalid_tiers, invalid_ratio (outside [0, 1], promote + demote > 1, the lowest tier demoting or the highest promoting), invalid_bracket_size (below 2), invalid_season, invalid_timezone, invalid_reward, unknown_tier (a reward's), invalid_webhook", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_league_slug, invalid_title, invalid_tiers, invalid_ratio (outside [0, 1], promote + demote > 1, the lowest tier demoting or the highest promoting), invalid_bracket_size (below 2), invalid_season, invalid_timezone, invalid_reward, unknown_tier (a reward's), invalid_webhook; a score limit's invalid_dimension, invalid_window, invalid_limit, invalid_name, empty_dimensions, too_many_rules", body = crate::api::ErrorBody),
     ))]
 #[post("/leagues")]
 pub async fn create_league(
@@ -216,6 +266,7 @@ pub async fn create_league(
         timezone: chrono_tz::Tz::UTC,
         rewards: Vec::new(),
         webhook_url: None,
+        limits: Vec::new(),
     };
     body.apply(&mut settings)?;
     let league = engine::create_league(&state, &caller.actor, slug, settings).await?;
@@ -343,6 +394,7 @@ mod tests {
             timezone: chrono_tz::Tz::UTC,
             rewards: Vec::new(),
             webhook_url: None,
+            limits: Vec::new(),
         };
         body.apply(&mut s).unwrap();
         assert_eq!(s.tiers[0].promote, Milli::from_thousandths(155));

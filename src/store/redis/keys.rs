@@ -229,31 +229,6 @@ impl BoardKeys {
         format!("{}init", self.base)
     }
 
-    /// A rate-limit counter of a calendar window starting at `start` (epoch seconds), or
-    /// of the campaign when `start` is `None` (string: votes counted).
-    pub fn rule_counter(
-        &self,
-        rule: i64,
-        window: &str,
-        start: Option<i64>,
-        subject: &str,
-    ) -> String {
-        match start {
-            Some(start) => format!("{}rl:{rule}:{window}:{start}:{subject}", self.base),
-            None => format!("{}rl:{rule}:{window}:{subject}", self.base),
-        }
-    }
-
-    /// A rolling window's log (zset: `<count>:<tag>` -> vote time in ms).
-    pub fn rule_log(&self, rule: i64, window: &str, subject: &str) -> String {
-        format!("{}rl:{rule}:{window}:log:{subject}", self.base)
-    }
-
-    /// The running total of a rolling window's log (string: votes).
-    pub fn rule_log_total(&self, rule: i64, window: &str, subject: &str) -> String {
-        format!("{}rl:{rule}:{window}:sum:{subject}", self.base)
-    }
-
     /// Rate-limit refusals in one hour (hash: rule id -> refused votes).
     pub fn refusals(&self, hour: i64) -> String {
         format!("{}rf:{hour}", self.base)
@@ -368,9 +343,52 @@ impl LeagueKeys {
         format!("{}idem:{}:{caller}:{key}", self.base, caller.len())
     }
 
+    /// Score-limit refusals in one hour (hash: limit id -> refused writes).
+    pub fn refusals(&self, hour: i64) -> String {
+        format!("{}rf:{hour}", self.base)
+    }
+
     /// A SCAN pattern matching every key of the league, for clean-up after deletion.
     pub fn pattern(&self) -> (String, String) {
         (self.season(), format!("{}*", self.base))
+    }
+}
+
+/// Where a writer's rate-limit counters live: under a board's tag (or a shard's), or a
+/// league's. The names are the same for both.
+pub trait RuleKeys {
+    /// The tag and prefix the counters go under.
+    fn rules_base(&self) -> &str;
+
+    /// A rate-limit counter of a calendar window starting at `start` (epoch seconds), or
+    /// of the campaign when `start` is `None` (string: votes counted).
+    fn rule_counter(&self, rule: i64, window: &str, start: Option<i64>, subject: &str) -> String {
+        match start {
+            Some(start) => format!("{}rl:{rule}:{window}:{start}:{subject}", self.rules_base()),
+            None => format!("{}rl:{rule}:{window}:{subject}", self.rules_base()),
+        }
+    }
+
+    /// A rolling window's log (zset: `<count>:<tag>` -> vote time in ms).
+    fn rule_log(&self, rule: i64, window: &str, subject: &str) -> String {
+        format!("{}rl:{rule}:{window}:log:{subject}", self.rules_base())
+    }
+
+    /// The running total of a rolling window's log (string: votes).
+    fn rule_log_total(&self, rule: i64, window: &str, subject: &str) -> String {
+        format!("{}rl:{rule}:{window}:sum:{subject}", self.rules_base())
+    }
+}
+
+impl RuleKeys for BoardKeys {
+    fn rules_base(&self) -> &str {
+        &self.base
+    }
+}
+
+impl RuleKeys for LeagueKeys {
+    fn rules_base(&self) -> &str {
+        &self.base
     }
 }
 

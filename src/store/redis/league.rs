@@ -1,4 +1,5 @@
-//! A league's keys in Redis: `league_join.lua`, `league_score.lua`,
+//! A league's keys in Redis: `league_join.lua`, `league_score.lua` (with `rules.lua`:
+//! the league's score limits),
 //! `league_advance.lua` and `league_open.lua`, and the plain reads and writes of its
 //! seasons (the season record, standings, the close's settled tiers and expiries).
 
@@ -11,6 +12,8 @@ use redis::{Script, Value};
 use super::keys::LeagueKeys;
 use super::lease::Lease;
 use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
+use super::rules::{self, RuleCheck};
+use super::vote::REFUSALS_TTL_S;
 use super::{RedisFailure, RedisStore};
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::league::{
@@ -99,6 +102,10 @@ pub struct LeagueScoreCall<'a> {
     /// The caller (as for votes), its key, the record's lifetime and the request's
     /// fingerprint.
     pub idempotency: Option<(&'a str, &'a IdempotencyKey, Duration, &'a str)>,
+    /// The league's score limits the write must pass (each counts 1).
+    pub rules: &'a [RuleCheck],
+    /// Unique to this write: names its entries in rolling limits' logs.
+    pub tag: &'a str,
 }
 
 /// Where a score write left the player.
@@ -118,6 +125,12 @@ pub enum LeagueScoreReply {
     Replayed {
         fingerprint: String,
         standing: Standing,
+    },
+    /// Limit `index` (in the call's `rules`) refused; it admits again in `retry_ms`
+    /// (`None`: never).
+    Limited {
+        index: usize,
+        retry_ms: Option<i64>,
     },
     Stale(i64),
     NoSeason,
@@ -300,10 +313,14 @@ impl RedisStore {
             ),
             None => (keys.season(), 0, ""),
         };
+        let hour = call.now_ms.div_euclid(3_600_000);
         let mut invocation = SCORE.key(record);
         invocation
             .key(keys.season())
             .key(keys.players(call.season))
+            .key(keys.refusals(hour));
+        rules::push_keys(call.rules, keys, &mut invocation);
+        invocation
             .arg(call.season)
             .arg(call.player)
             .arg(call.delta)
@@ -311,7 +328,11 @@ impl RedisStore {
             .arg(ttl)
             .arg(fingerprint)
             .arg(keys.bracket_prefix(call.season))
-            .arg(SCORE_MAX);
+            .arg(SCORE_MAX)
+            .arg(call.rules.len())
+            .arg(REFUSALS_TTL_S)
+            .arg(call.tag);
+        rules::push_args(call.rules, &mut invocation);
         let reply = self
             .run_script_all("league_score", &SCORE, &[invocation])
             .await?;
@@ -326,6 +347,15 @@ impl RedisStore {
                 .and_then(as_text)
                 .and_then(|r| replayed(&r))
                 .ok_or_else(bad)?,
+            "limited" => {
+                let retry = int_at(items, 2).ok_or_else(bad)?;
+                LeagueScoreReply::Limited {
+                    index: int_at(items, 1)
+                        .and_then(|i| usize::try_from(i).ok())
+                        .ok_or_else(bad)?,
+                    retry_ms: (retry >= 0).then_some(retry),
+                }
+            }
             "stale" => LeagueScoreReply::Stale(int_at(items, 1).ok_or_else(bad)?),
             "none" => LeagueScoreReply::NoSeason,
             "closing" => LeagueScoreReply::Closing,

@@ -5,6 +5,8 @@
 -- KEYS[1]  idempotency record (string; any key of the league when ARGV[5] is 0)
 -- KEYS[2]  the league's season record (hash; see league_advance.lua)
 -- KEYS[3]  the players of season n (hash: player -> '<tier>:<bracket>:<member>')
+-- KEYS[4]  refusals of the write's hour (hash: limit id -> refused writes)
+-- then two keys per score limit i = 0 .. r-1, at 4 + 2i (see rules.lua)
 --
 -- ARGV[1]  n, the season the caller expects to be current
 -- ARGV[2]  player id
@@ -14,22 +16,29 @@
 -- ARGV[6]  the request's fingerprint (stored with the answer)
 -- ARGV[7]  the key prefix of season n's brackets (see league_join.lua)
 -- ARGV[8]  the largest allowed magnitude of a score (2^53 - 1)
+-- ARGV[9]  r, the number of score limits (each counts 1 per write)
+-- ARGV[10] TTL in seconds of the refusals hash
+-- ARGV[11] a tag unique to this write, naming its entries in rolling logs
+-- then six per limit i, at 11 + 6i (see rules.lua)
 --
 -- Returns one of
 --   {'ok', tier, bracket, rank0, score}
 --   {'dup', '<fingerprint>|<tier>|<bracket>|<rank0>|<score>'}  the first answer
+--   {'limited', i, retry_ms}   limit i refused (see vote.lua)
 --   {'stale', n}     the current season is n: call again with it
 --   {'none'}         the league has no season in Redis
 --   {'closing'}      season n is over, or the previous season's close is not done
 --   {'not_joined'}   the player has not joined season n
 --   {'overflow'}     the score would pass ARGV[8] in magnitude
 --
--- Invariant: a refused write changes nothing. Scores are whole numbers below 2^53, so
+-- Invariant: every check comes before the first write, so a refused write changes no
+-- score and no limit's count (a limit's refusal writes only its refusals counter). Scores are whole numbers below 2^53, so
 -- the sorted set's doubles hold them exactly; the score is returned as Redis prints it
 -- (Lua's own number printing keeps only 14 digits).
 
 local idem_ttl = tonumber(ARGV[5])
-local early = write_checks(idem_ttl, 4, 9, 0, 1, KEYS[1], 0)
+local r = tonumber(ARGV[9])
+local early, used, stale = write_checks(idem_ttl, 4, 11, r, 1, KEYS[4], ARGV[10])
 if early then
   return early
 end
@@ -55,6 +64,7 @@ if math.abs(current + tonumber(ARGV[3])) > max then
   return {'overflow'}
 end
 local score = redis.call('ZINCRBY', key, ARGV[3], member)
+rules_consume(4, 11, r, used, stale, 1, '1', ARGV[4], ARGV[11])
 local rank = redis.call('ZREVRANK', key, member)
 if idem_ttl > 0 then
   redis.call('SET', KEYS[1], table.concat({ARGV[6], tier, number, rank, score}, '|'),

@@ -2,7 +2,7 @@
 //! and six arguments per rule.
 
 use super::Invocation;
-use super::keys::BoardKeys;
+use super::keys::RuleKeys;
 
 /// Whose count a counter holds: a rule, its window's code, and the subject (the vote's
 /// values for the rule's dimensions).
@@ -40,7 +40,7 @@ impl Counter {
     /// The counter's two keys in the order `vote.lua` and `usage.lua` take them: a fixed
     /// counter's key twice (the scripts ignore the second), a rolling window's log and
     /// running total.
-    pub(super) fn keys(&self, board: &BoardKeys) -> (String, String) {
+    pub(super) fn keys(&self, board: &impl RuleKeys) -> (String, String) {
         match self {
             Self::Fixed { of, start, .. } => {
                 let key = board.rule_counter(of.rule, &of.window, *start, &of.subject);
@@ -70,7 +70,7 @@ pub struct RuleCheck {
 /// Adds the rules' keys (two each) to a write script's call.
 pub(super) fn push_keys<'a>(
     rules: impl IntoIterator<Item = &'a RuleCheck>,
-    board: &BoardKeys,
+    board: &impl RuleKeys,
     inv: &mut Invocation,
 ) {
     for rule in rules {

@@ -14,8 +14,8 @@ use super::entities::{
 use super::{SqlError, from_naive, to_naive};
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{
-    League, LeagueSettings, PlayerResult, SeasonRules, parse_season, rewards_from_json,
-    rewards_to_json, tiers_from_json, tiers_to_json,
+    League, LeagueSettings, PlayerResult, SeasonRules, limits_from_json, limits_to_json,
+    parse_season, rewards_from_json, rewards_to_json, tiers_from_json, tiers_to_json,
 };
 use crate::domain::period::parse_timezone;
 
@@ -25,6 +25,10 @@ fn to_domain(row: league::Model) -> Result<League, SqlError> {
     };
     let tiers = tiers_from_json(&row.tiers).map_err(|e| corrupt("tiers", e))?;
     let rewards = rewards_from_json(&row.rewards).map_err(|e| corrupt("rewards", e))?;
+    let limits = match row.limits.as_deref() {
+        Some(text) => limits_from_json(text).map_err(|e| corrupt("limits", e))?,
+        None => Vec::new(),
+    };
     Ok(League {
         id: row.id,
         slug: LeagueSlug::parse(&row.slug).map_err(|e| corrupt("slug", e.message))?,
@@ -36,6 +40,7 @@ fn to_domain(row: league::Model) -> Result<League, SqlError> {
             timezone: parse_timezone(&row.timezone).map_err(|e| corrupt("timezone", e.message))?,
             rewards,
             webhook_url: row.webhook_url,
+            limits,
         },
         webhook_secret: row.webhook_secret,
     })
@@ -49,6 +54,7 @@ fn settings_columns(model: &mut league::ActiveModel, s: &LeagueSettings) {
     model.timezone = Set(s.timezone.name().to_owned());
     model.rewards = Set(rewards_to_json(&s.rewards));
     model.webhook_url = Set(s.webhook_url.clone());
+    model.limits = Set(Some(limits_to_json(&s.limits)));
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

@@ -13,7 +13,9 @@ use serde::Deserialize;
 use super::{Chrome, html, html_with, see_other};
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
-use crate::domain::league::{League, LeagueSettings, Reward, Tier, parse_ratio, parse_season};
+use crate::domain::league::{
+    League, LeagueSettings, Reward, Tier, limit_per, parse_limit, parse_ratio, parse_season,
+};
 use crate::domain::period::parse_timezone;
 use crate::engine::league_close::CloseReport;
 use crate::engine::league_play::{self, BracketAnswer, SeasonBrackets};
@@ -49,6 +51,9 @@ struct LeagueForm {
     rewards: String,
     #[serde(default)]
     webhook_url: String,
+    /// One per line: `player 10 minute`, `player+ip 100 day`.
+    #[serde(default)]
+    score_limits: String,
 }
 
 impl LeagueForm {
@@ -73,6 +78,20 @@ impl LeagueForm {
                 .collect::<Vec<_>>()
                 .join("\n"),
             webhook_url: s.webhook_url.clone().unwrap_or_default(),
+            score_limits: s
+                .limits
+                .iter()
+                .map(|r| {
+                    let per: Vec<&str> = r.spec.dimensions.iter().map(|d| limit_per(*d)).collect();
+                    format!(
+                        "{} {} {}",
+                        per.join("+"),
+                        r.spec.limit,
+                        r.spec.window.code()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
         }
     }
 
@@ -143,7 +162,29 @@ impl LeagueForm {
                 })
             })
             .collect::<Result<Vec<_>, ApiError>>()?;
+        let limits = self
+            .score_limits
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .enumerate()
+            .map(|(i, line)| {
+                let parts: Vec<&str> = line.split_whitespace().collect();
+                let shape = || {
+                    bad(
+                        Code::InvalidLimit,
+                        format!("a score limit is `per limit window`, like `player 10 minute`, not {line:?}"),
+                    )
+                };
+                let [per, limit, window] = parts.as_slice() else {
+                    return Err(shape());
+                };
+                let per: Vec<String> = per.split('+').map(str::to_owned).collect();
+                let id = i as i64 + 1;
+                Ok(parse_limit(id, &format!("limit {id}"), &per, window, limit.parse().map_err(|_| shape())?)?)
+            })
+            .collect::<Result<Vec<_>, ApiError>>()?;
         Ok(LeagueSettings {
+            limits,
             title: self.title.trim().to_owned(),
             tiers,
             bracket_size: self.bracket_size.trim().parse().map_err(|_| {

@@ -20,6 +20,8 @@ pub struct Model {
     pub rewards: String,
     pub webhook_url: Option<String>,
     pub webhook_secret: String,
+    /// JSON: `[{"name", "per", "window", "limit"}]`; null for none.
+    pub limits: Option<String>,
     pub created_at: DateTime,
     pub updated_at: DateTime,
 }

@@ -1,5 +1,6 @@
 //! `league_seasons.rules`: what a season ran with (tiers, bracket size, rewards; JSON),
-//! so its results read with its own tier names after the league's settings change.
+//! so its results read with its own tier names after the league's settings change; and
+//! `leagues.limits`: the league's score limits (rate-limit rules, JSON).
 
 use sea_orm_migration::{prelude::*, schema::*};
 
@@ -16,10 +17,26 @@ impl MigrationTrait for Migration {
                     .add_column(text_null(LeagueSeasons::Rules))
                     .to_owned(),
             )
+            .await?;
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(Leagues::Table)
+                    .add_column(text_null(Leagues::Limits))
+                    .to_owned(),
+            )
             .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(Leagues::Table)
+                    .drop_column(Leagues::Limits)
+                    .to_owned(),
+            )
+            .await?;
         manager
             .alter_table(
                 Table::alter()
@@ -35,4 +52,10 @@ impl MigrationTrait for Migration {
 enum LeagueSeasons {
     Table,
     Rules,
+}
+
+#[derive(DeriveIden)]
+enum Leagues {
+    Table,
+    Limits,
 }
