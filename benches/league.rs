@@ -2,8 +2,9 @@
 //! (`target/release/ovation`, SQLite) as separate processes.
 //! 1. Redis time of a join and of a score write (`usec_per_call` of EVALSHA:
 //!    `league_join.lua`, then `league_score.lua` on random players) on a league of
-//!    100,000 players in brackets of 50, through the store's own calls.
-//! 2. Score writes over HTTP with wrk (64 connections, random joined players).
+//!    100,000 players in brackets of 50, through the store's own calls, 16 in flight.
+//! 2. Score writes over HTTP with wrk (64 connections, random joined players), and
+//!    Redis's time per write during it.
 //! 3. A season's close of 100,000 players in 2,000 brackets, by the close endpoint:
 //!    reading every bracket, the one SQL transaction (results, rewards, tiers), settling
 //!    tiers in Redis.
@@ -38,6 +39,9 @@ const BRACKET: i64 = 50;
 const WRITES: usize = 50_000;
 /// Requests in flight while players join over HTTP.
 const JOINERS: usize = 64;
+/// Calls in flight at Redis in phase 1: Redis busy, as under load (a lone call at an
+/// idle Redis costs it about twice the time: cold caches, a sleeping thread).
+const CALLERS: usize = 16;
 
 fn league_body(slug: &str) -> Value {
     json!({"slug": slug, "title": slug,
@@ -124,32 +128,50 @@ async fn redis_times(store: &RedisStore, port: u16, players: usize) -> (f64, f64
         .await
         .unwrap();
     redis_cli(port, &["CONFIG", "RESETSTAT"]);
-    for i in 1..=players {
-        let reply = store
-            .join_league(&keys, n, &player(i), None, Utc::now().timestamp_millis())
-            .await
-            .unwrap();
-        assert!(matches!(reply, JoinReply::Joined { .. }), "{reply:?}");
+    let mut tasks = Vec::new();
+    for t in 0..CALLERS {
+        let (store, keys) = (store.clone(), keys.clone());
+        tasks.push(tokio::spawn(async move {
+            for i in (1 + t..=players).step_by(CALLERS) {
+                let reply = store
+                    .join_league(&keys, n, &player(i), None, Utc::now().timestamp_millis())
+                    .await
+                    .unwrap();
+                assert!(matches!(reply, JoinReply::Joined { .. }), "{reply:?}");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
     }
     let join_usec = evalsha_usec(port);
     let (score_usec, steal) = until_quiet(
         |(_, steal): &(f64, f64)| *steal,
         || async {
             redis_cli(port, &["CONFIG", "RESETSTAT"]);
-            let mut rng = rand::rngs::StdRng::seed_from_u64(7);
             let (stolen, at) = (steal_seconds(), Instant::now());
-            for _ in 0..WRITES {
-                let p = player(rng.random_range(1..=players));
-                let call = LeagueScoreCall {
-                    season: n,
-                    player: &p,
-                    delta: rng.random_range(1..100),
-                    now_ms: Utc::now().timestamp_millis(),
-                    idempotency: None,
-                    rules: &[],
-                    tag: "",
-                };
-                store.league_score(&keys, &call).await.unwrap();
+            let mut tasks = Vec::new();
+            for t in 0..CALLERS {
+                let (store, keys) = (store.clone(), keys.clone());
+                tasks.push(tokio::spawn(async move {
+                    let mut rng = rand::rngs::StdRng::seed_from_u64(t as u64);
+                    for _ in 0..WRITES / CALLERS {
+                        let p = player(rng.random_range(1..=players));
+                        let call = LeagueScoreCall {
+                            season: n,
+                            player: &p,
+                            delta: rng.random_range(1..100),
+                            now_ms: Utc::now().timestamp_millis(),
+                            idempotency: None,
+                            rules: &[],
+                            tag: "",
+                        };
+                        store.league_score(&keys, &call).await.unwrap();
+                    }
+                }));
+            }
+            for task in tasks {
+                task.await.unwrap();
             }
             let steal = (steal_seconds() - stolen) / at.elapsed().as_secs_f64() * 100.0;
             (evalsha_usec(port), steal)
@@ -215,9 +237,13 @@ async fn run(root: &Path, bin: &Path, seconds: u64, players: usize) {
     let url = format!("{}/api/v1/leagues/arena/scores", server.base);
     let script = root.join("bench/league_score.lua");
     let pids = [("redis", redis_pid), ("server", server.pid)];
-    let writes = until_quiet(
-        |w: &http::WrkResult| w.steal(),
-        || async { wrk(&url, Some(&script), seconds, &pids) },
+    let (writes, http_usec) = until_quiet(
+        |(w, _): &(http::WrkResult, f64)| w.steal(),
+        || async {
+            redis_cli(redis_port, &["CONFIG", "RESETSTAT"]);
+            let run = wrk(&url, Some(&script), seconds, &pids);
+            (run, evalsha_usec(redis_port))
+        },
     )
     .await;
 
@@ -271,7 +297,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, players: usize) {
         "redis_usec_per_join": round(join_usec, 2),
         "redis_usec_per_score_write": round(score_usec, 2),
         "score_write_steal_pct": round(score_steal, 1),
-        "http_score_writes": writes.json(&[]),
+        "http_score_writes": writes.json(&[("redis_usec_per_write", http_usec)]),
         "join_and_score_fill_seconds": round(fill_s, 1),
         "close": {"seconds": round(close_s, 2), "players": closed["players"], "brackets": brackets,
                   "promotions": closed["promotions"].as_array().map_or(0, Vec::len),
@@ -287,7 +313,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, players: usize) {
         1e6 / score_usec.max(0.001)
     );
     println!(
-        "| score writes over HTTP, {CONNECTIONS} connections, {seconds} s | {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} errors; CPU {} | {:.1}% |",
+        "| score writes over HTTP, {CONNECTIONS} connections, {seconds} s | {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} errors; Redis {http_usec:.1} µs per write; CPU {} | {:.1}% |",
         writes.rps,
         writes.p50_ms,
         writes.p99_ms,

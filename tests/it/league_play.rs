@@ -915,3 +915,38 @@ async fn score_limits_refuse_past_the_limit_under_concurrency_and_count_nothing_
     assert_eq!(status, StatusCode::OK);
     assert_eq!(add(&app, "capped", "a", 1).await["score"], 4);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_while_another_holds_the_lease_is_refused_and_changes_nothing() {
+    let app = TestApp::spawn().await;
+    create(&app, league("busy", 4, None)).await;
+    join(&app, "busy", "p1").await;
+    let mut raw = RawRedis::connect().await;
+    let record = raw
+        .keys(&format!("{}:{{l:*}}:season", app.prefix))
+        .await
+        .remove(0);
+    let lease = record.replace(":season", ":close:lease");
+    let () = raw
+        .query(
+            redis::cmd("SET")
+                .arg(&lease)
+                .arg("another-instance")
+                .arg("PX")
+                .arg(60_000),
+        )
+        .await;
+    let (status, answer) = app
+        .post("/api/v1/admin/leagues/busy/close", json!({}))
+        .await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_str()),
+        (StatusCode::CONFLICT, Some("already_closing"))
+    );
+    // The dry run needs no lease; the season is still the first, and open.
+    assert_eq!(close(&app, "busy", true).await["season"], 1);
+    assert_eq!(add(&app, "busy", "p1", 2).await["season"], 1);
+    let () = raw.query(redis::cmd("DEL").arg(&lease)).await;
+    assert_eq!(close(&app, "busy", false).await["season"], 1);
+    assert_eq!(join(&app, "busy", "p1").await["season"], 2);
+}
