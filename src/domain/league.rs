@@ -50,11 +50,16 @@ pub fn player_of(member: &str) -> &str {
 pub const LIMITS_MAX: usize = 5;
 
 /// A score limit's `per` names: `player`, `ip`.
-pub fn limit_per(dimension: Dimension) -> &'static str {
+fn limit_per(dimension: Dimension) -> &'static str {
     match dimension {
         Dimension::Member => "player",
         other => other.as_str(),
     }
+}
+
+/// What a score limit counts per, by name: `["player"]`, `["ip", "player"]`.
+pub fn limit_pers(rule: &RateRule) -> Vec<&'static str> {
+    rule.spec.dimensions.iter().map(|d| limit_per(*d)).collect()
 }
 
 /// A score limit from its parts: `per` names `player` and/or `ip`; `window` a calendar
@@ -106,12 +111,7 @@ pub fn limits_to_json(limits: &[RateRule]) -> String {
         .iter()
         .map(|r| LimitJson {
             name: r.spec.name.clone(),
-            per: r
-                .spec
-                .dimensions
-                .iter()
-                .map(|d| limit_per(*d).to_owned())
-                .collect(),
+            per: limit_pers(r).into_iter().map(str::to_owned).collect(),
             window: r.spec.window.code(),
             limit: r.spec.limit,
         })
@@ -557,6 +557,36 @@ pub struct Outcome {
     /// The tier (index) the player plays next season.
     pub next_tier: usize,
     pub rewards: Vec<String>,
+}
+
+/// A season as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Season {
+    pub id: i64,
+    /// 1, 2, …
+    pub number: i64,
+    pub starts_at: DateTime<Utc>,
+    /// When it ends, or ended (earlier when closed by hand).
+    pub ends_at: DateTime<Utc>,
+    pub closed: bool,
+    /// What it ran with (`None` for seasons recorded before this was kept).
+    pub rules: Option<SeasonRules>,
+}
+
+/// A season close's webhook delivery, from the outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub id: i64,
+    pub season_id: i64,
+    pub url: String,
+    pub body: String,
+    /// `sha256=<hex HMAC-SHA256 of the body>`.
+    pub signature: String,
+    pub attempts: i32,
+    pub next_attempt_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    pub last_status: Option<i32>,
+    pub last_error: Option<String>,
 }
 
 /// A player's final place in a closed season and what the close gives them.

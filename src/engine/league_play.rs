@@ -19,7 +19,7 @@ use super::votes::outcome_unknown;
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{LeagueSlug, PlayerId};
-use crate::domain::league::{BracketRef, SeasonRules, player_of};
+use crate::domain::league::{BracketRef, Season, SeasonRules, player_of};
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::engine::auth::Caller;
 use crate::error::ApiError;
@@ -433,7 +433,7 @@ async fn closed_rules(
     state: &AppState,
     config: &LeagueConfig,
     n: i64,
-) -> Result<(sql::leagues::SeasonRow, SeasonRules), ApiError> {
+) -> Result<(Season, SeasonRules), ApiError> {
     let row = sql::leagues::season(&state.db, config.league.id, n)
         .await?
         .filter(|row| row.closed)

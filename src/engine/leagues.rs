@@ -12,7 +12,7 @@ use super::league_play;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
-use crate::domain::league::{League, LeagueSettings, season_end};
+use crate::domain::league::{Delivery, League, LeagueSettings, Season, season_end};
 use crate::error::ApiError;
 use crate::store::sql;
 
@@ -51,10 +51,7 @@ pub async fn league_of(state: &AppState, slug: &LeagueSlug) -> Result<League, Ap
 }
 
 /// The league's seasons in SQL, newest first.
-pub async fn seasons(
-    state: &AppState,
-    league: &League,
-) -> Result<Vec<sql::leagues::SeasonRow>, ApiError> {
+pub async fn seasons(state: &AppState, league: &League) -> Result<Vec<Season>, ApiError> {
     Ok(sql::leagues::seasons(&state.db, league.id).await?)
 }
 
@@ -62,7 +59,7 @@ pub async fn seasons(
 pub async fn deliveries(
     state: &AppState,
     league: &League,
-) -> Result<Vec<(i64, sql::leagues::Delivery)>, ApiError> {
+) -> Result<Vec<(i64, Delivery)>, ApiError> {
     let seasons = sql::leagues::seasons(&state.db, league.id).await?;
     Ok(sql::leagues::deliveries(&state.db, league.id)
         .await?
@@ -78,10 +75,7 @@ pub async fn deliveries(
 }
 
 /// The league's latest season in SQL.
-pub async fn latest_season(
-    state: &AppState,
-    league: &League,
-) -> Result<Option<sql::leagues::SeasonRow>, ApiError> {
+pub async fn latest_season(state: &AppState, league: &League) -> Result<Option<Season>, ApiError> {
     Ok(sql::leagues::seasons(&state.db, league.id)
         .await?
         .into_iter()

@@ -172,12 +172,7 @@ pub fn refusal(
 /// admits again, the wait.
 pub fn score_refusal(rule: &RateRule, limit: i64, retry_ms: Option<i64>) -> ApiError {
     let retry_after_s = retry_ms.map(|ms| (ms.max(1) + 999) / 1000);
-    let per: Vec<&str> = rule
-        .spec
-        .dimensions
-        .iter()
-        .map(|d| crate::domain::league::limit_per(*d))
-        .collect();
+    let per = crate::domain::league::limit_pers(rule);
     let wait = retry_after_s.map_or_else(String::new, |s| format!("; try again in {s} s"));
     ApiError::RateLimited {
         message: format!(

@@ -10,7 +10,8 @@ use std::time::Duration;
 use chrono::{TimeDelta, Utc};
 
 use super::state::AppState;
-use crate::store::sql::{self, leagues::Delivery};
+use crate::domain::league::Delivery;
+use crate::store::sql;
 
 /// The header carrying `sha256=<hex HMAC-SHA256 of the body, keyed by the league's
 /// webhook secret>`.

@@ -12,13 +12,13 @@ use crate::api::auth::Admin;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{
-    League, LeagueSettings, Reward, Tier, limit_per, parse_limit, parse_ratio, parse_season,
+    League, LeagueSettings, Reward, Season, Tier, limit_pers, parse_limit, parse_ratio,
+    parse_season,
 };
 use crate::domain::period::{Period, parse_timezone};
 use crate::engine::leagues as engine;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
-use crate::store::sql::leagues::SeasonRow;
 
 /// One tier: the share of a bracket promoted and demoted at each close (0 to 1, up to
 /// three decimals).
@@ -174,7 +174,7 @@ pub struct LeagueResponse {
 }
 
 impl LeagueResponse {
-    fn of(league: &League, season: Option<SeasonRow>) -> Result<Self, ApiError> {
+    fn of(league: &League, season: Option<Season>) -> Result<Self, ApiError> {
         let s = &league.settings;
         Ok(Self {
             slug: league.slug.to_string(),
@@ -207,12 +207,7 @@ impl LeagueResponse {
                 .iter()
                 .map(|r| ScoreLimit {
                     name: r.spec.name.clone(),
-                    per: r
-                        .spec
-                        .dimensions
-                        .iter()
-                        .map(|d| limit_per(*d).to_owned())
-                        .collect(),
+                    per: limit_pers(r).into_iter().map(str::to_owned).collect(),
                     window: r.spec.window.code(),
                     limit: r.spec.limit,
                 })

@@ -14,8 +14,9 @@ use super::entities::{
 use super::{SqlError, from_naive, to_naive};
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{
-    League, LeagueSettings, PlayerResult, SeasonRules, limits_from_json, limits_to_json,
-    parse_season, rewards_from_json, rewards_to_json, tiers_from_json, tiers_to_json,
+    Delivery, League, LeagueSettings, PlayerResult, Season, SeasonRules, limits_from_json,
+    limits_to_json, parse_season, rewards_from_json, rewards_to_json, tiers_from_json,
+    tiers_to_json,
 };
 use crate::domain::period::parse_timezone;
 
@@ -156,20 +157,8 @@ pub async fn delete_league(db: &DatabaseConnection, id: i64) -> Result<(), SqlEr
     Ok(())
 }
 
-/// A season as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeasonRow {
-    pub id: i64,
-    pub number: i64,
-    pub starts_at: DateTime<Utc>,
-    pub ends_at: DateTime<Utc>,
-    pub closed: bool,
-    /// What it ran with (`None` for seasons recorded before this was kept).
-    pub rules: Option<SeasonRules>,
-}
-
-fn season_row(row: league_season::Model) -> Result<SeasonRow, SqlError> {
-    Ok(SeasonRow {
+fn season_row(row: league_season::Model) -> Result<Season, SqlError> {
+    Ok(Season {
         number: row.label.parse().map_err(|_| {
             SqlError::Corrupt(format!(
                 "league season {} has label {:?}",
@@ -217,10 +206,7 @@ fn season_query(league_id: i64, number: i64) -> sea_orm::Select<league_season::E
 }
 
 /// The league's seasons, newest first.
-pub async fn seasons(
-    db: &impl ConnectionTrait,
-    league_id: i64,
-) -> Result<Vec<SeasonRow>, SqlError> {
+pub async fn seasons(db: &impl ConnectionTrait, league_id: i64) -> Result<Vec<Season>, SqlError> {
     let mut rows = league_season::Entity::find()
         .filter(league_season::Column::LeagueId.eq(league_id))
         .all(db)
@@ -237,7 +223,7 @@ pub async fn season(
     db: &impl ConnectionTrait,
     league_id: i64,
     number: i64,
-) -> Result<Option<SeasonRow>, SqlError> {
+) -> Result<Option<Season>, SqlError> {
     season_query(league_id, number)
         .one(db)
         .await?
@@ -442,8 +428,20 @@ pub async fn season_rewards(
         .await?)
 }
 
-/// A webhook delivery as the outbox keeps it.
-pub type Delivery = webhook_delivery::Model;
+fn delivery(row: webhook_delivery::Model) -> Delivery {
+    Delivery {
+        id: row.id,
+        season_id: row.season_id,
+        url: row.url,
+        body: row.body,
+        signature: row.signature,
+        attempts: row.attempts,
+        next_attempt_at: from_naive(row.next_attempt_at),
+        delivered_at: row.delivered_at.map(from_naive),
+        last_status: row.last_status,
+        last_error: row.last_error,
+    }
+}
 
 /// Deliveries not yet delivered whose next attempt is due by `now`, oldest first.
 pub async fn due_deliveries(
@@ -457,7 +455,10 @@ pub async fn due_deliveries(
         .order_by_asc(webhook_delivery::Column::Id)
         .limit(limit)
         .all(db)
-        .await?)
+        .await?
+        .into_iter()
+        .map(delivery)
+        .collect())
 }
 
 /// Claims a due delivery for one attempt: moves its next attempt to `until`, unless
@@ -473,7 +474,7 @@ pub async fn claim_delivery(
             Expr::value(to_naive(until)),
         )
         .filter(webhook_delivery::Column::Id.eq(delivery.id))
-        .filter(webhook_delivery::Column::NextAttemptAt.eq(delivery.next_attempt_at))
+        .filter(webhook_delivery::Column::NextAttemptAt.eq(to_naive(delivery.next_attempt_at)))
         .filter(webhook_delivery::Column::DeliveredAt.is_null())
         .exec(db)
         .await?;
@@ -512,5 +513,8 @@ pub async fn deliveries(
         .filter(webhook_delivery::Column::LeagueId.eq(league_id))
         .order_by_desc(webhook_delivery::Column::Id)
         .all(db)
-        .await?)
+        .await?
+        .into_iter()
+        .map(delivery)
+        .collect())
 }

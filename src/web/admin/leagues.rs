@@ -14,7 +14,7 @@ use super::{Chrome, html, html_with, see_other};
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{
-    League, LeagueSettings, Reward, Tier, limit_per, parse_limit, parse_ratio, parse_season,
+    League, LeagueSettings, Reward, Tier, limit_pers, parse_limit, parse_ratio, parse_season,
 };
 use crate::domain::period::parse_timezone;
 use crate::engine::league_close::CloseReport;
@@ -82,7 +82,7 @@ impl LeagueForm {
                 .limits
                 .iter()
                 .map(|r| {
-                    let per: Vec<&str> = r.spec.dimensions.iter().map(|d| limit_per(*d)).collect();
+                    let per = limit_pers(r);
                     format!(
                         "{} {} {}",
                         per.join("+"),
@@ -369,8 +369,8 @@ async fn show(
             season,
             attempts: d.attempts,
             status: d.last_status.map(|s| s.to_string()).unwrap_or_default(),
-            delivered: d.delivered_at.map(|t| time(t.and_utc())),
-            next: time(d.next_attempt_at.and_utc()),
+            delivered: d.delivered_at.map(time),
+            next: time(d.next_attempt_at),
             error: d.last_error.unwrap_or_default(),
         })
         .collect();
