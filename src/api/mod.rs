@@ -56,6 +56,7 @@ pub struct RateLimitedDetail {
 pub struct RefusingRule {
     pub id: i64,
     pub name: String,
+    /// A board rule's dimensions; a league score limit's `per` (`player`, `ip`).
     pub dimensions: Vec<String>,
     pub window: String,
     /// The limit for this vote, overrides applied.

@@ -168,8 +168,9 @@ pub fn refusal(
     }
 }
 
-/// A league score write refused by score limit `rule`: 429 with the rule and, when it
-/// admits again, the wait.
+/// A league score write refused by score limit `rule`: 429 with the rule (its
+/// dimensions named as a limit's `per`: `player`, `ip`) and, when it admits again, the
+/// wait.
 pub fn score_refusal(rule: &RateRule, limit: i64, retry_ms: Option<i64>) -> ApiError {
     let retry_after_s = retry_ms.map(|ms| (ms.max(1) + 999) / 1000);
     let per = crate::domain::league::limit_pers(rule);
@@ -181,7 +182,13 @@ pub fn score_refusal(rule: &RateRule, limit: i64, retry_ms: Option<i64>) -> ApiE
             window_words(Lang::En, rule.spec.window),
             per.join(" and ")
         ),
-        rule: rule_json(rule, limit),
+        rule: json!({
+            "id": rule.id,
+            "name": rule.spec.name,
+            "dimensions": per,
+            "window": rule.spec.window.code(),
+            "limit": limit,
+        }),
         retry_after_s,
     }
 }

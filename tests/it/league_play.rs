@@ -839,17 +839,17 @@ async fn closes_of_random_seasons_match_a_brute_force_model() {
 async fn score_limits_refuse_past_the_limit_under_concurrency_and_count_nothing_refused() {
     let app = Arc::new(TestApp::spawn().await);
     let mut body = league("capped", 10, None);
-    body["score_limits"] =
-        json!([{"name": "three a minute", "per": ["player"], "window": "minute", "limit": 3}]);
+    body["score_limits"] = json!([{"name": "three in ten minutes", "per": ["player"], "window": "rolling:10m", "limit": 3}]);
     let created = create(&app, body).await;
     assert_eq!(
         created["score_limits"],
-        json!([{"name": "three a minute", "per": ["player"], "window": "minute", "limit": 3}])
+        json!([{"name": "three in ten minutes", "per": ["player"], "window": "rolling:10m", "limit": 3}])
     );
     for p in ["a", "b"] {
         join(&app, "capped", p).await;
     }
-    // 20 writes at once for one player: exactly 3 pass, whatever the timing.
+    // 20 writes at once for one player: exactly 3 pass, whatever the timing (a rolling
+    // window: no boundary to cross mid-test).
     let mut writes = Vec::new();
     for _ in 0..20 {
         let app = Arc::clone(&app);
@@ -864,10 +864,11 @@ async fn score_limits_refuse_past_the_limit_under_concurrency_and_count_nothing_
             StatusCode::OK => passed += 1,
             StatusCode::TOO_MANY_REQUESTS => {
                 assert_eq!(answer["error"]["code"], "rate_limited", "{answer}");
-                assert_eq!(answer["error"]["rule"]["name"], "three a minute");
+                assert_eq!(answer["error"]["rule"]["name"], "three in ten minutes");
                 assert_eq!(answer["error"]["rule"]["limit"], 3);
                 let retry = answer["error"]["retry_after_s"].as_i64().unwrap();
-                assert!((1..=60).contains(&retry), "{answer}");
+                assert!((1..=601).contains(&retry), "{answer}");
+                assert_eq!(answer["error"]["rule"]["dimensions"], json!(["player"]));
             }
             other => panic!("{other}: {answer}"),
         }
@@ -949,4 +950,71 @@ async fn a_close_while_another_holds_the_lease_is_refused_and_changes_nothing() 
     let () = raw.query(redis::cmd("DEL").arg(&lease)).await;
     assert_eq!(close(&app, "busy", false).await["season"], 1);
     assert_eq!(join(&app, "busy", "p1").await["season"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_close_cut_off_after_its_sql_transaction_is_finished_with_rewards_handed_over_once() {
+    let app = TestApp::spawn().await;
+    create(&app, league("late", 4, None)).await;
+    for i in 1..=4 {
+        join(&app, "late", &format!("p{i}")).await;
+    }
+    add(&app, "late", "p3", 9).await;
+    let report = close(&app, "late", false).await;
+    assert_eq!(moves(&report, "promotions").len(), 2);
+    // Undo in Redis what follows the SQL transaction, as a crash right after it would
+    // leave it: the next season waits, nothing settled, no reward waiting.
+    let mut raw = RawRedis::connect().await;
+    let record = raw
+        .keys(&format!("{}:{{l:*}}:season", app.prefix))
+        .await
+        .remove(0);
+    let base = record.trim_end_matches("season").to_owned();
+    let () = raw
+        .query(redis::cmd("HSET").arg(&record).arg("state").arg("waiting"))
+        .await;
+    let _: i64 = raw
+        .query(redis::cmd("HDEL").arg(&record).arg("settled"))
+        .await;
+    let _: i64 = raw
+        .query(
+            redis::cmd("DEL")
+                .arg(format!("{base}tiers"))
+                .arg(format!("{base}rewards")),
+        )
+        .await;
+    assert_eq!(
+        code(&score(&app, "late", json!({"player": "p3", "delta": 1})).await),
+        (StatusCode::CONFLICT, Some("season_closing"))
+    );
+    // The task finishes it (every 200 ms here): scores are taken again. p3 joins season 2
+    // meanwhile; whichever join comes first after the close hands the reward over.
+    let mut handed = Vec::new();
+    let started = Instant::now();
+    while score(&app, "late", json!({"player": "p3", "delta": 0}))
+        .await
+        .0
+        != StatusCode::OK
+    {
+        let joined = join(&app, "late", "p3").await;
+        assert_eq!(joined["tier"], "silver", "{joined}");
+        handed.extend(joined["rewards"].as_array().unwrap().clone());
+        assert!(started.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for _ in 0..2 {
+        handed.extend(
+            join(&app, "late", "p3").await["rewards"]
+                .as_array()
+                .unwrap()
+                .clone(),
+        );
+    }
+    assert_eq!(handed, [json!("medal")], "the reward, once");
+    // Season 1 is recorded once.
+    let state = ovation::startup::connect(app.settings.clone())
+        .await
+        .unwrap();
+    assert_eq!(season_one(&state, "late").await.len(), 4);
+    assert_eq!(join(&app, "late", "p4").await["tier"], "bronze");
 }
