@@ -52,7 +52,7 @@ pub struct LeagueScoreRequest {
 }
 
 /// A league slug from a path: an ill-formed one names no league.
-fn league_slug(raw: &str) -> Result<LeagueSlug, ApiError> {
+pub fn league_slug(raw: &str) -> Result<LeagueSlug, ApiError> {
     LeagueSlug::parse(raw).map_err(|e| ApiError::not_found(Code::LeagueNotFound, e.message))
 }
 

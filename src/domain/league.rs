@@ -512,6 +512,19 @@ impl SeasonRules {
         self.tiers.iter().position(|t| t.name == name)
     }
 
+    /// The brackets `count` players of tier `tier` fill, in order, each with its
+    /// players: every one holds `bracket_size` but the last (⌈count / size⌉ brackets, as
+    /// `league_join.lua` fills them).
+    pub fn brackets(&self, tier: usize, count: i64) -> impl Iterator<Item = (BracketRef, i64)> {
+        let size = self.bracket_size.max(1);
+        (1..=(count + size - 1) / size).map(move |number| {
+            (
+                BracketRef { tier, number },
+                (count - (number - 1) * size).min(size),
+            )
+        })
+    }
+
     /// The name of tier `tier` (`?` past the last).
     pub fn tier_name(&self, tier: usize) -> &str {
         self.tiers.get(tier).map_or("?", |t| t.name.as_str())
@@ -772,6 +785,9 @@ mod tests {
             Code::UnknownTier
         );
         assert_eq!(player_of("999999999999998u1"), "u1");
+        let filled: Vec<(i64, i64)> = rules.brackets(1, 101).map(|(b, n)| (b.number, n)).collect();
+        assert_eq!(filled, [(1, 50), (2, 50), (3, 1)]);
+        assert_eq!(rules.brackets(1, 0).count(), 0);
         let mut s = arena();
         s.tiers[0].name = "Bronze".into();
         assert_eq!(s.check().unwrap_err().code, Code::InvalidTiers);

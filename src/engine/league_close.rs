@@ -22,13 +22,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use hmac::{Hmac, Mac};
 use serde::Serialize;
-use sha2::Sha256;
 use utoipa::ToSchema;
 
 use super::config::LeagueConfig;
 use super::state::AppState;
+use super::webhooks;
 use crate::domain::code::Code;
 use crate::domain::league::{
     BracketRef, PlayerResult, SeasonRules, Zone, close_bracket, player_of, season_end,
@@ -133,12 +132,9 @@ async fn results(
         .await?
         .into_iter()
         .collect();
-    let size = rules.bracket_size.max(1);
     let brackets: Vec<BracketRef> = counts
         .iter()
-        .flat_map(|(&tier, &count)| {
-            (1..=(count + size - 1) / size).map(move |number| BracketRef { tier, number })
-        })
+        .flat_map(|(&tier, &count)| rules.brackets(tier, count).map(|(b, _)| b))
         .collect();
     let ranked = state
         .redis
@@ -165,14 +161,6 @@ async fn results(
     Ok((out, brackets.len()))
 }
 
-/// The signature a webhook delivery carries: `sha256=<hex HMAC-SHA256 of the body>`.
-pub fn signature(secret: &str, body: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes())
-        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
-    mac.update(body.as_bytes());
-    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
-}
-
 /// Starts the league's season in Redis when Redis holds none (a new league, or a Redis
 /// that lost its data): SQL's latest season, with the league's settings.
 pub async fn restore_season(
@@ -190,10 +178,7 @@ pub async fn restore_season(
             format!("no league {}", league.slug),
         ));
     }
-    let latest = sql::leagues::seasons(&state.db, league.id)
-        .await?
-        .into_iter()
-        .next();
+    let latest = sql::leagues::latest_season(&state.db, league.id).await?;
     let now = Utc::now();
     let (number, ends) = match latest {
         Some(row) if !row.closed => (row.number, row.ends_at),
@@ -275,7 +260,7 @@ async fn finish(
     let report = report(slug, m, false, rules, &results, brackets);
     let webhook = config.league.settings.webhook_url.as_ref().map(|url| {
         let body = serde_json::to_string(&report).unwrap_or_default();
-        let signature = signature(&config.league.webhook_secret, &body);
+        let signature = webhooks::signature(&config.league.webhook_secret, &body);
         (url.clone(), body, signature)
     });
     let ended_at = DateTime::from_timestamp_millis(previous.ended_ms).unwrap_or_default();

@@ -461,13 +461,11 @@ pub async fn season_brackets(
     let n = season.unwrap_or(record.n);
     let mut by_tier: std::collections::BTreeMap<usize, Vec<(String, i64)>> = Default::default();
     let (live, rules) = if n == record.n {
-        let size = record.rules.bracket_size.max(1);
         for (tier, count) in state.redis.league_counts(&config.keys, n).await? {
-            let brackets = (1..=(count + size - 1) / size)
-                .map(|number| {
-                    let players = (count - (number - 1) * size).min(size);
-                    (BracketRef { tier, number }.id(&record.rules), players)
-                })
+            let brackets = record
+                .rules
+                .brackets(tier, count)
+                .map(|(place, players)| (place.id(&record.rules), players))
                 .collect();
             by_tier.insert(tier, brackets);
         }

@@ -76,10 +76,7 @@ pub async fn deliveries(
 
 /// The league's latest season in SQL.
 pub async fn latest_season(state: &AppState, league: &League) -> Result<Option<Season>, ApiError> {
-    Ok(sql::leagues::seasons(&state.db, league.id)
-        .await?
-        .into_iter()
-        .next())
+    Ok(sql::leagues::latest_season(&state.db, league.id).await?)
 }
 
 /// Closes the league's current season now, or previews it (`dry_run`); a real close is

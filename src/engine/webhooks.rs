@@ -8,6 +8,8 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use super::state::AppState;
 use crate::domain::league::Delivery;
@@ -31,6 +33,14 @@ static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| {
         .build()
         .unwrap_or_default()
 });
+
+/// The signature a webhook delivery carries: `sha256=<hex HMAC-SHA256 of the body>`.
+pub fn signature(secret: &str, body: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes())
+        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+    mac.update(body.as_bytes());
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
 
 /// The wait after a delivery's `attempts`th failed attempt: 1 s, 2 s, 4 s, … an hour.
 pub fn backoff(attempts: i32) -> TimeDelta {

@@ -9,6 +9,7 @@ use crate::engine::league_close::CloseReport;
 
 use super::nullable;
 use crate::api::auth::Admin;
+use crate::api::leagues::league_slug;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{
@@ -225,11 +226,6 @@ impl LeagueResponse {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LeaguesResponse {
     pub leagues: Vec<LeagueResponse>,
-}
-
-/// A league slug from a path: an ill-formed one names no league.
-fn league_slug(raw: &str) -> Result<LeagueSlug, ApiError> {
-    LeagueSlug::parse(raw).map_err(|e| ApiError::not_found(Code::LeagueNotFound, e.message))
 }
 
 /// Creates a league.

@@ -205,17 +205,31 @@ fn season_query(league_id: i64, number: i64) -> sea_orm::Select<league_season::E
         .filter(league_season::Column::Label.eq(number.to_string()))
 }
 
-/// The league's seasons, newest first.
+/// The league's seasons, newest first (a season's row is written after its
+/// predecessor's, so ids follow numbers).
 pub async fn seasons(db: &impl ConnectionTrait, league_id: i64) -> Result<Vec<Season>, SqlError> {
-    let mut rows = league_season::Entity::find()
+    league_season::Entity::find()
         .filter(league_season::Column::LeagueId.eq(league_id))
+        .order_by_desc(league_season::Column::Id)
         .all(db)
         .await?
         .into_iter()
         .map(season_row)
-        .collect::<Result<Vec<_>, _>>()?;
-    rows.sort_by_key(|s| std::cmp::Reverse(s.number));
-    Ok(rows)
+        .collect()
+}
+
+/// The league's newest season, if any.
+pub async fn latest_season(
+    db: &impl ConnectionTrait,
+    league_id: i64,
+) -> Result<Option<Season>, SqlError> {
+    league_season::Entity::find()
+        .filter(league_season::Column::LeagueId.eq(league_id))
+        .order_by_desc(league_season::Column::Id)
+        .one(db)
+        .await?
+        .map(season_row)
+        .transpose()
 }
 
 /// Season `number` of the league, if it was recorded.
