@@ -29,6 +29,9 @@ pub struct Settings {
     pub master_key: Option<String>,
     /// `OVATION_REDIS_TIMEOUT_MS`: the longest a request waits for Redis.
     pub redis_timeout: Duration,
+    /// `OVATION_VOTE_GROUP`: the most votes on one board that one Redis call applies
+    /// (group commit; 1 sends each request's votes alone).
+    pub vote_group: usize,
     /// `OVATION_IDEMPOTENCY_TTL_S`: how long an idempotency key is remembered.
     pub idempotency_ttl: Duration,
     /// `OVATION_WORKERS`: HTTP worker threads.
@@ -83,6 +86,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("key_prefix", "ov:"),
     ("master_key", ""),
     ("redis_timeout_ms", "1000"),
+    ("vote_group", "32"),
     ("idempotency_ttl_s", "86400"),
     ("workers", "0"),
     ("log", "info,sqlx=warn"),
@@ -183,6 +187,7 @@ impl Settings {
         }
         let redis_timeout =
             Duration::from_millis(parse_number(get("redis_timeout_ms"), 50, 60_000)?);
+        let vote_group = parse_number(get("vote_group"), 1, 100)? as usize;
         let idempotency_ttl =
             Duration::from_secs(parse_number(get("idempotency_ttl_s"), 1, 30 * 86_400)?);
         let workers = match parse_number(get("workers"), 0, 256)? {
@@ -237,6 +242,7 @@ impl Settings {
             key_prefix,
             master_key: (!master_key.is_empty()).then_some(master_key),
             redis_timeout,
+            vote_group,
             idempotency_ttl,
             workers,
             log: get("log").0,
@@ -318,6 +324,7 @@ mod tests {
         assert_eq!(s.key_prefix, "ov:");
         assert_eq!(s.master_key, None);
         assert_eq!(s.idempotency_ttl, Duration::from_secs(86_400));
+        assert_eq!(s.vote_group, crate::store::redis::DEFAULT_VOTE_GROUP);
     }
 
     #[test]

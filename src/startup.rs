@@ -120,7 +120,8 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
         &settings.key_prefix,
         settings.redis_timeout,
     )
-    .context("invalid OVATION_REDIS_URL or OVATION_REDIS_CLUSTER")?;
+    .context("invalid OVATION_REDIS_URL or OVATION_REDIS_CLUSTER")?
+    .with_vote_group(settings.vote_group);
     let cache = Arc::new(
         ConfigCache::load(&db, redis.keys().clone())
             .await

@@ -377,6 +377,8 @@ pub struct Options {
     pub session_absolute: Duration,
     /// Origins allowed to read the API from a browser.
     pub cors_origins: Vec<String>,
+    /// The most votes on one board one Redis call applies (group commit).
+    pub vote_group: usize,
 }
 
 impl Default for Options {
@@ -393,6 +395,7 @@ impl Default for Options {
             session_idle: Duration::from_secs(1800),
             session_absolute: Duration::from_secs(43_200),
             cors_origins: Vec::new(),
+            vote_group: ovation::store::redis::DEFAULT_VOTE_GROUP,
         }
     }
 }
@@ -414,6 +417,7 @@ impl TestApp {
             key_prefix: format!("{}:", opts.prefix),
             master_key: Some(MASTER_KEY.to_owned()),
             redis_timeout: Duration::from_millis(1000),
+            vote_group: opts.vote_group,
             idempotency_ttl: Duration::from_secs(86_400),
             workers: 2,
             log: "warn".to_owned(),

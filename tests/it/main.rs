@@ -11,6 +11,7 @@ mod contract;
 mod crash;
 mod durability;
 mod faults;
+mod group_commit;
 mod harness;
 mod idempotency;
 mod layouts;

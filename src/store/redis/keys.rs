@@ -104,6 +104,12 @@ pub struct BoardKeys {
 }
 
 impl BoardKeys {
+    /// What every key of the board (or shard) starts with, its hash tag included: calls
+    /// whose keys share it run in one slot.
+    pub fn slot(&self) -> &str {
+        &self.base
+    }
+
     pub fn storage(&self) -> Storage {
         self.storage
     }

@@ -4,6 +4,7 @@
 //! says its KEYS, ARGV, reply and invariant; each script has one Rust module here
 //! (`vote`, `score`, `rules`, `page`, `window`, `member`, `usage`, `initial`, `announce`,
 //! `voter_union`, `lease`, `league`) that lays out its keys and arguments and reads its reply;
+//! `group_commit` sends the votes on one board in flight together as one `vote.lua` call;
 //! `late` reads late-write marks and `release` gives an archived bucket's keys their
 //! expiry; `sharded` reads sharded boards and `board`
 //! holds a board's plain commands (counts, stats, member removal, deletion). This file
@@ -16,6 +17,7 @@
 mod announce;
 mod board;
 mod connection;
+mod group_commit;
 mod initial;
 pub mod keys;
 mod late;
@@ -40,6 +42,8 @@ use redis::{AsyncCommands, Script, ServerErrorKind, Value};
 
 use connection::Connection;
 pub use connection::RedisTarget;
+pub use group_commit::DEFAULT_GROUP as DEFAULT_VOTE_GROUP;
+use group_commit::GroupCommit;
 pub use keys::{BoardKeys, Keys, LeagueKeys};
 pub use league::{
     Advance, JoinReply, LeagueScoreCall, LeagueScoreReply, PlayerPlace, PreviousSeason,
@@ -53,7 +57,9 @@ pub use rules::{Counter, CounterOf, RuleCheck};
 pub use score::{ScoreCall, ScoreReply};
 pub use sharded::MAX_DEPTH as SHARDED_MAX_DEPTH;
 pub use usage::Usage;
-pub use vote::{PeriodScores, REFUSALS_TTL_S, VOTER_ARGV, VoteCall, VoteReply, VoteTarget};
+pub use vote::{
+    PeriodScores, REFUSALS_TTL_S, VOTER_ARGV, VoteCall, VoteReply, VoteTarget, repeated_call,
+};
 
 use crate::metrics::{self, RedisOutcome};
 
@@ -61,7 +67,7 @@ use crate::metrics::{self, RedisOutcome};
 const NOSCRIPT_RETRIES: usize = 3;
 
 /// What can go wrong talking to Redis.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum RedisFailure {
     /// Redis cannot be reached, is loading, or did not answer in time.
     #[error("redis is unavailable: {0}")]
@@ -114,6 +120,7 @@ pub struct RedisStore {
     target: RedisTarget,
     keys: Keys,
     timeout: Duration,
+    group: GroupCommit,
 }
 
 impl RedisStore {
@@ -129,7 +136,16 @@ impl RedisStore {
             target: target.clone(),
             keys: Keys::new(prefix),
             timeout,
+            group: GroupCommit::new(DEFAULT_VOTE_GROUP),
         })
+    }
+
+    /// Lets one `vote.lua` call take at most `max_votes` votes of several requests on one
+    /// board (1: each request's votes go alone); see [`group_commit`].
+    #[must_use]
+    pub fn with_vote_group(mut self, max_votes: usize) -> Self {
+        self.group = GroupCommit::new(max_votes);
+        self
     }
 
     pub fn keys(&self) -> &Keys {
@@ -461,3 +477,20 @@ impl Notices {
 
 /// A prepared script call (EVALSHA with its keys and arguments).
 pub type Invocation = redis::ScriptInvocation<'static>;
+
+/// What a script call's keys and arguments are added to: a whole call, or one vote's
+/// part of a `vote.lua` call (see [`group_commit`]).
+pub(super) trait ScriptArgs {
+    fn key<T: redis::ToRedisArgs>(&mut self, key: T) -> &mut Self;
+    fn arg<T: redis::ToRedisArgs>(&mut self, arg: T) -> &mut Self;
+}
+
+impl ScriptArgs for Invocation {
+    fn key<T: redis::ToRedisArgs>(&mut self, key: T) -> &mut Self {
+        redis::ScriptInvocation::key(self, key)
+    }
+
+    fn arg<T: redis::ToRedisArgs>(&mut self, arg: T) -> &mut Self {
+        redis::ScriptInvocation::arg(self, arg)
+    }
+}

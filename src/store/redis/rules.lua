@@ -121,15 +121,17 @@ local function rules_consume(rule_key, rule_arg, r, used, stale, inc, inc_text, 
   end
 end
 
--- What every write script checks first: one MGET reads the idempotency record (KEYS[1],
--- when idem_ttl > 0) and every rule's count; then the rules are checked for `inc` more.
+-- What every write script checks first: one MGET reads the idempotency record (the key
+-- `idem_key`, when idem_ttl > 0) and every rule's count; then the rules are checked for
+-- `inc` more.
 -- Answers the reply to return at once — {'dup', record}, or {'limited', i, retry_ms}
 -- with the refusal counted in `refusals_key` — or else nil, used, stale for
 -- rules_consume.
-local function write_checks(idem_ttl, rule_key, rule_arg, r, inc, refusals_key, refusals_ttl)
+local function write_checks(idem_key, idem_ttl, rule_key, rule_arg, r, inc, refusals_key,
+    refusals_ttl)
   local strings = {}
   if idem_ttl > 0 then
-    strings[1] = KEYS[1]
+    strings[1] = idem_key
   end
   local string_at = #strings
   rules_strings(rule_key, rule_arg, r, strings)

@@ -1,7 +1,7 @@
 //! `rules.lua`: a write's rate-limit rules, as every write script takes them: two keys
 //! and six arguments per rule.
 
-use super::Invocation;
+use super::ScriptArgs;
 use super::keys::RuleKeys;
 
 /// Whose count a counter holds: a rule, its window's code, and the subject (the vote's
@@ -71,7 +71,7 @@ pub struct RuleCheck {
 pub(super) fn push_keys<'a>(
     rules: impl IntoIterator<Item = &'a RuleCheck>,
     board: &impl RuleKeys,
-    inv: &mut Invocation,
+    inv: &mut impl ScriptArgs,
 ) {
     for rule in rules {
         let (first, second) = rule.counter.keys(board);
@@ -80,7 +80,10 @@ pub(super) fn push_keys<'a>(
 }
 
 /// Adds the rules' arguments (six each) to a write script's call.
-pub(super) fn push_args<'a>(rules: impl IntoIterator<Item = &'a RuleCheck>, inv: &mut Invocation) {
+pub(super) fn push_args<'a>(
+    rules: impl IntoIterator<Item = &'a RuleCheck>,
+    inv: &mut impl ScriptArgs,
+) {
     for rule in rules {
         inv.arg(rule.rule).arg(match rule.counter {
             Counter::Fixed { .. } => "c",

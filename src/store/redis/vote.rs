@@ -1,30 +1,99 @@
 //! `vote.lua`: a vote's keys and arguments in the order the script takes them, and its
 //! reply.
 
-use redis::{Script, Value};
+use redis::{Script, ToRedisArgs, Value};
 use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
 use super::rules::{self, RuleCheck};
 use super::window::WindowTarget;
-use super::{Invocation, RedisFailure, RedisStore};
+use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::Bucket;
 use crate::domain::score::{Increment, MAX_UNITS, View};
 use std::time::Duration;
 
-static VOTE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(concat!(
-        include_str!("window.lua"),
-        include_str!("rules.lua"),
-        include_str!("vote.lua")
-    ))
-});
+/// `vote.lua` with the libraries it uses in front.
+const VOTE_SOURCE: &str = concat!(
+    include_str!("window.lua"),
+    include_str!("rules.lua"),
+    include_str!("vote.lua")
+);
 
-/// Where `vote.lua` takes the voter: ARGV[5] (see the script's header). The benchmark
-/// rewrites it in captured calls.
-pub const VOTER_ARGV: usize = 5;
+static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(VOTE_SOURCE));
+
+/// Where `vote.lua` takes the voter in a call of one vote: the call's ARGV[8] (the number
+/// of votes and the vote's two counts come first, then its own ARGV[5]; see the script's
+/// header). The benchmark rewrites it in captured calls.
+pub const VOTER_ARGV: usize = 3 + 5;
+
+/// One vote's part of a `vote.lua` call (its own KEYS and ARGV), or a whole call.
+#[derive(Debug, Default)]
+pub struct Segment {
+    keys: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
+}
+
+impl ScriptArgs for Segment {
+    fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
+        self.keys.extend(key.to_redis_args());
+        self
+    }
+
+    fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
+        self.args.extend(arg.to_redis_args());
+        self
+    }
+}
+
+impl Segment {
+    /// The call that applies `votes` in order: their KEYS one after another, and ARGV led
+    /// by how many votes there are and, before each vote's own, its two counts.
+    pub(super) fn call(votes: &[&Segment]) -> Segment {
+        let mut call = Segment::default();
+        call.arg(votes.len());
+        for vote in votes {
+            call.arg(vote.keys.len()).arg(vote.args.len());
+            call.args.extend(vote.args.iter().cloned());
+            call.keys.extend(vote.keys.iter().cloned());
+        }
+        call
+    }
+
+    /// This call as an EVALSHA, or as an EVAL that carries the script (which Redis runs
+    /// even when its script cache was just flushed).
+    pub(super) fn command(&self, eval: bool) -> redis::Cmd {
+        let mut cmd = if eval {
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(VOTE_SOURCE);
+            cmd
+        } else {
+            let mut cmd = redis::cmd("EVALSHA");
+            cmd.arg(VOTE.get_hash());
+            cmd
+        };
+        cmd.arg(self.keys.len()).arg(&self.keys).arg(&self.args);
+        cmd
+    }
+}
+
+/// A captured call of one vote (EVALSHA, sha, numkeys, KEYS, ARGV, as the server sent
+/// it) made into a call of `times` copies of that vote: the benchmark measures what group
+/// commit saves Redis per vote with it.
+pub fn repeated_call(call: &[String], times: usize) -> Vec<String> {
+    let keys: usize = call[2].parse().unwrap_or(0);
+    let (own_keys, argv) = (&call[3..3 + keys], &call[3 + keys..]);
+    let mut out = vec![call[0].clone(), call[1].clone(), (keys * times).to_string()];
+    for _ in 0..times {
+        out.extend_from_slice(own_keys);
+    }
+    out.push(times.to_string());
+    for _ in 0..times {
+        out.extend_from_slice(&argv[1..]);
+    }
+    out
+}
 
 /// How long a refusals hash outlives its hour: the dashboard shows the last 48 hours, and
 /// a week more leaves room to look back.
@@ -67,15 +136,29 @@ pub struct VoteCall<'a> {
 }
 
 impl VoteCall<'_> {
-    /// The EVALSHA of this call.
+    /// This vote alone as a call (the benchmark replays such calls straight at Redis).
     pub fn invocation(&self) -> Invocation {
+        let call = Segment::call(&[&self.segment()]);
+        let mut inv = VOTE.prepare_invoke();
+        for key in &call.keys {
+            inv.key(key.as_slice());
+        }
+        for arg in &call.args {
+            inv.arg(arg.as_slice());
+        }
+        inv
+    }
+
+    /// This vote's KEYS and ARGV.
+    pub(super) fn segment(&self) -> Segment {
         let (idem_key, idem_ttl) = match self.idempotency {
             Some((caller, key, ttl)) => (self.board.idempotency(caller, key), ttl.as_secs().max(1)),
             // vote.lua ignores KEYS[1] when the TTL is 0; any key of the board will do.
             None => (self.board.votes_per_hour(), 0),
         };
-        let mut inv = VOTE.key(idem_key);
-        inv.key(self.board.votes_per_hour())
+        let mut inv = Segment::default();
+        inv.key(idem_key)
+            .key(self.board.votes_per_hour())
             .key(self.board.refusals(self.hour))
             .key(self.board.late_writes());
         for t in self.targets {
@@ -209,19 +292,41 @@ fn pairs(units: Option<Vec<i64>>, expected: usize) -> Option<Vec<PeriodScores>> 
 }
 
 impl RedisStore {
-    /// Casts votes, each atomically and independently, in one round trip. Each vote
-    /// answers on its own, also when Redis refuses some of them; the whole call fails
-    /// only when Redis did not answer, and then the votes may or may not have counted.
+    /// Casts votes, each atomically and independently, in order per board (see
+    /// [`group_commit`](super::group_commit): they may share a call with other requests'
+    /// votes). Each vote answers on its own, also when Redis refuses some of them; the
+    /// whole call fails when Redis did not answer for some board, and then the votes may
+    /// or may not have counted.
     pub async fn cast_votes(
         &self,
         calls: &[VoteCall<'_>],
     ) -> Result<Vec<Result<VoteReply, RedisFailure>>, RedisFailure> {
-        let invocations: Vec<Invocation> = calls.iter().map(VoteCall::invocation).collect();
-        let replies = self.run_script("vote", &VOTE, &invocations).await?;
-        Ok(replies
+        let mut boards: Vec<(&str, Vec<usize>)> = Vec::new();
+        for (i, call) in calls.iter().enumerate() {
+            let slot = call.board.slot();
+            match boards.iter_mut().find(|(s, _)| *s == slot) {
+                Some((_, at)) => at.push(i),
+                None => boards.push((slot, vec![i])),
+            }
+        }
+        let committed = futures_util::future::join_all(boards.iter().map(|(slot, at)| {
+            let segments = at.iter().map(|&i| calls[i].segment()).collect();
+            self.commit_votes(slot, segments)
+        }))
+        .await;
+        let mut replies: Vec<Option<Result<VoteReply, RedisFailure>>> =
+            calls.iter().map(|_| None).collect();
+        for ((_, at), board_replies) in boards.iter().zip(committed) {
+            for (&i, reply) in at.iter().zip(board_replies?) {
+                let c = &calls[i];
+                replies[i] = Some(
+                    reply.and_then(|r| VoteReply::parse(&r, c.targets.len() + c.windows.len())),
+                );
+            }
+        }
+        replies
             .into_iter()
-            .zip(calls)
-            .map(|(reply, c)| VoteReply::parse(&reply?, c.targets.len() + c.windows.len()))
-            .collect())
+            .map(|r| r.ok_or_else(|| RedisFailure::Reply("vote: a vote had no reply".to_owned())))
+            .collect()
     }
 }

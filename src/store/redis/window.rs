@@ -12,7 +12,7 @@ use redis::Script;
 use super::keys::BoardKeys;
 use super::page::PageReply;
 use super::reply::{as_array, as_text};
-use super::{Invocation, RedisFailure, RedisStore};
+use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 
 /// The most members of slots that left a window one call subtracts from its totals: about
 /// about 2 µs each on the machine the README's figures come from, so a call stays within a
@@ -52,7 +52,7 @@ pub struct WindowTarget {
 impl WindowTarget {
     /// Appends this window's arguments to a `vote.lua` call (its keys go in separately,
     /// after the rules').
-    pub(super) fn args(&self, inv: &mut Invocation) {
+    pub(super) fn args(&self, inv: &mut impl ScriptArgs) {
         inv.arg(self.window.slots)
             .arg(self.window.clock)
             .arg(self.at)

@@ -1,0 +1,187 @@
+//! Group commit for votes: votes on one board that are in flight together go to Redis as
+//! one `vote.lua` call, which applies them in order, each passing or failing on its own.
+//! A call's fixed cost in Redis (the EVALSHA, its argument tables, the reply) is then
+//! shared by the votes in it.
+//!
+//! No vote waits on a timer. A board has at most [`IN_FLIGHT`] calls running; a vote that
+//! finds them all running queues, and the next call to start takes what has queued, up
+//! to the store's largest group (whole requests only: the votes of one request stay in
+//! one call, in their order). So a lone vote goes at once, and under load calls fill by
+//! themselves. A board's calls share one slot (its hash tag), so a Redis Cluster takes
+//! them as it takes one vote.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use redis::{ServerErrorKind, Value};
+use tokio::sync::oneshot;
+
+use super::vote::Segment;
+use super::{RedisFailure, RedisStore};
+
+/// Calls one board may have running at once: two keep Redis busy while the server reads
+/// one call's replies and sends the next.
+const IN_FLIGHT: usize = 2;
+
+/// The most votes one call takes unless one request brings more (`OVATION_VOTE_GROUP`).
+pub const DEFAULT_GROUP: usize = 32;
+
+/// Each vote's reply, or the failure of the whole call (Redis did not answer).
+type Replies = Result<Vec<Result<Value, RedisFailure>>, RedisFailure>;
+
+/// One request's votes on one board, and where their replies go.
+struct Unit {
+    segments: Vec<Segment>,
+    reply: oneshot::Sender<Replies>,
+}
+
+/// The votes waiting for one board and how many of its calls are running.
+#[derive(Default)]
+struct Queue {
+    units: VecDeque<Unit>,
+    running: usize,
+}
+
+/// The queues of every board with votes in flight, shared by the store's clones.
+#[derive(Clone)]
+pub(super) struct GroupCommit {
+    queues: Arc<Mutex<HashMap<String, Queue>>>,
+    max_group: usize,
+}
+
+impl GroupCommit {
+    pub(super) fn new(max_group: usize) -> Self {
+        Self {
+            queues: Arc::default(),
+            max_group: max_group.max(1),
+        }
+    }
+}
+
+impl RedisStore {
+    /// Applies one request's votes on one board (their keys share the slot named by
+    /// `slot`) in order, grouped with other requests' votes on that board in flight.
+    pub(super) async fn commit_votes(&self, slot: &str, segments: Vec<Segment>) -> Replies {
+        let (tx, rx) = oneshot::channel();
+        let start = {
+            let mut queues = self
+                .group
+                .queues
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let queue = queues.entry(slot.to_owned()).or_default();
+            queue.units.push_back(Unit {
+                segments,
+                reply: tx,
+            });
+            let start = queue.running < IN_FLIGHT;
+            if start {
+                queue.running += 1;
+            }
+            start
+        };
+        if start {
+            tokio::spawn(self.clone().drive(slot.to_owned()));
+        }
+        rx.await.unwrap_or_else(|_| {
+            Err(RedisFailure::Unavailable(
+                "the vote's call stopped before Redis answered".to_owned(),
+            ))
+        })
+    }
+
+    /// Sends the board's queued votes, a group per call, until none is left.
+    async fn drive(self, slot: String) {
+        while let Some(units) = self.next_group(&slot) {
+            let counts: Vec<usize> = units.iter().map(|u| u.segments.len()).collect();
+            let segments: Vec<&Segment> = units.iter().flat_map(|u| &u.segments).collect();
+            let outcome = self.run_votes(&segments).await;
+            match outcome {
+                Ok(replies) => {
+                    let mut replies = replies.into_iter();
+                    for (unit, count) in units.into_iter().zip(counts) {
+                        // The receiver is gone when its request was dropped; the votes
+                        // counted all the same.
+                        let _ = unit.reply.send(Ok(replies.by_ref().take(count).collect()));
+                    }
+                }
+                Err(failure) => {
+                    for unit in units {
+                        let _ = unit.reply.send(Err(failure.clone()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes the next group of whole units off the board's queue (at least one, and more
+    /// while they fit the largest group), or stops the caller's run when none is left.
+    fn next_group(&self, slot: &str) -> Option<Vec<Unit>> {
+        let mut queues = self
+            .group
+            .queues
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let queue = queues.get_mut(slot)?;
+        let mut units = Vec::new();
+        let mut votes = 0;
+        while let Some(unit) = queue.units.front() {
+            if !units.is_empty() && votes + unit.segments.len() > self.group.max_group {
+                break;
+            }
+            votes += unit.segments.len();
+            units.extend(queue.units.pop_front());
+        }
+        if units.is_empty() {
+            queue.running -= 1;
+            if queue.running == 0 {
+                queues.remove(slot);
+            }
+            return None;
+        }
+        Some(units)
+    }
+
+    /// One `vote.lua` call of `segments`: each vote's reply, in order. When Redis lost
+    /// its script cache the call goes again as an EVAL carrying the script, so a flush
+    /// between loading the script and calling it cannot refuse it again; a call refused
+    /// with NOSCRIPT did not run, so it never counts twice.
+    async fn run_votes(&self, segments: &[&Segment]) -> Replies {
+        let call = Segment::call(segments);
+        let reply = self
+            .bounded("vote", |conn| async move {
+                for eval in [false, true] {
+                    let mut pipe = redis::pipe();
+                    pipe.add_command(call.command(eval));
+                    match conn.query_split(pipe).await?.pop() {
+                        Some(Value::ServerError(e))
+                            if !eval && e.kind() == Some(ServerErrorKind::NoScript) => {}
+                        Some(Value::ServerError(e)) => {
+                            return Err(redis::RedisError::from(e).into());
+                        }
+                        Some(value) => return Ok(value),
+                        None => break,
+                    }
+                }
+                Err(RedisFailure::Reply("vote: no reply".to_owned()))
+            })
+            .await?;
+        let Value::Array(items) = reply else {
+            return Err(RedisFailure::Reply(format!("vote: {reply:?}")));
+        };
+        if items.len() != segments.len() {
+            return Err(RedisFailure::Reply(format!(
+                "vote: {} replies to {} votes",
+                items.len(),
+                segments.len()
+            )));
+        }
+        Ok(items
+            .into_iter()
+            .map(|item| match item {
+                Value::ServerError(e) => Err(redis::RedisError::from(e).into()),
+                value => Ok(value),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,186 @@
+//! Group commit: votes on one board in flight together share one `vote.lua` call, and
+//! each still passes or fails on its own, in order, with its own answer.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::harness::{Options, RawRedis, RedisServer, TestApp, num};
+use ovation::store::redis::RedisTarget;
+
+async fn real_score(app: &TestApp, board: &str, member: &str) -> f64 {
+    let (_, m) = app
+        .get(&format!(
+            "/api/v1/boards/{board}/members/{member}?view=real"
+        ))
+        .await;
+    num(&m["score"])
+}
+
+/// How many script calls (EVALSHA and EVAL) a Redis has run since its statistics were
+/// reset; a call refused with NOSCRIPT (the first on a fresh Redis) ran nothing.
+async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await
+        .unwrap();
+    let field = |line: &str, name: &str| -> u64 {
+        line.split([':', ','])
+            .find_map(|f| f.strip_prefix(name)?.parse().ok())
+            .unwrap_or(0)
+    };
+    info.lines()
+        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+        .map(|l| field(l, "calls=") - field(l, "failed_calls="))
+        .sum()
+}
+
+/// 200 single-vote requests at once from 40 voters (five each) on a board that admits
+/// three votes per voter a day; answers (accepted, refused, script calls Redis ran).
+async fn burst(vote_group: usize) -> (usize, usize, u64) {
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis: RedisTarget::Single(server.url()),
+        vote_group,
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "burst", "title": "Burst", "membership": "open"}))
+        .await;
+    let (status, rule) = app
+        .post(
+            "/api/v1/admin/boards/burst/rules",
+            json!({"name": "three a day", "dimensions": ["voter"], "window": "day", "limit": 3}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rule}");
+    let mut conn = redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let mut requests = Vec::new();
+    for i in 0..200 {
+        let app = app.clone();
+        requests.push(tokio::spawn(async move {
+            let body = json!({"member": format!("m{}", i % 7), "voter": format!("u{}", i % 40)});
+            (i % 40, app.vote("burst", body).await)
+        }));
+    }
+    let mut per_voter = [0; 40];
+    let (mut accepted, mut refused) = (0, 0);
+    for r in requests {
+        let (voter, (status, body)) = r.await.unwrap();
+        match status {
+            StatusCode::OK => {
+                accepted += 1;
+                per_voter[voter] += 1;
+            }
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert_eq!(body["error"]["code"], "rate_limited", "{body}");
+                refused += 1;
+            }
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    let calls = script_calls(&mut conn).await;
+    assert_eq!(per_voter, [3; 40], "each voter counted exactly three times");
+    let mut total = 0.0;
+    for m in 0..7 {
+        total += real_score(&app, "burst", &format!("m{m}")).await;
+    }
+    assert_eq!(
+        total, 120.0,
+        "the members' scores hold exactly the accepted votes"
+    );
+    (accepted, refused, calls)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_in_flight_on_one_board_share_calls_and_each_answers_its_own() {
+    let (accepted, refused, calls) = burst(ovation::store::redis::DEFAULT_VOTE_GROUP).await;
+    assert_eq!((accepted, refused), (120, 80));
+    assert!(
+        calls < 200,
+        "200 votes in flight together took {calls} script calls"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_vote_group_of_one_sends_each_request_alone() {
+    let (accepted, refused, calls) = burst(1).await;
+    assert_eq!((accepted, refused), (120, 80));
+    assert_eq!(calls, 200);
+}
+
+/// A batch's votes on one board go in one call: each sees the ones before it (an
+/// idempotency key used twice replays, a rule counts what came first), and a vote that
+/// fails in Redis fails alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_votes_of_one_call_keep_their_order_and_fail_alone() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "order", "title": "Order", "membership": "open"}))
+        .await;
+    for rule in [
+        json!({"name": "three per voter", "dimensions": ["voter"], "window": "day", "limit": 3}),
+        json!({"name": "member log", "dimensions": ["member"], "window": "rolling:1h", "limit": 1000}),
+    ] {
+        let (status, body) = app.post("/api/v1/admin/boards/order/rules", rule).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let (status, body) = app
+        .vote("order", json!({"member": "broken", "voter": "v0"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The member's rolling log now holds a string: a vote on it fails in Redis
+    // (WRONGTYPE) while its rules are read, before anything is written.
+    let mut raw = RawRedis::connect().await;
+    let logs = raw
+        .keys(&format!("{}:*rl:*:log:*broken*", app.prefix))
+        .await;
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    raw.query::<()>(redis::cmd("SET").arg(&logs[0]).arg("not a log"))
+        .await;
+
+    let batch = json!({"voter": "u1", "votes": [
+        {"board": "order", "member": "m1", "idempotency_key": "k"},
+        {"board": "order", "member": "m1", "idempotency_key": "k"},
+        {"board": "order", "member": "broken"},
+        {"board": "order", "member": "m2", "count": 2},
+        {"board": "order", "member": "m3"},
+    ]});
+    let (status, body) = app.post("/api/v1/votes", batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let results: Vec<(Value, Value, Value)> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["ok"].clone(),
+                r["replayed"].clone(),
+                r["error"]["code"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            (json!(true), json!(false), Value::Null),
+            (json!(true), json!(true), Value::Null),
+            (json!(false), Value::Null, json!("internal_error")),
+            (json!(true), json!(false), Value::Null),
+            (json!(false), Value::Null, json!("rate_limited")),
+        ],
+        "{body}"
+    );
+    assert_eq!(real_score(&app, "order", "m1").await, 1.0);
+    assert_eq!(real_score(&app, "order", "broken").await, 1.0);
+    assert_eq!(real_score(&app, "order", "m2").await, 2.0);
+    assert_eq!(real_score(&app, "order", "m3").await, 0.0);
+}
