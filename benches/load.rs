@@ -6,13 +6,17 @@
 //!    connections with exactly the keys and arguments the server would send (random
 //!    voters 1..100,000, members m1..m200, fresh idempotency keys).
 //!    For reference, `redis-benchmark` replays one captured call the same way.
-//! 2. Votes over HTTP with wrk (same shape), as a ratio of (1).
+//! 2. Votes over HTTP with wrk (same shape), as a ratio of (1), with Redis's script time
+//!    per vote: with group commit (the default) and with it off (`OVATION_VOTE_GROUP=1`).
 //! 3. Top-100 reads against the trivial `/healthz`.
 //! 4. Member rank reads on a 1,000,000-member open board.
 //! 5. Redis bytes per member per bucket against a bare ZADD of the same members.
 //! 6. Redis µs per vote for each board shape (full semantics, with an idempotency key,
 //!    no carry-over, no rules, one period, a rolling window): what each feature costs,
-//!    each on an empty store, a run that lost more than 5% of a core to steal repeated.
+//!    each on an empty store, a run that lost more than 5% of a core to steal repeated;
+//!    the full-semantics calls also with 8 and 32 votes per call (group commit).
+//! 7. Redis encoding settings that trade memory for speed (dense HyperLogLogs, larger
+//!    listpack zsets): Redis µs per vote and memory, with the ceiling's generator.
 //!
 //! Before those, `redis-benchmark` over one connection gives Redis's time per vote with
 //! nothing else running. Phases 1 to 3 run `BENCH_REPEATS` times in turn (default 3) and
@@ -40,7 +44,7 @@ use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Termina
 use ovation::engine::auth::Caller;
 use ovation::engine::state::AppState;
 use ovation::engine::votes::{Vote, invocation};
-use ovation::store::redis::VOTER_ARGV;
+use ovation::store::redis::{VOTER_ARGV, repeated_call};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -48,9 +52,12 @@ mod common;
 mod cpu;
 mod http;
 
-use common::{evalsha_usec, redis_cli, start_redis, steal_seconds};
+use common::{evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
 use cpu::CpuMeter;
-use http::{CONNECTIONS, WrkResult, call, cpu_cell, round, start_server, until_quiet, wrk};
+use http::{
+    CONNECTIONS, Server, WrkResult, call, cpu_cell, round, start_server, start_server_with,
+    until_quiet, wrk,
+};
 
 /// Empties Redis and its command statistics before a vote phase. A vote costs Redis more
 /// as the store fills (a larger keyspace, fuller sparse HyperLogLogs), so phases that are
@@ -270,6 +277,34 @@ fn redis_benchmark(redis_port: u16, call: &[String], connections: usize, request
     })
 }
 
+/// Votes over HTTP with wrk on `server`'s `bench` board, from an empty store, repeated
+/// while the host steals more than `STEAL_LIMIT`; answers the run and Redis's script time
+/// per vote counted (a call may carry several votes: group commit).
+async fn http_votes(
+    root: &Path,
+    server: &Server,
+    redis_port: u16,
+    seconds: u64,
+    pids: &[(&str, u32)],
+) -> (WrkResult, f64) {
+    until_quiet(
+        |(v, _): &(WrkResult, f64)| v.steal(),
+        || async {
+            fresh_store(redis_port);
+            let v = wrk(
+                &format!("{}/api/v1/boards/bench/votes", server.base),
+                Some(&root.join("bench/vote.lua")),
+                seconds,
+                pids,
+            );
+            let counted = v.requests.saturating_sub(v.errors).max(1) as f64;
+            let usec = evalsha_stat(redis_port, "usec") / counted;
+            (v, usec)
+        },
+    )
+    .await
+}
+
 /// Board shapes for [`shapes`]: name, slug, changes to the `bench` board, its rules kept,
 /// the vote's idempotency key.
 const SHAPES: [(&str, &str, &str, bool, bool); 6] = [
@@ -320,8 +355,9 @@ async fn shapes(
     base: &str,
     redis_port: u16,
     marker: &str,
-) -> Vec<(String, f64, f64)> {
+) -> (Vec<(String, f64, f64)>, Vec<(String, f64, f64)>) {
     let mut out = Vec::new();
+    let mut profile = Vec::new();
     for (name, slug, changes, rules, keyed) in SHAPES {
         if slug != "bench" {
             set_up_shape(
@@ -334,21 +370,133 @@ async fn shapes(
             .await;
         }
         let captured = capture_call(client, base, redis_port, slug, keyed).await;
-        let (usec, stolen) = until_quiet(
-            |(_, stolen): &(f64, f64)| *stolen,
+        // The `bench` board's calls also as group commit sends them under load.
+        let groups: &[usize] = if slug == "bench" { &GROUPS } else { &[1] };
+        for &votes in groups {
+            let call = repeated_call(&captured, votes);
+            let (usec, stolen) = until_quiet(
+                |(_, stolen): &(f64, f64)| *stolen,
+                || async {
+                    fresh_store(redis_port);
+                    // With its marker back, the server does not take the empty store for
+                    // a lost Redis and re-apply initial votes (scripts that would count).
+                    redis_cli(redis_port, &["SET", marker, "bench"]);
+                    let (steal, at) = (steal_seconds(), Instant::now());
+                    let run = redis_benchmark(redis_port, &call, 16, 30_000 / votes as u64);
+                    let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
+                    let per_call = run["redis_usec_per_call"].as_f64().unwrap_or(0.0);
+                    (per_call / votes as f64, stolen)
+                },
+            )
+            .await;
+            if profile.is_empty() {
+                // The first row, full semantics one vote per call: its statistics are
+                // still those of the run it reports.
+                profile = command_profile(redis_port, 30_000.0);
+            }
+            let name = if votes == 1 {
+                name.to_owned()
+            } else {
+                format!("{name}; {votes} votes per call (group commit)")
+            };
+            out.push((name, usec, stolen));
+        }
+    }
+    (out, profile)
+}
+
+/// Where a vote's Redis time goes: each command's calls and µs per vote (commands a
+/// script runs count in Redis's statistics too), and the script's own time (EVALSHA's
+/// time less its commands': the arguments, Lua, calling each command and converting its
+/// reply), from the statistics of the last run of `votes` votes (the server's marker,
+/// one SET, is in them too).
+fn command_profile(redis_port: u16, votes: f64) -> Vec<(String, f64, f64)> {
+    let stats = redis_cli(redis_port, &["INFO", "commandstats"]);
+    let field = |line: &str, name: &str| -> f64 {
+        line.split([':', ','])
+            .find_map(|f| f.strip_prefix(name)?.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let mut rows = Vec::new();
+    let mut commands = 0.0;
+    let mut script = 0.0;
+    for line in stats.lines().filter_map(|l| l.strip_prefix("cmdstat_")) {
+        let name = line.split(':').next().unwrap_or_default().to_owned();
+        let usec = field(line, "usec=");
+        match name.as_str() {
+            "evalsha" => script = usec,
+            // The phase's own commands: resetting, the server's marker, reading these.
+            n if n.starts_with("config") || n.starts_with("script") || n == "info" => {}
+            _ => {
+                commands += usec;
+                rows.push((name, field(line, "calls=") / votes, usec / votes));
+            }
+        }
+    }
+    rows.sort_by(|a, b| b.2.total_cmp(&a.2));
+    rows.push((
+        "the script itself".to_owned(),
+        1.0,
+        (script - commands) / votes,
+    ));
+    rows
+}
+
+/// Votes per call the `bench` board's shapes are also measured at.
+const GROUPS: [usize; 3] = [1, 8, 32];
+
+/// Redis encoding settings that trade memory for speed, each measured with the ceiling's
+/// generator (random members and voters, one vote per call) from an empty store: Redis
+/// µs per vote, the memory the phase left, and the steal it saw.
+async fn encodings(
+    state: &Arc<AppState>,
+    seconds: u64,
+    redis_pid: u32,
+    redis_port: u16,
+) -> Vec<(String, f64, f64, f64)> {
+    let defaults = [
+        ("hll-sparse-max-bytes", "3000"),
+        ("zset-max-listpack-entries", "128"),
+    ];
+    let variants: [(&str, &[(&str, &str)]); 3] = [
+        (
+            "defaults (hll-sparse-max-bytes 3000, zset-max-listpack-entries 128)",
+            &[],
+        ),
+        (
+            "hll-sparse-max-bytes 0 (dense HyperLogLogs)",
+            &[("hll-sparse-max-bytes", "0")],
+        ),
+        (
+            "zset-max-listpack-entries 256 (200-member buckets as listpacks)",
+            &[("zset-max-listpack-entries", "256")],
+        ),
+    ];
+    let mut out = Vec::new();
+    for (name, settings) in variants {
+        for (key, value) in defaults.iter().chain(settings) {
+            redis_cli(redis_port, &["CONFIG", "SET", key, value]);
+        }
+        let (run, usec, bytes) = until_quiet(
+            |(c, _, _): &(Value, f64, f64)| c["cpu_pct"]["steal"].as_f64().unwrap_or(0.0),
             || async {
                 fresh_store(redis_port);
-                // With its marker back, the server does not take the empty store for a
-                // lost Redis and re-apply initial votes (scripts that would count here).
-                redis_cli(redis_port, &["SET", marker, "bench"]);
-                let (steal, at) = (steal_seconds(), Instant::now());
-                let run = redis_benchmark(redis_port, &captured, 16, 30_000);
-                let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
-                (run["redis_usec_per_call"].as_f64().unwrap_or(0.0), stolen)
+                let c = ceiling(state, seconds, redis_pid).await;
+                let memory = redis_cli(redis_port, &["INFO", "memory"]);
+                let bytes = memory
+                    .lines()
+                    .find_map(|l| l.strip_prefix("used_memory:"))
+                    .and_then(|n| n.trim().parse().ok())
+                    .unwrap_or(0.0);
+                (c, evalsha_usec(redis_port), bytes)
             },
         )
         .await;
-        out.push((name.to_owned(), usec, stolen));
+        let steal = run["cpu_pct"]["steal"].as_f64().unwrap_or(0.0);
+        out.push((name.to_owned(), usec, bytes, steal));
+    }
+    for (key, value) in defaults {
+        redis_cli(redis_port, &["CONFIG", "SET", key, value]);
     }
     out
 }
@@ -501,6 +649,18 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         let server = start_server(bin, db_dir.path(), redis_port, workers, &prefix, 250);
         set_up_board(&client, &server.base).await;
         let pids = [("redis", redis_pid), ("server", server.pid)];
+        // The same server with group commit off: each request's vote is its own call.
+        let solo_server = start_server_with(
+            bin,
+            db_dir.path(),
+            redis_port,
+            workers,
+            &format!("{prefix}solo"),
+            250,
+            &[("OVATION_VOTE_GROUP", "1")],
+        );
+        set_up_board(&client, &solo_server.base).await;
+        let solo_pids = [("redis", redis_pid), ("server", solo_server.pid)];
 
         let generator = Arc::new(
             ovation::startup::connect(server.settings.clone())
@@ -531,20 +691,9 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             let requests =
                 (ceiling["scripts_per_s"].as_f64().unwrap_or(1000.0) * seconds as f64) as u64;
             let benchmark = redis_benchmark(redis_port, &captured, CONNECTIONS, requests.max(1000));
-            let (votes, http_usec) = until_quiet(
-                |(v, _): &(WrkResult, f64)| v.steal(),
-                || async {
-                    fresh_store(redis_port);
-                    let v = wrk(
-                        &format!("{}/api/v1/boards/bench/votes", server.base),
-                        Some(&root.join("bench/vote.lua")),
-                        seconds,
-                        &pids,
-                    );
-                    (v, evalsha_usec(redis_port))
-                },
-            )
-            .await;
+            let (votes, http_usec) = http_votes(root, &server, redis_port, seconds, &pids).await;
+            let (alone, alone_usec) =
+                http_votes(root, &solo_server, redis_port, seconds, &solo_pids).await;
             let trivial = until_quiet(WrkResult::steal, || async {
                 wrk(&format!("{}/healthz", server.base), None, seconds, &pids)
             })
@@ -561,7 +710,10 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 "redis_benchmark_ceiling": benchmark,
                 "votes": votes.json(&[("ratio_to_ceiling", votes.rps / ceiling_rate.max(1.0)),
                                      ("ratio_to_redis_benchmark", votes.rps / bench_rate.max(1.0)),
-                                     ("redis_usec_per_call", http_usec)]),
+                                     ("redis_usec_per_vote", http_usec)]),
+                "votes_group_commit_off": alone.json(&[
+                    ("ratio_to_ceiling", alone.rps / ceiling_rate.max(1.0)),
+                    ("redis_usec_per_vote", alone_usec)]),
                 "trivial": trivial.json(&[]),
                 "top100": top.json(&[("ratio_to_trivial", top.rps / trivial.rps.max(1.0))]),
             }));
@@ -596,12 +748,21 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             med("/redis_benchmark_ceiling/p99_ms"), med("/redis_benchmark_ceiling/redis_usec_per_call")
         ));
         rows.push(format!(
-            "| {workers} | votes over HTTP | {:.0} votes/s | {:.2} | {:.2} | {:.2} ({} of redis-benchmark; repeats {}) | redis {:.1} µs/call; server {:.0} µs CPU/vote | {} |",
+            "| {workers} | votes over HTTP (group commit) | {:.0} votes/s | {:.2} | {:.2} | {:.2} ({} of redis-benchmark; repeats {}) | redis {:.1} µs/vote; server {:.0} µs CPU/vote | {} |",
             med("/votes/per_s"), med("/votes/p50_ms"), med("/votes/p99_ms"),
             med("/votes/ratio_to_ceiling"), fmt2(med("/votes/ratio_to_redis_benchmark")),
             spread(&reps, "/votes/ratio_to_ceiling"),
-            med("/votes/redis_usec_per_call"), med("/votes/server_cpu_us_per_request"),
+            med("/votes/redis_usec_per_vote"), med("/votes/server_cpu_us_per_request"),
             median_cpu(&reps, "/votes/cpu_pct")
+        ));
+        rows.push(format!(
+            "| {workers} | votes over HTTP, group commit off | {:.0} votes/s | {:.2} | {:.2} | {:.2} (repeats {}) | redis {:.1} µs/vote; server {:.0} µs CPU/vote | {} |",
+            med("/votes_group_commit_off/per_s"), med("/votes_group_commit_off/p50_ms"),
+            med("/votes_group_commit_off/p99_ms"), med("/votes_group_commit_off/ratio_to_ceiling"),
+            spread(&reps, "/votes_group_commit_off/ratio_to_ceiling"),
+            med("/votes_group_commit_off/redis_usec_per_vote"),
+            med("/votes_group_commit_off/server_cpu_us_per_request"),
+            median_cpu(&reps, "/votes_group_commit_off/cpu_pct")
         ));
         rows.push(format!(
             "| {workers} | trivial /healthz | {trivial_rps:.0} req/s | {:.2} | {:.2} | 1.00 | server {:.0} µs CPU/request | {} |",
@@ -634,7 +795,10 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 "votes_p99_ms": med("/votes/p99_ms"),
                 "votes_ratio_to_ceiling": round(med("/votes/ratio_to_ceiling"), 3),
                 "votes_ratio_to_redis_benchmark": round(med("/votes/ratio_to_redis_benchmark"), 3),
-                "votes_redis_usec_per_call": med("/votes/redis_usec_per_call"),
+                "votes_redis_usec_per_vote": med("/votes/redis_usec_per_vote"),
+                "votes_group_commit_off_per_s": med("/votes_group_commit_off/per_s"),
+                "votes_group_commit_off_redis_usec_per_vote":
+                    med("/votes_group_commit_off/redis_usec_per_vote"),
                 "top100_ratio_to_trivial": round(med("/top100/ratio_to_trivial"), 3),
             },
             "top100_uncached": uncached.json(&[("ratio_to_trivial", uncached.rps / trivial_rps.max(1.0))]),
@@ -644,7 +808,14 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
     // What each feature costs Redis per vote.
     let shape_server = start_server(bin, db_dir.path(), redis_port, 1, "shapes", 250);
     set_up_board(&client, &shape_server.base).await;
-    let shape_rows = shapes(&client, &shape_server.base, redis_port, "shapes:marker").await;
+    let (shape_rows, profile) =
+        shapes(&client, &shape_server.base, redis_port, "shapes:marker").await;
+    let shape_state = Arc::new(
+        ovation::startup::connect(shape_server.settings.clone())
+            .await
+            .unwrap(),
+    );
+    let encoding_rows = encodings(&shape_state, seconds, redis_pid, redis_port).await;
     drop(shape_server);
 
     // A million-member open board, loaded with a pipeline, for rank reads and memory.
@@ -728,6 +899,13 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         "redis_usec_per_vote_by_shape": shape_rows.iter().map(|(name, usec, steal)| json!({
             "shape": name, "redis_usec_per_vote": round(*usec, 1), "steal_pct": round(*steal, 1),
         })).collect::<Vec<_>>(),
+        "full_semantics_profile": profile.iter().map(|(name, calls, usec)| json!({
+            "command": name, "calls_per_vote": round(*calls, 2), "redis_usec_per_vote": round(*usec, 2),
+        })).collect::<Vec<_>>(),
+        "encodings": encoding_rows.iter().map(|(name, usec, bytes, steal)| json!({
+            "settings": name, "redis_usec_per_vote": round(*usec, 1),
+            "used_memory_bytes": bytes, "steal_pct": round(*steal, 1),
+        })).collect::<Vec<_>>(),
         "memory": {"members": 1_000_000, "bytes_per_member": round(ours / 1e6, 1), "bare_zadd_bytes_per_member": round(bare / 1e6, 1),
                    "ratio": round(ours / bare.max(1.0), 3), "load_seconds": round(load_s, 1)},
     });
@@ -749,6 +927,23 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         println!(
             "| {name} | {usec:.1} | {:.0} | {steal:.1}% |",
             1e6 / usec.max(0.001)
+        );
+    }
+    println!(
+        "\n| where a full-semantics vote's Redis time goes | calls per vote | Redis µs per vote |"
+    );
+    println!("|---|---|---|");
+    for (name, calls, usec) in &profile {
+        println!("| {name} | {calls:.2} | {usec:.2} |");
+    }
+    println!(
+        "\n| Redis encoding settings (own generator, 64 connections) | Redis µs per vote | used memory after the phase | host steal |"
+    );
+    println!("|---|---|---|---|");
+    for (name, usec, bytes, steal) in &encoding_rows {
+        println!(
+            "| {name} | {usec:.1} | {:.1} MB | {steal:.1}% |",
+            bytes / 1e6
         );
     }
     let dir = root.join("bench/results");

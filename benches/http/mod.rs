@@ -21,6 +21,8 @@ pub const CONNECTIONS: usize = 64;
 /// A wrk run: requests/s, p50 and p99 in ms, and non-2xx responses.
 pub struct WrkResult {
     pub rps: f64,
+    /// Requests answered in the run.
+    pub requests: u64,
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub errors: u64,
@@ -37,7 +39,7 @@ impl WrkResult {
     pub fn json(&self, extra: &[(&str, f64)]) -> Value {
         let server_pct = self.cpu["server"].as_f64().unwrap_or(0.0);
         let mut out = json!({
-            "per_s": self.rps, "p50_ms": self.p50_ms, "p99_ms": self.p99_ms,
+            "per_s": self.rps, "requests": self.requests, "p50_ms": self.p50_ms, "p99_ms": self.p99_ms,
             "errors": self.errors, "cpu_pct": self.cpu,
             "server_cpu_us_per_request": round(server_pct * 1e4 / self.rps.max(1.0), 1),
         });
@@ -99,8 +101,14 @@ pub fn wrk(url: &str, script: Option<&Path>, seconds: u64, pids: &[(&str, u32)])
             .map(|l| l[prefix.len()..].trim().to_owned())
             .unwrap_or_default()
     };
+    let requests = text
+        .lines()
+        .find_map(|l| l.trim().split_once(" requests in "))
+        .and_then(|(n, _)| n.trim().parse().ok())
+        .unwrap_or(0);
     WrkResult {
         rps: line("Requests/sec:").parse().unwrap_or(0.0),
+        requests,
         p50_ms: millis(&line("50%")),
         p99_ms: millis(&line("99%")),
         errors: line("Non-2xx or 3xx responses:").parse().unwrap_or(0),
@@ -171,8 +179,21 @@ pub fn start_server(
     prefix: &str,
     read_cache_ms: u64,
 ) -> Server {
+    start_server_with(bin, db_dir, redis_port, workers, prefix, read_cache_ms, &[])
+}
+
+/// [`start_server`] with more settings (`OVATION_*` variable, value).
+pub fn start_server_with(
+    bin: &Path,
+    db_dir: &Path,
+    redis_port: u16,
+    workers: usize,
+    prefix: &str,
+    read_cache_ms: u64,
+    extra: &[(&str, &str)],
+) -> Server {
     let port = free_port();
-    let env: Vec<(String, String)> = vec![
+    let mut env: Vec<(String, String)> = vec![
         ("OVATION_CONFIG".into(), "/dev/null".into()),
         ("OVATION_BIND".into(), format!("127.0.0.1:{port}")),
         (
@@ -192,6 +213,11 @@ pub fn start_server(
         // The archive task's script calls would mix into the EVALSHA statistics.
         ("OVATION_ARCHIVE_CHECK_MS".into(), "600000".into()),
     ];
+    env.extend(
+        extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+    );
     let child = Command::new(bin)
         .env_clear()
         .envs(env.iter().cloned())

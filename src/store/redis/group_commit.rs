@@ -3,7 +3,9 @@
 //! A call's fixed cost in Redis (the EVALSHA, its argument tables, the reply) is then
 //! shared by the votes in it.
 //!
-//! No vote waits on a timer. A board has at most [`IN_FLIGHT`] calls running; a vote that
+//! With a largest group of one (`OVATION_VOTE_GROUP=1`) each request's votes go as
+//! their own call at once, as many at a time as requests come. Otherwise no vote waits
+//! on a timer. A board has at most [`IN_FLIGHT`] calls running; a vote that
 //! finds them all running queues, and the next call to start takes what has queued, up
 //! to the store's largest group (whole requests only: the votes of one request stay in
 //! one call, in their order). So a lone vote goes at once, and under load calls fill by
@@ -62,6 +64,12 @@ impl RedisStore {
     /// Applies one request's votes on one board (their keys share the slot named by
     /// `slot`) in order, grouped with other requests' votes on that board in flight.
     pub(super) async fn commit_votes(&self, slot: &str, segments: Vec<Segment>) -> Replies {
+        if self.group.max_group == 1 {
+            // Group commit off: every request's call goes at once, however many are
+            // running.
+            let segments: Vec<&Segment> = segments.iter().collect();
+            return self.run_votes(&segments).await;
+        }
         let (tx, rx) = oneshot::channel();
         let start = {
             let mut queues = self
