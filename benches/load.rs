@@ -639,7 +639,11 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
     let (redis, redis_port) = start_redis();
     let redis_pid = redis.0.id();
     let db_dir = tempfile::tempdir().unwrap();
-    let client = reqwest::Client::new();
+    // The server closes a keep-alive connection idle for 5 s; phases idle the client longer.
+    let client = reqwest::Client::builder()
+        .pool_idle_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let mut runs = Vec::new();
     let mut rows = Vec::new();

@@ -1,6 +1,8 @@
 //! Group commit: votes on one board in flight together share one `vote.lua` call, and
 //! each still passes or fails on its own, in order, with its own answer.
 
+use std::time::{Duration, Instant};
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -183,4 +185,61 @@ async fn the_votes_of_one_call_keep_their_order_and_fail_alone() {
     assert_eq!(real_score(&app, "order", "broken").await, 1.0);
     assert_eq!(real_score(&app, "order", "m2").await, 2.0);
     assert_eq!(real_score(&app, "order", "m3").await, 0.0);
+}
+
+/// A Redis that stops answering holds no vote much longer than twice the timeout (its
+/// wait in the queue, then its own call), however many queue behind the calls in flight:
+/// a vote that waited past the timeout answers 503 unsent.
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_queued_behind_a_redis_that_hangs_answer_503_within_the_timeout() {
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis: RedisTarget::Single(server.url()),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "hang", "title": "Hang", "membership": "open"}))
+        .await;
+    let (status, body) = app.vote("hang", json!({"member": "m1"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+    let mut conn = redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .unwrap();
+    let sleeper = tokio::spawn(async move {
+        let _: () = redis::cmd("DEBUG")
+            .arg("SLEEP")
+            .arg(5)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let mut requests = Vec::new();
+    for i in 0..300 {
+        let app = app.clone();
+        requests.push(tokio::spawn(async move {
+            let (status, body) = app
+                .vote("hang", json!({"member": format!("m{}", i % 9)}))
+                .await;
+            (status, body, started.elapsed())
+        }));
+    }
+    let mut slowest = Duration::ZERO;
+    for r in requests {
+        let (status, body, took) = r.await.unwrap();
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("store_unavailable")),
+            "{body}"
+        );
+        slowest = slowest.max(took);
+    }
+    // The timeout is 1 s; 300 votes sent at two calls of 32 a second would take 5 s (and
+    // the last would count, Redis awake again).
+    assert!(slowest < Duration::from_millis(3500), "took {slowest:?}");
+    sleeper.await.unwrap();
 }

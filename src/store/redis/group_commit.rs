@@ -14,6 +14,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use redis::{ServerErrorKind, Value};
 use tokio::sync::oneshot;
@@ -35,6 +36,7 @@ type Replies = Result<Vec<Result<Value, RedisFailure>>, RedisFailure>;
 struct Unit {
     segments: Vec<Segment>,
     reply: oneshot::Sender<Replies>,
+    queued: Instant,
 }
 
 /// The votes waiting for one board and how many of its calls are running.
@@ -81,6 +83,7 @@ impl RedisStore {
             queue.units.push_back(Unit {
                 segments,
                 reply: tx,
+                queued: Instant::now(),
             });
             let start = queue.running < IN_FLIGHT;
             if start {
@@ -124,6 +127,9 @@ impl RedisStore {
 
     /// Takes the next group of whole units off the board's queue (at least one, and more
     /// while they fit the largest group), or stops the caller's run when none is left.
+    /// A unit that has waited longer than the store's timeout (Redis is slow or gone, and
+    /// the calls before it took that long) is answered `Unavailable` without being sent,
+    /// so no vote waits much longer than twice the timeout however many queue.
     fn next_group(&self, slot: &str) -> Option<Vec<Unit>> {
         let mut queues = self
             .group
@@ -131,6 +137,15 @@ impl RedisStore {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let queue = queues.get_mut(slot)?;
+        while let Some(unit) = queue
+            .units
+            .pop_front_if(|u| u.queued.elapsed() > self.timeout)
+        {
+            let _ = unit.reply.send(Err(RedisFailure::Unavailable(format!(
+                "the vote waited over {} ms for the calls before it",
+                self.timeout.as_millis()
+            ))));
+        }
         let mut units = Vec::new();
         let mut votes = 0;
         while let Some(unit) = queue.units.front() {
