@@ -1,6 +1,7 @@
 //! `make bench`, Redis Cluster: the same work on one `redis-server` and on a 3-master
 //! Redis Cluster on this machine (no persistence, no replicas), through the store's own
-//! calls with 64 writers in flight on one client thread.
+//! calls with 64 writers in flight on one client thread (group commit on, as the server
+//! runs it: a board's votes in flight together share a script call).
 //! 1. Votes over 48 boards (five calendar periods, a voter each): votes/s and each Redis
 //!    process's CPU.
 //! 2. A `sharded` board of 16 shards: score writes/s, then the top-100 read's p50 and
@@ -105,8 +106,9 @@ async fn quiet<T, F: Future<Output = T>>(
     last.unwrap()
 }
 
-/// Votes by `WRITERS` writers over `BOARDS` boards for `secs` seconds: votes per second.
-async fn votes(store: &RedisStore, secs: u64) -> f64 {
+/// Votes by `WRITERS` writers over `BOARDS` boards for `secs` seconds: votes per second
+/// and votes cast.
+async fn votes(store: &RedisStore, secs: u64) -> (f64, f64) {
     let now = Utc::now();
     let targets: Rc<Vec<VoteTarget>> = Rc::new(
         Period::CALENDAR
@@ -168,7 +170,10 @@ async fn votes(store: &RedisStore, secs: u64) -> f64 {
         .await
         .into_iter()
         .sum();
-    total as f64 / started.elapsed().as_secs_f64()
+    (
+        total as f64 / started.elapsed().as_secs_f64(),
+        total as f64,
+    )
 }
 
 /// Score writes by `WRITERS` writers to random members of a sharded board for `secs`
@@ -255,19 +260,24 @@ fn reset_stats(ports: &[u16]) {
     }
 }
 
-/// Redis's µs per script call over `ports` since their statistics were reset, and each
-/// node's own when there are several.
-fn usec_per_call(ports: &[u16]) -> String {
+/// Redis's µs per vote over `ports` since their statistics were reset, `votes` votes
+/// having been cast (group commit may put several in one script call), and each node's
+/// µs per call when there are several.
+fn usec_per_vote(ports: &[u16], votes: f64) -> String {
     let (usec, calls) = ports.iter().fold((0.0, 0.0), |(u, c), &p| {
         (u + evalsha_stat(p, "usec"), c + evalsha_stat(p, "calls"))
     });
-    let mut figure = format!("Redis {:.1} µs per vote", usec / f64::max(calls, 1.0));
+    let mut figure = format!(
+        "Redis {:.1} µs per vote, {:.2} votes per call",
+        usec / f64::max(votes, 1.0),
+        votes / f64::max(calls, 1.0)
+    );
     if ports.len() > 1 {
         let nodes: Vec<String> = ports
             .iter()
             .map(|&p| format!("{:.1}", evalsha_usec(p)))
             .collect();
-        figure += &format!(" (per node: {})", nodes.join(", "));
+        figure += &format!(" (µs per call per node: {})", nodes.join(", "));
     }
     figure
 }
@@ -331,8 +341,8 @@ fn main() {
             flush();
             let ((rate, usec), cpu) = quiet(&pids, || async {
                 reset_stats(ports);
-                let rate = votes(&store, secs).await;
-                (rate, usec_per_call(ports))
+                let (rate, cast) = votes(&store, secs).await;
+                (rate, usec_per_vote(ports, cast))
             })
             .await;
             println!(
