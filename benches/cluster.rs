@@ -170,10 +170,7 @@ async fn votes(store: &RedisStore, secs: u64) -> (f64, f64) {
         .await
         .into_iter()
         .sum();
-    (
-        total as f64 / started.elapsed().as_secs_f64(),
-        total as f64,
-    )
+    (total as f64 / started.elapsed().as_secs_f64(), total as f64)
 }
 
 /// Score writes by `WRITERS` writers to random members of a sharded board for `secs`

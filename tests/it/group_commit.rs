@@ -18,23 +18,34 @@ async fn real_score(app: &TestApp, board: &str, member: &str) -> f64 {
     num(&m["score"])
 }
 
-/// How many script calls (EVALSHA and EVAL) a Redis has run since its statistics were
-/// reset; a call refused with NOSCRIPT (the first on a fresh Redis) ran nothing.
-async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
+/// Each command's calls since the Redis's statistics were reset, less those that failed
+/// (a script call refused with NOSCRIPT, the first on a fresh Redis, ran nothing).
+async fn command_calls(
+    conn: &mut redis::aio::MultiplexedConnection,
+) -> impl Fn(&str) -> u64 + use<> {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
         .query_async(conn)
         .await
         .unwrap();
-    let field = |line: &str, name: &str| -> u64 {
-        line.split([':', ','])
-            .find_map(|f| f.strip_prefix(name)?.parse().ok())
-            .unwrap_or(0)
-    };
-    info.lines()
-        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
-        .map(|l| field(l, "calls=") - field(l, "failed_calls="))
-        .sum()
+    move |command: &str| {
+        let field = |line: &str, name: &str| -> u64 {
+            line.split([':', ','])
+                .find_map(|f| f.strip_prefix(name)?.parse().ok())
+                .unwrap_or(0)
+        };
+        info.lines()
+            .filter(|l| l.starts_with(&format!("cmdstat_{command}:")))
+            .map(|l| field(l, "calls=") - field(l, "failed_calls="))
+            .sum()
+    }
+}
+
+/// How many script calls (EVALSHA and EVAL) a Redis has run since its statistics were
+/// reset.
+async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let calls = command_calls(conn).await;
+    calls("evalsha") + calls("eval")
 }
 
 /// 200 single-vote requests at once from 40 voters (five each) on a board that admits
@@ -100,6 +111,16 @@ async fn burst(vote_group: usize) -> (usize, usize, u64) {
         total, 120.0,
         "the members' scores hold exactly the accepted votes"
     );
+    // Group commit adds a call's voters and hourly counts once for all its votes.
+    let (_, stats) = app.get("/api/v1/boards/burst/stats?period=all").await;
+    assert_eq!(stats["participants"], 40, "{stats}");
+    let counted: i64 = stats["votes_per_hour"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["votes"].as_i64().unwrap())
+        .sum();
+    assert_eq!(counted, 120, "{stats}");
     (accepted, refused, calls)
 }
 
@@ -185,6 +206,113 @@ async fn the_votes_of_one_call_keep_their_order_and_fail_alone() {
     assert_eq!(real_score(&app, "order", "broken").await, 1.0);
     assert_eq!(real_score(&app, "order", "m2").await, 2.0);
     assert_eq!(real_score(&app, "order", "m3").await, 0.0);
+}
+
+/// The writes a call's votes share (the votes per hour, the board's participants) are
+/// made once for the call and hold exactly its admitted votes: a refused vote adds no
+/// count, a vote two hours back counts in its own hour; a shared write that fails answers
+/// its error for each vote that wrote to it, as a command of the vote's own would.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_votes_of_one_call_share_their_board_wide_writes() {
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis: RedisTarget::Single(server.url()),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "shared", "title": "Shared", "membership": "open"}))
+        .await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/shared/rules",
+            json!({"name": "two per member", "dimensions": ["member"], "window": "day", "limit": 2}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let now = chrono::Utc::now();
+    let two_hours_ago = now - chrono::Duration::hours(2);
+    // The board's buckets that vote counts its voter in (UTC, the board's time zone): its
+    // hour, and its day when that is yesterday.
+    let its_own = 1 + u64::from(two_hours_ago.date_naive() != now.date_naive());
+    let two_hours_ago = two_hours_ago.to_rfc3339();
+    let batch = json!({"voter": "a", "votes": [
+        {"board": "shared", "member": "m1", "count": 2},
+        {"board": "shared", "member": "m1"},
+        {"board": "shared", "member": "m2"},
+        {"board": "shared", "member": "m3", "at": two_hours_ago},
+    ]});
+    let mut conn = redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let (status, body) = app.post("/api/v1/votes", batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        error_codes(&body),
+        [Value::Null, json!("rate_limited"), Value::Null, Value::Null],
+        "{body}"
+    );
+    // Three admitted votes, each adding its voter to its member's hour, day and all-time
+    // participants (9 PFADDs), and the call adding the voter once to each of the board's
+    // buckets they count in: this hour, day and all-time (3), and the older vote's own.
+    let calls = command_calls(&mut conn).await;
+    assert_eq!(calls("pfadd"), 9 + 3 + its_own);
+    assert_eq!(calls("evalsha") + calls("eval"), 1);
+    let (status, stats) = app.get("/api/v1/boards/shared/stats?period=all").await;
+    assert_eq!(status, StatusCode::OK, "{stats}");
+    assert_eq!(stats["participants"], 1, "{stats}");
+    let hours = stats["votes_per_hour"].as_array().unwrap();
+    assert_eq!(
+        (hours[47]["votes"].clone(), hours[45]["votes"].clone()),
+        (json!(3), json!(1)),
+        "{stats}"
+    );
+    assert_eq!(
+        hours
+            .iter()
+            .map(|h| h["votes"].as_i64().unwrap())
+            .sum::<i64>(),
+        4
+    );
+
+    let vph: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}*vph", app.prefix))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(vph.len(), 1, "{vph:?}");
+    let _: () = redis::cmd("SET")
+        .arg(&vph[0])
+        .arg("not a hash")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let batch = json!({"voter": "b", "votes": [
+        {"board": "shared", "member": "m4"},
+        {"board": "shared", "member": "m5"},
+    ]});
+    let (status, body) = app.post("/api/v1/votes", batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        error_codes(&body),
+        [json!("internal_error"), json!("internal_error")],
+        "{body}"
+    );
+}
+
+fn error_codes(body: &Value) -> Vec<Value> {
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["error"]["code"].clone())
+        .collect()
 }
 
 /// A Redis that stops answering holds no vote much longer than twice the timeout (its

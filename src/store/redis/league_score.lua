@@ -38,7 +38,7 @@
 
 local idem_ttl = tonumber(ARGV[5])
 local r = tonumber(ARGV[9])
-local early, used, stale = write_checks(KEYS[1], idem_ttl, 4, 11, r, 1, KEYS[4], ARGV[10])
+local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, 4, 11, r, 1, KEYS[4], ARGV[10])
 if early then
   return early
 end

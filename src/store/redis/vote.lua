@@ -10,7 +10,7 @@
 -- then its ARGV; its KEYS follow the previous votes' KEYS. Within a vote, its own KEYS[i]
 -- and ARGV[i] are these:
 --
--- KEYS[1]  idempotency record (string; any key of the board when ARGV[6] is 0)
+-- KEYS[1]  idempotency record (string; any key of the board when ARGV[10] is 0)
 -- KEYS[2]  votes-per-hour counter (hash: epoch hour -> votes)
 -- KEYS[3]  refusals of the vote's hour (hash: rule id -> refused votes)
 -- KEYS[4]  late votes (hash: epoch hour -> votes counted after their time had passed;
@@ -26,27 +26,28 @@
 -- then two keys per rule i = 0 .. r-1, at 4 + 3n + 2h + 2i (see rules.lua)
 -- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
 --
--- ARGV[1]  member id
--- ARGV[2]  real increment (votes; also what each rule counts)
--- ARGV[3]  display increment (millionths)
--- ARGV[4]  carry-over increment (millionths; 0 = none)
--- ARGV[5]  voter id, or '' when the vote names none
--- ARGV[6]  idempotency record TTL in seconds, or 0 when the vote has no key
--- ARGV[7]  receipt: text stored with the scores so a replay can answer the same
--- ARGV[8]  votes-per-hour field (hours since the epoch)
--- ARGV[9]  n, the number of enabled periods
--- ARGV[10] the largest allowed score (2^53)
--- ARGV[11] index (0-based) of the `all` period among the n, or -1 when `all` is off
--- ARGV[12] the vote's time, ms since the epoch
--- ARGV[13] a tag unique to this vote, naming its entries in rolling logs
--- ARGV[14] TTL in seconds of the refusals hash
--- ARGV[15] r, the number of rules
--- ARGV[16] h, the number of voter buckets
+-- ARGV[1]  n, the number of enabled periods
+-- ARGV[2]  h, the number of voter buckets
+-- ARGV[3]  r, the number of rules
+-- ARGV[4]  w, the number of rolling windows
+-- ARGV[5]  member id
+-- ARGV[6]  real increment (votes; also what each rule counts)
+-- ARGV[7]  display increment (millionths)
+-- ARGV[8]  carry-over increment (millionths; 0 = none)
+-- ARGV[9]  voter id, or '' when the vote names none
+-- ARGV[10] idempotency record TTL in seconds, or 0 when the vote has no key
+-- ARGV[11] receipt: text stored with the scores so a replay can answer the same ('' when
+--          the vote has no key)
+-- ARGV[12] votes-per-hour field (hours since the epoch)
+-- ARGV[13] the largest allowed score (2^53)
+-- ARGV[14] the vote's time, ms since the epoch
+-- ARGV[15] a tag unique to this vote, naming its entries in rolling rules' logs
+-- ARGV[16] TTL in seconds of the refusals hash
 -- ARGV[17] '1' when the vote is late (its time passed a while ago), else '0'
--- ARGV[17 + 1 + p] '1' when period p carries over into its next bucket, else '0'
--- then six per rule i, at 17 + n + 6i (see rules.lua; a rule counts the real increment)
--- then at 17 + n + 6r + 1: w, the number of rolling windows, and four per window k at
--- 17 + n + 6r + 1 + 4k:
+-- ARGV[18] the periods, one character each: 'a' for `all`, '1' for a period that carries
+--          over into its next bucket, else '0'
+-- then six per rule i, at 18 + 6i (see rules.lua; a rule counts the real increment)
+-- then four per rolling window k, at 18 + 6r + 4k:
 --   +1 s, its slots
 --   +2 the clock's slot (now)
 --   +3 the vote's slot (its time)
@@ -58,117 +59,166 @@
 --   {'dup', receipt_and_scores}                        the first answer for this key
 --   {'limited', i, retry_ms}   rule i (0-based) refused: of the rules that refuse, the
 --                              one that keeps refusing longest; retry_ms is -1 for never
---   {'overflow'}                                        a score would pass ARGV[10]
+--   {'overflow'}                                        a score would pass ARGV[13]
 --   an error, when a command of the vote failed (the others still run)
 --
--- Increments go to redis.call as the strings in ARGV: a Lua number is formatted with
--- printf('%.14g') on every call, which cost several percent of the script's time.
+-- What a vote costs Redis is mostly what this script does per vote around its commands,
+-- so it converts only the numbers it computes with (glibc's strtod, behind tonumber, is
+-- a tenth of a microsecond each), passes increments to redis.call as the strings in ARGV
+-- (a Lua number would be formatted with printf('%.14g') on every call), reads flags as
+-- strings, and formats nothing on the usual path.
 --
 -- Invariant: every check comes before the first write, so a refused vote changes no
 -- score and no rule counter; a rate-limit refusal writes only its refusals counter.
 
+local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
+
 local function exceeds(key, member, inc, max_units)
-  local current = tonumber(redis.call('ZSCORE', key, member) or '0')
-  return current + inc > max_units
+  local current = call('ZSCORE', key, member)
+  return (current and tonumber(current) or 0) + inc > max_units
 end
 
--- Casts the vote whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is ARGV[ab + i].
-local function cast(kb, ab)
-  local member = ARGV[ab + 1]
-  local real_inc = tonumber(ARGV[ab + 2])
-  local display_inc = tonumber(ARGV[ab + 3])
-  local carry_inc = tonumber(ARGV[ab + 4])
-  local voter = ARGV[ab + 5]
-  local idem_ttl = tonumber(ARGV[ab + 6])
-  local n = tonumber(ARGV[ab + 9])
-  local max_units = tonumber(ARGV[ab + 10])
-  local all_index = tonumber(ARGV[ab + 11])
-  local r = tonumber(ARGV[ab + 15])
-  local h = tonumber(ARGV[ab + 16])
+-- Whether any score the vote writes would pass the largest allowed score. Every bucket's
+-- score is at most the all-time score of the same view (each unit of a bucket comes from
+-- a vote that added at least as much to all-time), so when `all` is on checking it bounds
+-- them all, rolling windows included; otherwise every target is checked, and rolling
+-- totals as they stand (before expired slots leave them, so never too leniently).
+local function overflows(kb, ab, n, r, w, member, real_inc)
+  local display_inc = tonumber(ARGV[ab + 7])
+  local max_units = tonumber(ARGV[ab + 13])
+  local all_at = string.find(ARGV[ab + 18], 'a', 1, true)
+  local period_key = kb + 4
+  if all_at then
+    local base = period_key + 3 * (all_at - 1)
+    return exceeds(KEYS[base + 1], member, real_inc, max_units)
+      or exceeds(KEYS[base + 2], member, display_inc, max_units)
+  end
+  local carry = ARGV[ab + 8] ~= '0' and tonumber(ARGV[ab + 8])
+  for p = 0, n - 1 do
+    local base = period_key + 3 * p
+    if exceeds(KEYS[base + 1], member, real_inc, max_units)
+        or exceeds(KEYS[base + 2], member, display_inc, max_units)
+        or (carry and exceeds(KEYS[base + 3], member, carry, max_units)) then
+      return true
+    end
+  end
+  local h = tonumber(ARGV[ab + 2])
+  local o = period_key + 3 * n + 2 * h + 2 * r
+  local slots_arg = ab + 18 + 6 * r + 1
+  for i = 0, w - 1 do
+    if exceeds(KEYS[o + 2], member, real_inc, max_units)
+        or exceeds(KEYS[o + 3], member, display_inc, max_units) then
+      return true
+    end
+    o = o + 3 + 5 * tonumber(ARGV[slots_arg + 4 * i])
+  end
+  return false
+end
+
+-- Writes the votes of a call of several share, made once after them all: the voters each
+-- board-wide participants HyperLogLog gains (one PFADD takes them all) and each hour's
+-- count in the votes-per-hour hash. A vote refused, or failed before it got there, adds
+-- nothing. Each is a list of keys in the order first written, and per key {the votes that
+-- wrote it, what is written}: voters, or field -> count. A call of one vote writes them
+-- at once (the tables would cost it more than they save).
+local m = tonumber(ARGV[1])
+local board_voters, hour_votes
+if m > 1 then
+  board_voters, hour_votes = {keys = {}}, {keys = {}}
+end
+
+-- Vote j's part of the shared write on `key`, which gets `item` (`shared` is
+-- board_voters) or `inc` more in the field `item` (hour_votes).
+local function shared_add(shared, key, j, item, inc)
+  local write = shared[key]
+  if not write then
+    write = {{}, {}}
+    shared[key] = write
+    shared.keys[#shared.keys + 1] = key
+  end
+  local votes, items = write[1], write[2]
+  votes[#votes + 1] = j
+  if inc then
+    items[item] = (items[item] or 0) + inc
+  else
+    items[#items + 1] = item
+  end
+end
+
+-- Casts vote j, whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is ARGV[ab + i].
+local function cast(j, kb, ab)
+  local n, h, r = tonumber(ARGV[ab + 1]), tonumber(ARGV[ab + 2]), tonumber(ARGV[ab + 3])
+  local w = tonumber(ARGV[ab + 4])
+  local member, real_text = ARGV[ab + 5], ARGV[ab + 6]
+  local real_inc = tonumber(real_text)
+  local idem_ttl = ARGV[ab + 10]
+  local keyed = idem_ttl ~= '0'
   local period_key = kb + 4
   local voter_key = period_key + 3 * n
   local rule_key = voter_key + 2 * h
-  local rule_arg = ab + 17 + n
-  local window_arg = rule_arg + 6 * r
-  local w = tonumber(ARGV[window_arg + 1] or '0')
+  local rule_arg = ab + 18
 
   -- The idempotency record, then the rate-limit rules: every counter is read first and
   -- consumed only when all of them admit.
-  local early, used, stale = write_checks(KEYS[kb + 1], idem_ttl, rule_key, rule_arg, r,
-    real_inc, KEYS[kb + 3], ARGV[ab + 14])
+  local early, used, stale = write_checks(KEYS[kb + 1], keyed, rule_key, rule_arg, r,
+    real_inc, KEYS[kb + 3], ARGV[ab + 16])
   if early then
     return early
   end
-
-  -- Every bucket's score is at most the all-time score of the same view (each unit of a
-  -- bucket comes from a vote that added at least as much to all-time), so when `all` is
-  -- on checking it bounds them all; otherwise every target is checked.
-  for p = 0, n - 1 do
-    if all_index < 0 or p == all_index then
-      local base = period_key + 3 * p
-      if exceeds(KEYS[base + 1], member, real_inc, max_units)
-          or exceeds(KEYS[base + 2], member, display_inc, max_units) then
-        return {'overflow'}
-      end
-      if all_index < 0 and carry_inc > 0
-          and exceeds(KEYS[base + 3], member, carry_inc, max_units) then
-        return {'overflow'}
-      end
-    end
+  if overflows(kb, ab, n, r, w, member, real_inc) then
+    return {'overflow'}
   end
 
-  -- Rolling windows hold only votes that all-time holds too; without `all`, their totals
-  -- are checked as they stand (before expired slots leave them, so never too leniently).
-  if all_index < 0 then
-    local o = rule_key + 2 * r
-    for i = 0, w - 1 do
-      if exceeds(KEYS[o + 2], member, real_inc, max_units)
-          or exceeds(KEYS[o + 3], member, display_inc, max_units) then
-        return {'overflow'}
-      end
-      o = o + 3 + 5 * tonumber(ARGV[window_arg + 2 + 4 * i])
-    end
-  end
+  rules_consume(rule_key, rule_arg, r, used, stale, real_inc, real_text, ARGV[ab + 14],
+    ARGV[ab + 15])
 
-  rules_consume(rule_key, rule_arg, r, used, stale, real_inc, ARGV[ab + 2], ARGV[ab + 12],
-    ARGV[ab + 13])
-
+  local display_text, carry_text = ARGV[ab + 7], ARGV[ab + 8]
+  local carries = carry_text ~= '0' and ARGV[ab + 18]
   local result = {'ok'}
   for p = 0, n - 1 do
     local base = period_key + 3 * p
-    result[#result + 1] = redis.call('ZINCRBY', KEYS[base + 1], ARGV[ab + 2], member)
-    result[#result + 1] = redis.call('ZINCRBY', KEYS[base + 2], ARGV[ab + 3], member)
-    if carry_inc > 0 and ARGV[ab + 17 + 1 + p] == '1' then
-      redis.call('ZINCRBY', KEYS[base + 3], ARGV[ab + 4], member)
+    result[2 * p + 2] = call('ZINCRBY', KEYS[base + 1], real_text, member)
+    result[2 * p + 3] = call('ZINCRBY', KEYS[base + 2], display_text, member)
+    -- 49 is '1'.
+    if carries and string.byte(carries, p + 1) == 49 then
+      call('ZINCRBY', KEYS[base + 3], carry_text, member)
     end
   end
+  local voter = ARGV[ab + 9]
   if voter ~= '' then
-    for v = 0, h - 1 do
-      redis.call('PFADD', KEYS[voter_key + 2 * v + 1], voter)
-      redis.call('PFADD', KEYS[voter_key + 2 * v + 2], voter)
+    for k = voter_key + 1, voter_key + 2 * h, 2 do
+      if board_voters then
+        shared_add(board_voters, KEYS[k], j, voter)
+      else
+        call('PFADD', KEYS[k], voter)
+      end
+      call('PFADD', KEYS[k + 1], voter)
     end
   end
-  local o = rule_key + 2 * r
-  for i = 0, w - 1 do
-    local at = window_arg + 1 + 4 * i
-    local slots = tonumber(ARGV[at + 1])
-    local totals = window_add(o, slots, tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]),
-      tonumber(ARGV[at + 4]), member, ARGV[ab + 2], ARGV[ab + 3], voter)
-    result[#result + 1] = totals[1]
-    result[#result + 1] = totals[2]
-    o = o + 3 + 5 * slots
+  if w > 0 then
+    local o = rule_key + 2 * r
+    local at = rule_arg + 6 * r
+    for _ = 1, w do
+      local slots = tonumber(ARGV[at + 1])
+      local totals = window_add(o, slots, tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]),
+        tonumber(ARGV[at + 4]), member, real_text, display_text, voter)
+      result[#result + 1] = totals[1]
+      result[#result + 1] = totals[2]
+      o = o + 3 + 5 * slots
+      at = at + 4
+    end
   end
-  redis.call('HINCRBY', KEYS[kb + 2], ARGV[ab + 8], ARGV[ab + 2])
+  if hour_votes then
+    shared_add(hour_votes, KEYS[kb + 2], j, ARGV[ab + 12], real_inc)
+  else
+    call('HINCRBY', KEYS[kb + 2], ARGV[ab + 12], real_text)
+  end
   if ARGV[ab + 17] == '1' then
-    redis.call('HINCRBY', KEYS[kb + 4], ARGV[ab + 8], ARGV[ab + 2])
+    call('HINCRBY', KEYS[kb + 4], ARGV[ab + 12], real_text)
   end
 
-  if idem_ttl > 0 then
-    local scores = {}
-    for i = 2, #result do
-      scores[#scores + 1] = result[i]
-    end
-    redis.call('SET', KEYS[kb + 1], ARGV[ab + 7] .. '|' .. table.concat(scores, ','), 'EX',
+  if keyed then
+    call('SET', KEYS[kb + 1], ARGV[ab + 11] .. '|' .. table.concat(result, ',', 2), 'EX',
       idem_ttl)
   end
   return result
@@ -176,9 +226,9 @@ end
 
 local replies = {}
 local kb, at = 0, 1
-for j = 1, tonumber(ARGV[1]) do
+for j = 1, m do
   local keys, args = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
-  local ok, reply = pcall(cast, kb, at + 2)
+  local ok, reply = pcall(cast, j, kb, at + 2)
   if not ok then
     -- A command's error comes as a table with its message; Lua's own as a string.
     reply = redis.error_reply(type(reply) == 'table' and reply.err or tostring(reply))
@@ -186,4 +236,31 @@ for j = 1, tonumber(ARGV[1]) do
   replies[j] = reply
   kb, at = kb + keys, at + 2 + args
 end
+
+if m == 1 then
+  return replies
+end
+
+-- The shared writes. One that fails answers its error for every vote that wrote to it,
+-- as a command of the vote's own would.
+local function share(shared, write)
+  for _, key in ipairs(shared.keys) do
+    local votes, items = shared[key][1], shared[key][2]
+    local ok, err = pcall(write, key, items)
+    if not ok then
+      local reply = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
+      for _, j in ipairs(votes) do
+        replies[j] = reply
+      end
+    end
+  end
+end
+share(board_voters, function(key, voters)
+  call('PFADD', key, unpack(voters))
+end)
+share(hour_votes, function(key, counts)
+  for field, count in pairs(counts) do
+    call('HINCRBY', key, field, string.format('%d', count))
+  end
+end)
 return replies

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
-use super::rules::{self, RuleCheck};
+use super::rules::{self, Counter, RuleCheck};
 use super::window::WindowTarget;
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 use crate::domain::ids::IdempotencyKey;
@@ -23,10 +23,10 @@ const VOTE_SOURCE: &str = concat!(
 
 static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(VOTE_SOURCE));
 
-/// Where `vote.lua` takes the voter in a call of one vote: the call's ARGV[8] (the number
-/// of votes and the vote's two counts come first, then its own ARGV[5]; see the script's
+/// Where `vote.lua` takes the voter in a call of one vote: the call's ARGV[12] (the number
+/// of votes and the vote's two counts come first, then its own ARGV[9]; see the script's
 /// header). The benchmark rewrites it in captured calls.
-pub const VOTER_ARGV: usize = 3 + 5;
+pub const VOTER_ARGV: usize = 3 + 9;
 
 /// One vote's part of a `vote.lua` call (its own KEYS and ARGV), or a whole call.
 #[derive(Debug, Default)]
@@ -177,33 +177,48 @@ impl VoteCall<'_> {
                 inv.key(key);
             }
         }
-        let all_index = self
+        // Only a rolling rule's log names the vote's entries.
+        let tag = if self
+            .rules
+            .iter()
+            .any(|r| matches!(r.counter, Counter::Rolling { .. }))
+        {
+            format!("{:016x}", rand::random::<u64>())
+        } else {
+            String::new()
+        };
+        let periods: String = self
             .targets
             .iter()
-            .position(|t| !t.current.period.is_periodic())
-            .map_or(-1, |i| i as i64);
-        inv.arg(self.member)
+            .map(|t| match t.next {
+                _ if !t.current.period.is_periodic() => 'a',
+                Some(_) => '1',
+                None => '0',
+            })
+            .collect();
+        inv.arg(self.targets.len())
+            .arg(self.voters.len())
+            .arg(self.rules.len())
+            .arg(self.windows.len())
+            .arg(self.member)
             .arg(self.increment.real)
             .arg(self.increment.display)
             .arg(self.increment.carry)
             .arg(self.voter.unwrap_or(""))
             .arg(idem_ttl)
-            .arg(self.receipt)
+            .arg(if self.idempotency.is_some() {
+                self.receipt
+            } else {
+                ""
+            })
             .arg(self.hour)
-            .arg(self.targets.len())
             .arg(MAX_UNITS)
-            .arg(all_index)
             .arg(self.at_ms)
-            .arg(format!("{:016x}", rand::random::<u64>()))
+            .arg(tag)
             .arg(REFUSALS_TTL_S)
-            .arg(self.rules.len())
-            .arg(self.voters.len())
-            .arg(if self.late { "1" } else { "0" });
-        for t in self.targets {
-            inv.arg(if t.next.is_some() { "1" } else { "0" });
-        }
+            .arg(if self.late { "1" } else { "0" })
+            .arg(periods);
         rules::push_args(self.rules, &mut inv);
-        inv.arg(self.windows.len());
         for w in self.windows {
             w.args(&mut inv);
         }
