@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::harness::{Options, RedisServer, TestApp, num};
+use crate::harness::{Options, RawRedis, RedisServer, TestApp, num};
 
 async fn raw_post(app: &TestApp, path: &str, body: &'static str) -> (StatusCode, Value) {
     let resp = app
@@ -424,6 +424,81 @@ async fn scores_past_two_to_the_53_are_refused_whole() {
         .get("/api/v1/boards/big/members/m1?period=day&view=real")
         .await;
     assert_eq!(m["rank"], json!(null), "nothing was written");
+}
+
+/// The value of the one board's headroom mark under `prefix`, if it has one.
+async fn headroom_mark(raw: &mut RawRedis, prefix: &str) -> Option<String> {
+    let keys = raw.keys(&format!("{prefix}:{{b:*}}:headroom")).await;
+    match keys.first() {
+        Some(key) => raw.query(redis::cmd("GET").arg(key)).await,
+        None => None,
+    }
+}
+
+/// Votes below 10^15 units each skip the 2^53 check while every all-time score is below
+/// 10^15 (the board's headroom mark); once a score reaches 10^15 the check is back, so a
+/// member climbing by ordinary votes is still refused exactly where it would pass 2^53.
+/// Initial votes remove the mark, so the next vote looks at the leaders again.
+#[tokio::test(flavor = "multi_thread")]
+async fn scores_climbing_to_two_to_the_53_by_ordinary_votes_are_refused_whole() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "climb", "title": "Climb", "multiplier": 1000000,
+        "max_count": 1000, "membership": "open"}),
+    )
+    .await;
+    let mut raw = RawRedis::connect().await;
+    let display = |m: &str| {
+        let app = app.clone();
+        let path = format!("/api/v1/boards/climb/members/{m}?period=all");
+        async move { num(&app.get(&path).await.1["score"]) }
+    };
+    // 999 × 10^6 × 10^6 = 9.99 × 10^14 display units a vote: 15 digits.
+    let vote = json!({"member": "m1", "count": 999});
+    let (status, body) = app.vote("climb", vote.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        headroom_mark(&mut raw, &app.prefix).await.as_deref(),
+        Some("1")
+    );
+    for n in 2..=9 {
+        let (status, body) = app.vote("climb", vote.clone()).await;
+        assert_eq!(status, StatusCode::OK, "vote {n}: {body}");
+        assert_eq!(
+            headroom_mark(&mut raw, &app.prefix).await.as_deref(),
+            Some("0"),
+            "vote {n}"
+        );
+    }
+    assert_eq!(display("m1").await, 8_991_000_000.0);
+    // 8.991 × 10^15 + 9.99 × 10^14 passes 2^53 (9.007 × 10^15).
+    let (status, body) = app.vote("climb", vote.clone()).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("score_overflow")),
+        "{body}"
+    );
+    assert_eq!(display("m1").await, 8_991_000_000.0);
+
+    let (status, body) = app
+        .put(
+            "/api/v1/admin/boards/climb/members",
+            json!({"members": [{"id": "m2", "initial_votes": 5}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        headroom_mark(&mut raw, &app.prefix).await,
+        None,
+        "initial votes remove the mark"
+    );
+    let (status, body) = app.vote("climb", json!({"member": "m2", "count": 1})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        headroom_mark(&mut raw, &app.prefix).await.as_deref(),
+        Some("0"),
+        "the next vote looked at the leaders again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,6 +2,8 @@
 --
 -- KEYS[1]  all-time display scores (zset)
 -- KEYS[2]  initial votes already applied (hash: member -> millionths)
+-- KEYS[3]  the board's headroom mark (see vote.lua), removed when a score moves: the
+--          next vote that needs it looks again
 -- ARGV[1]  the largest allowed score (2^53 units)
 -- ARGV[2]  'apply', or 'check' to check the bound and write nothing
 -- ARGV     then pairs: member id, target initial votes in millionths (0 removes the record)
@@ -35,6 +37,9 @@ local moved = 0
 for _, move in ipairs(moves) do
   local member, target, delta = move[1], move[2], move[3]
   if delta ~= 0 then
+    if moved == 0 then
+      redis.call('DEL', KEYS[3])
+    end
     redis.call('ZINCRBY', KEYS[1], string.format('%d', delta), member)
     moved = moved + 1
   end

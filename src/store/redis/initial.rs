@@ -47,7 +47,10 @@ impl RedisStore {
             .chunks(1000)
             .map(|chunk| {
                 let mut inv = INITIAL.key(board.scores(View::Display, &Bucket::all()));
-                inv.key(board.initial_applied()).arg(MAX_UNITS).arg(mode);
+                inv.key(board.initial_applied())
+                    .key(board.headroom())
+                    .arg(MAX_UNITS)
+                    .arg(mode);
                 for (member, votes) in chunk {
                     inv.arg(*member).arg(votes * View::Display.units_per_vote());
                 }

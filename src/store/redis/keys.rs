@@ -219,6 +219,12 @@ impl BoardKeys {
         format!("{}late", self.base)
     }
 
+    /// Whether the board's all-time scores are all below 10^15 units (string: '1', or '0'
+    /// when some may not be), so a vote can skip the 2^53 check (see `vote.lua`).
+    pub fn headroom(&self) -> String {
+        format!("{}headroom", self.base)
+    }
+
     /// Votes per hour (hash: hours since the epoch -> votes).
     pub fn votes_per_hour(&self) -> String {
         format!("{}vph", self.base)

@@ -24,15 +24,16 @@ local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
 -- total); then every rule is checked for `inc` more. A rolling log's running total may
 -- still hold entries that have left the window: they are subtracted here, and dropped by
 -- rules_consume when the write is admitted.
+-- `also`, when given, is one more string key the same MGET reads for the caller.
 -- Answers the reply to return at once — {'dup', record}, or {'limited', i, retry_ms} for
 -- the rule that refuses (of those that do, the one that keeps refusing longest; retry_ms
--- is -1 for never), with the refusal counted in `refusals_key` — or else nil, used, stale:
--- what each rule has counted and whether its log holds entries that left the window, for
--- rules_consume.
+-- is -1 for never), with the refusal counted in `refusals_key` — or else nil, used, stale,
+-- also's value: what each rule has counted and whether its log holds entries that left
+-- the window, for rules_consume.
 -- (One function, helpers inlined: every local function is a closure the script makes
 -- again on each call.)
 local function write_checks(idem_key, keyed, rule_key, rule_arg, r, inc, refusals_key,
-    refusals_ttl)
+    refusals_ttl, also)
   local strings = {}
   if keyed then
     strings[1] = idem_key
@@ -44,6 +45,9 @@ local function write_checks(idem_key, keyed, rule_key, rule_arg, r, inc, refusal
       at = at + 1
     end
     strings[from + i + 1] = KEYS[at]
+  end
+  if also then
+    strings[from + r + 1] = also
   end
   local stored = {}
   if #strings > 0 then
@@ -103,7 +107,7 @@ local function write_checks(idem_key, keyed, rule_key, rule_arg, r, inc, refusal
     call('EXPIRE', refusals_key, refusals_ttl)
     return {'limited', refused, refused_retry}
   end
-  return nil, used, stale
+  return nil, used, stale, also and stored[from + r + 1]
 end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule; a log's entry is

@@ -15,15 +15,16 @@
 -- KEYS[3]  refusals of the vote's hour (hash: rule id -> refused votes)
 -- KEYS[4]  late votes (hash: epoch hour -> votes counted after their time had passed;
 --          the archive task archives their closed buckets again)
--- then three keys per enabled period p = 0 .. n-1, at 4 + 3p:
+-- KEYS[5]  the board's headroom mark (string; see below; any key when `all` is off)
+-- then three keys per enabled period p = 0 .. n-1, at 5 + 3p:
 --   +1 real scores of the vote's bucket        (zset)
 --   +2 display scores of the vote's bucket     (zset)
 --   +3 display scores of the next bucket       (zset; carry-over target, ignored for `all`)
 -- then two keys per voter bucket v = 0 .. h-1 (the hour, day and all-time buckets the
--- vote counts voters in; a week's and a month's voters are their days'), at 4 + 3n + 2v:
+-- vote counts voters in; a week's and a month's voters are their days'), at 5 + 3n + 2v:
 --   +1 the bucket's distinct voters             (HyperLogLog)
 --   +2 the member's distinct voters in it       (HyperLogLog)
--- then two keys per rule i = 0 .. r-1, at 4 + 3n + 2h + 2i (see rules.lua)
+-- then two keys per rule i = 0 .. r-1, at 5 + 3n + 2h + 2i (see rules.lua)
 -- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
 --
 -- ARGV[1]  n, the number of enabled periods
@@ -68,10 +69,34 @@
 -- (a Lua number would be formatted with printf('%.14g') on every call), reads flags as
 -- strings, and formats nothing on the usual path.
 --
+-- The headroom mark says whether the board's all-time scores, both views, are all below
+-- 10^15 units ('1'), or may not be ('0'); missing, the first vote that needs it looks at
+-- the two all-time leaders and records what it saw. A vote whose increments are each
+-- below 10^15 cannot take a score from below 10^15 past 2^53, so on a board marked '1' it
+-- skips the overflow check (two ZSCOREs and their parsing: a sixteenth of its time); a
+-- vote that leaves an all-time score at 10^15 or more marks the board '0', and initial
+-- votes (initial.lua) remove the mark. Every other bucket and rolling total of the board
+-- is at most the all-time score of its view, so the mark bounds them too. Boards without
+-- `all` always check. Increments and scores are compared by their digits: a positive
+-- whole number below 10^15 has at most 15.
+--
 -- Invariant: every check comes before the first write, so a refused vote changes no
--- score and no rule counter; a rate-limit refusal writes only its refusals counter.
+-- score, no rule counter and no mark; a rate-limit refusal writes only its refusals
+-- counter.
 
 local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
+
+-- The headroom mark's value for the board whose all-time scores are at `real` and
+-- `display`, from their leaders.
+local function headroom(real, display)
+  for _, key in ipairs({real, display}) do
+    local top = call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+    if top[2] and tonumber(top[2]) >= 1e15 then
+      return '0'
+    end
+  end
+  return '1'
+end
 
 local function exceeds(key, member, inc, max_units)
   local current = call('ZSCORE', key, member)
@@ -83,11 +108,10 @@ end
 -- a vote that added at least as much to all-time), so when `all` is on checking it bounds
 -- them all, rolling windows included; otherwise every target is checked, and rolling
 -- totals as they stand (before expired slots leave them, so never too leniently).
-local function overflows(kb, ab, n, r, w, member, real_inc)
+local function overflows(kb, ab, n, r, w, member, real_inc, all_at)
   local display_inc = tonumber(ARGV[ab + 7])
   local max_units = tonumber(ARGV[ab + 13])
-  local all_at = string.find(ARGV[ab + 18], 'a', 1, true)
-  local period_key = kb + 4
+  local period_key = kb + 5
   if all_at then
     local base = period_key + 3 * (all_at - 1)
     return exceeds(KEYS[base + 1], member, real_inc, max_units)
@@ -153,32 +177,50 @@ local function cast(j, kb, ab)
   local real_inc = tonumber(real_text)
   local idem_ttl = ARGV[ab + 10]
   local keyed = idem_ttl ~= '0'
-  local period_key = kb + 4
+  local period_key = kb + 5
   local voter_key = period_key + 3 * n
   local rule_key = voter_key + 2 * h
   local rule_arg = ab + 18
+  local display_text, carry_text = ARGV[ab + 7], ARGV[ab + 8]
+  local all_at = string.find(ARGV[ab + 18], 'a', 1, true)
+  local all_key = all_at and period_key + 3 * (all_at - 1)
+  local mark_key = all_at and KEYS[kb + 5]
 
-  -- The idempotency record, then the rate-limit rules: every counter is read first and
-  -- consumed only when all of them admit.
-  local early, used, stale = write_checks(KEYS[kb + 1], keyed, rule_key, rule_arg, r,
-    real_inc, KEYS[kb + 3], ARGV[ab + 16])
+  -- The idempotency record, the rate-limit rules and the headroom mark: every counter is
+  -- read first and consumed only when all of them admit.
+  local early, used, stale, mark = write_checks(KEYS[kb + 1], keyed, rule_key, rule_arg, r,
+    real_inc, KEYS[kb + 3], ARGV[ab + 16], mark_key)
   if early then
     return early
   end
-  if overflows(kb, ab, n, r, w, member, real_inc) then
+  local stored_mark = mark
+  if mark_key and not mark then
+    mark = headroom(KEYS[all_key + 1], KEYS[all_key + 2])
+  end
+  if not (mark == '1' and #real_text <= 15 and #display_text <= 15 and #carry_text <= 15)
+      and overflows(kb, ab, n, r, w, member, real_inc, all_at) then
     return {'overflow'}
   end
 
   rules_consume(rule_key, rule_arg, r, used, stale, real_inc, real_text, ARGV[ab + 14],
     ARGV[ab + 15])
 
-  local display_text, carry_text = ARGV[ab + 7], ARGV[ab + 8]
   local carries = carry_text ~= '0' and ARGV[ab + 18]
   local result = {'ok'}
   for p = 0, n - 1 do
     local base = period_key + 3 * p
-    result[2 * p + 2] = call('ZINCRBY', KEYS[base + 1], real_text, member)
-    result[2 * p + 3] = call('ZINCRBY', KEYS[base + 2], display_text, member)
+    local real_score = call('ZINCRBY', KEYS[base + 1], real_text, member)
+    local display_score = call('ZINCRBY', KEYS[base + 2], display_text, member)
+    result[2 * p + 2], result[2 * p + 3] = real_score, display_score
+    if p + 1 == all_at then
+      -- Right after the all-time scores move, before any later command can fail.
+      if #real_score > 15 or #display_score > 15 then
+        mark = '0'
+      end
+      if mark ~= stored_mark then
+        call('SET', mark_key, mark)
+      end
+    end
     -- 49 is '1'.
     if carries and string.byte(carries, p + 1) == 49 then
       call('ZINCRBY', KEYS[base + 3], carry_text, member)

@@ -160,7 +160,8 @@ impl VoteCall<'_> {
         inv.key(idem_key)
             .key(self.board.votes_per_hour())
             .key(self.board.refusals(self.hour))
-            .key(self.board.late_writes());
+            .key(self.board.late_writes())
+            .key(self.board.headroom());
         for t in self.targets {
             let next = t.next.as_ref().unwrap_or(&t.current);
             inv.key(self.board.scores(View::Real, &t.current))
