@@ -14,7 +14,9 @@
 //! 6. Redis µs per vote for each board shape (full semantics, with an idempotency key,
 //!    no carry-over, no rules, one period, a rolling window): what each feature costs,
 //!    each on an empty store, a run that lost more than 5% of a core to steal repeated;
-//!    the full-semantics calls also with 8 and 32 votes per call (group commit).
+//!    the full-semantics calls also with 8 and 32 votes per call (group commit). With
+//!    `BENCH_REDIS_ALSO` (a `redis-server` binary; `make bench` builds one with
+//!    `scripts/build-redis.sh`), the same calls also on that Redis, side by side.
 //! 7. Redis encoding settings that trade memory for speed (dense HyperLogLogs, larger
 //!    listpack zsets): Redis µs per vote and memory, with the ceiling's generator.
 //!
@@ -44,7 +46,7 @@ use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Termina
 use ovation::engine::auth::Caller;
 use ovation::engine::state::AppState;
 use ovation::engine::votes::{Vote, invocation};
-use ovation::store::redis::{VOTER_ARGV, repeated_call};
+use ovation::store::redis::{VOTE_SOURCE, VOTER_ARGV, repeated_call};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -52,7 +54,7 @@ mod common;
 mod cpu;
 mod http;
 
-use common::{evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
+use common::{evalsha_stat, evalsha_usec, redis_cli, start_redis, start_redis_from, steal_seconds};
 use cpu::CpuMeter;
 use http::{
     CONNECTIONS, Server, WrkResult, call, cpu_cell, round, start_server, start_server_with,
@@ -346,18 +348,29 @@ const SHAPES: [(&str, &str, &str, bool, bool); 6] = [
     ),
 ];
 
+/// One shape's row: its name, and per Redis measured (the server's, then `BENCH_REDIS_ALSO`'s)
+/// the Redis µs per vote and the host steal of the run reported.
+type ShapeRow = (String, Vec<(f64, f64)>);
+
+/// Where a full-semantics vote's Redis time goes, per Redis measured (see
+/// [`command_profile`]).
+type Profile = Vec<Vec<(String, f64, f64)>>;
+
 /// Redis µs per vote for each board shape: one vote's EVALSHA captured and replayed by
 /// `redis-benchmark` (16 connections) on an empty store, so a row is what that feature
-/// costs Redis. A run that lost more than `STEAL_LIMIT`% of a core to the host is run
-/// again (three tries at most); each row shows the steal of the run it reports.
+/// costs Redis; the same calls also on the Redis at `also` (another version), with the
+/// script loaded there. A run that lost more than `STEAL_LIMIT`% of a core to the host is
+/// run again (three tries at most); each figure comes with the steal of its run.
 async fn shapes(
     client: &reqwest::Client,
     base: &str,
     redis_port: u16,
+    also: Option<u16>,
     marker: &str,
-) -> (Vec<(String, f64, f64)>, Vec<(String, f64, f64)>) {
+) -> (Vec<ShapeRow>, Profile) {
     let mut out = Vec::new();
     let mut profile = Vec::new();
+    let ports: Vec<u16> = std::iter::once(redis_port).chain(also).collect();
     for (name, slug, changes, rules, keyed) in SHAPES {
         if slug != "bench" {
             set_up_shape(
@@ -374,32 +387,41 @@ async fn shapes(
         let groups: &[usize] = if slug == "bench" { &GROUPS } else { &[1] };
         for &votes in groups {
             let call = repeated_call(&captured, votes);
-            let (usec, stolen) = until_quiet(
-                |(_, stolen): &(f64, f64)| *stolen,
-                || async {
-                    fresh_store(redis_port);
-                    // With its marker back, the server does not take the empty store for
-                    // a lost Redis and re-apply initial votes (scripts that would count).
-                    redis_cli(redis_port, &["SET", marker, "bench"]);
-                    let (steal, at) = (steal_seconds(), Instant::now());
-                    let run = redis_benchmark(redis_port, &call, 16, 30_000 / votes as u64);
-                    let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
-                    let per_call = run["redis_usec_per_call"].as_f64().unwrap_or(0.0);
-                    (per_call / votes as f64, stolen)
-                },
-            )
-            .await;
-            if profile.is_empty() {
-                // The first row, full semantics one vote per call: its statistics are
-                // still those of the run it reports.
-                profile = command_profile(redis_port, 30_000.0);
+            let mut figures = Vec::new();
+            for &port in &ports {
+                let figure = until_quiet(
+                    |(_, stolen): &(f64, f64)| *stolen,
+                    || async {
+                        fresh_store(port);
+                        if port == redis_port {
+                            // With its marker back, the server does not take the empty
+                            // store for a lost Redis and re-apply initial votes (scripts
+                            // that would count).
+                            redis_cli(port, &["SET", marker, "bench"]);
+                        } else {
+                            redis_cli(port, &["SCRIPT", "LOAD", VOTE_SOURCE]);
+                        }
+                        let (steal, at) = (steal_seconds(), Instant::now());
+                        let run = redis_benchmark(port, &call, 16, SHAPE_VOTES / votes as u64);
+                        let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
+                        let per_call = run["redis_usec_per_call"].as_f64().unwrap_or(0.0);
+                        (per_call / votes as f64, stolen)
+                    },
+                )
+                .await;
+                if profile.len() < ports.len() {
+                    // The first row, full semantics one vote per call: its statistics are
+                    // still those of the run it reports.
+                    profile.push(command_profile(port, SHAPE_VOTES as f64));
+                }
+                figures.push(figure);
             }
             let name = if votes == 1 {
                 name.to_owned()
             } else {
                 format!("{name}; {votes} votes per call (group commit)")
             };
-            out.push((name, usec, stolen));
+            out.push((name, figures));
         }
     }
     (out, profile)
@@ -441,6 +463,9 @@ fn command_profile(redis_port: u16, votes: f64) -> Vec<(String, f64, f64)> {
     ));
     rows
 }
+
+/// Votes each shape's figure is measured over.
+const SHAPE_VOTES: u64 = 60_000;
 
 /// Votes per call the `bench` board's shapes are also measured at.
 const GROUPS: [usize; 3] = [1, 8, 32];
@@ -812,8 +837,25 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
     // What each feature costs Redis per vote.
     let shape_server = start_server(bin, db_dir.path(), redis_port, 1, "shapes", 250);
     set_up_board(&client, &shape_server.base).await;
-    let (shape_rows, profile) =
-        shapes(&client, &shape_server.base, redis_port, "shapes:marker").await;
+    // The same calls on another Redis version, when `make bench` built one.
+    let also = std::env::var("BENCH_REDIS_ALSO")
+        .ok()
+        .filter(|bin| !bin.is_empty())
+        .map(|bin| start_redis_from(&bin));
+    let also_port = also.as_ref().map(|(_, port)| *port);
+    let versions: Vec<String> = std::iter::once(redis_port)
+        .chain(also_port)
+        .map(redis_version)
+        .collect();
+    let (shape_rows, profile) = shapes(
+        &client,
+        &shape_server.base,
+        redis_port,
+        also_port,
+        "shapes:marker",
+    )
+    .await;
+    drop(also);
     let shape_state = Arc::new(
         ovation::startup::connect(shape_server.settings.clone())
             .await
@@ -900,11 +942,18 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         "repeats": repeats,
         "runs": runs,
         "member_reads": member_reads.json(&[]),
-        "redis_usec_per_vote_by_shape": shape_rows.iter().map(|(name, usec, steal)| json!({
-            "shape": name, "redis_usec_per_vote": round(*usec, 1), "steal_pct": round(*steal, 1),
+        "redis_versions": versions,
+        "redis_usec_per_vote_by_shape": shape_rows.iter().map(|(name, figures)| json!({
+            "shape": name,
+            "by_redis_version": versions.iter().zip(figures).map(|(version, (usec, steal))| json!({
+                "redis_version": version, "redis_usec_per_vote": round(*usec, 1), "steal_pct": round(*steal, 1),
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
-        "full_semantics_profile": profile.iter().map(|(name, calls, usec)| json!({
-            "command": name, "calls_per_vote": round(*calls, 2), "redis_usec_per_vote": round(*usec, 2),
+        "full_semantics_profile": versions.iter().zip(&profile).map(|(version, rows)| json!({
+            "redis_version": version,
+            "commands": rows.iter().map(|(name, calls, usec)| json!({
+                "command": name, "calls_per_vote": round(*calls, 2), "redis_usec_per_vote": round(*usec, 2),
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "encodings": encoding_rows.iter().map(|(name, usec, bytes, steal)| json!({
             "settings": name, "redis_usec_per_vote": round(*usec, 1),
@@ -925,20 +974,29 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
     for row in rows {
         println!("{row}");
     }
-    println!("\n| board shape | Redis µs per vote | votes/s per Redis core | host steal |");
-    println!("|---|---|---|---|");
-    for (name, usec, steal) in &shape_rows {
-        println!(
-            "| {name} | {usec:.1} | {:.0} | {steal:.1}% |",
-            1e6 / usec.max(0.001)
-        );
+    let heads: String = versions
+        .iter()
+        .map(|v| format!(" Redis {v}: µs per vote | votes/s per core | host steal |"))
+        .collect();
+    println!("\n| board shape |{heads}");
+    println!("|---|{}", "---|---|---|".repeat(versions.len()));
+    for (name, figures) in &shape_rows {
+        let cells: String = figures
+            .iter()
+            .map(|(usec, steal)| {
+                format!(" {usec:.1} | {:.0} | {steal:.1}% |", 1e6 / usec.max(0.001))
+            })
+            .collect();
+        println!("| {name} |{cells}");
     }
-    println!(
-        "\n| where a full-semantics vote's Redis time goes | calls per vote | Redis µs per vote |"
-    );
-    println!("|---|---|---|");
-    for (name, calls, usec) in &profile {
-        println!("| {name} | {calls:.2} | {usec:.2} |");
+    for (version, rows) in versions.iter().zip(&profile) {
+        println!(
+            "\n| where a full-semantics vote's time goes, Redis {version} | calls per vote | Redis µs per vote |"
+        );
+        println!("|---|---|---|");
+        for (name, calls, usec) in rows {
+            println!("| {name} | {calls:.2} | {usec:.2} |");
+        }
     }
     println!(
         "\n| Redis encoding settings (own generator, 64 connections) | Redis µs per vote | used memory after the phase | host steal |"
@@ -957,6 +1015,16 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
     std::fs::write(&file, serde_json::to_string_pretty(&report).unwrap()).unwrap();
     println!("\nJSON: {}", file.display());
     println!("Every repeat, with CPU (% of one core) per phase, is in the JSON.");
+}
+
+/// The version a Redis reports (`redis_version`).
+pub fn redis_version(port: u16) -> String {
+    redis_cli(port, &["INFO", "server"])
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:"))
+        .unwrap_or("?")
+        .trim()
+        .to_owned()
 }
 
 /// The URL of the one Redis a bench's server runs on.

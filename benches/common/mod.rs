@@ -76,13 +76,18 @@ pub fn steal_seconds() -> f64 {
 /// Starts a `redis-server` without persistence on a free loopback port and waits until it
 /// listens; it stops when the answer is dropped.
 pub fn start_redis() -> (Proc, u16) {
+    start_redis_from("redis-server")
+}
+
+/// The same with the `redis-server` at `bin`.
+pub fn start_redis_from(bin: &str) -> (Proc, u16) {
     let port = free_port();
-    let child = Command::new("redis-server")
+    let child = Command::new(bin)
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
         .stdout(Stdio::null())
         .spawn()
-        .expect("redis-server is installed");
+        .unwrap_or_else(|e| panic!("{bin}: {e}"));
     let redis = Proc(child);
     wait_for_port(port);
     (redis, port)

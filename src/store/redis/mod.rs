@@ -58,7 +58,8 @@ pub use score::{ScoreCall, ScoreReply};
 pub use sharded::MAX_DEPTH as SHARDED_MAX_DEPTH;
 pub use usage::Usage;
 pub use vote::{
-    PeriodScores, REFUSALS_TTL_S, VOTER_ARGV, VoteCall, VoteReply, VoteTarget, repeated_call,
+    PeriodScores, REFUSALS_TTL_S, VOTE_SOURCE, VOTER_ARGV, VoteCall, VoteReply, VoteTarget,
+    repeated_call,
 };
 
 use crate::metrics::{self, RedisOutcome};

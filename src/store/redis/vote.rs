@@ -14,8 +14,9 @@ use crate::domain::period::Bucket;
 use crate::domain::score::{Increment, MAX_UNITS, View};
 use std::time::Duration;
 
-/// `vote.lua` with the libraries it uses in front.
-const VOTE_SOURCE: &str = concat!(
+/// `vote.lua` with the libraries it uses in front (the benchmark loads it into a second
+/// Redis to compare versions).
+pub const VOTE_SOURCE: &str = concat!(
     include_str!("window.lua"),
     include_str!("rules.lua"),
     include_str!("vote.lua")
