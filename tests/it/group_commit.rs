@@ -48,9 +48,14 @@ async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
     calls("evalsha") + calls("eval")
 }
 
-/// 200 single-vote requests at once from 40 voters (five each) on a board that admits
-/// three votes per voter a day; answers (accepted, refused, script calls Redis ran).
-async fn burst(vote_group: usize) -> (usize, usize, u64) {
+/// An app on a Redis of its own (so its command statistics are the app's alone) with
+/// the largest vote group `vote_group`, an open board `slug` with one rule, and a
+/// connection to that Redis, its statistics just reset.
+async fn own_board(
+    vote_group: usize,
+    slug: &str,
+    rule: Value,
+) -> (RedisServer, TestApp, redis::aio::MultiplexedConnection) {
     let server = RedisServer::start();
     let app = TestApp::spawn_with(Options {
         redis: RedisTarget::Single(server.url()),
@@ -58,15 +63,12 @@ async fn burst(vote_group: usize) -> (usize, usize, u64) {
         ..Options::default()
     })
     .await;
-    app.board(json!({"slug": "burst", "title": "Burst", "membership": "open"}))
+    app.board(json!({"slug": slug, "title": slug, "membership": "open"}))
         .await;
-    let (status, rule) = app
-        .post(
-            "/api/v1/admin/boards/burst/rules",
-            json!({"name": "three a day", "dimensions": ["voter"], "window": "day", "limit": 3}),
-        )
+    let (status, body) = app
+        .post(&format!("/api/v1/admin/boards/{slug}/rules"), rule)
         .await;
-    assert_eq!(status, StatusCode::CREATED, "{rule}");
+    assert_eq!(status, StatusCode::CREATED, "{body}");
     let mut conn = redis::Client::open(server.url())
         .unwrap()
         .get_multiplexed_async_connection()
@@ -77,6 +79,18 @@ async fn burst(vote_group: usize) -> (usize, usize, u64) {
         .query_async(&mut conn)
         .await
         .unwrap();
+    (server, app, conn)
+}
+
+/// 200 single-vote requests at once from 40 voters (five each) on a board that admits
+/// three votes per voter a day; answers (accepted, refused, script calls Redis ran).
+async fn burst(vote_group: usize) -> (usize, usize, u64) {
+    let (_server, app, mut conn) = own_board(
+        vote_group,
+        "burst",
+        json!({"name": "three a day", "dimensions": ["voter"], "window": "day", "limit": 3}),
+    )
+    .await;
     let mut requests = Vec::new();
     for i in 0..200 {
         let app = app.clone();
@@ -214,21 +228,12 @@ async fn the_votes_of_one_call_keep_their_order_and_fail_alone() {
 /// its error for each vote that wrote to it, as a command of the vote's own would.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_votes_of_one_call_share_their_board_wide_writes() {
-    let server = RedisServer::start();
-    let app = TestApp::spawn_with(Options {
-        redis: RedisTarget::Single(server.url()),
-        ..Options::default()
-    })
+    let (_server, app, mut conn) = own_board(
+        ovation::store::redis::DEFAULT_VOTE_GROUP,
+        "shared",
+        json!({"name": "two per member", "dimensions": ["member"], "window": "day", "limit": 2}),
+    )
     .await;
-    app.board(json!({"slug": "shared", "title": "Shared", "membership": "open"}))
-        .await;
-    let (status, body) = app
-        .post(
-            "/api/v1/admin/boards/shared/rules",
-            json!({"name": "two per member", "dimensions": ["member"], "window": "day", "limit": 2}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
     let now = chrono::Utc::now();
     let two_hours_ago = now - chrono::Duration::hours(2);
     // The board's buckets that vote counts its voter in (UTC, the board's time zone): its
@@ -241,16 +246,6 @@ async fn the_votes_of_one_call_share_their_board_wide_writes() {
         {"board": "shared", "member": "m2"},
         {"board": "shared", "member": "m3", "at": two_hours_ago},
     ]});
-    let mut conn = redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
     let (status, body) = app.post("/api/v1/votes", batch).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
