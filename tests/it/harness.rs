@@ -545,6 +545,16 @@ pub fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// The votes (or writes) a board's stats count over all their hours.
+pub fn hourly_total(stats: &Value) -> i64 {
+    stats["votes_per_hour"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no votes_per_hour: {stats}"))
+        .iter()
+        .map(|h| h["votes"].as_i64().unwrap())
+        .sum()
+}
+
 /// What a [`Proxy`] does with the bytes it carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProxyMode {

@@ -4,7 +4,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::TestApp;
+use crate::harness::{TestApp, hourly_total};
 
 fn code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or("")
@@ -393,13 +393,11 @@ async fn rules_idempotency_and_batches_apply_to_score_writes() {
         let (_, stats) = app
             .get(&format!("/api/v1/boards/{slug}/stats?period=day"))
             .await;
-        let writes: i64 = stats["votes_per_hour"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["votes"].as_i64().unwrap())
-            .sum();
-        assert_eq!(writes, 3, "{slug}: written, not refused or replayed");
+        assert_eq!(
+            hourly_total(&stats),
+            3,
+            "{slug}: written, not refused or replayed"
+        );
         let refused: i64 = stats["votes_per_hour"]
             .as_array()
             .unwrap()

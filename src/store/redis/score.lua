@@ -69,8 +69,8 @@ local voter_key = 4 + 2 * n
 local rule_key = voter_key + 2 * h
 local rule_arg = 17
 
-local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rule_arg, r, 1, KEYS[3],
-  ARGV[12])
+local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rule_arg, r, 1,
+  KEYS[3], ARGV[12])
 if early then
   return early
 end

@@ -84,7 +84,13 @@
 -- score, no rule counter and no mark; a rate-limit refusal writes only its refusals
 -- counter.
 
-local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
+-- KEYS, ARGV, tonumber and call (redis.call) are rules.lua's locals.
+
+-- A command's error as a vote's reply: a command's comes as a table with its message,
+-- Lua's own as a string.
+local function as_error(err)
+  return redis.error_reply(type(err) == 'table' and err.err or tostring(err))
+end
 
 -- The headroom mark's value for the board whose all-time scores are at `real` and
 -- `display`, from their leaders.
@@ -108,14 +114,14 @@ end
 -- a vote that added at least as much to all-time), so when `all` is on checking it bounds
 -- them all, rolling windows included; otherwise every target is checked, and rolling
 -- totals as they stand (before expired slots leave them, so never too leniently).
-local function overflows(kb, ab, n, r, w, member, real_inc, all_at)
+-- `all_key` is where the `all` period's keys start, or nil when it is off.
+local function overflows(kb, ab, n, h, r, w, member, real_inc, all_key)
   local display_inc = tonumber(ARGV[ab + 7])
   local max_units = tonumber(ARGV[ab + 13])
   local period_key = kb + 5
-  if all_at then
-    local base = period_key + 3 * (all_at - 1)
-    return exceeds(KEYS[base + 1], member, real_inc, max_units)
-      or exceeds(KEYS[base + 2], member, display_inc, max_units)
+  if all_key then
+    return exceeds(KEYS[all_key + 1], member, real_inc, max_units)
+      or exceeds(KEYS[all_key + 2], member, display_inc, max_units)
   end
   local carry = ARGV[ab + 8] ~= '0' and tonumber(ARGV[ab + 8])
   for p = 0, n - 1 do
@@ -126,7 +132,6 @@ local function overflows(kb, ab, n, r, w, member, real_inc, all_at)
       return true
     end
   end
-  local h = tonumber(ARGV[ab + 2])
   local o = period_key + 3 * n + 2 * h + 2 * r
   local slots_arg = ab + 18 + 6 * r + 1
   for i = 0, w - 1 do
@@ -142,22 +147,22 @@ end
 -- Writes the votes of a call of several share, made once after them all: the voters each
 -- board-wide participants HyperLogLog gains (one PFADD takes them all) and each hour's
 -- count in the votes-per-hour hash. A vote refused, or failed before it got there, adds
--- nothing. Each is a list of keys in the order first written, and per key {the votes that
+-- nothing. Each holds its keys in the order first written, and per key {the votes that
 -- wrote it, what is written}: voters, or field -> count. A call of one vote writes them
 -- at once (the tables would cost it more than they save).
 local m = tonumber(ARGV[1])
 local board_voters, hour_votes
 if m > 1 then
-  board_voters, hour_votes = {keys = {}}, {keys = {}}
+  board_voters, hour_votes = {keys = {}, writes = {}}, {keys = {}, writes = {}}
 end
 
 -- Vote j's part of the shared write on `key`, which gets `item` (`shared` is
 -- board_voters) or `inc` more in the field `item` (hour_votes).
 local function shared_add(shared, key, j, item, inc)
-  local write = shared[key]
+  local write = shared.writes[key]
   if not write then
     write = {{}, {}}
-    shared[key] = write
+    shared.writes[key] = write
     shared.keys[#shared.keys + 1] = key
   end
   local votes, items = write[1], write[2]
@@ -198,7 +203,7 @@ local function cast(j, kb, ab)
     mark = headroom(KEYS[all_key + 1], KEYS[all_key + 2])
   end
   if not (mark == '1' and #real_text <= 15 and #display_text <= 15 and #carry_text <= 15)
-      and overflows(kb, ab, n, r, w, member, real_inc, all_at) then
+      and overflows(kb, ab, n, h, r, w, member, real_inc, all_key) then
     return {'overflow'}
   end
 
@@ -272,8 +277,7 @@ for j = 1, m do
   local keys, args = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
   local ok, reply = pcall(cast, j, kb, at + 2)
   if not ok then
-    -- A command's error comes as a table with its message; Lua's own as a string.
-    reply = redis.error_reply(type(reply) == 'table' and reply.err or tostring(reply))
+    reply = as_error(reply)
   end
   replies[j] = reply
   kb, at = kb + keys, at + 2 + args
@@ -287,10 +291,10 @@ end
 -- as a command of the vote's own would.
 local function share(shared, write)
   for _, key in ipairs(shared.keys) do
-    local votes, items = shared[key][1], shared[key][2]
+    local votes, items = shared.writes[key][1], shared.writes[key][2]
     local ok, err = pcall(write, key, items)
     if not ok then
-      local reply = redis.error_reply(type(err) == 'table' and err.err or tostring(err))
+      local reply = as_error(err)
       for _, j in ipairs(votes) do
         replies[j] = reply
       end
