@@ -254,6 +254,9 @@ pub enum PageError {
     /// No session: the browser is sent to the login page.
     #[error("sign in first")]
     SignInRequired,
+    /// 400: the request itself is malformed (a control character in a query value).
+    #[error("{0}")]
+    BadRequest(String),
     /// 403: a missing or stale CSRF token, or a forbidden action.
     #[error("{0}")]
     Forbidden(String),
@@ -305,6 +308,7 @@ impl ResponseError for PageError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::SignInRequired => StatusCode::SEE_OTHER,
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,

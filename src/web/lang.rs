@@ -8,6 +8,7 @@ use actix_web::http::header::ACCEPT_LANGUAGE;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, dev::Payload, web};
 use serde::Deserialize;
 
+use crate::error::PageError;
 use crate::i18n::Lang;
 
 const COOKIE: &str = "lang";
@@ -37,14 +38,33 @@ pub struct Switch {
     back: Option<String>,
 }
 
+/// Where the switch may lead back to: a path on this site. Anything else (another
+/// site, `//host`, a backslash that some browsers read as a slash) leads to the
+/// dashboard instead. A control character is refused outright: browsers drop tabs and
+/// line breaks from a `Location`, so `/\t/evil.example` would become `//evil.example`.
+fn same_site_path(back: Option<&str>) -> Result<&str, PageError> {
+    let Some(back) = back else {
+        return Ok("/admin");
+    };
+    if back.chars().any(char::is_control) {
+        return Err(PageError::BadRequest(
+            "back must be a path on this site, without control characters".into(),
+        ));
+    }
+    let mut chars = back.chars();
+    let on_site = chars.next() == Some('/')
+        && !matches!(chars.next(), Some('/' | '\\'))
+        && !back.contains('\\');
+    Ok(if on_site { back } else { "/admin" })
+}
+
 /// Remembers the chosen language for a year and goes back to the page it was chosen on
 /// (a path on this site only, so the switch cannot send anyone elsewhere).
-pub async fn switch(tag: web::Path<String>, query: web::Query<Switch>) -> HttpResponse {
-    let back = query
-        .back
-        .as_deref()
-        .filter(|b| b.starts_with('/') && !b.starts_with("//") && !b.contains('\\'))
-        .unwrap_or("/admin");
+pub async fn switch(
+    tag: web::Path<String>,
+    query: web::Query<Switch>,
+) -> Result<HttpResponse, PageError> {
+    let back = same_site_path(query.back.as_deref())?;
     let mut response = HttpResponse::SeeOther();
     response.insert_header(("Location", back));
     if let Some(lang) = Lang::parse(&tag) {
@@ -57,5 +77,5 @@ pub async fn switch(tag: web::Path<String>, query: web::Query<Switch>) -> HttpRe
                 .finish(),
         );
     }
-    response.finish()
+    Ok(response.finish())
 }

@@ -561,6 +561,30 @@ async fn a_per_member_refusal_says_about_whom_and_what_is_left_in_chinese_too() 
 }
 
 #[tokio::test]
+async fn language_switch_leads_only_to_paths_on_this_site() {
+    let app = TestApp::spawn().await;
+    let visitor = Browser::new(&app);
+    for back in [
+        "//evil.example/",
+        "/\\evil.example",
+        "/%5Cevil.example",
+        "evil.example",
+    ] {
+        let answer = visitor.get(&format!("/lang/en?back={back}")).await;
+        assert_eq!(answer.status, StatusCode::SEE_OTHER, "{back}");
+        assert_eq!(answer.location(), "/admin", "{back}");
+    }
+    for back in ["/%09/evil.example", "/%0d%0aSet-Cookie:%20x=1", "/b/x%00"] {
+        let answer = visitor.get(&format!("/lang/en?back={back}")).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{back}");
+        assert!(answer.headers.get("location").is_none(), "{back}");
+    }
+    let home = visitor.get("/lang/zh-CN?back=/b/acts?period=day").await;
+    assert_eq!(home.status, StatusCode::SEE_OTHER);
+    assert_eq!(home.location(), "/b/acts?period=day");
+}
+
+#[tokio::test]
 async fn scores_show_the_boards_decimals_and_ranks_have_no_gaps() {
     let app = TestApp::spawn().await;
     app.board(json!({"slug": "dec", "title": "Dec", "public_page": true, "multiplier": 1.1, "periods": ["all"]}))
