@@ -40,7 +40,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ovation::domain::auth::Scope;
+use ovation::domain::auth::{Reach, Scope};
 use ovation::domain::idempotency::Idempotency;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use ovation::engine::auth::Caller;
@@ -531,6 +531,7 @@ async fn ceiling(state: &Arc<AppState>, seconds: u64, redis_pid: u32) -> Value {
     let caller = Arc::new(Caller {
         scopes: vec![Scope::Vote],
         channel: None,
+        reach: Reach::EVERYWHERE,
         actor: "bench".into(),
         id: "bench".into(),
     });

@@ -20,9 +20,10 @@ pub enum ApiError {
     /// 401: no usable credentials.
     #[error("{0}")]
     Unauthorized(String),
-    /// 403: the key lacks the scope.
-    #[error("{0}")]
-    Forbidden(String),
+    /// 403: the key lacks the scope (`forbidden`), or may not reach the board or league
+    /// (`key_not_allowed`).
+    #[error("{message}")]
+    Forbidden { code: Code, message: String },
     /// 404: unknown board, member or key.
     #[error("{message}")]
     NotFound { code: Code, message: String },
@@ -78,6 +79,13 @@ impl ApiError {
         }
     }
 
+    pub fn forbidden(code: Code, message: impl Into<String>) -> Self {
+        Self::Forbidden {
+            code,
+            message: message.into(),
+        }
+    }
+
     pub fn conflict(code: Code, message: impl Into<String>) -> Self {
         Self::Conflict {
             code,
@@ -124,6 +132,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::Malformed { code, .. }
+            | Self::Forbidden { code, .. }
             | Self::NotFound { code, .. }
             | Self::Conflict { code, .. }
             | Self::TooLarge { code, .. }
@@ -131,7 +140,6 @@ impl ApiError {
             Self::RateLimited { .. } => Code::RateLimited.as_str(),
             Self::MethodNotAllowed { .. } => Code::MethodNotAllowed.as_str(),
             Self::Unauthorized(_) => Code::Unauthorized.as_str(),
-            Self::Forbidden(_) => Code::Forbidden.as_str(),
             Self::StoreUnavailable(_) | Self::OutcomeUnknown(_) => Code::StoreUnavailable.as_str(),
             Self::Internal(_) => Code::InternalError.as_str(),
         }
@@ -208,7 +216,7 @@ impl ResponseError for ApiError {
         match self {
             Self::Malformed { .. } => StatusCode::BAD_REQUEST,
             Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict { .. } => StatusCode::CONFLICT,
@@ -278,7 +286,7 @@ impl From<ApiError> for PageError {
     fn from(err: ApiError) -> Self {
         match err {
             ApiError::NotFound { message, .. } => Self::NotFound(message),
-            ApiError::Forbidden(message) | ApiError::Unauthorized(message) => {
+            ApiError::Forbidden { message, .. } | ApiError::Unauthorized(message) => {
                 Self::Forbidden(message)
             }
             ApiError::StoreUnavailable(cause) | ApiError::OutcomeUnknown(cause) => {

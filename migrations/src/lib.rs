@@ -14,6 +14,7 @@ mod m20261123_000009_add_scoring;
 mod m20261124_000010_create_archive;
 mod m20261124_000011_create_leagues;
 mod m20261124_000012_add_season_rules_and_limits;
+mod m20261125_000013_add_key_reach;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000010_create_archive::Migration),
             Box::new(m20261124_000011_create_leagues::Migration),
             Box::new(m20261124_000012_add_season_rules_and_limits::Migration),
+            Box::new(m20261125_000013_add_key_reach::Migration),
         ]
     }
 }

@@ -1,12 +1,14 @@
 //! Extractors for the caller named by the `Authorization` header: `Auth` (any caller, or
-//! none) for reads of public boards, and `Admin` and `Voter`, which refuse a caller
-//! without the scope before the request body is read.
+//! none) for reads of public boards, and `Admin`, `Voter` and `Reader`, which refuse a
+//! caller without the scope — or whose key may not reach the board or league the path
+//! names — before the request body is read.
 
 use std::future::{Ready, ready};
 
 use actix_web::{FromRequest, HttpRequest, dev::Payload, http::header, web};
 
 use crate::domain::auth::Scope;
+use crate::domain::ids::{BoardSlug, LeagueSlug};
 use crate::engine::auth::{Caller, authenticate, require};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -40,8 +42,19 @@ fn scoped(req: &HttpRequest, scope: Scope) -> Result<Caller, ApiError> {
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
     let caller = authenticate(&state.config, state.master_key_hash.as_deref(), header)?;
-    require(caller.as_ref(), scope)?;
-    caller.ok_or_else(|| ApiError::Unauthorized("this endpoint needs an API key".into()))
+    let caller = require(caller.as_ref(), scope)?;
+    // A slug that does not parse names nothing: the handler answers its 404.
+    if let Some(board) = req.match_info().get("board")
+        && let Ok(slug) = BoardSlug::parse(board)
+    {
+        caller.reach_board(&slug)?;
+    }
+    if let Some(league) = req.match_info().get("league")
+        && let Ok(slug) = LeagueSlug::parse(league)
+    {
+        caller.reach_league(&slug)?;
+    }
+    Ok(caller.clone())
 }
 
 /// A caller with the `admin` scope. Listed before the body in a handler's arguments, it

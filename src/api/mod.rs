@@ -178,7 +178,9 @@ impl utoipa::Modify for CommonResponses {
                 ),
                 (
                     "403",
-                    "`forbidden`: the key lacks the scope this route needs".to_owned(),
+                    "`forbidden`: the key lacks the scope this route needs; `key_not_allowed`: \
+                    the key may not reach the board or league the request names"
+                        .to_owned(),
                 ),
                 (
                     "404",

@@ -126,8 +126,9 @@ impl<'a> Common<'a> {
         // Anyone could defeat every `ip` rule by naming a fresh address: only a key that
         // speaks for its end users may.
         if ip.is_some() && !(caller.has(Scope::Trusted) || caller.has(Scope::Backfill)) {
-            return Err(ApiError::Forbidden(
-                "setting a vote's ip needs a key with the trusted (or backfill) scope".into(),
+            return Err(ApiError::forbidden(
+                Code::Forbidden,
+                "setting a vote's ip needs a key with the trusted (or backfill) scope",
             ));
         }
         Ok(Self {

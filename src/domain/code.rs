@@ -117,6 +117,9 @@ pub enum Code {
     SeasonNotFound,
     LeagueExists,
     LeagueNotFound,
+    KeyNotAllowed,
+    InvalidBoards,
+    InvalidLeagues,
 }
 
 impl Code {
@@ -134,6 +137,9 @@ impl Code {
             Self::SeasonNotFound => "season_not_found",
             Self::LeagueExists => "league_exists",
             Self::LeagueNotFound => "league_not_found",
+            Self::KeyNotAllowed => "key_not_allowed",
+            Self::InvalidBoards => "invalid_boards",
+            Self::InvalidLeagues => "invalid_leagues",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

@@ -11,10 +11,10 @@ use rand::Rng;
 use sea_orm::TransactionTrait;
 use serde_json::{Value, json};
 
-use crate::domain::auth::{ApiKey, Scope, hash_key};
+use crate::domain::auth::{ApiKey, KeySpec, hash_key};
 use crate::domain::board::{Board, BoardSettings, Member};
 use crate::domain::code::Code;
-use crate::domain::ids::{BoardSlug, Channel, MemberId};
+use crate::domain::ids::{BoardSlug, MemberId};
 use crate::domain::limit::{RateRule, RuleSpec, bounds as limit_bounds};
 use crate::engine::archive::{self, ArchiveReport};
 use crate::engine::config::{self, BoardConfig, Change};
@@ -358,34 +358,23 @@ pub async fn delete_rule(
 pub async fn create_api_key(
     state: &AppState,
     actor: &str,
-    name: &str,
-    scopes: &[Scope],
-    channel: Option<&Channel>,
+    spec: &KeySpec,
 ) -> Result<(ApiKey, String), ApiError> {
-    if name.trim().is_empty() || name.len() > 200 {
-        return Err(ApiError::invalid(
-            Code::InvalidName,
-            "name must be 1 to 200 bytes",
-        ));
-    }
     let secret = new_secret();
-    let key = sql::api_keys::insert_api_key(
-        &state.db,
-        name,
-        &hash_key(&secret),
-        &secret[..12],
-        scopes,
-        channel,
-    )
-    .await?;
+    let key =
+        sql::api_keys::insert_api_key(&state.db, spec, &hash_key(&secret), &secret[..12]).await?;
     changed(state, Change::ApiKeys).await?;
-    let scope_names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
     audit(
         state,
         actor,
         "api_key.create",
-        &format!("api key {} {name}", key.id),
-        json!({"scopes": scope_names, "channel": channel.map(|c| c.as_str())}),
+        &format!("api key {} {}", key.id, spec.name),
+        json!({
+            "scopes": spec.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            "channel": spec.channel.as_ref().map(|c| c.as_str()),
+            "boards": spec.reach.board_names(),
+            "leagues": spec.reach.league_names(),
+        }),
     )
     .await;
     Ok((key, secret))

@@ -1,7 +1,9 @@
-//! Who is calling: the master key or a stored API key, with its scopes and channel.
+//! Who is calling: the master key or a stored API key, with its scopes, channel and the
+//! boards and leagues it may reach.
 
-use crate::domain::auth::{Scope, hash_key};
-use crate::domain::ids::Channel;
+use crate::domain::auth::{Reach, Scope, hash_key};
+use crate::domain::code::Code;
+use crate::domain::ids::{BoardSlug, Channel, LeagueSlug};
 use crate::engine::config::ConfigCache;
 use crate::error::ApiError;
 
@@ -11,6 +13,8 @@ pub struct Caller {
     pub scopes: Vec<Scope>,
     /// Votes by this caller count for this channel whatever the request says.
     pub channel: Option<Channel>,
+    /// The boards and leagues this caller may reach.
+    pub reach: Reach,
     /// Who this is, as the audit log names them: `master key` or `key:<id> <name>`.
     pub actor: String,
     /// A stable id that owns this caller's idempotency keys: `master`, `key:<id>`, or
@@ -28,9 +32,47 @@ impl Caller {
         if self.has(scope) {
             Ok(())
         } else {
-            Err(ApiError::Forbidden(format!(
-                "this key lacks the {scope} scope"
-            )))
+            Err(ApiError::forbidden(
+                Code::Forbidden,
+                format!("this key lacks the {scope} scope"),
+            ))
+        }
+    }
+
+    /// Refuses with 403 `key_not_allowed` unless the caller may reach board `slug`.
+    pub fn reach_board(&self, slug: &BoardSlug) -> Result<(), ApiError> {
+        if self.reach.board(slug) {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden(
+                Code::KeyNotAllowed,
+                format!("this key may not reach board {slug}"),
+            ))
+        }
+    }
+
+    /// Refuses with 403 `key_not_allowed` unless the caller may reach league `slug`.
+    pub fn reach_league(&self, slug: &LeagueSlug) -> Result<(), ApiError> {
+        if self.reach.league(slug) {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden(
+                Code::KeyNotAllowed,
+                format!("this key may not reach league {slug}"),
+            ))
+        }
+    }
+
+    /// Refuses with 403 `key_not_allowed` unless the caller reaches every board and
+    /// league: what managing API keys takes, since a new key could reach anything.
+    pub fn reach_everywhere(&self) -> Result<(), ApiError> {
+        if self.reach.is_everywhere() {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden(
+                Code::KeyNotAllowed,
+                "only a key that may reach every board and league manages API keys",
+            ))
         }
     }
 }
@@ -54,6 +96,7 @@ pub fn authenticate(
         return Ok(Some(Caller {
             scopes: Scope::EVERY.to_vec(),
             channel: None,
+            reach: Reach::EVERYWHERE,
             actor: "master key".to_owned(),
             id: "master".to_owned(),
         }));
@@ -62,6 +105,7 @@ pub fn authenticate(
         Some(key) => Ok(Some(Caller {
             scopes: key.scopes.clone(),
             channel: key.channel.clone(),
+            reach: key.reach.clone(),
             actor: format!("key:{} {}", key.id, key.name),
             id: format!("key:{}", key.id),
         })),

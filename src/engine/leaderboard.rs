@@ -63,7 +63,10 @@ pub fn readable_board(
         BoardSlug::parse(slug).map_err(|e| ApiError::not_found(Code::BoardNotFound, e.message))?;
     let board = cache.board(&slug);
     match caller {
-        Some(c) => c.require(Scope::Read)?,
+        Some(c) => {
+            c.require(Scope::Read)?;
+            c.reach_board(&slug)?;
+        }
         None if board.as_ref().is_some_and(|b| b.board.settings.public_page) => {}
         None => {
             return Err(ApiError::Unauthorized(

@@ -276,6 +276,7 @@ pub(super) fn admit(
     count: impl FnOnce(&BoardConfig) -> Result<i64, ApiError>,
     now: DateTime<Utc>,
 ) -> Result<Admitted, ApiError> {
+    caller.reach_board(w.board)?;
     let board = cache
         .board(w.board)
         .ok_or_else(|| ApiError::not_found(Code::BoardNotFound, format!("no board {}", w.board)))?;

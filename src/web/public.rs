@@ -30,7 +30,7 @@ use super::admin::{html, is_htmx, see_other};
 use super::forms::CsrfForm;
 use super::session::{self, VoteNotice, csrf_token};
 use crate::api::client_ip::ClientIp;
-use crate::domain::auth::Scope;
+use crate::domain::auth::{Reach, Scope};
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
@@ -586,6 +586,10 @@ async fn cast_vote(
     let caller = Caller {
         scopes: vec![Scope::Vote],
         channel: Channel::parse(WEB_CHANNEL).ok(),
+        reach: Reach {
+            boards: Some(vec![config.board.slug.clone()]),
+            leagues: Some(Vec::new()),
+        },
         actor: "public page".to_owned(),
         id: format!("visitor:{visitor}"),
     };

@@ -14,6 +14,7 @@ mod faults;
 mod group_commit;
 mod harness;
 mod idempotency;
+mod keys;
 mod layouts;
 mod league_play;
 mod leagues;

@@ -727,6 +727,32 @@ async fn the_dashboard_imports_with_a_preview_and_audits_every_change() {
         listed.contains("<summary>Revoke…</summary>"),
         "revoking asks first"
     );
+    // A partner's key, limited to two boards, reaches no league: the list says so.
+    let partner = browser
+        .post(
+            "/admin/keys",
+            &[
+                ("_csrf", &csrf),
+                ("name", "partner"),
+                ("scopes", "vote"),
+                ("channel", "partner-a"),
+                ("boards", "imp, other"),
+                ("leagues", ""),
+            ],
+        )
+        .await;
+    assert_eq!(partner.status, StatusCode::SEE_OTHER, "{}", partner.body);
+    let listed = browser.get("/admin/keys").await.body;
+    assert!(
+        listed.contains(
+            r#"<td>partner-a</td><td>imp, other</td><td><span class="muted">none</span></td>"#
+        ),
+        "{listed}"
+    );
+    assert!(
+        listed.contains(r#"<td>vote, read</td><td></td><td><span class="muted">all</span></td><td><span class="muted">all</span></td>"#),
+        "{listed}"
+    );
     // A refused form keeps what was typed.
     let refused = browser
         .post(

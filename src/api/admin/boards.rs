@@ -159,8 +159,9 @@ pub async fn create_board(
     Admin(caller): Admin,
     body: web::Json<BoardRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = caller.actor;
+    let actor = caller.actor.clone();
     let slug = BoardSlug::parse(body.slug.as_deref().unwrap_or(""))?;
+    caller.reach_board(&slug)?;
     let title = body
         .title
         .clone()
@@ -171,17 +172,18 @@ pub async fn create_board(
     Ok(HttpResponse::Created().json(BoardResponse::of(&board)?))
 }
 
-/// Every board.
+/// Every board the key may reach.
 #[utoipa::path(get, path = "/api/v1/admin/boards", tag = "admin", responses((status = 200, body = BoardsResponse)))]
 #[get("/boards")]
 pub async fn list_boards(
     state: web::Data<AppState>,
-    _admin: Admin,
+    Admin(caller): Admin,
 ) -> Result<HttpResponse, ApiError> {
     let boards = state
         .config
         .boards()
         .iter()
+        .filter(|b| caller.reach.board(&b.board.slug))
         .map(|b| BoardResponse::of(b))
         .collect::<Result<_, _>>()?;
     Ok(HttpResponse::Ok().json(BoardsResponse { boards }))

@@ -242,6 +242,7 @@ pub async fn create_league(
     body: web::Json<LeagueRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let slug = LeagueSlug::parse(body.slug.as_deref().unwrap_or(""))?;
+    caller.reach_league(&slug)?;
     let title = body
         .title
         .clone()
@@ -265,15 +266,18 @@ pub async fn create_league(
     Ok(HttpResponse::Created().json(LeagueResponse::of(&league, season)?))
 }
 
-/// Every league.
+/// Every league the key may reach.
 #[utoipa::path(get, path = "/api/v1/admin/leagues", tag = "leagues", responses((status = 200, body = LeaguesResponse)))]
 #[get("/leagues")]
 pub async fn list_leagues(
     state: web::Data<AppState>,
-    _admin: Admin,
+    Admin(caller): Admin,
 ) -> Result<HttpResponse, ApiError> {
     let mut leagues = Vec::new();
     for league in engine::leagues(&state).await? {
+        if !caller.reach.league(&league.slug) {
+            continue;
+        }
         let season = engine::latest_season(&state, &league).await?;
         leagues.push(LeagueResponse::of(&league, season)?);
     }

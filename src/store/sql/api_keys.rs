@@ -7,8 +7,23 @@ use sea_orm::{
 
 use super::entities::api_key;
 use super::{SqlError, from_naive, to_naive};
-use crate::domain::auth::{ApiKey, Scope, parse_scopes};
-use crate::domain::ids::Channel;
+use crate::domain::auth::{ApiKey, KeySpec, Reach, parse_scopes};
+use crate::domain::ids::{BoardSlug, Channel, LeagueSlug};
+
+/// A list of slugs as its column keeps it: comma-separated (slugs hold no comma), `NULL`
+/// for every one.
+fn slugs_column(names: Option<Vec<&str>>) -> Option<String> {
+    names.map(|n| n.join(","))
+}
+
+fn slugs_of<T>(
+    column: Option<&str>,
+    parse: impl Fn(&str) -> Result<T, crate::domain::Invalid>,
+) -> Result<Option<Vec<T>>, crate::domain::Invalid> {
+    column
+        .map(|c| c.split(',').filter(|s| !s.is_empty()).map(&parse).collect())
+        .transpose()
+}
 
 fn to_domain(row: api_key::Model) -> Result<(String, ApiKey), SqlError> {
     let corrupt = |e: crate::domain::Invalid| SqlError::Corrupt(format!("api key {}: {e}", row.id));
@@ -22,6 +37,10 @@ fn to_domain(row: api_key::Model) -> Result<(String, ApiKey), SqlError> {
             .map(Channel::parse)
             .transpose()
             .map_err(corrupt)?,
+        reach: Reach {
+            boards: slugs_of(row.boards.as_deref(), BoardSlug::parse).map_err(corrupt)?,
+            leagues: slugs_of(row.leagues.as_deref(), LeagueSlug::parse).map_err(corrupt)?,
+        },
         name: row.name,
         prefix: row.key_prefix,
         created_at: from_naive(row.created_at),
@@ -33,22 +52,23 @@ fn to_domain(row: api_key::Model) -> Result<(String, ApiKey), SqlError> {
 /// Stores a new key by its hash.
 pub async fn insert_api_key(
     db: &impl ConnectionTrait,
-    name: &str,
+    spec: &KeySpec,
     key_hash: &str,
     prefix: &str,
-    scopes: &[Scope],
-    channel: Option<&Channel>,
 ) -> Result<ApiKey, SqlError> {
     let row = api_key::ActiveModel {
-        name: Set(name.to_owned()),
+        name: Set(spec.name.clone()),
         key_hash: Set(key_hash.to_owned()),
         key_prefix: Set(prefix.to_owned()),
-        scopes: Set(scopes
+        scopes: Set(spec
+            .scopes
             .iter()
             .map(|s| s.as_str())
             .collect::<Vec<_>>()
             .join(",")),
-        channel: Set(channel.map(|c| c.as_str().to_owned())),
+        channel: Set(spec.channel.as_ref().map(|c| c.as_str().to_owned())),
+        boards: Set(slugs_column(spec.reach.board_names())),
+        leagues: Set(slugs_column(spec.reach.league_names())),
         created_at: Set(to_naive(Utc::now())),
         revoked_at: Set(None),
         ..Default::default()

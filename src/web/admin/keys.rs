@@ -10,8 +10,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::{Chrome, html, html_with, see_other};
-use crate::domain::auth::{Scope, parse_scopes};
-use crate::domain::ids::Channel;
+use crate::domain::auth::{KeySpec, Scope};
 use crate::engine::admin as engine;
 use crate::engine::state::AppState;
 use crate::error::{ApiError, PageError};
@@ -32,6 +31,9 @@ struct KeyRow {
     prefix: String,
     scopes: String,
     channel: String,
+    /// The boards and leagues it reaches, or `None` for every one.
+    boards: Option<String>,
+    leagues: Option<String>,
     created: String,
     revoked: Option<String>,
 }
@@ -73,6 +75,8 @@ async fn keys_page(
                 .collect::<Vec<_>>()
                 .join(", "),
             channel: k.channel.map(|c| c.to_string()).unwrap_or_default(),
+            boards: k.reach.board_names().map(|b| b.join(", ")),
+            leagues: k.reach.league_names().map(|l| l.join(", ")),
             created: k.created_at.format("%Y-%m-%d %H:%M UTC").to_string(),
             revoked: k
                 .revoked_at
@@ -120,6 +124,22 @@ struct KeyForm {
     scopes: Vec<String>,
     #[serde(default)]
     channel: String,
+    /// Board slugs, separated by commas or spaces; empty: every board.
+    #[serde(default)]
+    boards: String,
+    /// League slugs likewise; empty: every league (none for a key bound to a channel).
+    #[serde(default)]
+    leagues: String,
+}
+
+/// A list typed in a form field: slugs separated by commas or spaces; an empty field is
+/// `None` (no limit).
+fn slug_list(field: &str) -> Option<Vec<&str>> {
+    let names: Vec<&str> = field
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!names.is_empty()).then_some(names)
 }
 
 async fn create_key(
@@ -130,19 +150,15 @@ async fn create_key(
 ) -> Result<HttpResponse, PageError> {
     let form = form.0;
     let result = async {
-        let scopes = parse_scopes(&form.scopes)?;
-        let channel = Some(form.channel.trim())
-            .filter(|c| !c.is_empty())
-            .map(Channel::parse)
-            .transpose()?;
-        engine::create_api_key(
-            &state,
-            &user.actor(),
-            form.name.trim(),
+        let scopes: Vec<&str> = form.scopes.iter().map(String::as_str).collect();
+        let spec = KeySpec::parse(
+            &form.name,
             &scopes,
-            channel.as_ref(),
-        )
-        .await
+            Some(form.channel.trim()).filter(|c| !c.is_empty()),
+            slug_list(&form.boards).as_deref(),
+            slug_list(&form.leagues).as_deref(),
+        )?;
+        engine::create_api_key(&state, &user.actor(), &spec).await
     }
     .await;
     match result {

@@ -16,6 +16,10 @@ pub struct Model {
     /// Comma-separated scope names.
     pub scopes: String,
     pub channel: Option<String>,
+    /// The boards the key may reach, comma-separated; `NULL` for every one.
+    pub boards: Option<String>,
+    /// The leagues the key may reach, comma-separated; `NULL` for every one.
+    pub leagues: Option<String>,
     pub created_at: DateTime,
     pub revoked_at: Option<DateTime>,
 }
