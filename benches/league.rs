@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use ovation::domain::league::SeasonRules;
-use ovation::store::redis::{Advance, JoinReply, LeagueScoreCall, RedisStore};
+use ovation::store::redis::{Advance, JoinCall, JoinReply, LeagueScoreCall, RedisStore};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -30,7 +30,7 @@ mod common;
 mod cpu;
 mod http;
 
-use common::{evalsha_usec, redis_cli, start_redis, steal_seconds};
+use common::{evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
 use http::{CONNECTIONS, call, cpu_cell, round, start_server, until_quiet, wrk};
 
 /// Players per bracket.
@@ -128,23 +128,47 @@ async fn redis_times(store: &RedisStore, port: u16, players: usize) -> (f64, f64
         .await
         .unwrap();
     redis_cli(port, &["CONFIG", "RESETSTAT"]);
+    // Each caller guesses a new player's bracket from its last join, as the server
+    // does from what it remembers; a wrong guess costs one more call.
     let mut tasks = Vec::new();
     for t in 0..CALLERS {
         let (store, keys) = (store.clone(), keys.clone());
         tasks.push(tokio::spawn(async move {
+            let mut places = Vec::new();
+            let mut guess = None;
             for i in (1 + t..=players).step_by(CALLERS) {
-                let reply = store
-                    .join_league(&keys, n, &player(i), None, Utc::now().timestamp_millis())
-                    .await
-                    .unwrap();
-                assert!(matches!(reply, JoinReply::Joined { .. }), "{reply:?}");
+                let player = player(i);
+                loop {
+                    let call = JoinCall {
+                        season: n,
+                        player: &player,
+                        profile: None,
+                        now_ms: Utc::now().timestamp_millis(),
+                        caller: "bench",
+                        claim: &[],
+                        place: guess,
+                        previous: None,
+                    };
+                    match store.join_league(&keys, &call).await.unwrap() {
+                        JoinReply::Joined { place, .. } => {
+                            guess = Some(place);
+                            places.push((player, place));
+                            break;
+                        }
+                        JoinReply::Place { place, .. } => guess = place,
+                        other => panic!("{other:?}"),
+                    }
+                }
             }
+            places
         }));
     }
+    let mut places = std::collections::HashMap::new();
     for task in tasks {
-        task.await.unwrap();
+        places.extend(task.await.unwrap());
     }
-    let join_usec = evalsha_usec(port);
+    let join_usec = evalsha_stat(port, "usec") / players as f64;
+    let places = Arc::new(places);
     let (score_usec, steal) = until_quiet(
         |(_, steal): &(f64, f64)| *steal,
         || async {
@@ -152,7 +176,7 @@ async fn redis_times(store: &RedisStore, port: u16, players: usize) -> (f64, f64
             let (stolen, at) = (steal_seconds(), Instant::now());
             let mut tasks = Vec::new();
             for t in 0..CALLERS {
-                let (store, keys) = (store.clone(), keys.clone());
+                let (store, keys, places) = (store.clone(), keys.clone(), places.clone());
                 tasks.push(tokio::spawn(async move {
                     let mut rng = rand::rngs::StdRng::seed_from_u64(t as u64);
                     for _ in 0..WRITES / CALLERS {
@@ -165,6 +189,7 @@ async fn redis_times(store: &RedisStore, port: u16, players: usize) -> (f64, f64
                             idempotency: None,
                             rules: &[],
                             tag: "",
+                            place: places.get(&p).copied(),
                         };
                         store.league_score(&keys, &call).await.unwrap();
                     }

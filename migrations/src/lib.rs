@@ -15,6 +15,7 @@ mod m20261124_000010_create_archive;
 mod m20261124_000011_create_leagues;
 mod m20261124_000012_add_season_rules_and_limits;
 mod m20261125_000013_add_key_reach;
+mod m20261125_000014_add_reward_delivered_to;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000011_create_leagues::Migration),
             Box::new(m20261124_000012_add_season_rules_and_limits::Migration),
             Box::new(m20261125_000013_add_key_reach::Migration),
+            Box::new(m20261125_000014_add_reward_delivered_to::Migration),
         ]
     }
 }

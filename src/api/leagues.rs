@@ -70,7 +70,7 @@ pub fn league_slug(raw: &str) -> Result<LeagueSlug, ApiError> {
 #[post("/leagues/{league}/join")]
 pub async fn join_league(
     state: web::Data<AppState>,
-    _voter: Voter,
+    Voter(caller): Voter,
     league: web::Path<String>,
     body: web::Json<JoinRequest>,
 ) -> Result<HttpResponse, ApiError> {
@@ -80,7 +80,7 @@ pub async fn join_league(
         nickname: p.nickname.clone(),
         avatar: p.avatar.clone(),
     });
-    let answer = league_play::join(&state, &slug, &player, profile.as_ref()).await?;
+    let answer = league_play::join(&state, &caller, &slug, &player, profile.as_ref()).await?;
     Ok(HttpResponse::Ok().json(answer))
 }
 

@@ -12,10 +12,10 @@
 //! - every instance reads the version every `OVATION_CONFIG_CHECK_MS` and reloads
 //!   everything when it moved past the last change it applied.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use sea_orm::DatabaseConnection;
@@ -23,7 +23,7 @@ use sea_orm::DatabaseConnection;
 use crate::domain::auth::ApiKey;
 use crate::domain::board::{Board, Member};
 use crate::domain::ids::{BoardSlug, LeagueSlug, MemberId};
-use crate::domain::league::League;
+use crate::domain::league::{BracketRef, League};
 use crate::domain::limit::RateRule;
 use crate::store::redis::{BoardKeys, Keys, LeagueKeys, RedisStore, SeasonRecord};
 use crate::store::sql::{self, SqlError};
@@ -46,9 +46,41 @@ pub struct LeagueConfig {
     /// The season record this instance last read (`None`: not yet); a script told of an
     /// older season answers the current one's number, and the caller reads it again.
     pub season: RwLock<Option<Arc<SeasonRecord>>>,
+    /// Where players are this season, as scripts told this instance: a player never
+    /// changes bracket within a season, so a score write names the right one at once.
+    places: Mutex<Places>,
 }
 
+/// The brackets of one season's players, remembered up to [`PLACES_MAX`] of them.
+#[derive(Debug, Default)]
+struct Places {
+    season: i64,
+    by_player: HashMap<String, BracketRef>,
+}
+
+/// Players whose bracket a league remembers; past it, it starts afresh (a forgotten one
+/// costs a score write one more call).
+const PLACES_MAX: usize = 100_000;
+
 impl LeagueConfig {
+    /// The bracket `player` is known to be in in season `n`.
+    pub fn known_place(&self, n: i64, player: &str) -> Option<BracketRef> {
+        let places = lock(&self.places);
+        (places.season == n)
+            .then(|| places.by_player.get(player).copied())
+            .flatten()
+    }
+
+    /// Remembers that `player` is in `place` in season `n`.
+    pub fn remember_place(&self, n: i64, player: &str, place: BracketRef) {
+        let mut places = lock(&self.places);
+        if places.season != n || places.by_player.len() >= PLACES_MAX {
+            places.season = n;
+            places.by_player.clear();
+        }
+        places.by_player.insert(player.to_owned(), place);
+    }
+
     /// The season record last read.
     pub fn known_season(&self) -> Option<Arc<SeasonRecord>> {
         read(&self.season).clone()
@@ -163,6 +195,8 @@ impl<K: Clone + Eq + Hash, V> BySlug<K, V> {
 #[derive(Default)]
 struct ApiKeys {
     by_hash: HashMap<String, Arc<ApiKey>>,
+    /// The ids of live keys.
+    live: HashSet<i64>,
     loaded: u64,
 }
 
@@ -210,6 +244,11 @@ impl ConfigCache {
         read(&self.api_keys).by_hash.get(hash).cloned()
     }
 
+    /// Whether the key with this id is live (not revoked, not deleted).
+    pub fn api_key_is_live(&self, id: i64) -> bool {
+        read(&self.api_keys).live.contains(&id)
+    }
+
     /// Reloads every board, league and key.
     pub async fn reload_all(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
         crate::metrics::config_reload("all");
@@ -234,6 +273,7 @@ impl ConfigCache {
             keys: self.keys.league(league.id),
             league,
             season: RwLock::new(None),
+            places: Mutex::default(),
         }
     }
 
@@ -295,16 +335,18 @@ impl ConfigCache {
 
     async fn reload_api_keys(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
         let ticket = self.ticket();
-        let live = sql::api_keys::list_api_keys(db)
+        let by_hash: HashMap<_, _> = sql::api_keys::list_api_keys(db)
             .await?
             .into_iter()
             .filter(|(_, key)| key.revoked_at.is_none())
             .map(|(hash, key)| (hash, Arc::new(key)))
             .collect();
+        let live = by_hash.values().map(|k| k.id).collect();
         let mut keys = write(&self.api_keys);
         if keys.loaded < ticket {
             *keys = ApiKeys {
-                by_hash: live,
+                by_hash,
+                live,
                 loaded: ticket,
             };
         }
@@ -463,6 +505,12 @@ fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 

@@ -23,11 +23,17 @@ use crate::domain::league::{BracketRef, Season, SeasonRules, player_of};
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::engine::auth::Caller;
 use crate::error::ApiError;
-use crate::store::redis::{JoinReply, LeagueScoreCall, LeagueScoreReply, SeasonRecord, Standing};
+use crate::store::redis::{
+    HandedReward, JoinCall, JoinReply, LeagueScoreCall, LeagueScoreReply, SeasonRecord, Standing,
+};
 use crate::store::sql;
 
-/// How many times a call is made again after learning of a newer season.
+/// How many times a call is made again after learning of a newer season (or, for a
+/// score write, of the player's bracket).
 const SEASON_TRIES: usize = 4;
+/// Calls a join may take: it may learn of a newer season, of last season's bracket and
+/// of this season's (twice, when other joins fill a bracket meanwhile).
+const JOIN_TRIES: usize = 8;
 /// Longest nickname, in bytes.
 pub const NICKNAME_MAX: usize = 64;
 /// Longest avatar URL, in bytes.
@@ -178,9 +184,23 @@ fn season_changed() -> ApiError {
     ApiError::StoreUnavailable("the season changed again and again during the call".into())
 }
 
-/// `player` joins the current season (see `league_join.lua`).
+/// Whether the caller with this id can still call: the master key when one is set, a
+/// key that is not revoked.
+fn caller_is_live(state: &AppState, id: &str) -> bool {
+    match id.strip_prefix("key:") {
+        Some(key) => key
+            .parse()
+            .is_ok_and(|key| state.config.api_key_is_live(key)),
+        None => id == "master" && state.master_key_hash.is_some(),
+    }
+}
+
+/// `player` joins the current season (see `league_join.lua`). The rewards waiting for
+/// the player are handed over when this caller played the season that won them; those
+/// held for a caller that can no longer call (a revoked key) are handed to this one.
 pub async fn join(
     state: &AppState,
+    caller: &Caller,
     slug: &LeagueSlug,
     player: &PlayerId,
     profile: Option<&Profile>,
@@ -191,56 +211,112 @@ pub async fn join(
     }
     let profile = profile.map(Profile::to_json);
     let mut record = season(state, &config).await?;
-    for _ in 0..SEASON_TRIES {
+    let (mut place, mut previous) = (config.known_place(record.n, player.as_str()), None);
+    let (mut claim, mut rewards) = (Vec::new(), Vec::new());
+    for _ in 0..JOIN_TRIES {
+        let call = JoinCall {
+            season: record.n,
+            player: player.as_str(),
+            profile: profile.as_deref(),
+            now_ms: Utc::now().timestamp_millis(),
+            caller: &caller.id,
+            claim: &claim,
+            place,
+            previous,
+        };
         let reply = state
             .redis
-            .join_league(
-                &config.keys,
-                record.n,
-                player.as_str(),
-                profile.as_deref(),
-                Utc::now().timestamp_millis(),
-            )
+            .join_league(&config.keys, &call)
             .await
             .map_err(outcome_unknown)?;
         match reply {
             JoinReply::Joined {
-                place,
+                place: joined,
                 rank,
                 score,
-                rewards,
+                handed,
+                held,
             } => {
-                if !rewards.is_empty() {
-                    let (db, id, player) = (state.db.clone(), config.league.id, player.clone());
-                    tokio::spawn(async move {
-                        if let Err(err) =
-                            sql::leagues::rewards_delivered(&db, id, player.as_str()).await
-                        {
-                            tracing::warn!(error = %err, %player, "failed to record rewards as delivered");
-                        }
-                    });
+                config.remember_place(record.n, player.as_str(), joined);
+                record_handed(state, &config, caller, player, &handed);
+                rewards.extend(handed);
+                let orphaned: Vec<String> = held
+                    .into_iter()
+                    .filter(|holder| !claim.contains(holder) && !caller_is_live(state, holder))
+                    .collect();
+                if orphaned.is_empty() {
+                    return Ok(joined_answer(&record, joined, rank, score, rewards));
                 }
-                let (tier, bracket) = place_names(&record.rules, place);
-                crate::metrics::league_write("join", "accepted");
-                return Ok(JoinAnswer {
-                    season: record.n,
-                    tier,
-                    bracket,
-                    rank,
-                    score,
-                    rewards,
-                });
+                // The join is done; calling again takes what revoked keys held.
+                claim.extend(orphaned);
+                place = Some(joined);
+            }
+            JoinReply::Place {
+                place: wanted,
+                previous: before,
+            } => {
+                (place, previous) = (wanted, before);
             }
             JoinReply::Stale(_) | JoinReply::NoSeason => {
                 record = fresh_season(state, &config).await?;
+                (place, previous) = (None, None);
             }
             JoinReply::Ended => {
                 league_close::advance(state, &config, &record).await?;
                 record = fresh_season(state, &config).await?;
+                (place, previous) = (None, None);
             }
         }
     }
     Err(season_changed())
+}
+
+fn joined_answer(
+    record: &SeasonRecord,
+    place: BracketRef,
+    rank: i64,
+    score: i64,
+    handed: Vec<HandedReward>,
+) -> JoinAnswer {
+    let (tier, bracket) = place_names(&record.rules, place);
+    crate::metrics::league_write("join", "accepted");
+    JoinAnswer {
+        season: record.n,
+        tier,
+        bracket,
+        rank,
+        score,
+        rewards: handed.into_iter().map(|r| r.reward).collect(),
+    }
+}
+
+/// Records in SQL, in the background, which caller took which seasons' rewards.
+fn record_handed(
+    state: &AppState,
+    config: &LeagueConfig,
+    caller: &Caller,
+    player: &PlayerId,
+    handed: &[HandedReward],
+) {
+    if handed.is_empty() {
+        return;
+    }
+    let mut seasons: Vec<i64> = handed.iter().filter_map(|r| r.season).collect();
+    seasons.sort_unstable();
+    seasons.dedup();
+    let (db, id, player, by) = (
+        state.db.clone(),
+        config.league.id,
+        player.clone(),
+        caller.id.clone(),
+    );
+    tokio::spawn(async move {
+        if let Err(err) =
+            sql::leagues::rewards_delivered(&db, id, player.as_str(), &seasons, &by).await
+        {
+            tracing::warn!(error = %err, %player, "failed to record rewards as delivered");
+        }
+    });
 }
 
 /// One score write, parsed.
@@ -291,6 +367,7 @@ pub async fn score(
             now_ms: Utc::now().timestamp_millis(),
             idempotency: idempotency
                 .map(|i| (caller.id.as_str(), &i.key, ttl, i.fingerprint.as_str())),
+            place: config.known_place(record.n, player.as_str()),
         };
         let reply = state
             .redis
@@ -369,6 +446,9 @@ pub async fn score(
                     Code::ScoreOverflow,
                     "the score would pass 2^53 - 1 in magnitude",
                 ));
+            }
+            LeagueScoreReply::Place(place) => {
+                config.remember_place(record.n, player.as_str(), place);
             }
             LeagueScoreReply::Stale(_) | LeagueScoreReply::NoSeason => {
                 record = fresh_season(state, &config).await?;

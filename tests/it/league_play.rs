@@ -1018,3 +1018,147 @@ async fn a_close_cut_off_after_its_sql_transaction_is_finished_with_rewards_hand
     assert_eq!(season_one(&state, "late").await.len(), 4);
     assert_eq!(join(&app, "late", "p4").await["tier"], "bronze");
 }
+
+/// Season `n`'s rewards in SQL as `(player, reward, handed over, handed to)`.
+async fn rewards_of(
+    app: &TestApp,
+    slug: &str,
+    n: i64,
+) -> Vec<(String, String, bool, Option<String>)> {
+    let state = ovation::startup::connect(app.settings.clone())
+        .await
+        .unwrap();
+    let league = ovation::store::sql::leagues::find_league(
+        &state.db,
+        &ovation::domain::ids::LeagueSlug::parse(slug).unwrap(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let season = ovation::store::sql::leagues::season(&state.db, league.id, n)
+        .await
+        .unwrap()
+        .unwrap();
+    ovation::store::sql::leagues::season_rewards(&state.db, season.id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.player, r.reward, r.delivered_at.is_some(), r.delivered_to))
+        .collect()
+}
+
+async fn join_with(app: &TestApp, key: &str, slug: &str, player: &str) -> Value {
+    let (status, joined) = app
+        .call(
+            reqwest::Method::POST,
+            &format!("/api/v1/leagues/{slug}/join"),
+            Some(key),
+            Some(&json!({"player": player})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{joined}");
+    joined
+}
+
+async fn key_for_league(app: &TestApp, name: &str, slug: &str) -> (i64, String) {
+    let (status, created) = app
+        .post(
+            "/api/v1/admin/api-keys",
+            json!({"name": name, "scopes": ["vote", "read"], "leagues": [slug]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    (
+        created["id"].as_i64().unwrap(),
+        created["key"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reward_goes_only_to_the_key_that_played_the_season_that_won_it() {
+    let app = TestApp::spawn().await;
+    create(&app, league("crown", 4, None)).await;
+    let (backend_id, backend) = key_for_league(&app, "game backend", "crown").await;
+    let (_, partner) = key_for_league(&app, "partner", "crown").await;
+    for player in ["hero", "p2"] {
+        join_with(&app, &backend, "crown", player).await;
+    }
+    add(&app, "crown", "hero", 5).await;
+    let report = close(&app, "crown", false).await;
+    assert_eq!(
+        report["rewards"],
+        json!([{"player": "hero", "bracket": "bronze-1", "rank": 1, "reward": "medal"}])
+    );
+    // Another key the league admits joins as hero: it plays, but takes nothing.
+    let impostor = join_with(&app, &partner, "crown", "hero").await;
+    assert_eq!(impostor["rewards"], json!([]), "{impostor}");
+    assert_eq!(impostor["season"], 2);
+    assert_eq!(
+        rewards_of(&app, "crown", 1).await,
+        [("hero".to_owned(), "medal".to_owned(), false, None)]
+    );
+    // The backend that played season 1 gets it, once, and SQL says who took it.
+    let mine = join_with(&app, &backend, "crown", "hero").await;
+    assert_eq!(mine["rewards"], json!(["medal"]), "{mine}");
+    assert_eq!(mine["bracket"], impostor["bracket"], "the same place");
+    assert_eq!(
+        join_with(&app, &backend, "crown", "hero").await["rewards"],
+        json!([])
+    );
+    let handed_to = Some(format!("key:{backend_id}"));
+    let started = Instant::now();
+    while rewards_of(&app, "crown", 1).await
+        != [(
+            "hero".to_owned(),
+            "medal".to_owned(),
+            true,
+            handed_to.clone(),
+        )]
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "recorded as handed over"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reward_held_for_a_revoked_key_goes_to_the_next_key_the_league_admits() {
+    let app = TestApp::spawn().await;
+    create(&app, league("rotate", 4, None)).await;
+    let (old_id, old) = key_for_league(&app, "backend, old key", "rotate").await;
+    join_with(&app, &old, "rotate", "hero").await;
+    add(&app, "rotate", "hero", 5).await;
+    close(&app, "rotate", false).await;
+    let (new_id, new) = key_for_league(&app, "backend, new key", "rotate").await;
+    assert_eq!(
+        join_with(&app, &new, "rotate", "hero").await["rewards"],
+        json!([])
+    );
+    let (status, _) = app
+        .delete(&format!("/api/v1/admin/api-keys/{old_id}"))
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let joined = join_with(&app, &new, "rotate", "hero").await;
+    assert_eq!(joined["rewards"], json!(["medal"]), "{joined}");
+    assert_eq!(
+        join_with(&app, &new, "rotate", "hero").await["rewards"],
+        json!([])
+    );
+    let started = Instant::now();
+    while rewards_of(&app, "rotate", 1).await
+        != [(
+            "hero".to_owned(),
+            "medal".to_owned(),
+            true,
+            Some(format!("key:{new_id}")),
+        )]
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "recorded as handed over"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

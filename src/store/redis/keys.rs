@@ -339,14 +339,15 @@ impl LeagueKeys {
         format!("{}s:{n}:profiles", self.base)
     }
 
-    /// The prefix of season `n`'s brackets: a script appends `<tier>:<number>`.
-    pub fn bracket_prefix(&self, n: i64) -> String {
-        format!("{}s:{n}:b:", self.base)
+    /// Season `n`'s joiners (hash: player -> the caller that first joined them that
+    /// season, who holds the rewards it gives them).
+    pub fn joiners(&self, n: i64) -> String {
+        format!("{}s:{n}:joiners", self.base)
     }
 
     /// One bracket of season `n` (sorted set: member -> score; see `league_join.lua`).
     pub fn bracket(&self, n: i64, tier: usize, number: i64) -> String {
-        format!("{}{tier}:{number}", self.bracket_prefix(n))
+        format!("{}s:{n}:b:{tier}:{number}", self.base)
     }
 
     /// The first answer to a score write with this idempotency key from this caller

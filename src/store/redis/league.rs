@@ -74,6 +74,31 @@ pub struct Advance<'a> {
     pub rules: &'a SeasonRules,
 }
 
+/// One join (see `league_join.lua`).
+#[derive(Debug)]
+pub struct JoinCall<'a> {
+    pub season: i64,
+    pub player: &'a str,
+    /// Profile JSON, or `None` to keep the cached one.
+    pub profile: Option<&'a str>,
+    pub now_ms: i64,
+    /// The caller's id: rewards held for it are handed over.
+    pub caller: &'a str,
+    /// Further callers (revoked keys) whose held rewards this join may take.
+    pub claim: &'a [String],
+    /// The bracket the caller expects the player in this season, and last season.
+    pub place: Option<BracketRef>,
+    pub previous: Option<BracketRef>,
+}
+
+/// A reward handed over by a join, with the season that gave it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct HandedReward {
+    pub reward: String,
+    /// `None` for rewards that waited from before seasons were kept with them.
+    pub season: Option<i64>,
+}
+
 /// What a join answers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JoinReply {
@@ -82,7 +107,14 @@ pub enum JoinReply {
         /// 1-based.
         rank: i64,
         score: i64,
-        rewards: Vec<String>,
+        handed: Vec<HandedReward>,
+        /// The callers other rewards of the player are held for.
+        held: Vec<String>,
+    },
+    /// The join needs these brackets (this season's, last season's) named: call again.
+    Place {
+        place: Option<BracketRef>,
+        previous: Option<BracketRef>,
     },
     /// The current season is this one: call again with it.
     Stale(i64),
@@ -106,6 +138,8 @@ pub struct LeagueScoreCall<'a> {
     pub rules: &'a [RuleCheck],
     /// Unique to this write: names its entries in rolling limits' logs.
     pub tag: &'a str,
+    /// The bracket the caller expects the player in.
+    pub place: Option<BracketRef>,
 }
 
 /// Where a score write left the player.
@@ -120,6 +154,8 @@ pub struct Standing {
 /// What a score write answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LeagueScoreReply {
+    /// The player is in this bracket: call again naming it.
+    Place(BracketRef),
     Scored(Standing),
     /// The key was used before: the first request's fingerprint and answer.
     Replayed {
@@ -161,6 +197,12 @@ fn int_at(items: &[Value], i: usize) -> Option<i64> {
     items.get(i).and_then(as_int)
 }
 
+/// A bracket as the league scripts name it: `<tier>:<number>`.
+fn place_arg(place: BracketRef) -> String {
+    format!("{}:{}", place.tier, place.number)
+}
+
+/// A bracket from a script's reply; `None` where the script answers -1 (not needed).
 fn place_at(items: &[Value], i: usize) -> Option<BracketRef> {
     Some(BracketRef {
         tier: usize::try_from(int_at(items, i)?).ok()?,
@@ -251,15 +293,16 @@ impl RedisStore {
             .ok_or_else(|| reply_error("league_advance", &Value::Array(reply)))
     }
 
-    /// `player` joins season `n` with `profile` (JSON, or `None` to keep the cached one).
+    /// One join (see `league_join.lua`).
     pub async fn join_league(
         &self,
         keys: &LeagueKeys,
-        n: i64,
-        player: &str,
-        profile: Option<&str>,
-        now_ms: i64,
+        join: &JoinCall<'_>,
     ) -> Result<JoinReply, RedisFailure> {
+        let n = join.season;
+        let bracket = |season: i64, place: Option<BracketRef>| {
+            place.map_or_else(|| keys.season(), |p| keys.bracket(season, p.tier, p.number))
+        };
         let mut call = JOIN.key(keys.season());
         call.key(keys.settled_tiers())
             .key(keys.rewards())
@@ -267,31 +310,53 @@ impl RedisStore {
             .key(keys.counts(n))
             .key(keys.profiles(n))
             .key(keys.players(n - 1))
+            .key(keys.joiners(n))
+            .key(bracket(n, join.place))
+            .key(bracket(n - 1, join.previous))
             .arg(n)
-            .arg(player)
-            .arg(profile.unwrap_or(""))
-            .arg(now_ms)
-            .arg(keys.bracket_prefix(n))
-            .arg(keys.bracket_prefix(n - 1));
+            .arg(join.player)
+            .arg(join.profile.unwrap_or(""))
+            .arg(join.now_ms)
+            .arg(join.caller)
+            .arg(if join.claim.is_empty() {
+                String::new()
+            } else {
+                serde_json::to_string(join.claim).unwrap_or_default()
+            })
+            .arg(join.place.map(place_arg).unwrap_or_default())
+            .arg(join.previous.map(place_arg).unwrap_or_default());
         let reply = self.run_script_all("league_join", &JOIN, &[call]).await?;
         let value = reply.into_iter().next().unwrap_or(Value::Nil);
         let bad = || reply_error("league_join", &value);
         let items = as_array(&value).ok_or_else(bad)?;
         let tag = items.first().and_then(as_text).ok_or_else(bad)?;
+        let json_at = |i: usize| -> Result<Option<String>, RedisFailure> {
+            let text = items.get(i).and_then(as_text).ok_or_else(bad)?;
+            Ok((!text.is_empty()).then_some(text))
+        };
         Ok(match tag.as_str() {
             "ok" => {
                 let standing = standing_at(items, 1).ok_or_else(bad)?;
-                let rewards = match items.get(5).and_then(as_text).ok_or_else(bad)?.as_str() {
-                    "" => Vec::new(),
-                    list => serde_json::from_str(list).map_err(|_| bad())?,
+                let handed = match json_at(5)? {
+                    Some(list) => serde_json::from_str(&list).map_err(|_| bad())?,
+                    None => Vec::new(),
+                };
+                let held = match json_at(6)? {
+                    Some(list) => serde_json::from_str(&list).map_err(|_| bad())?,
+                    None => Vec::new(),
                 };
                 JoinReply::Joined {
                     place: standing.place,
                     rank: standing.rank,
                     score: standing.score,
-                    rewards,
+                    handed,
+                    held,
                 }
             }
+            "place" => JoinReply::Place {
+                place: place_at(items, 1),
+                previous: place_at(items, 3),
+            },
             "stale" => JoinReply::Stale(int_at(items, 1).ok_or_else(bad)?),
             "none" => JoinReply::NoSeason,
             "ended" => JoinReply::Ended,
@@ -318,7 +383,11 @@ impl RedisStore {
         invocation
             .key(keys.season())
             .key(keys.players(call.season))
-            .key(keys.refusals(hour));
+            .key(keys.refusals(hour))
+            .key(call.place.map_or_else(
+                || keys.season(),
+                |p| keys.bracket(call.season, p.tier, p.number),
+            ));
         rules::push_keys(call.rules, keys, &mut invocation);
         invocation
             .arg(call.season)
@@ -327,7 +396,7 @@ impl RedisStore {
             .arg(call.now_ms)
             .arg(ttl)
             .arg(fingerprint)
-            .arg(keys.bracket_prefix(call.season))
+            .arg(call.place.map(place_arg).unwrap_or_default())
             .arg(SCORE_MAX)
             .arg(call.rules.len())
             .arg(REFUSALS_TTL_S)
@@ -360,6 +429,7 @@ impl RedisStore {
             "none" => LeagueScoreReply::NoSeason,
             "closing" => LeagueScoreReply::Closing,
             "not_joined" => LeagueScoreReply::NotJoined,
+            "place" => LeagueScoreReply::Place(place_at(items, 1).ok_or_else(bad)?),
             "overflow" => LeagueScoreReply::Overflow,
             _ => return Err(bad()),
         })
@@ -492,7 +562,7 @@ impl RedisStore {
         rewards: &[(String, Vec<String>)],
     ) -> Result<bool, RedisFailure> {
         let mut call = OPEN.key(keys.season());
-        call.key(keys.rewards()).arg(m);
+        call.key(keys.rewards()).key(keys.joiners(m)).arg(m);
         for (player, list) in rewards {
             call.arg(player)
                 .arg(serde_json::to_string(list).unwrap_or_default());
@@ -513,7 +583,12 @@ impl RedisStore {
         brackets: &[BracketRef],
         at_ms: i64,
     ) -> Result<(), RedisFailure> {
-        let mut names = vec![keys.players(m), keys.counts(m), keys.profiles(m)];
+        let mut names = vec![
+            keys.players(m),
+            keys.counts(m),
+            keys.profiles(m),
+            keys.joiners(m),
+        ];
         names.extend(brackets.iter().map(|b| keys.bracket(m, b.tier, b.number)));
         for chunk in names.chunks(SETTLE_CHUNK) {
             let mut pipe = redis::pipe();

@@ -2,10 +2,15 @@
 -- their players' next join, and the current season takes scores.
 --
 -- KEYS[1]  the league's season record (hash; see league_advance.lua)
--- KEYS[2]  rewards waiting for delivery (hash: player -> JSON list of rewards)
+-- KEYS[2]  rewards waiting for delivery (hash: player -> JSON list; see league_join.lua)
+-- KEYS[3]  the joiners of season m (hash: player -> the caller that first joined them)
 --
 -- ARGV[1]  m, the season whose close is done (the current one is m + 1)
--- then pairs: player, JSON list of the rewards they won in m
+-- then pairs: player, JSON list of the reward names they won in m
+--
+-- Each reward waits held for the caller that joined the player in m: only a join
+-- through that caller (or, once its key is revoked, through any key the league admits)
+-- takes it.
 --
 -- Returns 1 when this call settled m, 0 when it was settled before.
 --
@@ -19,13 +24,10 @@ if tonumber(redis.call('HGET', KEYS[1], 'settled') or '0') >= m then
 end
 for i = 2, #ARGV, 2 do
   local waiting = redis.call('HGET', KEYS[2], ARGV[i])
-  local list = cjson.decode(ARGV[i + 1])
-  if waiting then
-    local earlier = cjson.decode(waiting)
-    for _, r in ipairs(list) do
-      earlier[#earlier + 1] = r
-    end
-    list = earlier
+  local list = waiting and cjson.decode(waiting) or {}
+  local key = redis.call('HGET', KEYS[3], ARGV[i]) or nil
+  for _, r in ipairs(cjson.decode(ARGV[i + 1])) do
+    list[#list + 1] = {reward = r, season = m, key = key}
   end
   redis.call('HSET', KEYS[2], ARGV[i], cjson.encode(list))
 end

@@ -6,7 +6,8 @@
 -- KEYS[2]  the league's season record (hash; see league_advance.lua)
 -- KEYS[3]  the players of season n (hash: player -> '<tier>:<bracket>:<member>')
 -- KEYS[4]  refusals of the write's hour (hash: limit id -> refused writes)
--- then two keys per score limit i = 0 .. r-1, at 4 + 2i (see rules.lua)
+-- KEYS[5]  the player's bracket named by ARGV[7] (any key of the league when '')
+-- then two keys per score limit i = 0 .. r-1, at 5 + 2i (see rules.lua)
 --
 -- ARGV[1]  n, the season the caller expects to be current
 -- ARGV[2]  player id
@@ -14,7 +15,9 @@
 -- ARGV[4]  now, ms since the epoch
 -- ARGV[5]  idempotency record TTL in seconds, or 0 when the write has no key
 -- ARGV[6]  the request's fingerprint (stored with the answer)
--- ARGV[7]  the key prefix of season n's brackets (see league_join.lua)
+-- ARGV[7]  '<tier>:<bracket>': where the caller expects the player, or ''
+--          (every key the script touches is in KEYS: a player's bracket is known only
+--          once read, so a caller that expects another one is told where it is)
 -- ARGV[8]  the largest allowed magnitude of a score (2^53 - 1)
 -- ARGV[9]  r, the number of score limits (each counts 1 per write)
 -- ARGV[10] TTL in seconds of the refusals hash
@@ -29,6 +32,7 @@
 --   {'none'}         the league has no season in Redis
 --   {'closing'}      season n is over, or the previous season's close is not done
 --   {'not_joined'}   the player has not joined season n
+--   {'place', tier, bracket}   the player's bracket: call again naming it
 --   {'overflow'}     the score would pass ARGV[8] in magnitude
 --
 -- Invariant: every check comes before the first write, so a refused write changes no
@@ -38,7 +42,7 @@
 
 local idem_ttl = tonumber(ARGV[5])
 local r = tonumber(ARGV[9])
-local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, 4, 11, r, 1, KEYS[4], ARGV[10])
+local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, 5, 11, r, 1, KEYS[4], ARGV[10])
 if early then
   return early
 end
@@ -57,14 +61,17 @@ if not entry then
   return {'not_joined'}
 end
 local tier, number, member = string.match(entry, '^(%d+):(%d+):(.*)$')
-local key = ARGV[7] .. tier .. ':' .. number
+if ARGV[7] ~= tier .. ':' .. number then
+  return {'place', tonumber(tier), tonumber(number)}
+end
+local key = KEYS[5]
 local current = tonumber(redis.call('ZSCORE', key, member) or '0')
 local max = tonumber(ARGV[8])
 if math.abs(current + tonumber(ARGV[3])) > max then
   return {'overflow'}
 end
 local score = redis.call('ZINCRBY', key, ARGV[3], member)
-rules_consume(4, 11, r, used, stale, 1, '1', ARGV[4], ARGV[11])
+rules_consume(5, 11, r, used, stale, 1, '1', ARGV[4], ARGV[11])
 local rank = redis.call('ZREVRANK', key, member)
 if idem_ttl > 0 then
   redis.call('SET', KEYS[1], table.concat({ARGV[6], tier, number, rank, score}, '|'),

@@ -46,8 +46,8 @@ pub use group_commit::DEFAULT_GROUP as DEFAULT_VOTE_GROUP;
 use group_commit::GroupCommit;
 pub use keys::{BoardKeys, Keys, LeagueKeys};
 pub use league::{
-    Advance, JoinReply, LeagueScoreCall, LeagueScoreReply, PlayerPlace, PreviousSeason,
-    SeasonRecord, Standing,
+    Advance, HandedReward, JoinCall, JoinReply, LeagueScoreCall, LeagueScoreReply, PlayerPlace,
+    PreviousSeason, SeasonRecord, Standing,
 };
 pub use lease::Lease;
 pub use member::{StandingQuery, StandingReply};

@@ -411,19 +411,33 @@ pub async fn season_results(
         .await?)
 }
 
-/// Marks a player's rewards of the league as handed over (a join listed them).
+/// Marks a player's rewards of the league from `seasons` (numbers) as handed over to
+/// the caller `by` (a join listed them).
 pub async fn rewards_delivered(
     db: &impl ConnectionTrait,
     league_id: i64,
     player: &str,
+    seasons: &[i64],
+    by: &str,
 ) -> Result<(), SqlError> {
+    let labels: Vec<String> = seasons.iter().map(i64::to_string).collect();
+    let season_ids: Vec<i64> = league_season::Entity::find()
+        .filter(league_season::Column::LeagueId.eq(league_id))
+        .filter(league_season::Column::Label.is_in(labels))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
     league_reward::Entity::update_many()
         .col_expr(
             league_reward::Column::DeliveredAt,
             Expr::value(to_naive(Utc::now())),
         )
+        .col_expr(league_reward::Column::DeliveredTo, Expr::value(by))
         .filter(league_reward::Column::LeagueId.eq(league_id))
         .filter(league_reward::Column::Player.eq(player))
+        .filter(league_reward::Column::SeasonId.is_in(season_ids))
         .filter(league_reward::Column::DeliveredAt.is_null())
         .exec(db)
         .await?;

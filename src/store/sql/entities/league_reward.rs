@@ -12,6 +12,8 @@ pub struct Model {
     pub player: String,
     pub reward: String,
     pub delivered_at: Option<DateTime>,
+    /// The caller a join handed it to (`master`, `key:<id>`).
+    pub delivered_to: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
