@@ -13,7 +13,7 @@ test:
 	cargo test --workspace
 	OVATION_TEST_REDIS=cluster cargo test --test it -- $(CLUSTER_MODULES)
 
-CLUSTER_MODULES = votes:: reads:: limits:: idempotency:: group_commit:: layouts:: scores:: archive:: league_play::
+CLUSTER_MODULES = votes:: reads:: limits:: idempotency:: group_commit:: layouts:: scores:: archive:: league_play:: keys:: webhooks::
 
 lint:
 	cargo fmt --all -- --check

@@ -60,8 +60,8 @@ pub struct Settings {
     /// archive (one instance at a time works).
     pub archive_check: Duration,
     /// `OVATION_LEAGUE_CHECK_MS`: how often an instance looks for seasons that are over
-    /// and closes them (one instance per league at a time), and sends webhook deliveries
-    /// that are due.
+    /// and closes them (one instance per league at a time), and, in a task of its own,
+    /// for webhook deliveries that are due.
     pub league_check: Duration,
     /// `OVATION_SESSION_IDLE_S`: a dashboard session ends after this long without a
     /// request.
@@ -72,6 +72,10 @@ pub struct Settings {
     /// `OVATION_ALLOW_EVICTION`: stay ready on a Redis whose `maxmemory-policy` evicts
     /// keys (which loses votes when memory runs out).
     pub allow_eviction: bool,
+    /// `OVATION_WEBHOOK_ALLOW_PRIVATE`: let webhook deliveries connect to loopback,
+    /// private, link-local and other non-public addresses (a receiver on the same
+    /// network); off, only public addresses are reached.
+    pub webhook_allow_private: bool,
     /// `OVATION_CORS_ORIGINS`: comma-separated origins (`https://shop.example`) whose web
     /// pages may read the API from a browser; empty allows none.
     pub cors_origins: Vec<String>,
@@ -102,6 +106,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("session_absolute_s", "43200"),
     ("allow_eviction", "false"),
     ("cors_origins", ""),
+    ("webhook_allow_private", "false"),
 ];
 
 impl Settings {
@@ -215,6 +220,7 @@ impl Settings {
         }
         let cookie_secure = parse_bool(get("cookie_secure"))?;
         let allow_eviction = parse_bool(get("allow_eviction"))?;
+        let webhook_allow_private = parse_bool(get("webhook_allow_private"))?;
         let (origins, src) = get("cors_origins");
         let cors_origins = origins
             .split(',')
@@ -257,6 +263,7 @@ impl Settings {
             session_idle,
             session_absolute,
             allow_eviction,
+            webhook_allow_private,
             cors_origins,
         })
     }

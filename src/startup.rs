@@ -18,7 +18,7 @@ use crate::engine::durability::{self, Durability};
 use crate::engine::read_cache::ReadCache;
 use crate::engine::state::AppState;
 use crate::engine::users;
-use crate::engine::{archive, league_close, reconcile};
+use crate::engine::{archive, league_close, reconcile, webhooks};
 use crate::store::redis::RedisStore;
 use crate::store::sql;
 use crate::telemetry::RequestSpan;
@@ -54,6 +54,7 @@ impl Application {
             state.clone(),
             state.settings.league_check,
         ));
+        tokio::spawn(webhooks::run(state.clone(), state.settings.league_check));
         if let Some(password) =
             users::ensure_admin(&state.db, state.settings.admin_password.as_deref())
                 .await

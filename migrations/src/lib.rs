@@ -16,6 +16,7 @@ mod m20261124_000011_create_leagues;
 mod m20261124_000012_add_season_rules_and_limits;
 mod m20261125_000013_add_key_reach;
 mod m20261125_000014_add_reward_delivered_to;
+mod m20261125_000015_webhook_guards;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -38,6 +39,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000012_add_season_rules_and_limits::Migration),
             Box::new(m20261125_000013_add_key_reach::Migration),
             Box::new(m20261125_000014_add_reward_delivered_to::Migration),
+            Box::new(m20261125_000015_webhook_guards::Migration),
         ]
     }
 }

@@ -32,9 +32,10 @@ pub struct JoinRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileRequest {
-    /// 1 to 64 bytes.
+    /// 1 to 32 characters; control and bidirectional characters (such as U+202E) are
+    /// refused.
     pub nickname: Option<String>,
-    /// An http(s) URL, at most 2048 bytes.
+    /// An http(s) URL, at most 2048 bytes, without spaces or control characters.
     pub avatar: Option<String>,
 }
 

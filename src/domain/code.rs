@@ -120,6 +120,7 @@ pub enum Code {
     KeyNotAllowed,
     InvalidBoards,
     InvalidLeagues,
+    DeliveryNotFound,
 }
 
 impl Code {
@@ -140,6 +141,7 @@ impl Code {
             Self::KeyNotAllowed => "key_not_allowed",
             Self::InvalidBoards => "invalid_boards",
             Self::InvalidLeagues => "invalid_leagues",
+            Self::DeliveryNotFound => "delivery_not_found",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

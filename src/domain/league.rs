@@ -15,6 +15,7 @@ use super::ids::LeagueSlug;
 use super::limit::{Dimension, Missing, RateRule, RuleSpec, Window};
 use super::period::{Bucket, Period};
 use super::score::Milli;
+use super::webhook;
 
 /// Most tiers a league has.
 pub const TIERS_MAX: usize = 20;
@@ -301,8 +302,11 @@ pub struct League {
     pub id: i64,
     pub slug: LeagueSlug,
     pub settings: LeagueSettings,
-    /// Signs webhook deliveries (HMAC-SHA256); made at creation.
+    /// Signs webhook deliveries (HMAC-SHA256); made at creation, replaced by a rotation.
     pub webhook_secret: String,
+    /// The secret the last rotation replaced, and when: deliveries carry its signature
+    /// too for a day after.
+    pub previous_secret: Option<(String, DateTime<Utc>)>,
 }
 
 /// A league's settings.
@@ -460,13 +464,8 @@ impl LeagueSettings {
                 ));
             }
         }
-        if let Some(url) = &self.webhook_url
-            && !(url.starts_with("http://") || url.starts_with("https://"))
-        {
-            return Err(invalid(
-                Code::InvalidWebhook,
-                "webhook_url must be an http:// or https:// URL",
-            ));
+        if let Some(url) = &self.webhook_url {
+            webhook::check_url(url)?;
         }
         Ok(())
     }
@@ -586,18 +585,21 @@ pub struct Season {
     pub rules: Option<SeasonRules>,
 }
 
-/// A season close's webhook delivery, from the outbox.
+/// A season close's webhook delivery, from the outbox. It is signed when sent, with the
+/// league's secrets of that moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
     pub id: i64,
+    pub league_id: i64,
     pub season_id: i64,
     pub url: String,
     pub body: String,
-    /// `sha256=<hex HMAC-SHA256 of the body>`.
-    pub signature: String,
     pub attempts: i32,
     pub next_attempt_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
     pub delivered_at: Option<DateTime<Utc>>,
+    /// When it was given up (failing for [`crate::domain::webhook::GIVE_UP_AFTER`]).
+    pub gave_up_at: Option<DateTime<Utc>>,
     pub last_status: Option<i32>,
     pub last_error: Option<String>,
 }

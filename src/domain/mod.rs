@@ -15,6 +15,7 @@ pub mod period;
 pub mod retention;
 pub mod score;
 pub mod scoring;
+pub mod webhook;
 
 /// Why a raw value could not become a domain value: a stable code and a human message.
 use self::code::Code;

@@ -27,7 +27,6 @@ use utoipa::ToSchema;
 
 use super::config::LeagueConfig;
 use super::state::AppState;
-use super::webhooks;
 use crate::domain::code::Code;
 use crate::domain::league::{
     BracketRef, PlayerResult, SeasonRules, Zone, close_bracket, player_of, season_end,
@@ -260,8 +259,7 @@ async fn finish(
     let report = report(slug, m, false, rules, &results, brackets);
     let webhook = config.league.settings.webhook_url.as_ref().map(|url| {
         let body = serde_json::to_string(&report).unwrap_or_default();
-        let signature = webhooks::signature(&config.league.webhook_secret, &body);
-        (url.clone(), body, signature)
+        (url.clone(), body)
     });
     let ended_at = DateTime::from_timestamp_millis(previous.ended_ms).unwrap_or_default();
     let recorded = sql::leagues::record_close(
@@ -423,13 +421,12 @@ pub async fn check_all(state: &AppState) {
     }
 }
 
-/// Checks every league, and sends the webhook deliveries that are due, every `check`
-/// until the process ends.
+/// Checks every league every `check` until the process ends (webhook deliveries go in
+/// a task of their own, `engine::webhooks::run`, so none waits on a receiver).
 pub async fn run(state: AppState, check: Duration) {
     let mut ticks = tokio::time::interval(check);
     loop {
         ticks.tick().await;
         check_all(&state).await;
-        super::webhooks::deliver_due(&state).await;
     }
 }

@@ -34,8 +34,8 @@ const SEASON_TRIES: usize = 4;
 /// Calls a join may take: it may learn of a newer season, of last season's bracket and
 /// of this season's (twice, when other joins fill a bracket meanwhile).
 const JOIN_TRIES: usize = 8;
-/// Longest nickname, in bytes.
-pub const NICKNAME_MAX: usize = 64;
+/// Longest nickname, in characters (and at most four bytes each).
+pub const NICKNAME_MAX: usize = 32;
 /// Longest avatar URL, in bytes.
 pub const AVATAR_MAX: usize = 2048;
 
@@ -46,19 +46,39 @@ pub struct Profile {
     pub avatar: Option<String>,
 }
 
+/// Characters that change how the text around them is shown: the bidirectional
+/// embeddings, overrides and isolates (U+202E turns `evil.exe` around), the direction
+/// marks, and the line and paragraph separators.
+fn is_layout_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
 impl Profile {
-    /// Checks the fields: a nickname of 1 to 64 bytes, an http(s) avatar URL.
+    /// Checks the fields: a nickname of 1 to 32 characters without control or
+    /// bidirectional characters, an http(s) avatar URL of at most 2048 bytes without
+    /// spaces or control characters.
     pub fn check(&self) -> Result<(), ApiError> {
         if let Some(n) = &self.nickname
-            && (n.trim().is_empty() || n.len() > NICKNAME_MAX)
+            && (n.trim().is_empty()
+                || n.chars().count() > NICKNAME_MAX
+                || n.chars().any(|c| c.is_control() || is_layout_control(c)))
         {
             return Err(ApiError::invalid(
                 Code::InvalidProfile,
-                format!("nickname must be 1 to {NICKNAME_MAX} bytes"),
+                format!(
+                    "nickname must be 1 to {NICKNAME_MAX} characters, without control or \
+                    bidirectional characters"
+                ),
             ));
         }
         if let Some(a) = &self.avatar
-            && (a.len() > AVATAR_MAX || !(a.starts_with("https://") || a.starts_with("http://")))
+            && (a.len() > AVATAR_MAX
+                || !(a.starts_with("https://") || a.starts_with("http://"))
+                || a.chars()
+                    .any(|c| c.is_whitespace() || c.is_control() || is_layout_control(c)))
         {
             return Err(ApiError::invalid(
                 Code::InvalidProfile,

@@ -161,6 +161,54 @@ pub async fn update_league(
     Ok(league)
 }
 
+/// Replaces the league's webhook secret with a new one (answered): deliveries are
+/// signed with both for a day, so a receiver can switch without missing one.
+pub async fn rotate_webhook_secret(
+    state: &AppState,
+    actor: &str,
+    slug: &LeagueSlug,
+) -> Result<League, ApiError> {
+    let league = league_of(state, slug).await?;
+    let secret = random_text(40);
+    sql::leagues::rotate_webhook_secret(&state.db, &league, &secret).await?;
+    changed(state, slug).await?;
+    audit(
+        state,
+        actor,
+        "league.webhook_secret.rotate",
+        &format!("league {slug}"),
+        json!({}),
+    )
+    .await;
+    league_of(state, slug).await
+}
+
+/// Sends a given-up delivery of the league again: one more attempt at once (failing,
+/// it is given up again).
+pub async fn resend_delivery(
+    state: &AppState,
+    actor: &str,
+    slug: &LeagueSlug,
+    id: i64,
+) -> Result<(), ApiError> {
+    let league = league_of(state, slug).await?;
+    if !sql::leagues::retry_delivery(&state.db, league.id, id).await? {
+        return Err(ApiError::not_found(
+            Code::DeliveryNotFound,
+            format!("league {slug} has no given-up delivery {id}"),
+        ));
+    }
+    audit(
+        state,
+        actor,
+        "league.delivery.resend",
+        &format!("league {slug}"),
+        json!({"delivery": id}),
+    )
+    .await;
+    Ok(())
+}
+
 /// Deletes a league.
 pub async fn delete_league(
     state: &AppState,

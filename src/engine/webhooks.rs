@@ -1,113 +1,227 @@
 //! The webhook outbox: a season's close writes its delivery in the close's transaction;
-//! every instance's league task sends the deliveries that are due. An instance claims a
-//! delivery for one attempt (moving its next attempt forward, a compare-and-set in SQL),
-//! so two instances do not send it at once. A delivery is retried, with the delay
-//! doubling from 1 s up to an hour, until the receiver answers 2xx.
+//! every instance runs a delivery task of its own, apart from closes, which sends the
+//! deliveries that are due.
+//!
+//! An instance claims a delivery for one attempt (moving its next attempt forward, a
+//! compare-and-set in SQL), so two instances do not send it at once. At most
+//! [`CONCURRENCY`] attempts run at a time, each bounded by [`ATTEMPT_TIMEOUT`], so a
+//! receiver that hangs holds one slot for ten seconds and delays nothing else. A
+//! delivery is retried, the delay doubling from 1 s up to an hour, until the receiver
+//! answers 2xx, and given up three days after it was made (the dashboard can send it
+//! again).
+//!
+//! Guards: redirects are not followed (a 3xx is a failed attempt with its status), no
+//! proxy from the environment is used, and a delivery connects only to public addresses
+//! unless `OVATION_WEBHOOK_ALLOW_PRIVATE` is set. The check is on the addresses the
+//! connection is made to — the client's resolver ([`PublicOnly`]) drops every other
+//! address a name resolves to, and a URL naming an address is checked before the
+//! attempt — so a name that resolves to a public address when the URL is saved and to
+//! an internal one when it is sent (DNS rebinding) is refused too.
 
-use std::sync::LazyLock;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{TimeDelta, Utc};
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use chrono::{DateTime, TimeDelta, Utc};
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use reqwest::redirect::Policy;
+use tokio::sync::Semaphore;
 
 use super::state::AppState;
 use crate::domain::league::Delivery;
+use crate::domain::webhook::{self, Outcome, PREVIOUS_SECRET_GRACE};
 use crate::store::sql;
 
-/// The header carrying `sha256=<hex HMAC-SHA256 of the body, keyed by the league's
-/// webhook secret>`.
+/// The header carrying `t=<unix>,v1=<hex>` (see [`webhook::signature`]).
 pub const SIGNATURE_HEADER: &str = "X-Ovation-Signature";
 /// The header carrying the delivery's id (the same on every retry).
 pub const DELIVERY_HEADER: &str = "X-Ovation-Delivery";
-/// How long an attempt may take.
-const TIMEOUT: Duration = Duration::from_secs(10);
-/// Deliveries one check sends at most.
-const BATCH: u64 = 20;
-/// The longest wait between two attempts.
-const MAX_DELAY_S: i64 = 3600;
+/// How long an attempt may take, connecting included.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long connecting may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Attempts one instance runs at once.
+pub const CONCURRENCY: usize = 8;
+/// How long a claim keeps other instances off a delivery: past it, the attempt is
+/// taken to have died with its instance and the delivery is due again.
+const CLAIM: TimeDelta = TimeDelta::seconds(30);
 
-static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(|| {
+/// A resolver that answers only the public addresses a name resolves to (all of them
+/// when private ones are allowed), so the client never connects anywhere else.
+struct PublicOnly {
+    allow_private: bool,
+}
+
+impl Resolve for PublicOnly {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = found
+                .iter()
+                .copied()
+                .filter(|a| allow_private || webhook::not_public(a.ip()).is_none())
+                .collect();
+            match (allowed.is_empty(), found.first()) {
+                (false, _) => Ok(Box::new(allowed.into_iter()) as Addrs),
+                (true, Some(refused)) => Err(refusal(refused.ip(), &host).into()),
+                (true, None) => Err(format!("{host} has no address").into()),
+            }
+        })
+    }
+}
+
+fn refusal(ip: IpAddr, host: &str) -> String {
+    format!(
+        "refused to connect to {host} at {ip}: a {} address (OVATION_WEBHOOK_ALLOW_PRIVATE allows it)",
+        webhook::not_public(ip).unwrap_or("private")
+    )
+}
+
+/// The client deliveries are sent with: the guarded resolver, no redirects, no proxy,
+/// bounded times.
+fn client(allow_private: bool) -> reqwest::Client {
     reqwest::Client::builder()
-        .timeout(TIMEOUT)
+        .dns_resolver(Arc::new(PublicOnly { allow_private }))
+        .redirect(Policy::none())
+        .no_proxy()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(ATTEMPT_TIMEOUT)
         .build()
         .unwrap_or_default()
-});
-
-/// The signature a webhook delivery carries: `sha256=<hex HMAC-SHA256 of the body>`.
-pub fn signature(secret: &str, body: &str) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes())
-        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
-    mac.update(body.as_bytes());
-    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-/// The wait after a delivery's `attempts`th failed attempt: 1 s, 2 s, 4 s, … an hour.
-pub fn backoff(attempts: i32) -> TimeDelta {
-    let exp = attempts.clamp(1, 13) - 1;
-    TimeDelta::seconds((1_i64 << exp).min(MAX_DELAY_S))
-}
-
-/// Sends every delivery that is due (those another instance claims first excepted).
-pub async fn deliver_due(state: &AppState) {
-    let due = match sql::leagues::due_deliveries(&state.db, Utc::now(), BATCH).await {
-        Ok(due) => due,
-        Err(err) => {
-            tracing::debug!(error = %err, "cannot read the webhook outbox");
-            return;
+/// Sends due deliveries every `check` until the process ends.
+pub async fn run(state: AppState, check: Duration) {
+    let client = client(state.settings.webhook_allow_private);
+    let slots = Arc::new(Semaphore::new(CONCURRENCY));
+    let mut ticks = tokio::time::interval(check);
+    loop {
+        ticks.tick().await;
+        let free = slots.available_permits();
+        if free == 0 {
+            continue;
         }
-    };
-    for delivery in due {
-        let claim_until = Utc::now() + TimeDelta::from_std(TIMEOUT * 3).unwrap_or_default();
-        match sql::leagues::claim_delivery(&state.db, &delivery, claim_until).await {
-            Ok(true) => attempt(state, &delivery).await,
-            Ok(false) => {}
-            Err(err) => tracing::debug!(error = %err, "cannot claim a webhook delivery"),
+        let due = match sql::leagues::due_deliveries(&state.db, Utc::now(), free as u64).await {
+            Ok(due) => due,
+            Err(err) => {
+                tracing::debug!(error = %err, "cannot read the webhook outbox");
+                continue;
+            }
+        };
+        for delivery in due {
+            let claim_until = Utc::now() + CLAIM;
+            match sql::leagues::claim_delivery(&state.db, &delivery, claim_until).await {
+                Ok(true) => {
+                    let Ok(slot) = slots.clone().acquire_owned().await else {
+                        return;
+                    };
+                    let (state, client) = (state.clone(), client.clone());
+                    tokio::spawn(async move {
+                        attempt(&state, &client, &delivery).await;
+                        drop(slot);
+                    });
+                }
+                Ok(false) => {}
+                Err(err) => tracing::debug!(error = %err, "cannot claim a webhook delivery"),
+            }
         }
     }
 }
 
-async fn attempt(state: &AppState, delivery: &Delivery) {
-    let sent = CLIENT
-        .post(&delivery.url)
-        .header("Content-Type", "application/json")
-        .header(SIGNATURE_HEADER, &delivery.signature)
-        .header(DELIVERY_HEADER, delivery.id.to_string())
-        .body(delivery.body.clone())
-        .send()
-        .await;
-    let (status, error) = match sent {
-        Ok(response) if response.status().is_success() => (Some(response.status()), None),
-        Ok(response) => (
-            Some(response.status()),
-            Some(format!("answered {}", response.status())),
-        ),
-        Err(err) => (None, Some(err.to_string())),
+/// The secrets a delivery of `league_id` is signed with now: the league's, then the one
+/// a rotation replaced less than a day ago.
+fn secrets(state: &AppState, league_id: i64, now: DateTime<Utc>) -> Option<Vec<String>> {
+    let config = state
+        .config
+        .leagues()
+        .into_iter()
+        .find(|l| l.league.id == league_id)?;
+    let league = &config.league;
+    let mut secrets = vec![league.webhook_secret.clone()];
+    if let Some((previous, rotated_at)) = &league.previous_secret
+        && now < *rotated_at + PREVIOUS_SECRET_GRACE
+    {
+        secrets.push(previous.clone());
+    }
+    Some(secrets)
+}
+
+/// Refuses a URL that names an address which is not public (a name is checked by the
+/// resolver when the connection is made).
+fn literal_refusal(url: &str, allow_private: bool) -> Option<String> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let ip = match parsed.host()? {
+        url::Host::Ipv4(v4) => IpAddr::V4(v4),
+        url::Host::Ipv6(v6) => IpAddr::V6(v6),
+        url::Host::Domain(_) => return None,
     };
-    let next = error
-        .is_some()
-        .then(|| Utc::now() + backoff(delivery.attempts + 1));
-    crate::metrics::webhook_delivery(if next.is_none() {
-        "delivered"
-    } else {
-        "failed"
-    });
+    (!allow_private && webhook::not_public(ip).is_some()).then(|| refusal(ip, &ip.to_string()))
+}
+
+async fn attempt(state: &AppState, client: &reqwest::Client, delivery: &Delivery) {
+    let now = Utc::now();
+    let Some(secrets) = secrets(state, delivery.league_id, now) else {
+        return;
+    };
+    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    let refused = literal_refusal(&delivery.url, state.settings.webhook_allow_private);
+    let (status, error) = match refused {
+        Some(refusal) => (None, Some(refusal)),
+        None => {
+            let sent = client
+                .post(&delivery.url)
+                .header("Content-Type", "application/json")
+                .header(
+                    SIGNATURE_HEADER,
+                    webhook::signature(&secrets, now.timestamp(), delivery.id, &delivery.body),
+                )
+                .header(DELIVERY_HEADER, delivery.id.to_string())
+                .body(delivery.body.clone())
+                .send()
+                .await;
+            match sent {
+                Ok(response) if response.status().is_success() => (Some(response.status()), None),
+                Ok(response) if response.status().is_redirection() => (
+                    Some(response.status()),
+                    Some(format!(
+                        "answered {} (redirects are not followed: set the URL it names)",
+                        response.status()
+                    )),
+                ),
+                Ok(response) => (
+                    Some(response.status()),
+                    Some(format!("answered {}", response.status())),
+                ),
+                Err(err) => (None, Some(error_chain(&err))),
+            }
+        }
+    };
+    let outcome = Outcome::of(
+        error.is_some(),
+        delivery.attempts + 1,
+        delivery.created_at,
+        Utc::now(),
+    );
+    crate::metrics::webhook_delivery(outcome.label());
     let status = status.map(|s| i32::from(s.as_u16()));
-    if let Err(err) = sql::leagues::record_attempt(&state.db, delivery, status, error, next).await {
+    if let Err(err) =
+        sql::leagues::record_attempt(&state.db, delivery, status, error, outcome).await
+    {
         tracing::warn!(error = %err, delivery = delivery.id, "cannot record a webhook attempt");
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_delay_doubles_up_to_an_hour() {
-        let delays: Vec<i64> = [1, 2, 3, 12, 13, 40]
-            .into_iter()
-            .map(|a| backoff(a).num_seconds())
-            .collect();
-        assert_eq!(delays, [1, 2, 4, 2048, 3600, 3600]);
+/// An error with its causes: reqwest's own message names only the outermost step.
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
     }
+    text
 }

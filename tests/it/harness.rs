@@ -379,6 +379,8 @@ pub struct Options {
     pub cors_origins: Vec<String>,
     /// The most votes on one board one Redis call applies (group commit).
     pub vote_group: usize,
+    /// `OVATION_WEBHOOK_ALLOW_PRIVATE`: test receivers listen on loopback.
+    pub webhook_allow_private: bool,
 }
 
 impl Default for Options {
@@ -396,6 +398,7 @@ impl Default for Options {
             session_absolute: Duration::from_secs(43_200),
             cors_origins: Vec::new(),
             vote_group: ovation::store::redis::DEFAULT_VOTE_GROUP,
+            webhook_allow_private: false,
         }
     }
 }
@@ -432,6 +435,7 @@ impl TestApp {
             session_idle: opts.session_idle,
             session_absolute: opts.session_absolute,
             allow_eviction: false,
+            webhook_allow_private: opts.webhook_allow_private,
             cors_origins: opts.cors_origins,
         };
         let app = Application::build(settings.clone())

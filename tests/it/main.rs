@@ -27,4 +27,5 @@ mod scores;
 mod sessions;
 mod sync;
 mod votes;
+mod webhooks;
 mod windows;

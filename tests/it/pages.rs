@@ -1,6 +1,8 @@
 //! The HTML pages over HTTP: sessions, CSRF, escaping, security headers, the dashboard's
 //! forms and the public voting page with and without htmx.
 
+use std::time::Duration;
+
 use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, LOCATION};
 use serde_json::json;
@@ -1991,4 +1993,145 @@ async fn leagues_are_made_in_the_form_shown_by_bracket_previewed_and_closed_on_t
         zh.contains("<h2>晋级</h2>") && zh.contains("立即结算第 2 赛季"),
         "{zh}"
     );
+}
+
+#[tokio::test]
+async fn saving_a_league_on_the_dashboard_keeps_the_names_of_its_score_limits() {
+    let app = TestApp::spawn().await;
+    let (status, created) = app
+        .post(
+            "/api/v1/admin/leagues",
+            json!({"slug": "named", "title": "Named",
+                "tiers": [{"name": "bronze", "promote": 0, "demote": 0}],
+                "score_limits": [{"name": "ten a minute", "per": ["player"], "window": "minute", "limit": 10},
+                    {"name": "flood guard", "per": ["player", "ip"], "window": "rolling:10m", "limit": 100}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let page = browser.get("/admin/leagues/named").await;
+    let shown = "player 10 minute ten a minute\nplayer+ip 100 rolling:10m flood guard";
+    assert!(page.body.contains(shown), "{}", page.body);
+    let saved = browser
+        .post(
+            "/admin/leagues/named",
+            &[
+                ("_csrf", csrf.as_str()),
+                ("title", "Named again"),
+                ("tiers", "bronze 0 0"),
+                ("bracket_size", "50"),
+                ("season", "week"),
+                ("timezone", "UTC"),
+                ("rewards", ""),
+                ("webhook_url", ""),
+                ("score_limits", &format!("{shown}\nplayer 3 second")),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let (_, league) = app.get("/api/v1/admin/leagues/named").await;
+    assert_eq!(league["title"], "Named again");
+    let names: Vec<&str> = league["score_limits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ten a minute", "flood guard", "limit 3"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_league_page_shows_its_secret_rotates_it_and_sends_a_given_up_delivery_again() {
+    let app = TestApp::spawn_with(Options {
+        league_check: Duration::from_millis(100),
+        webhook_allow_private: true,
+        ..Options::default()
+    })
+    .await;
+    // Nothing listens on port 1: every attempt fails.
+    let (status, created) = app
+        .post(
+            "/api/v1/admin/leagues",
+            json!({"slug": "hooks", "title": "Hooks",
+                "tiers": [{"name": "bronze", "promote": 0, "demote": 0}],
+                "webhook_url": "http://127.0.0.1:1/hook"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let secret = created["webhook_secret"].as_str().unwrap().to_owned();
+    let (status, _) = app
+        .post("/api/v1/admin/leagues/hooks/close", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let state = ovation::startup::connect(app.settings.clone())
+        .await
+        .unwrap();
+    let league = ovation::store::sql::leagues::find_league(
+        &state.db,
+        &ovation::domain::ids::LeagueSlug::parse("hooks").unwrap(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let started = std::time::Instant::now();
+    let delivery = loop {
+        let d = ovation::store::sql::leagues::deliveries(&state.db, league.id)
+            .await
+            .unwrap()
+            .remove(0);
+        if d.attempts > 0 {
+            break d;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    use sea_orm::{ActiveModelTrait, Set};
+    ovation::store::sql::entities::webhook_delivery::ActiveModel {
+        id: Set(delivery.id),
+        gave_up_at: Set(Some(chrono::Utc::now().naive_utc())),
+        ..Default::default()
+    }
+    .update(&state.db)
+    .await
+    .unwrap();
+
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let page = browser.get("/admin/leagues/hooks").await.body;
+    assert!(page.contains(&format!("<code>{secret}</code>")), "{page}");
+    assert!(page.contains("<strong>gave up "), "{page}");
+    let resend = format!("/admin/leagues/hooks/deliveries/{}/resend", delivery.id);
+    assert!(page.contains(&format!(r#"action="{resend}""#)), "{page}");
+    let sent = browser.post(&resend, &[("_csrf", &csrf)]).await;
+    assert_eq!(sent.status, StatusCode::SEE_OTHER, "{}", sent.body);
+    let again = ovation::store::sql::leagues::deliveries(&state.db, league.id)
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(again.gave_up_at, None, "due again");
+    let unknown = browser
+        .post(
+            "/admin/leagues/hooks/deliveries/999/resend",
+            &[("_csrf", &csrf)],
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+
+    let rotated = browser
+        .post("/admin/leagues/hooks/webhook-secret", &[("_csrf", &csrf)])
+        .await;
+    assert_eq!(rotated.status, StatusCode::SEE_OTHER);
+    let page = browser.get("/admin/leagues/hooks").await.body;
+    assert!(
+        !page.contains(&format!("<code>{secret}</code>")),
+        "a new secret"
+    );
+    assert!(
+        page.contains("Deliveries also carry a signature with the previous secret until"),
+        "{page}"
+    );
+    let audit = browser.get("/admin/audit").await.body;
+    assert!(audit.contains("league.webhook_secret.rotate"), "{audit}");
+    assert!(audit.contains("league.delivery.resend"), "{audit}");
 }

@@ -17,6 +17,7 @@ use crate::domain::league::{
     parse_season,
 };
 use crate::domain::period::{Period, parse_timezone};
+use crate::domain::webhook::PREVIOUS_SECRET_GRACE;
 use crate::engine::leagues as engine;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -167,8 +168,11 @@ pub struct LeagueResponse {
     pub timezone: String,
     pub rewards: Vec<RewardSettings>,
     pub webhook_url: Option<String>,
-    /// Key of the HMAC-SHA256 signature of webhook deliveries.
+    /// Key of the HMAC-SHA256 signatures of webhook deliveries.
     pub webhook_secret: String,
+    /// Until when deliveries also carry a signature with the secret the last rotation
+    /// replaced (a day after it); null when none does.
+    pub previous_secret_until: Option<DateTime<Utc>>,
     pub score_limits: Vec<ScoreLimit>,
     /// Null until the league's first season is recorded.
     pub current_season: Option<SeasonInfo>,
@@ -203,6 +207,11 @@ impl LeagueResponse {
                 .collect(),
             webhook_url: s.webhook_url.clone(),
             webhook_secret: league.webhook_secret.clone(),
+            previous_secret_until: league
+                .previous_secret
+                .as_ref()
+                .map(|(_, at)| *at + PREVIOUS_SECRET_GRACE)
+                .filter(|until| *until > Utc::now()),
             score_limits: s
                 .limits
                 .iter()
@@ -338,6 +347,27 @@ pub async fn delete_league(
 ) -> Result<HttpResponse, ApiError> {
     engine::delete_league(&state, &caller.actor, &league_slug(&league)?).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Replaces the league's webhook secret with a new one, in the answer. For a day,
+/// deliveries carry a signature with the old secret too (`t=…,v1=<new>,v1=<old>`), so a
+/// receiver can switch without refusing any.
+#[utoipa::path(post, path = "/api/v1/admin/leagues/{league}/webhook-secret", tag = "leagues",
+    params(("league" = String, Path)),
+    responses(
+        (status = 200, body = LeagueResponse),
+        (status = 404, description = "league_not_found", body = crate::api::ErrorBody),
+    ))]
+#[post("/leagues/{league}/webhook-secret")]
+pub async fn rotate_webhook_secret(
+    state: web::Data<AppState>,
+    Admin(caller): Admin,
+    league: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = league_slug(&league)?;
+    let league = engine::rotate_webhook_secret(&state, &caller.actor, &slug).await?;
+    let season = engine::latest_season(&state, &league).await?;
+    Ok(HttpResponse::Ok().json(LeagueResponse::of(&league, season)?))
 }
 
 /// `?dry_run=true` previews.

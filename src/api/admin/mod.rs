@@ -39,6 +39,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(leagues::update_league)
             .service(leagues::delete_league)
             .service(leagues::close_league)
+            .service(leagues::rotate_webhook_secret)
             .default_service(web::to(super::not_found)),
     );
 }

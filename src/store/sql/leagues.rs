@@ -19,6 +19,7 @@ use crate::domain::league::{
     tiers_to_json,
 };
 use crate::domain::period::parse_timezone;
+use crate::domain::webhook::Outcome;
 
 fn to_domain(row: league::Model) -> Result<League, SqlError> {
     let corrupt = |what: &str, e: String| {
@@ -44,6 +45,9 @@ fn to_domain(row: league::Model) -> Result<League, SqlError> {
             limits,
         },
         webhook_secret: row.webhook_secret,
+        previous_secret: row
+            .webhook_secret_previous
+            .zip(row.webhook_secret_rotated_at.map(from_naive)),
     })
 }
 
@@ -118,6 +122,26 @@ pub async fn update_league(db: &impl ConnectionTrait, league: &League) -> Result
     };
     settings_columns(&mut model, &league.settings);
     model.update(db).await.map_err(SqlError::from_write)?;
+    Ok(())
+}
+
+/// Replaces a league's webhook secret with `secret`, keeping the one it replaces as the
+/// previous secret (deliveries carry both signatures for a day).
+pub async fn rotate_webhook_secret(
+    db: &impl ConnectionTrait,
+    league: &League,
+    secret: &str,
+) -> Result<(), SqlError> {
+    league::ActiveModel {
+        id: Set(league.id),
+        webhook_secret: Set(secret.to_owned()),
+        webhook_secret_previous: Set(Some(league.webhook_secret.clone())),
+        webhook_secret_rotated_at: Set(Some(to_naive(Utc::now()))),
+        updated_at: Set(to_naive(Utc::now())),
+        ..Default::default()
+    }
+    .update(db)
+    .await?;
     Ok(())
 }
 
@@ -258,8 +282,8 @@ pub struct CloseRecord<'a> {
     pub next_ends_at: DateTime<Utc>,
     pub next_rules: &'a SeasonRules,
     pub results: &'a [PlayerResult],
-    /// The webhook delivery to send: URL, body, signature.
-    pub webhook: Option<(String, String, String)>,
+    /// The webhook delivery to send: URL and body.
+    pub webhook: Option<(String, String)>,
 }
 
 /// Rows per multi-row insert.
@@ -361,16 +385,16 @@ pub async fn record_close(
             .exec_without_returning(&txn)
             .await?;
     }
-    if let Some((url, body, signature)) = &close.webhook {
+    if let Some((url, body)) = &close.webhook {
         webhook_delivery::ActiveModel {
             league_id: Set(close.league_id),
             season_id: Set(season_id),
             url: Set(url.clone()),
             body: Set(body.clone()),
-            signature: Set(signature.clone()),
             attempts: Set(0),
             next_attempt_at: Set(to_naive(now)),
             delivered_at: Set(None),
+            gave_up_at: Set(None),
             last_status: Set(None),
             last_error: Set(None),
             created_at: Set(to_naive(now)),
@@ -459,19 +483,22 @@ pub async fn season_rewards(
 fn delivery(row: webhook_delivery::Model) -> Delivery {
     Delivery {
         id: row.id,
+        league_id: row.league_id,
         season_id: row.season_id,
         url: row.url,
         body: row.body,
-        signature: row.signature,
         attempts: row.attempts,
         next_attempt_at: from_naive(row.next_attempt_at),
+        created_at: from_naive(row.created_at),
         delivered_at: row.delivered_at.map(from_naive),
+        gave_up_at: row.gave_up_at.map(from_naive),
         last_status: row.last_status,
         last_error: row.last_error,
     }
 }
 
-/// Deliveries not yet delivered whose next attempt is due by `now`, oldest first.
+/// Deliveries neither delivered nor given up whose next attempt is due by `now`, oldest
+/// first.
 pub async fn due_deliveries(
     db: &impl ConnectionTrait,
     now: DateTime<Utc>,
@@ -479,6 +506,7 @@ pub async fn due_deliveries(
 ) -> Result<Vec<Delivery>, SqlError> {
     Ok(webhook_delivery::Entity::find()
         .filter(webhook_delivery::Column::DeliveredAt.is_null())
+        .filter(webhook_delivery::Column::GaveUpAt.is_null())
         .filter(webhook_delivery::Column::NextAttemptAt.lte(to_naive(now)))
         .order_by_asc(webhook_delivery::Column::Id)
         .limit(limit)
@@ -504,18 +532,19 @@ pub async fn claim_delivery(
         .filter(webhook_delivery::Column::Id.eq(delivery.id))
         .filter(webhook_delivery::Column::NextAttemptAt.eq(to_naive(delivery.next_attempt_at)))
         .filter(webhook_delivery::Column::DeliveredAt.is_null())
+        .filter(webhook_delivery::Column::GaveUpAt.is_null())
         .exec(db)
         .await?;
     Ok(done.rows_affected == 1)
 }
 
-/// Records one attempt: delivered (`next` is `None`), or failed and due again at `next`.
+/// Records one attempt and what it leaves the delivery in.
 pub async fn record_attempt(
     db: &impl ConnectionTrait,
     delivery: &Delivery,
     status: Option<i32>,
     error: Option<String>,
-    next: Option<DateTime<Utc>>,
+    outcome: Outcome,
 ) -> Result<(), SqlError> {
     let now = Utc::now();
     webhook_delivery::ActiveModel {
@@ -523,13 +552,41 @@ pub async fn record_attempt(
         attempts: Set(delivery.attempts + 1),
         last_status: Set(status),
         last_error: Set(error.map(|e| e.chars().take(500).collect())),
-        delivered_at: Set(next.is_none().then(|| to_naive(now))),
-        next_attempt_at: Set(to_naive(next.unwrap_or(now))),
+        delivered_at: Set((outcome == Outcome::Delivered).then(|| to_naive(now))),
+        gave_up_at: Set((outcome == Outcome::GaveUp).then(|| to_naive(now))),
+        next_attempt_at: Set(to_naive(match outcome {
+            Outcome::Retry(at) => at,
+            Outcome::Delivered | Outcome::GaveUp => now,
+        })),
         ..Default::default()
     }
     .update(db)
     .await?;
     Ok(())
+}
+
+/// Makes a league's given-up delivery due now again (sent by hand from the dashboard);
+/// answers whether there was one to revive.
+pub async fn retry_delivery(
+    db: &impl ConnectionTrait,
+    league_id: i64,
+    id: i64,
+) -> Result<bool, SqlError> {
+    let done = webhook_delivery::Entity::update_many()
+        .col_expr(
+            webhook_delivery::Column::GaveUpAt,
+            Expr::value(Option::<sea_orm::prelude::DateTime>::None),
+        )
+        .col_expr(
+            webhook_delivery::Column::NextAttemptAt,
+            Expr::value(to_naive(Utc::now())),
+        )
+        .filter(webhook_delivery::Column::Id.eq(id))
+        .filter(webhook_delivery::Column::LeagueId.eq(league_id))
+        .filter(webhook_delivery::Column::GaveUpAt.is_not_null())
+        .exec(db)
+        .await?;
+    Ok(done.rows_affected == 1)
 }
 
 /// A league's deliveries, newest first.

@@ -17,6 +17,7 @@ use crate::domain::league::{
     League, LeagueSettings, Reward, Tier, limit_pers, parse_limit, parse_ratio, parse_season,
 };
 use crate::domain::period::parse_timezone;
+use crate::domain::webhook::PREVIOUS_SECRET_GRACE;
 use crate::engine::league_close::CloseReport;
 use crate::engine::league_play::{self, BracketAnswer, SeasonBrackets};
 use crate::engine::leagues as engine;
@@ -34,6 +35,49 @@ pub fn routes(r: &mut impl Router) {
     r.add(Method::POST, "/leagues/{league}", update_league);
     r.add(Method::GET, "/leagues/{league}/preview", close_preview);
     r.add(Method::POST, "/leagues/{league}/close", close_league);
+    r.add(
+        Method::POST,
+        "/leagues/{league}/webhook-secret",
+        rotate_secret,
+    );
+    r.add(
+        Method::POST,
+        "/leagues/{league}/deliveries/{id}/resend",
+        resend_delivery,
+    );
+}
+
+async fn rotate_secret(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+    _form: CsrfForm<HashMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let slug = slug_of(&path)?;
+    engine::rotate_webhook_secret(&state, &user.actor(), &slug).await?;
+    session::flash(&session, &user.lang.t("flash-secret-rotated"));
+    Ok(see_other(&format!("/admin/leagues/{slug}#webhook-secret")))
+}
+
+async fn resend_delivery(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<(String, String)>,
+    _form: CsrfForm<HashMap<String, String>>,
+) -> Result<HttpResponse, PageError> {
+    let (league, id) = path.into_inner();
+    let slug = slug_of(&league)?;
+    let id: i64 = id
+        .parse()
+        .map_err(|_| PageError::NotFound(format!("no delivery {id:?}")))?;
+    engine::resend_delivery(&state, &user.actor(), &slug, id).await?;
+    session::flash(
+        &session,
+        &user.lang.tr("flash-delivery-resent", &[("id", id.into())]),
+    );
+    Ok(see_other(&format!("/admin/leagues/{slug}#deliveries")))
 }
 
 /// The settings form: tiers one per line (`name promote demote`), rewards one per line
@@ -84,10 +128,11 @@ impl LeagueForm {
                 .map(|r| {
                     let per = limit_pers(r);
                     format!(
-                        "{} {} {}",
+                        "{} {} {} {}",
                         per.join("+"),
                         r.spec.limit,
-                        r.spec.window.code()
+                        r.spec.window.code(),
+                        r.spec.name
                     )
                 })
                 .collect::<Vec<_>>()
@@ -172,15 +217,20 @@ impl LeagueForm {
                 let shape = || {
                     bad(
                         Code::InvalidLimit,
-                        format!("a score limit is `per limit window`, like `player 10 minute`, not {line:?}"),
+                        format!("a score limit is `per limit window [name]`, like `player 10 minute ten a minute`, not {line:?}"),
                     )
                 };
-                let [per, limit, window] = parts.as_slice() else {
+                let [per, limit, window, name @ ..] = parts.as_slice() else {
                     return Err(shape());
                 };
                 let per: Vec<String> = per.split('+').map(str::to_owned).collect();
                 let id = i as i64 + 1;
-                Ok(parse_limit(id, &format!("limit {id}"), &per, window, limit.parse().map_err(|_| shape())?)?)
+                let name = if name.is_empty() {
+                    format!("limit {id}")
+                } else {
+                    name.join(" ")
+                };
+                Ok(parse_limit(id, &name, &per, window, limit.parse().map_err(|_| shape())?)?)
             })
             .collect::<Result<Vec<_>, ApiError>>()?;
         Ok(LeagueSettings {
@@ -294,10 +344,12 @@ struct SeasonLink {
 }
 
 struct DeliveryRow {
+    id: i64,
     season: i64,
     attempts: i32,
     status: String,
     delivered: Option<String>,
+    gave_up: Option<String>,
     next: String,
     error: String,
 }
@@ -323,6 +375,9 @@ struct LeaguePage {
     bracket: Option<BracketAnswer>,
     deliveries: Vec<DeliveryRow>,
     webhook: Option<String>,
+    /// The signing secret, and until when the one it replaced still signs too.
+    secret: String,
+    previous_until: Option<String>,
     error: Option<String>,
     form: LeagueForm,
 }
@@ -366,10 +421,12 @@ async fn show(
         .await?
         .into_iter()
         .map(|(season, d)| DeliveryRow {
+            id: d.id,
             season,
             attempts: d.attempts,
             status: d.last_status.map(|s| s.to_string()).unwrap_or_default(),
             delivered: d.delivered_at.map(time),
+            gave_up: d.gave_up_at.map(time),
             next: time(d.next_attempt_at),
             error: d.last_error.unwrap_or_default(),
         })
@@ -386,6 +443,13 @@ async fn show(
         bracket,
         deliveries,
         webhook: league.settings.webhook_url.clone(),
+        secret: league.webhook_secret.clone(),
+        previous_until: league
+            .previous_secret
+            .as_ref()
+            .map(|(_, at)| *at + PREVIOUS_SECRET_GRACE)
+            .filter(|until| *until > chrono::Utc::now())
+            .map(time),
         error,
         form: form.unwrap_or_else(|| LeagueForm::of(&league)),
     })

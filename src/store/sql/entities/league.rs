@@ -20,6 +20,9 @@ pub struct Model {
     pub rewards: String,
     pub webhook_url: Option<String>,
     pub webhook_secret: String,
+    /// The secret the last rotation replaced, and when.
+    pub webhook_secret_previous: Option<String>,
+    pub webhook_secret_rotated_at: Option<DateTime>,
     /// JSON: `[{"name", "per", "window", "limit"}]`; null for none.
     pub limits: Option<String>,
     pub created_at: DateTime,

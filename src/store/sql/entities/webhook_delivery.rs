@@ -11,11 +11,11 @@ pub struct Model {
     pub season_id: i64,
     pub url: String,
     pub body: String,
-    /// `sha256=<hex HMAC-SHA256 of the body>`.
-    pub signature: String,
     pub attempts: i32,
     pub next_attempt_at: DateTime,
     pub delivered_at: Option<DateTime>,
+    /// When it was given up after failing for three days.
+    pub gave_up_at: Option<DateTime>,
     pub last_status: Option<i32>,
     pub last_error: Option<String>,
     pub created_at: DateTime,
