@@ -149,7 +149,7 @@ pub async fn archive_board(
 
         // 1. Closed buckets before the walk whose hours got late writes since.
         let mut late: Vec<Bucket> = Vec::new();
-        for hour in marks.keys() {
+        for hour in marks.hours.keys() {
             for second in [hour * 3600, hour * 3600 + 3599] {
                 let Some(at) = DateTime::from_timestamp(second, 0) else {
                     continue;
@@ -172,14 +172,15 @@ pub async fn archive_board(
             sql::late_seen(&state.db, id, period, &labels).await?
         };
         for bucket in late {
-            let marked = late_in(&marks, &bucket);
+            let marked = late_in(&marks.hours, &bucket);
             if seen.get(&bucket.label) == Some(&marked) {
                 continue;
             }
             if written.len() >= budget || !state.redis.renew_lease(lease).await? {
                 return Ok(written);
             }
-            if archive_bucket(state, board, &bucket, false, marked, now).await? {
+            let gone = marks.found_gone(&board.keys, &bucket);
+            if archive_bucket(state, board, &bucket, false, marked, gone, now).await? {
                 written.push(BucketRef::of(&bucket));
             }
         }
@@ -191,8 +192,9 @@ pub async fn archive_board(
             if written.len() >= budget || !state.redis.renew_lease(lease).await? {
                 break;
             }
-            let marked = late_in(&marks, &bucket);
-            if archive_bucket(state, board, &bucket, true, marked, now).await? {
+            let marked = late_in(&marks.hours, &bucket);
+            let gone = marks.found_gone(&board.keys, &bucket);
+            if archive_bucket(state, board, &bucket, true, marked, gone, now).await? {
                 written.push(BucketRef::of(&bucket));
                 empty_until = None;
             } else {
@@ -208,6 +210,30 @@ pub async fn archive_board(
             sql::advance(&state.db, id, period, until).await?;
         }
     }
+    // Late counts of hours whose every bucket is past its retention are no longer
+    // needed: those buckets' keys are gone, and a late write into one marks it anew.
+    let spent: Vec<i64> = marks
+        .hours
+        .keys()
+        .copied()
+        .filter(|&hour| {
+            let Some(at) = DateTime::from_timestamp(hour * 3600, 0) else {
+                return false;
+            };
+            periods.iter().all(|&period| {
+                Bucket::containing(period, tz, at).is_ok_and(|bucket| {
+                    settings
+                        .retention
+                        .release_at(&bucket)
+                        .is_some_and(|release| release + RELEASE_GRACE <= now)
+                })
+            })
+        })
+        .collect();
+    state
+        .redis
+        .forget_hours(&board.keys, &spent, &marks)
+        .await?;
     Ok(written)
 }
 
@@ -231,14 +257,19 @@ fn views(board: &BoardConfig) -> &'static [View] {
 }
 
 /// Archives one closed bucket and gives its keys their expiry; answers `false` when
-/// Redis holds nothing of it (nothing written). A bucket whose keys already left Redis
-/// (released, or expired) and got late writes since is archived as the sum of both.
+/// Redis holds nothing of it (nothing written). A bucket whose rankings a late write
+/// found gone (`gone`: its keys had left Redis, released or expired) is archived as the
+/// sum of what was archived before and what late writes put in Redis since, and its
+/// keys are let go at once. Any other bucket is archived from Redis, which holds all of
+/// it: a late write holds the keys it writes until this archives them again (distinct
+/// voters that left with keys no late write touched are taken from the earlier archive).
 async fn archive_bucket(
     state: &AppState,
     board: &BoardConfig,
     bucket: &Bucket,
     in_order: bool,
     late_seen: i64,
+    gone: bool,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
     let settings = &board.board.settings;
@@ -258,6 +289,14 @@ async fn archive_bucket(
         return Ok(false);
     };
     if first.total_members == 0 {
+        // Its keys left Redis with nothing late in them: nothing to add, and nothing to
+        // look at again until another late write.
+        if !in_order {
+            sql::note_late_seen(&state.db, board.board.id, bucket, late_seen).await?;
+        }
+        if gone {
+            state.redis.forget_gone(&board.keys, bucket).await?;
+        }
         return Ok(false);
     }
     let members: Vec<String> = pages
@@ -299,10 +338,13 @@ async fn archive_bucket(
             })
             .collect(),
     };
-    let mut release_now = false;
-    if sql::left_redis(&state.db, board.board.id, bucket, now).await? {
+    let archived_before =
+        (gone || !in_order) && sql::is_archived(&state.db, board.board.id, bucket).await?;
+    let release_now = gone && archived_before;
+    if release_now {
         standings = merged(state, board, bucket, standings).await?;
-        release_now = true;
+    } else if archived_before {
+        standings = with_earlier_voters(state, board, bucket, standings).await?;
     }
 
     let retention = settings.retention;
@@ -319,6 +361,9 @@ async fn archive_bucket(
     )
     .await?;
     let Some(at) = expires_at else {
+        if gone {
+            state.redis.forget_gone(&board.keys, bucket).await?;
+        }
         return Ok(true);
     };
     let when = |at: DateTime<Utc>| {
@@ -337,7 +382,42 @@ async fn archive_bucket(
         .redis
         .release_bucket(&board.keys, bucket, when(at), &voter_keys)
         .await?;
+    if gone {
+        state.redis.forget_gone(&board.keys, bucket).await?;
+    }
     Ok(true)
+}
+
+/// A re-archived bucket's standings with each count of distinct voters at least what
+/// the earlier archive recorded: a voters' HyperLogLog no late write touched may have
+/// expired since (only the keys a late write writes are held), and counts of distinct
+/// voters never go down.
+async fn with_earlier_voters(
+    state: &AppState,
+    board: &BoardConfig,
+    bucket: &Bucket,
+    mut standings: Standings,
+) -> Result<Standings, ApiError> {
+    for (view, entries) in &mut standings.views {
+        let Some(earlier) = sql::read_bucket(&state.db, board.board.id, bucket, *view).await?
+        else {
+            continue;
+        };
+        if *view == View::Real {
+            standings.participants = standings.participants.max(earlier.participants);
+        }
+        let voters: HashMap<&str, i64> = earlier
+            .entries
+            .iter()
+            .map(|e| (e.member.as_str(), e.voters))
+            .collect();
+        for entry in entries {
+            if let Some(&before) = voters.get(entry.member.as_str()) {
+                entry.voters = entry.voters.max(before);
+            }
+        }
+    }
+    Ok(standings)
 }
 
 /// The standings of a bucket whose keys had left Redis (`earlier`, from the archive)

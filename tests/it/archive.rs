@@ -514,4 +514,111 @@ async fn a_late_write_into_a_released_bucket_adds_to_its_archive() {
             .await,
         Vec::<String>::new()
     );
+    // The late-write bookkeeping is spent: the mark that the bucket was found gone, and
+    // the late count of an hour whose buckets are all past their retention.
+    let late = redis.keys(&format!("{}:*late", app.prefix)).await;
+    assert_eq!(late, Vec::<String>::new(), "emptied, so deleted");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_late_write_into_a_bucket_whose_keys_expire_before_the_archive_runs_is_archived() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "exp", "title": "Exp", "membership": "open",
+        "periods": ["hour", "all"], "retention": {"hour": 30}}))
+        .await;
+    let old = hours_ago(2 * 24, 30);
+    for voter in ["v1", "v2", "v3", "v4", "v5"] {
+        vote_at(&app, "exp", "a", voter, old).await;
+    }
+    vote_at(&app, "exp", "b", "v1", old).await;
+    let (status, report) = app
+        .post("/api/v1/admin/boards/exp/archive", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["archived"].as_array().unwrap().len(), 1, "{report}");
+    // The bucket's keys are about to expire (as at the end of its retention).
+    let mut redis = RawRedis::connect().await;
+    let (_, top) = app
+        .get(&format!(
+            "/api/v1/boards/exp/top?period=hour&at={}",
+            rfc3339(old)
+        ))
+        .await;
+    let label = top["bucket"].as_str().unwrap().to_owned();
+    let keys = redis.keys(&format!("{}:*:hour:{label}*", app.prefix)).await;
+    assert_eq!(
+        keys.len(),
+        5,
+        "rankings in both views, voters, voters of a and b: {keys:?}"
+    );
+    for key in &keys {
+        let _: i64 = redis.query(redis::cmd("PEXPIRE").arg(key).arg(1500)).await;
+    }
+    // A backfill of +2 lands before they expire, and is acknowledged.
+    let (status, voted) = app
+        .vote(
+            "exp",
+            json!({"member": "a", "voter": "v6", "count": 2, "at": rfc3339(old)}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{voted}");
+    assert_eq!(voted["scores"][0]["real"], 7, "{voted}");
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    // Only b's voters, which the backfill did not touch, left Redis.
+    let left = redis.keys(&format!("{}:*:hour:{label}*", app.prefix)).await;
+    assert_eq!(left.len(), 4, "{left:?}");
+
+    let (status, report) = app
+        .post("/api/v1/admin/boards/exp/archive", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(
+        refs(&report["archived"]),
+        BTreeSet::from([("hour".to_owned(), label.clone())])
+    );
+    let db = Database::connect(&app.database.url).await.unwrap();
+    let state_board = ovation::store::sql::boards::find_board(
+        &db,
+        &ovation::domain::ids::BoardSlug::parse("exp").unwrap(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let bucket = ovation::domain::period::Bucket::parse(
+        ovation::domain::period::Period::Hour,
+        chrono_tz::Tz::UTC,
+        &label,
+    )
+    .unwrap();
+    let archived = ovation::store::sql::archive::read_bucket(
+        &db,
+        state_board.id,
+        &bucket,
+        ovation::domain::score::View::Real,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let entries: Vec<(&str, i64, i64)> = archived
+        .entries
+        .iter()
+        .map(|e| (e.member.as_str(), e.units, e.voters))
+        .collect();
+    assert_eq!(
+        entries,
+        [("a", 7, 6), ("b", 1, 1)],
+        "the archive holds the backfill"
+    );
+    assert_eq!((archived.total_members, archived.participants), (2, 6));
+    // The keys the backfill held get their expiry again.
+    for key in redis.keys(&format!("{}:*:hour:{label}*", app.prefix)).await {
+        let ttl: i64 = redis.query(redis::cmd("TTL").arg(&key)).await;
+        assert!(ttl > 0, "{key}: {ttl}");
+    }
+    // Nothing is left for another run to look at.
+    let (status, report) = app
+        .post("/api/v1/admin/boards/exp/archive", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["archived"], json!([]), "{report}");
 }

@@ -45,6 +45,7 @@ pub use connection::RedisTarget;
 pub use group_commit::DEFAULT_GROUP as DEFAULT_VOTE_GROUP;
 use group_commit::GroupCommit;
 pub use keys::{BoardKeys, Keys, LeagueKeys};
+pub use late::LateMarks;
 pub use league::{
     Advance, HandedReward, JoinCall, JoinReply, LeagueScoreCall, LeagueScoreReply, PlayerPlace,
     PreviousSeason, SeasonRecord, Standing,

@@ -14,7 +14,8 @@
 -- KEYS[1]  idempotency record (string; any key of the board when ARGV[5] is 0)
 -- KEYS[2]  writes-per-hour counter (hash: epoch hour -> writes)
 -- KEYS[3]  refusals of the write's hour (hash: rule id -> refused writes)
--- KEYS[4]  late writes (hash: epoch hour -> writes; see vote.lua)
+-- KEYS[4]  late writes (hash: epoch hour -> writes, 'g:<ranking key>' -> '1'; see
+--          vote.lua)
 -- then two keys per enabled period p = 0 .. n-1, at 4 + 2p:
 --   +1 ranking of the bucket (zset)
 --   +2 exact scores of the bucket (hash; top_n only, else any key, unused)
@@ -40,7 +41,9 @@
 -- ARGV[14] top_n: retain; 0 for the full layout
 -- ARGV[15] top_n: trim_at
 -- ARGV[16] h, the number of voter buckets
--- ARGV[17] '1' when the write is late (its time passed a while ago), else '0'
+-- ARGV[17] '0', or when the write is late (its time passed a while ago) one character
+--          per period: 'a' for `all`, else '1'. A late write holds the keys it writes
+--          and marks rankings it found gone, as a late vote does (see vote.lua)
 -- then six per rule i, at 17 + 6i (see rules.lua)
 --
 -- Returns one of
@@ -108,6 +111,17 @@ end
 
 rules_consume(rule_key, rule_arg, r, used, stale, 1, '1', ARGV[10], ARGV[11])
 
+local late = ARGV[17] ~= '0'
+if late then
+  for p = 0, n - 1 do
+    local ranking = KEYS[4 + 2 * p + 1]
+    -- 97 is 'a'.
+    if string.byte(ARGV[17], p + 1) ~= 97 and redis.call('EXISTS', ranking) == 0 then
+      redis.call('HSET', KEYS[4], 'g:' .. ranking, '1')
+    end
+  end
+end
+
 -- top_n: puts the member's new score in the ranking when it belongs there, and trims the
 -- ranking back to `retain` once it passes `trim_at`.
 local function keep(ranking, exact, score)
@@ -151,8 +165,13 @@ if voter ~= '' then
 end
 if ARGV[7] ~= '' then
   redis.call('HINCRBY', KEYS[2], ARGV[7], '1')
-  if ARGV[17] == '1' then
+  if late then
     redis.call('HINCRBY', KEYS[4], ARGV[7], '1')
+  end
+end
+if late then
+  for k = 5, (voter ~= '' and voter_key + 2 * h) or voter_key do
+    redis.call('PERSIST', KEYS[k])
   end
 end
 

@@ -18,7 +18,7 @@ use super::rules::{self, Counter, RuleCheck};
 use super::vote::REFUSALS_TTL_S;
 use super::{Invocation, RedisFailure, RedisStore};
 use crate::domain::ids::IdempotencyKey;
-use crate::domain::period::Bucket;
+use crate::domain::period::{Bucket, Period};
 use crate::domain::score::{MAX_UNITS, View};
 use crate::domain::scoring::{Op, Storage};
 
@@ -53,7 +53,8 @@ pub struct ScoreCall<'a> {
     /// The write's time, ms since the epoch.
     pub at_ms: i64,
     /// Whether the write's time had passed a while before it arrived
-    /// (`retention::is_late`): its hour is marked for the archive.
+    /// (`retention::is_late`): its hour is marked for the archive, and what it writes is
+    /// held in Redis until the archive has it.
     pub late: bool,
     /// The rules the write must pass (each counts 1); empty when it skips them.
     pub rules: &'a [RuleCheck],
@@ -137,7 +138,14 @@ impl ScoreCall<'_> {
             .arg(retain)
             .arg(trim_at)
             .arg(voters.len())
-            .arg(if self.late { "1" } else { "0" });
+            .arg(if self.late {
+                step.buckets
+                    .iter()
+                    .map(|b| if b.period == Period::All { 'a' } else { '1' })
+                    .collect()
+            } else {
+                "0".to_owned()
+            });
         rules::push_args(rules(), &mut inv);
         inv
     }

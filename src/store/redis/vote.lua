@@ -14,7 +14,8 @@
 -- KEYS[2]  votes-per-hour counter (hash: epoch hour -> votes)
 -- KEYS[3]  refusals of the vote's hour (hash: rule id -> refused votes)
 -- KEYS[4]  late votes (hash: epoch hour -> votes counted after their time had passed;
---          the archive task archives their closed buckets again)
+--          the archive task archives their closed buckets again; and 'g:<ranking key>'
+--          -> '1' for a bucket whose rankings a late vote found gone, see below)
 -- KEYS[5]  the board's headroom mark (string; see below; any key when `all` is off)
 -- then three keys per enabled period p = 0 .. n-1, at 5 + 3p:
 --   +1 real scores of the vote's bucket        (zset)
@@ -44,7 +45,13 @@
 -- ARGV[14] the vote's time, ms since the epoch
 -- ARGV[15] a tag unique to this vote, naming its entries in rolling rules' logs
 -- ARGV[16] TTL in seconds of the refusals hash
--- ARGV[17] '1' when the vote is late (its time passed a while ago), else '0'
+-- ARGV[17] '1' when the vote is late (its time passed a while ago), else '0'. A late vote
+--          may land in a closed bucket the archive has written and whose keys expire: it
+--          holds every key it writes (PERSIST) until the archive writes the bucket again
+--          and gives them their expiry anew, and it marks a periodic bucket whose real
+--          rankings did not exist before it ('g:<key>' in KEYS[4]), so the archive adds
+--          what such a bucket holds to what it archived before instead of taking it for
+--          the whole bucket
 -- ARGV[18] the periods, one character each: 'a' for `all`, '1' for a period that carries
 --          over into its next bucket, else '0'
 -- then six per rule i, at 18 + 6i (see rules.lua; a rule counts the real increment)
@@ -211,6 +218,15 @@ local function cast(j, kb, ab)
     ARGV[ab + 15])
 
   local carries = carry_text ~= '0' and ARGV[ab + 18]
+  local late = ARGV[ab + 17] == '1'
+  if late then
+    for p = 0, n - 1 do
+      local ranking = KEYS[period_key + 3 * p + 1]
+      if p + 1 ~= all_at and call('EXISTS', ranking) == 0 then
+        call('HSET', KEYS[kb + 4], 'g:' .. ranking, '1')
+      end
+    end
+  end
   local result = {'ok'}
   for p = 0, n - 1 do
     local base = period_key + 3 * p
@@ -260,8 +276,21 @@ local function cast(j, kb, ab)
   else
     call('HINCRBY', KEYS[kb + 2], ARGV[ab + 12], real_text)
   end
-  if ARGV[ab + 17] == '1' then
+  if late then
     call('HINCRBY', KEYS[kb + 4], ARGV[ab + 12], real_text)
+    for p = 0, n - 1 do
+      local base = period_key + 3 * p
+      call('PERSIST', KEYS[base + 1])
+      call('PERSIST', KEYS[base + 2])
+      if carries and string.byte(carries, p + 1) == 49 then
+        call('PERSIST', KEYS[base + 3])
+      end
+    end
+    if voter ~= '' then
+      for k = voter_key + 1, voter_key + 2 * h do
+        call('PERSIST', KEYS[k])
+      end
+    end
   end
 
   if keyed then

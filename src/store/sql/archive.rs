@@ -225,25 +225,35 @@ pub async fn write_bucket(
     Ok(writes)
 }
 
-/// Whether an archived bucket's Redis keys are gone by `now` (see
-/// [`ArchivedBucket::left_redis`]); `false` when it was never archived. Reads its row
-/// only.
-pub async fn left_redis(
+/// Whether the bucket was ever archived. Reads its row only.
+pub async fn is_archived(
     db: &impl ConnectionTrait,
     board_id: i64,
     bucket: &Bucket,
-    now: DateTime<Utc>,
 ) -> Result<bool, SqlError> {
-    Ok(bucket_row(board_id, bucket)
-        .one(db)
-        .await?
-        .is_some_and(|row| {
-            gone(
-                row.released_at.map(from_naive),
-                row.expires_at.map(from_naive),
-                now,
-            )
-        }))
+    Ok(bucket_row(board_id, bucket).one(db).await?.is_some())
+}
+
+/// Records that the archive saw `late_seen` late writes in an archived bucket's hours
+/// with nothing in Redis to add (its keys left Redis), so it is not looked at again
+/// until another late write. Answers whether the bucket was archived.
+pub async fn note_late_seen(
+    db: &impl ConnectionTrait,
+    board_id: i64,
+    bucket: &Bucket,
+    late_seen: i64,
+) -> Result<bool, SqlError> {
+    let done = archived_bucket::Entity::update_many()
+        .col_expr(
+            archived_bucket::Column::LateSeen,
+            sea_orm::sea_query::Expr::value(late_seen),
+        )
+        .filter(archived_bucket::Column::BoardId.eq(board_id))
+        .filter(archived_bucket::Column::Period.eq(bucket.period.as_str()))
+        .filter(archived_bucket::Column::Label.eq(bucket.label.as_str()))
+        .exec(db)
+        .await?;
+    Ok(done.rows_affected > 0)
 }
 
 /// A bucket's archive in one view, entries best first; `None` when it was never
