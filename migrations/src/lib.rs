@@ -17,6 +17,7 @@ mod m20261124_000012_add_season_rules_and_limits;
 mod m20261125_000013_add_key_reach;
 mod m20261125_000014_add_reward_delivered_to;
 mod m20261125_000015_webhook_guards;
+mod m20261125_000016_index_bracket_results;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000013_add_key_reach::Migration),
             Box::new(m20261125_000014_add_reward_delivered_to::Migration),
             Box::new(m20261125_000015_webhook_guards::Migration),
+            Box::new(m20261125_000016_index_bracket_results::Migration),
         ]
     }
 }

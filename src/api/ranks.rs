@@ -41,9 +41,12 @@ pub enum RankEntry {
     },
 }
 
+/// Boards one `/tops` call reads at most.
+pub const MAX_TOPS: usize = 50;
+
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct TopsQuery {
-    /// Comma-separated board slugs, at most 100.
+    /// Comma-separated board slugs, each at most once, at most 50.
     pub boards: String,
     pub period: Option<String>,
     pub at: Option<String>,
@@ -129,9 +132,12 @@ pub async fn get_ranks(
     Ok(HttpResponse::Ok().json(RanksResponse { members }))
 }
 
-/// The tops of several boards in one call.
+/// The tops of several boards in one call. Its cost is bounded: each board at most
+/// once, at most 50 boards, and the answer is reused like a single top's.
 #[utoipa::path(get, path = "/api/v1/tops", tag = "reads", params(TopsQuery),
-    responses((status = 200, body = TopsResponse), (status = 404, body = super::ErrorBody), (status = 413, body = super::ErrorBody)))]
+    responses((status = 200, body = TopsResponse), (status = 404, body = super::ErrorBody),
+        (status = 413, description = "too_many_boards: more than 50", body = super::ErrorBody),
+        (status = 422, description = "duplicate_board: a board named twice; invalid_field, invalid_period, …", body = super::ErrorBody)))]
 #[get("/tops")]
 pub async fn get_tops(
     state: web::Data<AppState>,
@@ -145,10 +151,20 @@ pub async fn get_tops(
             "boards must name at least one board",
         ));
     }
-    if slugs.len() > MAX_BATCH {
+    if slugs.len() > MAX_TOPS {
         return Err(ApiError::too_large(
             Code::TooManyBoards,
-            format!("at most {MAX_BATCH} boards at once"),
+            format!("at most {MAX_TOPS} boards at once"),
+        ));
+    }
+    if let Some(repeated) = slugs
+        .iter()
+        .enumerate()
+        .find_map(|(i, s)| slugs[..i].contains(s).then_some(*s))
+    {
+        return Err(ApiError::invalid(
+            Code::DuplicateBoard,
+            format!("board {repeated} is named more than once"),
         ));
     }
     let selections = slugs
@@ -163,6 +179,27 @@ pub async fn get_tops(
             )
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let tops = leaderboard::tops(&state, &selections, 0, query.limit.unwrap_or(10)).await?;
-    Ok(HttpResponse::Ok().json(TopsResponse { tops }))
+    let limit = query.limit.unwrap_or(10);
+    leaderboard::check_page(0, limit)?;
+    // Board ids (not slugs) key the cache, as for a single top.
+    let key = selections.iter().fold(format!("tops:{limit}"), |key, sel| {
+        format!(
+            "{key}:{}/{}/{}/{}",
+            sel.board.board.id,
+            sel.bucket.period,
+            sel.bucket.label,
+            sel.view.as_str()
+        )
+    });
+    let body = state
+        .reads
+        .get_or_make(key, || async {
+            let tops = leaderboard::tops(&state, &selections, 0, limit).await?;
+            let json = serde_json::to_vec(&TopsResponse { tops }).map_err(anyhow::Error::from)?;
+            Ok(json.into())
+        })
+        .await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body))
 }

@@ -121,6 +121,7 @@ pub enum Code {
     InvalidBoards,
     InvalidLeagues,
     DeliveryNotFound,
+    DuplicateBoard,
 }
 
 impl Code {
@@ -142,6 +143,7 @@ impl Code {
             Self::InvalidBoards => "invalid_boards",
             Self::InvalidLeagues => "invalid_leagues",
             Self::DeliveryNotFound => "delivery_not_found",
+            Self::DuplicateBoard => "duplicate_board",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

@@ -674,19 +674,19 @@ async fn closed_bracket(
 ) -> Result<BracketAnswer, ApiError> {
     let (row, rules) = closed_rules(state, config, n).await?;
     let place = BracketRef::parse(id, &rules)?;
-    let entries: Vec<BracketEntry> = sql::leagues::season_results(&state.db, row.id)
-        .await?
-        .into_iter()
-        .filter(|r| r.tier as usize == place.tier && r.bracket == place.number)
-        .map(|r| BracketEntry {
-            rank: r.rank,
-            player: r.player,
-            score: r.score,
-            nickname: None,
-            avatar: None,
-            zone: r.zone,
-        })
-        .collect();
+    let entries: Vec<BracketEntry> =
+        sql::leagues::bracket_results(&state.db, row.id, place.tier, place.number)
+            .await?
+            .into_iter()
+            .map(|r| BracketEntry {
+                rank: r.rank,
+                player: r.player,
+                score: r.score,
+                nickname: None,
+                avatar: None,
+                zone: r.zone,
+            })
+            .collect();
     if entries.is_empty() {
         return Err(ApiError::not_found(
             Code::BracketNotFound,

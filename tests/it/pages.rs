@@ -7,7 +7,7 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, LOCATION};
 use serde_json::json;
 
-use crate::harness::{ADMIN_PASSWORD, Options, TestApp, client_builder, num};
+use crate::harness::{ADMIN_PASSWORD, Options, RawRedis, TestApp, client_builder, num};
 
 /// A browser without JavaScript: a cookie jar, no automatic redirects.
 struct Browser {
@@ -2134,4 +2134,63 @@ async fn the_league_page_shows_its_secret_rotates_it_and_sends_a_given_up_delive
     let audit = browser.get("/admin/audit").await.body;
     assert!(audit.contains("league.webhook_secret.rotate"), "{audit}");
     assert!(audit.contains("league.delivery.resend"), "{audit}");
+}
+
+#[tokio::test]
+async fn the_public_bracket_page_is_reused_and_shows_bounded_profiles() {
+    let app = TestApp::spawn_with(Options {
+        read_cache: Duration::from_secs(60),
+        ..Options::default()
+    })
+    .await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/leagues",
+            json!({"slug": "pub", "title": "Pub",
+                "tiers": [{"name": "bronze", "promote": 0, "demote": 0}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let long_avatar = format!("https://img.example/{}.png", "a".repeat(600));
+    for (player, profile) in [
+        ("p1", json!({"nickname": "Ana", "avatar": "https://img.example/ana.png"})),
+        ("p2", json!({"nickname": "Bo", "avatar": long_avatar})),
+    ] {
+        let (status, body) = app
+            .post(
+                "/api/v1/leagues/pub/join",
+                json!({"player": player, "profile": profile}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    // A nickname kept from before nicknames were bounded.
+    let mut raw = RawRedis::connect().await;
+    let profiles = raw
+        .keys(&format!("{}:{{l:*}}:s:1:profiles", app.prefix))
+        .await
+        .remove(0);
+    let () = raw
+        .query(
+            redis::cmd("HSET")
+                .arg(&profiles)
+                .arg("p1")
+                .arg(json!({"nickname": "N".repeat(100), "avatar": null}).to_string()),
+        )
+        .await;
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/l/pub/bronze-1").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains(&format!(">{}</td>", "N".repeat(32))), "{}", page.body);
+    assert!(!page.body.contains(&"N".repeat(33)), "cut to 32 characters");
+    assert!(!page.body.contains("img.example/aaaa"), "a long avatar is left out");
+    assert!(page.body.contains(">Bo</td>"), "{}", page.body);
+    // Scores that move within the cache's life show on the next rendering, not before.
+    let (status, _) = app
+        .post("/api/v1/leagues/pub/scores", json!({"player": "p2", "delta": 7}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(visitor.get("/l/pub/bronze-1").await.body, page.body);
+    let block = visitor.get("/l/pub/bronze-1/standings").await.body;
+    assert!(block.contains(r#"<td class="num">7</td>"#), "{block}");
 }

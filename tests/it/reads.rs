@@ -335,3 +335,73 @@ async fn week_and_month_participants_are_the_union_of_their_days() {
     periods.dedup();
     assert_eq!(periods, ["all", "day"], "{keys:?}");
 }
+
+#[tokio::test]
+async fn tops_names_each_board_once_and_at_most_fifty_and_is_reused() {
+    let app = TestApp::spawn_with(crate::harness::Options {
+        read_cache: std::time::Duration::from_secs(60),
+        ..Default::default()
+    })
+    .await;
+    for slug in ["a", "b"] {
+        app.board(json!({"slug": slug, "title": slug, "periods": ["all"], "public_page": true}))
+            .await;
+        app.members(slug, &["m1"]).await;
+    }
+    let (status, _) = app.vote("a", json!({"member": "m1", "count": 2})).await;
+    assert_eq!(status, StatusCode::OK);
+    let anonymous = |path: String| {
+        let app = &app;
+        async move { app.call(reqwest::Method::GET, &path, None, None).await }
+    };
+    let (status, body) = anonymous("/api/v1/tops?boards=a,b,a".into()).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("duplicate_board")),
+        "{body}"
+    );
+    let names = |n: usize| {
+        (0..n)
+            .map(|i| format!("x{i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let (status, body) = anonymous(format!("/api/v1/tops?boards={}", names(51))).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, Some("too_many_boards")),
+        "{body}"
+    );
+    let (status, body) = app.get(&format!("/api/v1/tops?boards={}", names(50))).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("board_not_found")),
+        "fifty pass the count: {body}"
+    );
+    let scores = |body: &serde_json::Value| -> Vec<f64> {
+        body["tops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["entries"]
+                    .as_array()
+                    .unwrap()
+                    .first()
+                    .map_or(0.0, |e| num(&e["score"]))
+            })
+            .collect()
+    };
+    let (status, first) = anonymous("/api/v1/tops?boards=a,b".into()).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    assert_eq!(scores(&first), [2.0, 0.0]);
+    let (status, _) = app.vote("b", json!({"member": "m1", "count": 5})).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, again) = anonymous("/api/v1/tops?boards=a,b".into()).await;
+    assert_eq!(
+        again, first,
+        "the same call within the cache's life is reused"
+    );
+    let (_, other) = anonymous("/api/v1/tops?boards=b,a".into()).await;
+    assert_eq!(scores(&other), [5.0, 2.0], "another call reads afresh");
+}

@@ -421,6 +421,22 @@ pub async fn record_close(
     Ok(true)
 }
 
+/// The recorded results of one bracket of a closed season, by rank.
+pub async fn bracket_results(
+    db: &impl ConnectionTrait,
+    season_id: i64,
+    tier: usize,
+    bracket: i64,
+) -> Result<Vec<league_result::Model>, SqlError> {
+    Ok(league_result::Entity::find()
+        .filter(league_result::Column::SeasonId.eq(season_id))
+        .filter(league_result::Column::Tier.eq(i32::try_from(tier).unwrap_or(i32::MAX)))
+        .filter(league_result::Column::Bracket.eq(bracket))
+        .order_by_asc(league_result::Column::Rank)
+        .all(db)
+        .await?)
+}
+
 /// The recorded results of a closed season, by tier, bracket and rank.
 pub async fn season_results(
     db: &impl ConnectionTrait,
