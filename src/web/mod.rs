@@ -47,29 +47,44 @@ fn embeddable_headers() -> DefaultHeaders {
         .add(("Referrer-Policy", "same-origin"))
 }
 
-/// Signed and encrypted cookie sessions: HttpOnly, SameSite=Strict, Secure unless
-/// `OVATION_COOKIE_SECURE=false`.
-pub fn sessions(key: Key, secure: bool) -> SessionMiddleware<CookieSessionStore> {
+/// Signed and encrypted cookie sessions: HttpOnly, Secure unless
+/// `OVATION_COOKIE_SECURE=false`, each surface with a cookie of its own (`name`), sent
+/// only under its `path`, so one surface never reads nor replaces another's.
+fn cookie_sessions(
+    key: Key,
+    secure: bool,
+    name: &str,
+    path: &str,
+    same_site: SameSite,
+) -> SessionMiddleware<CookieSessionStore> {
     SessionMiddleware::builder(CookieSessionStore::default(), key)
-        .cookie_name("ovation".to_owned())
+        .cookie_name(name.to_owned())
+        .cookie_path(path.to_owned())
         .cookie_http_only(true)
-        .cookie_same_site(SameSite::Strict)
+        .cookie_same_site(same_site)
         .cookie_secure(secure)
         .cookie_content_security(CookieContentSecurity::Private)
         .build()
 }
 
-/// The embedded voting page's sessions: a cookie of its own, sent in another site's
-/// frame (SameSite=None, which browsers accept only with Secure, so embedding needs
-/// HTTPS); the CSRF token in it guards its forms as on the page itself.
+/// The dashboard's sessions: `ovation`, SameSite=Strict, under `/admin` only.
+pub fn sessions(key: Key, secure: bool) -> SessionMiddleware<CookieSessionStore> {
+    cookie_sessions(key, secure, "ovation", "/admin", SameSite::Strict)
+}
+
+/// The voting page's visitors: `ovation_visitor`, under `/b` only, never the dashboard's
+/// session (so a visit never reads, replaces or signs out an admin, and the page's CSRF
+/// token is its own). SameSite=Lax: a visitor arriving from a link on another site keeps
+/// their visitor id and quotas, while a form posted from another site carries no cookie.
+fn visitor_sessions(key: Key, secure: bool) -> SessionMiddleware<CookieSessionStore> {
+    cookie_sessions(key, secure, "ovation_visitor", "/b", SameSite::Lax)
+}
+
+/// The embedded voting page's sessions: `ovation_embed`, under `/embed/b`, sent in
+/// another site's frame (SameSite=None, which browsers accept only with Secure, so
+/// embedding needs HTTPS); the CSRF token in it guards its forms as on the page itself.
 fn embed_sessions(key: Key, secure: bool) -> SessionMiddleware<CookieSessionStore> {
-    SessionMiddleware::builder(CookieSessionStore::default(), key)
-        .cookie_name("ovation_embed".to_owned())
-        .cookie_http_only(true)
-        .cookie_same_site(SameSite::None)
-        .cookie_secure(secure)
-        .cookie_content_security(CookieContentSecurity::Private)
-        .build()
+    cookie_sessions(key, secure, "ovation_embed", "/embed/b", SameSite::None)
 }
 
 /// Registers routes from a table, so the same table can be listed (see [`route_table`]).
@@ -161,7 +176,7 @@ pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
         )
         .service(
             web::scope("/b")
-                .wrap(sessions(key.clone(), secure))
+                .wrap(visitor_sessions(key.clone(), secure))
                 .wrap(security_headers())
                 .configure(public::routes),
         )

@@ -2153,7 +2153,10 @@ async fn the_public_bracket_page_is_reused_and_shows_bounded_profiles() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let long_avatar = format!("https://img.example/{}.png", "a".repeat(600));
     for (player, profile) in [
-        ("p1", json!({"nickname": "Ana", "avatar": "https://img.example/ana.png"})),
+        (
+            "p1",
+            json!({"nickname": "Ana", "avatar": "https://img.example/ana.png"}),
+        ),
         ("p2", json!({"nickname": "Bo", "avatar": long_avatar})),
     ] {
         let (status, body) = app
@@ -2181,16 +2184,92 @@ async fn the_public_bracket_page_is_reused_and_shows_bounded_profiles() {
     let visitor = Browser::new(&app);
     let page = visitor.get("/l/pub/bronze-1").await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains(&format!(">{}</td>", "N".repeat(32))), "{}", page.body);
+    assert!(
+        page.body.contains(&format!(">{}</td>", "N".repeat(32))),
+        "{}",
+        page.body
+    );
     assert!(!page.body.contains(&"N".repeat(33)), "cut to 32 characters");
-    assert!(!page.body.contains("img.example/aaaa"), "a long avatar is left out");
+    assert!(
+        !page.body.contains("img.example/aaaa"),
+        "a long avatar is left out"
+    );
     assert!(page.body.contains(">Bo</td>"), "{}", page.body);
     // Scores that move within the cache's life show on the next rendering, not before.
     let (status, _) = app
-        .post("/api/v1/leagues/pub/scores", json!({"player": "p2", "delta": 7}))
+        .post(
+            "/api/v1/leagues/pub/scores",
+            json!({"player": "p2", "delta": 7}),
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(visitor.get("/l/pub/bronze-1").await.body, page.body);
     let block = visitor.get("/l/pub/bronze-1/standings").await.body;
     assert!(block.contains(r#"<td class="num">7</td>"#), "{block}");
+}
+
+#[tokio::test]
+async fn the_voting_page_has_a_visitor_cookie_of_its_own_and_never_touches_the_admin_session() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "pubvote", "title": "Pub", "public_page": true, "periods": ["all"]}))
+        .await;
+    app.members("pubvote", &["m1"]).await;
+    let browser = Browser::new(&app);
+    let admin_csrf = browser.sign_in().await;
+    let login = browser.get("/admin/login").await;
+    assert_eq!(login.status, StatusCode::SEE_OTHER, "signed in");
+
+    let page = browser.get("/b/pubvote").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let cookies: Vec<&str> = page
+        .headers
+        .get_all("set-cookie")
+        .iter()
+        .map(|c| c.to_str().unwrap())
+        .collect();
+    assert_eq!(cookies.len(), 1, "{cookies:?}");
+    let visitor = cookies[0];
+    assert!(visitor.starts_with("ovation_visitor="), "{visitor}");
+    assert!(
+        visitor.contains("SameSite=Lax"),
+        "arriving from a link keeps it: {visitor}"
+    );
+    assert!(visitor.contains("Path=/b"), "{visitor}");
+    assert!(visitor.contains("HttpOnly"), "{visitor}");
+    // The page's CSRF token is the visitor's, not the dashboard's.
+    let page_csrf = page.csrf();
+    assert_ne!(page_csrf, admin_csrf);
+    assert!(!page.body.contains(&admin_csrf));
+    // The admin is still signed in, with the same token, and the page's token does not
+    // pass a dashboard form.
+    let boards = browser.get("/admin/boards").await;
+    assert_eq!(boards.status, StatusCode::OK);
+    assert_eq!(boards.csrf(), admin_csrf);
+    let forged = browser
+        .post(
+            "/admin/keys",
+            &[("_csrf", &page_csrf), ("name", "x"), ("scopes", "read")],
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    // A vote on the page passes with the page's token and keeps the visitor.
+    let voted = browser
+        .post(
+            "/b/pubvote/vote",
+            &[("_csrf", &page_csrf), ("member", "m1")],
+        )
+        .await;
+    assert_eq!(voted.status, StatusCode::SEE_OTHER, "{}", voted.body);
+    let (_, top) = app.get("/api/v1/boards/pubvote/top?period=all").await;
+    assert_eq!(top["entries"][0]["score"], 1);
+    // The dashboard's cookie stays under /admin.
+    let signed = browser.get("/admin/login").await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER);
+    let fresh = Browser::new(&app);
+    let login = fresh.get("/admin/login").await;
+    let admin_cookie = login.headers["set-cookie"].to_str().unwrap();
+    assert!(
+        admin_cookie.starts_with("ovation=") && admin_cookie.contains("Path=/admin"),
+        "{admin_cookie}"
+    );
 }
