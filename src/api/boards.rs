@@ -271,17 +271,7 @@ pub async fn get_board(
 ) -> Result<HttpResponse, ApiError> {
     let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
     let key = format!("board:{}", board.board.id);
-    let body = state
-        .reads
-        .get_or_make(key, || async {
-            let json =
-                serde_json::to_vec(&BoardResponse::of(&board)?).map_err(anyhow::Error::from)?;
-            Ok(json.into())
-        })
-        .await?;
-    Ok(HttpResponse::Ok()
-        .content_type("application/json")
-        .body(body))
+    super::cached_json(&state, key, || async { Ok(BoardResponse::of(&board)?) }).await
 }
 
 /// The ranking of a bucket, best first.
@@ -316,18 +306,11 @@ pub async fn get_top(
         sel.bucket.label,
         sel.view.as_str()
     );
-    let body = state
-        .reads
-        .get_or_make(key, || async {
-            let mut tops = leaderboard::tops(&state, &[sel], offset, limit).await?;
-            let top = tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?;
-            let json = serde_json::to_vec(&top).map_err(anyhow::Error::from)?;
-            Ok(json.into())
-        })
-        .await?;
-    Ok(HttpResponse::Ok()
-        .content_type("application/json")
-        .body(body))
+    super::cached_json(&state, key, || async {
+        let mut tops = leaderboard::tops(&state, &[sel], offset, limit).await?;
+        Ok(tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?)
+    })
+    .await
 }
 
 fn parse_member(raw: &str) -> Result<MemberId, ApiError> {

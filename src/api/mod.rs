@@ -18,6 +18,7 @@ use utoipa::{OpenApi, ToSchema};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::domain::code::Code;
+use crate::engine::state::AppState;
 use crate::error::ApiError;
 
 /// The error body every endpoint answers with.
@@ -394,6 +395,32 @@ pub fn route_table() -> Vec<(actix_web::http::Method, String)> {
 
 async fn openapi_json() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())
+}
+
+/// A JSON answer from the read cache: `make` runs once per `key` for every request
+/// within `OVATION_READ_CACHE_MS`, and each of them gets its answer.
+pub(crate) async fn cached_json<T, F, Fut>(
+    state: &AppState,
+    key: String,
+    make: F,
+) -> Result<HttpResponse, ApiError>
+where
+    T: Serialize,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    let body = state
+        .reads
+        .get_or_make(key, || async {
+            let value = make().await?;
+            Ok(serde_json::to_vec(&value)
+                .map_err(anyhow::Error::from)?
+                .into())
+        })
+        .await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body))
 }
 
 /// Answers a request no route took: 405 with `Allow` when the path is a route that takes

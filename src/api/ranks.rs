@@ -191,15 +191,9 @@ pub async fn get_tops(
             sel.view.as_str()
         )
     });
-    let body = state
-        .reads
-        .get_or_make(key, || async {
-            let tops = leaderboard::tops(&state, &selections, 0, limit).await?;
-            let json = serde_json::to_vec(&TopsResponse { tops }).map_err(anyhow::Error::from)?;
-            Ok(json.into())
-        })
-        .await?;
-    Ok(HttpResponse::Ok()
-        .content_type("application/json")
-        .body(body))
+    super::cached_json(&state, key, || async {
+        let tops = leaderboard::tops(&state, &selections, 0, limit).await?;
+        Ok(TopsResponse { tops })
+    })
+    .await
 }

@@ -531,6 +531,28 @@ impl TestApp {
             .await
     }
 
+    /// The app's state as another of its instances would build it (the same SQL and
+    /// Redis), and league `slug` as SQL holds it.
+    pub async fn league_in_sql(
+        &self,
+        slug: &str,
+    ) -> (
+        ovation::engine::state::AppState,
+        ovation::domain::league::League,
+    ) {
+        let state = ovation::startup::connect(self.settings.clone())
+            .await
+            .unwrap();
+        let league = ovation::store::sql::leagues::find_league(
+            &state.db,
+            &ovation::domain::ids::LeagueSlug::parse(slug).unwrap(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        (state, league)
+    }
+
     /// Creates an API key and answers its secret.
     pub async fn key(&self, scopes: &[&str], channel: Option<&str>) -> String {
         let (status, body) = self

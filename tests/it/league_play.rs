@@ -482,16 +482,10 @@ async fn a_close_moves_shares_by_tier_and_hands_rewards_over_once() {
 
 /// Every player's recorded result of season 1, by player.
 async fn season_one(
-    state: &ovation::engine::state::AppState,
+    app: &TestApp,
     slug: &str,
 ) -> BTreeMap<String, (i32, i64, i64, i64, String, i32)> {
-    let league = ovation::store::sql::leagues::find_league(
-        &state.db,
-        &ovation::domain::ids::LeagueSlug::parse(slug).unwrap(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let (state, league) = app.league_in_sql(slug).await;
     let season = ovation::store::sql::leagues::season(&state.db, league.id, 1)
         .await
         .unwrap()
@@ -533,19 +527,8 @@ async fn a_close_cut_off_is_finished_once_by_racing_instances_with_the_same_resu
     // "cut" is over; a join starts season 2 (the close's first step) and nothing closes
     // season 1 here: this instance's task does not run.
     let mut raw = RawRedis::connect().await;
-    let records = raw.keys(&format!("{}:{{l:*}}:season", first.prefix)).await;
-    let state = ovation::startup::connect(first.settings.clone())
-        .await
-        .unwrap();
-    let cut = state
-        .config
-        .league(&ovation::domain::ids::LeagueSlug::parse("cut").unwrap())
-        .unwrap();
-    let record = records
-        .iter()
-        .find(|k| k.contains(&format!("{{l:{}}}", cut.league.id)))
-        .unwrap()
-        .clone();
+    let (_, cut) = first.league_in_sql("cut").await;
+    let record = format!("{}:{{l:{}}}:season", first.prefix, cut.id);
     let past = chrono::Utc::now().timestamp_millis() - 1000;
     let () = raw
         .query(redis::cmd("HSET").arg(&record).arg("ends").arg(past))
@@ -583,8 +566,8 @@ async fn a_close_cut_off_is_finished_once_by_racing_instances_with_the_same_resu
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (cut, whole) = (
-        season_one(&state, "cut").await,
-        season_one(&state, "whole").await,
+        season_one(&first, "cut").await,
+        season_one(&first, "whole").await,
     );
     assert_eq!(cut.len(), 10);
     assert_eq!(cut, whole);
@@ -894,10 +877,7 @@ async fn a_close_cut_off_after_its_sql_transaction_is_finished_with_rewards_hand
     }
     assert_eq!(handed, [json!("medal")], "the reward, once");
     // Season 1 is recorded once.
-    let state = ovation::startup::connect(app.settings.clone())
-        .await
-        .unwrap();
-    assert_eq!(season_one(&state, "late").await.len(), 4);
+    assert_eq!(season_one(&app, "late").await.len(), 4);
     assert_eq!(join(&app, "late", "p4").await["tier"], "bronze");
 }
 
@@ -907,16 +887,7 @@ async fn rewards_of(
     slug: &str,
     n: i64,
 ) -> Vec<(String, String, bool, Option<String>)> {
-    let state = ovation::startup::connect(app.settings.clone())
-        .await
-        .unwrap();
-    let league = ovation::store::sql::leagues::find_league(
-        &state.db,
-        &ovation::domain::ids::LeagueSlug::parse(slug).unwrap(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let (state, league) = app.league_in_sql(slug).await;
     let season = ovation::store::sql::leagues::season(&state.db, league.id, n)
         .await
         .unwrap()

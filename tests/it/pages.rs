@@ -2064,16 +2064,7 @@ async fn the_league_page_shows_its_secret_rotates_it_and_sends_a_given_up_delive
         .post("/api/v1/admin/leagues/hooks/close", json!({}))
         .await;
     assert_eq!(status, StatusCode::OK);
-    let state = ovation::startup::connect(app.settings.clone())
-        .await
-        .unwrap();
-    let league = ovation::store::sql::leagues::find_league(
-        &state.db,
-        &ovation::domain::ids::LeagueSlug::parse("hooks").unwrap(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let (state, league) = app.league_in_sql("hooks").await;
     let started = std::time::Instant::now();
     let delivery = loop {
         let d = ovation::store::sql::leagues::deliveries(&state.db, league.id)

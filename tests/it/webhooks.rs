@@ -142,16 +142,7 @@ fn hooked(allow_private: bool) -> Options {
 
 /// The league's deliveries, newest first, read from SQL.
 async fn deliveries(app: &TestApp, slug: &str) -> Vec<Delivery> {
-    let state = ovation::startup::connect(app.settings.clone())
-        .await
-        .unwrap();
-    let league = ovation::store::sql::leagues::find_league(
-        &state.db,
-        &ovation::domain::ids::LeagueSlug::parse(slug).unwrap(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let (state, league) = app.league_in_sql(slug).await;
     ovation::store::sql::leagues::deliveries(&state.db, league.id)
         .await
         .unwrap()
@@ -315,16 +306,7 @@ async fn a_receiver_that_hangs_delays_no_close() {
     create(&app, league("quick", 4, None)).await;
     join(&app, "quick", "p1").await;
     let mut raw = RawRedis::connect().await;
-    let state = ovation::startup::connect(app.settings.clone())
-        .await
-        .unwrap();
-    let quick = ovation::store::sql::leagues::find_league(
-        &state.db,
-        &ovation::domain::ids::LeagueSlug::parse("quick").unwrap(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let (_, quick) = app.league_in_sql("quick").await;
     let record = format!("{}:{{l:{}}}:season", app.prefix, quick.id);
     let past = chrono::Utc::now().timestamp_millis() - 1000;
     let () = raw
@@ -382,9 +364,7 @@ async fn a_delivery_failing_for_three_days_is_given_up_and_can_be_sent_again() {
     let first = attempted(&app, "stale", 1).await;
     assert_eq!(first.gave_up_at, None);
     // Made four days ago: the next failure is the last.
-    let state = ovation::startup::connect(app.settings.clone())
-        .await
-        .unwrap();
+    let (state, league) = app.league_in_sql("stale").await;
     ovation::store::sql::entities::webhook_delivery::ActiveModel {
         id: Set(first.id),
         created_at: Set((chrono::Utc::now() - chrono::TimeDelta::days(4)).naive_utc()),
@@ -416,13 +396,6 @@ async fn a_delivery_failing_for_three_days_is_given_up_and_can_be_sent_again() {
     }
     .update(&state.db)
     .await
-    .unwrap();
-    let league = ovation::store::sql::leagues::find_league(
-        &state.db,
-        &ovation::domain::ids::LeagueSlug::parse("stale").unwrap(),
-    )
-    .await
-    .unwrap()
     .unwrap();
     assert!(
         ovation::store::sql::leagues::retry_delivery(&state.db, league.id, first.id)
