@@ -109,15 +109,12 @@ async fn import(settings: Settings, board: &str, file: &std::path::Path) -> anyh
     let members = match read_csv(&config, &text) {
         Ok(members) => members,
         Err(err) => {
-            let body = err.body();
-            if let Some(lines) = body["error"]["errors"].as_array() {
-                for e in lines {
-                    eprintln!(
-                        "line {}: {}",
-                        e["line"],
-                        e["message"].as_str().unwrap_or("")
-                    );
-                }
+            for e in err.item_errors() {
+                eprintln!(
+                    "line {}: {}",
+                    e["line"],
+                    e["message"].as_str().unwrap_or("")
+                );
             }
             anyhow::bail!("{err}");
         }

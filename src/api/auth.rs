@@ -29,7 +29,11 @@ impl FromRequest for Auth {
             .headers()
             .get(header::AUTHORIZATION)
             .map(|v| v.to_str().unwrap_or(""));
-        ready(authenticate(&state.config, state.master_key_hash.as_deref(), header).map(Auth))
+        ready(
+            authenticate(&state.config, state.master_key_hash.as_deref(), header)
+                .map(Auth)
+                .map_err(ApiError::from),
+        )
     }
 }
 

@@ -18,6 +18,7 @@ use utoipa::{OpenApi, ToSchema};
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::domain::code::Code;
+use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -407,7 +408,7 @@ pub(crate) async fn cached_json<T, F, Fut>(
 where
     T: Serialize,
     F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<T, ApiError>>,
+    Fut: Future<Output = Result<T, EngineError>>,
 {
     let body = state
         .reads

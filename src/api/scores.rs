@@ -14,6 +14,7 @@ use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use crate::domain::period::parse_instant;
 use crate::domain::scoring::Op;
+use crate::engine::error::EngineError;
 use crate::engine::scores::{self, ScoreResult, ScoreWrite};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -88,9 +89,9 @@ struct Item<'a> {
     at: Option<&'a str>,
 }
 
-fn parse_write(item: &Item<'_>, common: &Common<'_>) -> Result<ScoreWrite, ApiError> {
+fn parse_write(item: &Item<'_>, common: &Common<'_>) -> Result<ScoreWrite, EngineError> {
     let board = BoardSlug::parse(item.board)
-        .map_err(|e| ApiError::not_found(Code::BoardNotFound, e.message))?;
+        .map_err(|e| EngineError::not_found(Code::BoardNotFound, e.message))?;
     let member = MemberId::parse(item.member)?;
     let op = Op::parse(item.op)?;
     let voter = optional(common.voter, VoterId::parse)?;
@@ -219,7 +220,7 @@ pub async fn write_scores(
         .iter()
         .map(|item| {
             let item: BatchScore = serde_json::from_value(item.clone())
-                .map_err(|e| ApiError::invalid(Code::InvalidItem, e.to_string()))?;
+                .map_err(|e| EngineError::invalid(Code::InvalidItem, e.to_string()))?;
             parse_write(
                 &Item {
                     board: &item.board,

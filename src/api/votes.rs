@@ -17,6 +17,7 @@ use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal,
 use crate::domain::limit::parse_ip;
 use crate::domain::period::parse_instant;
 use crate::engine::auth::Caller;
+use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
 use crate::engine::votes::{self, Vote, VoteResult};
 use crate::error::ApiError;
@@ -98,7 +99,7 @@ pub struct BatchResult {
 pub(super) fn optional<T>(
     raw: Option<&str>,
     parse: fn(&str) -> Result<T, Invalid>,
-) -> Result<Option<T>, ApiError> {
+) -> Result<Option<T>, EngineError> {
     Ok(raw.map(parse).transpose()?)
 }
 
@@ -122,11 +123,11 @@ impl<'a> Common<'a> {
         skip_limits: Option<bool>,
         client: ClientIp,
         caller: &Caller,
-    ) -> Result<Self, ApiError> {
+    ) -> Result<Self, EngineError> {
         // Anyone could defeat every `ip` rule by naming a fresh address: only a key that
         // speaks for its end users may.
         if ip.is_some() && !(caller.has(Scope::Trusted) || caller.has(Scope::Backfill)) {
-            return Err(ApiError::forbidden(
+            return Err(EngineError::forbidden(
                 Code::Forbidden,
                 "setting a vote's ip needs a key with the trusted (or backfill) scope",
             ));
@@ -149,9 +150,9 @@ fn parse_vote(
     idempotency_key: Option<&str>,
     at: Option<&str>,
     common: &Common<'_>,
-) -> Result<Vote, ApiError> {
-    let board =
-        BoardSlug::parse(board).map_err(|e| ApiError::not_found(Code::BoardNotFound, e.message))?;
+) -> Result<Vote, EngineError> {
+    let board = BoardSlug::parse(board)
+        .map_err(|e| EngineError::not_found(Code::BoardNotFound, e.message))?;
     let member = MemberId::parse(member)?;
     let voter = optional(common.voter, VoterId::parse)?;
     let count = count.unwrap_or(1);
@@ -279,7 +280,7 @@ pub async fn cast_votes(
         .iter()
         .map(|item| {
             let item: BatchVote = serde_json::from_value(item.clone())
-                .map_err(|e| ApiError::invalid(Code::InvalidItem, e.to_string()))?;
+                .map_err(|e| EngineError::invalid(Code::InvalidItem, e.to_string()))?;
             parse_vote(
                 &item.board,
                 &item.member,
@@ -330,7 +331,9 @@ pub(super) fn written(replayed: bool, result: &impl Serialize) -> HttpResponse {
 }
 
 /// A batch's answers, one per item in order.
-pub(super) fn batch_results<T: Serialize>(results: Vec<Result<T, ApiError>>) -> Vec<BatchResult> {
+pub(super) fn batch_results<T: Serialize>(
+    results: Vec<Result<T, EngineError>>,
+) -> Vec<BatchResult> {
     results
         .into_iter()
         .map(|r| match r {
@@ -340,7 +343,7 @@ pub(super) fn batch_results<T: Serialize>(results: Vec<Result<T, ApiError>>) -> 
             },
             Err(err) => BatchResult {
                 ok: false,
-                body: err.body(),
+                body: ApiError::from(err).body(),
             },
         })
         .collect()

@@ -3,10 +3,10 @@
 
 use chrono::{DateTime, Duration, Utc};
 
+use super::error::EngineError;
 use crate::domain::period::{self, Bucket, Period};
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard::Selection;
-use crate::error::ApiError;
 use crate::store::redis::{REFUSALS_TTL_S, RedisStore};
 
 /// How many days refusals are kept, so how far back a chart can show them.
@@ -37,7 +37,7 @@ pub async fn activity(
     redis: &RedisStore,
     sel: &Selection,
     now: DateTime<Utc>,
-) -> Result<Activity, ApiError> {
+) -> Result<Activity, EngineError> {
     let config = &sel.board;
     let tz = config.board.settings.timezone;
     let buckets = period::chart_steps(&sel.bucket, tz, now);
@@ -118,7 +118,7 @@ pub async fn votes_today(
     redis: &RedisStore,
     config: &BoardConfig,
     now: DateTime<Utc>,
-) -> Result<i64, ApiError> {
+) -> Result<i64, EngineError> {
     let today = Bucket::containing(Period::Day, config.board.settings.timezone, now)?;
     let hours: Vec<i64> = period::epoch_hours(&today)
         .take_while(|h| h * 3600 <= now.timestamp())

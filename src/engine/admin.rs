@@ -11,6 +11,7 @@ use rand::Rng;
 use sea_orm::TransactionTrait;
 use serde_json::{Value, json};
 
+use super::error::EngineError;
 use crate::domain::auth::{ApiKey, KeySpec, hash_key};
 use crate::domain::board::{Board, BoardSettings, Member};
 use crate::domain::code::Code;
@@ -20,18 +21,17 @@ use crate::engine::archive::{self, ArchiveReport};
 use crate::engine::config::{self, BoardConfig, Change};
 use crate::engine::reconcile;
 use crate::engine::state::AppState;
-use crate::error::ApiError;
 use crate::store::sql;
 
 /// The cached board with this slug, or `board_not_found`.
-pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, ApiError> {
+pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, EngineError> {
     state
         .config
         .board(slug)
-        .ok_or_else(|| ApiError::not_found(Code::BoardNotFound, format!("no board {slug}")))
+        .ok_or_else(|| EngineError::not_found(Code::BoardNotFound, format!("no board {slug}")))
 }
 
-async fn changed(state: &AppState, change: Change) -> Result<(), ApiError> {
+async fn changed(state: &AppState, change: Change) -> Result<(), EngineError> {
     config::changed(&state.config, &state.db, &state.redis, change).await
 }
 
@@ -56,13 +56,13 @@ pub async fn create_board(
     actor: &str,
     slug: BoardSlug,
     settings: BoardSettings,
-) -> Result<Arc<BoardConfig>, ApiError> {
+) -> Result<Arc<BoardConfig>, EngineError> {
     settings.check()?;
     sql::boards::insert_board(&state.db, &slug, &settings)
         .await
         .map_err(|e| match e {
             sql::SqlError::Conflict => {
-                ApiError::conflict(Code::BoardExists, format!("board {slug} already exists"))
+                EngineError::conflict(Code::BoardExists, format!("board {slug} already exists"))
             }
             other => other.into(),
         })?;
@@ -84,7 +84,7 @@ pub async fn update_board(
     actor: &str,
     slug: &BoardSlug,
     settings: BoardSettings,
-) -> Result<Arc<BoardConfig>, ApiError> {
+) -> Result<Arc<BoardConfig>, EngineError> {
     settings.check()?;
     let current = board_of(state, slug)?;
     current.board.settings.check_change(&settings)?;
@@ -107,7 +107,11 @@ pub async fn update_board(
 }
 
 /// Deletes a board; its Redis keys are removed in the background.
-pub async fn delete_board(state: &AppState, actor: &str, slug: &BoardSlug) -> Result<(), ApiError> {
+pub async fn delete_board(
+    state: &AppState,
+    actor: &str,
+    slug: &BoardSlug,
+) -> Result<(), EngineError> {
     let current = board_of(state, slug)?;
     let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
     sql::boards::delete_board(&txn, current.board.id).await?;
@@ -141,7 +145,7 @@ pub async fn archive_board(
     state: &AppState,
     actor: &str,
     slug: &BoardSlug,
-) -> Result<ArchiveReport, ApiError> {
+) -> Result<ArchiveReport, EngineError> {
     let board = board_of(state, slug)?;
     let report = archive::archive_now(state, &board).await?;
     audit(
@@ -166,12 +170,12 @@ pub async fn upsert_members(
     actor: &str,
     slug: &BoardSlug,
     members: Vec<Member>,
-) -> Result<usize, ApiError> {
+) -> Result<usize, EngineError> {
     let board = board_of(state, slug)?;
     for m in &members {
         m.check()
             .and_then(|()| board.board.settings.admits_member(m))
-            .map_err(|e| ApiError::invalid(e.code, format!("member {}: {}", m.id, e.message)))?;
+            .map_err(|e| EngineError::invalid(e.code, format!("member {}: {}", m.id, e.message)))?;
     }
     let targets: Vec<(&str, i64)> = members
         .iter()
@@ -209,8 +213,8 @@ pub async fn upsert_members(
     Ok(members.len())
 }
 
-fn overflow(member: &str) -> ApiError {
-    ApiError::invalid(
+fn overflow(member: &str) -> EngineError {
+    EngineError::invalid(
         Code::ScoreOverflow,
         format!(
             "member {member}: these initial votes would take its score past 2^53 units, the \
@@ -229,10 +233,10 @@ pub async fn delete_member(
     actor: &str,
     slug: &BoardSlug,
     member: &MemberId,
-) -> Result<(), ApiError> {
+) -> Result<(), EngineError> {
     let board = board_of(state, slug)?;
     if !board.members.contains_key(member) {
-        return Err(ApiError::not_found(
+        return Err(EngineError::not_found(
             Code::MemberNotFound,
             format!("{member} is not a member of board {slug}"),
         ));
@@ -264,11 +268,11 @@ pub async fn create_rule(
     actor: &str,
     slug: &BoardSlug,
     spec: RuleSpec,
-) -> Result<RateRule, ApiError> {
+) -> Result<RateRule, EngineError> {
     spec.check()?;
     let board = board_of(state, slug)?;
     if board.rules.len() >= limit_bounds::RULES_PER_BOARD {
-        return Err(ApiError::conflict(
+        return Err(EngineError::conflict(
             Code::TooManyRules,
             format!(
                 "a board holds at most {} rules",
@@ -290,14 +294,14 @@ pub async fn create_rule(
 }
 
 /// The board's rule with this id, or `rule_not_found`.
-pub fn rule_of(board: &BoardConfig, id: i64) -> Result<RateRule, ApiError> {
+pub fn rule_of(board: &BoardConfig, id: i64) -> Result<RateRule, EngineError> {
     board
         .rules
         .iter()
         .find(|r| r.id == id)
         .cloned()
         .ok_or_else(|| {
-            ApiError::not_found(
+            EngineError::not_found(
                 Code::RuleNotFound,
                 format!("board {} has no rule {id}", board.board.slug),
             )
@@ -311,7 +315,7 @@ pub async fn update_rule(
     actor: &str,
     slug: &BoardSlug,
     rule: RateRule,
-) -> Result<RateRule, ApiError> {
+) -> Result<RateRule, EngineError> {
     rule.spec.check()?;
     let board = board_of(state, slug)?;
     rule_of(&board, rule.id)?;
@@ -334,10 +338,10 @@ pub async fn delete_rule(
     actor: &str,
     slug: &BoardSlug,
     id: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), EngineError> {
     let board = board_of(state, slug)?;
     if !sql::rules::delete_rule(&state.db, board.board.id, id).await? {
-        return Err(ApiError::not_found(
+        return Err(EngineError::not_found(
             Code::RuleNotFound,
             format!("board {slug} has no rule {id}"),
         ));
@@ -359,7 +363,7 @@ pub async fn create_api_key(
     state: &AppState,
     actor: &str,
     spec: &KeySpec,
-) -> Result<(ApiKey, String), ApiError> {
+) -> Result<(ApiKey, String), EngineError> {
     let secret = new_secret();
     let key =
         sql::api_keys::insert_api_key(&state.db, spec, &hash_key(&secret), &secret[..12]).await?;
@@ -381,7 +385,7 @@ pub async fn create_api_key(
 }
 
 /// Every key, revoked ones included, newest first.
-pub async fn list_api_keys(state: &AppState) -> Result<Vec<ApiKey>, ApiError> {
+pub async fn list_api_keys(state: &AppState) -> Result<Vec<ApiKey>, EngineError> {
     Ok(sql::api_keys::list_api_keys(&state.db)
         .await?
         .into_iter()
@@ -390,9 +394,9 @@ pub async fn list_api_keys(state: &AppState) -> Result<Vec<ApiKey>, ApiError> {
 }
 
 /// Revokes a key at once on every instance.
-pub async fn revoke_api_key(state: &AppState, actor: &str, id: i64) -> Result<(), ApiError> {
+pub async fn revoke_api_key(state: &AppState, actor: &str, id: i64) -> Result<(), EngineError> {
     if !sql::api_keys::revoke_api_key(&state.db, id).await? {
-        return Err(ApiError::not_found(
+        return Err(EngineError::not_found(
             Code::ApiKeyNotFound,
             format!("no live API key {id}"),
         ));

@@ -26,13 +26,13 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::config::BoardConfig;
+use super::error::EngineError;
 use super::leaderboard::ranks;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::retention::ARCHIVE_AFTER;
 use crate::domain::score::View;
-use crate::error::ApiError;
 use crate::store::redis::{Lease, PageQuery, Release};
 use crate::store::sql::archive::{self as sql, ArchivedEntry, Standings};
 
@@ -88,7 +88,7 @@ pub async fn run(state: AppState, every: Duration) {
 
 /// One run over every board, when this instance gets the lease; answers the buckets it
 /// wrote.
-pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, ApiError> {
+pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, EngineError> {
     if !state.redis.take_lease(lease).await? {
         return Ok(0);
     }
@@ -99,7 +99,7 @@ pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, ApiEr
                 .await?
                 .len();
         }
-        Ok::<_, ApiError>(())
+        Ok::<_, EngineError>(())
     }
     .await;
     if let Err(err) = state.redis.release_lease(lease).await {
@@ -120,7 +120,7 @@ pub async fn archive_board(
     lease: &Lease,
     now: DateTime<Utc>,
     budget: usize,
-) -> Result<Vec<BucketRef>, ApiError> {
+) -> Result<Vec<BucketRef>, EngineError> {
     let settings = &board.board.settings;
     let tz = settings.timezone;
     let id = board.board.id;
@@ -271,7 +271,7 @@ async fn archive_bucket(
     late_seen: i64,
     gone: bool,
     now: DateTime<Utc>,
-) -> Result<bool, ApiError> {
+) -> Result<bool, EngineError> {
     let settings = &board.board.settings;
     let queries: Vec<PageQuery<'_>> = views(board)
         .iter()
@@ -397,7 +397,7 @@ async fn with_earlier_voters(
     board: &BoardConfig,
     bucket: &Bucket,
     mut standings: Standings,
-) -> Result<Standings, ApiError> {
+) -> Result<Standings, EngineError> {
     for (view, entries) in &mut standings.views {
         let Some(earlier) = sql::read_bucket(&state.db, board.board.id, bucket, *view).await?
         else {
@@ -429,7 +429,7 @@ async fn merged(
     board: &BoardConfig,
     bucket: &Bucket,
     late: Standings,
-) -> Result<Standings, ApiError> {
+) -> Result<Standings, EngineError> {
     let (mut total_members, mut participants) = (late.total_members, late.participants);
     let mut views_out = Vec::new();
     for (view, entries) in late.views {
@@ -481,13 +481,16 @@ async fn merged(
 /// `POST /admin/boards/{board}/archive`: archives every closed bucket of the board now
 /// (waiting for the background task's lease if it is busy), then releases the Redis
 /// keys of the board's archived buckets past their retention.
-pub async fn archive_now(state: &AppState, board: &BoardConfig) -> Result<ArchiveReport, ApiError> {
+pub async fn archive_now(
+    state: &AppState,
+    board: &BoardConfig,
+) -> Result<ArchiveReport, EngineError> {
     let token = format!("{:016x}", rand::random::<u64>());
     let lease = state.redis.archive_lease(&token, LEASE);
     let started = std::time::Instant::now();
     while !state.redis.take_lease(&lease).await? {
         if started.elapsed() > LEASE_WAIT {
-            return Err(ApiError::conflict(
+            return Err(EngineError::conflict(
                 Code::ArchiveBusy,
                 "another instance is archiving; try again in a minute",
             ));
@@ -522,7 +525,7 @@ pub async fn archive_now(state: &AppState, board: &BoardConfig) -> Result<Archiv
             sql::mark_released(&state.db, board.board.id, &bucket).await?;
             released.push(BucketRef::of(&bucket));
         }
-        Ok::<_, ApiError>(ArchiveReport { archived, released })
+        Ok::<_, EngineError>(ArchiveReport { archived, released })
     }
     .await;
     if let Err(err) = state.redis.release_lease(&lease).await {

@@ -1,11 +1,11 @@
 //! Who is calling: the master key or a stored API key, with its scopes, channel and the
 //! boards and leagues it may reach.
 
+use super::error::EngineError;
 use crate::domain::auth::{Reach, Scope, hash_key};
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, Channel, LeagueSlug};
 use crate::engine::config::ConfigCache;
-use crate::error::ApiError;
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,11 +28,11 @@ impl Caller {
     }
 
     /// Refuses with 403 unless the caller holds `scope`.
-    pub fn require(&self, scope: Scope) -> Result<(), ApiError> {
+    pub fn require(&self, scope: Scope) -> Result<(), EngineError> {
         if self.has(scope) {
             Ok(())
         } else {
-            Err(ApiError::forbidden(
+            Err(EngineError::forbidden(
                 Code::Forbidden,
                 format!("this key lacks the {scope} scope"),
             ))
@@ -40,11 +40,11 @@ impl Caller {
     }
 
     /// Refuses with 403 `key_not_allowed` unless the caller may reach board `slug`.
-    pub fn reach_board(&self, slug: &BoardSlug) -> Result<(), ApiError> {
+    pub fn reach_board(&self, slug: &BoardSlug) -> Result<(), EngineError> {
         if self.reach.board(slug) {
             Ok(())
         } else {
-            Err(ApiError::forbidden(
+            Err(EngineError::forbidden(
                 Code::KeyNotAllowed,
                 format!("this key may not reach board {slug}"),
             ))
@@ -52,11 +52,11 @@ impl Caller {
     }
 
     /// Refuses with 403 `key_not_allowed` unless the caller may reach league `slug`.
-    pub fn reach_league(&self, slug: &LeagueSlug) -> Result<(), ApiError> {
+    pub fn reach_league(&self, slug: &LeagueSlug) -> Result<(), EngineError> {
         if self.reach.league(slug) {
             Ok(())
         } else {
-            Err(ApiError::forbidden(
+            Err(EngineError::forbidden(
                 Code::KeyNotAllowed,
                 format!("this key may not reach league {slug}"),
             ))
@@ -65,11 +65,11 @@ impl Caller {
 
     /// Refuses with 403 `key_not_allowed` unless the caller reaches every board and
     /// league: what managing API keys takes, since a new key could reach anything.
-    pub fn reach_everywhere(&self) -> Result<(), ApiError> {
+    pub fn reach_everywhere(&self) -> Result<(), EngineError> {
         if self.reach.is_everywhere() {
             Ok(())
         } else {
-            Err(ApiError::forbidden(
+            Err(EngineError::forbidden(
                 Code::KeyNotAllowed,
                 "only a key that may reach every board and league manages API keys",
             ))
@@ -82,12 +82,12 @@ pub fn authenticate(
     cache: &ConfigCache,
     master_key_hash: Option<&str>,
     header: Option<&str>,
-) -> Result<Option<Caller>, ApiError> {
+) -> Result<Option<Caller>, EngineError> {
     let Some(header) = header else {
         return Ok(None);
     };
     let Some(token) = header.strip_prefix("Bearer ").map(str::trim) else {
-        return Err(ApiError::Unauthorized(
+        return Err(EngineError::Unauthorized(
             "use Authorization: Bearer <key>".into(),
         ));
     };
@@ -109,14 +109,16 @@ pub fn authenticate(
             actor: format!("key:{} {}", key.id, key.name),
             id: format!("key:{}", key.id),
         })),
-        None => Err(ApiError::Unauthorized("unknown or revoked API key".into())),
+        None => Err(EngineError::Unauthorized(
+            "unknown or revoked API key".into(),
+        )),
     }
 }
 
 /// Refuses with 401 when there is no caller, else requires `scope`.
-pub fn require(caller: Option<&Caller>, scope: Scope) -> Result<&Caller, ApiError> {
+pub fn require(caller: Option<&Caller>, scope: Scope) -> Result<&Caller, EngineError> {
     let caller =
-        caller.ok_or_else(|| ApiError::Unauthorized("this endpoint needs an API key".into()))?;
+        caller.ok_or_else(|| EngineError::Unauthorized("this endpoint needs an API key".into()))?;
     caller.require(scope)?;
     Ok(caller)
 }

@@ -28,6 +28,8 @@ use crate::domain::limit::RateRule;
 use crate::store::redis::{BoardKeys, Keys, LeagueKeys, RedisStore, SeasonRecord};
 use crate::store::sql::{self, SqlError};
 
+use super::error::EngineError;
+
 /// A board as the hot path needs it.
 #[derive(Debug)]
 pub struct BoardConfig {
@@ -382,7 +384,7 @@ pub async fn changed(
     db: &DatabaseConnection,
     redis: &RedisStore,
     change: Change,
-) -> Result<(), crate::error::ApiError> {
+) -> Result<(), EngineError> {
     cache.apply(db, &change).await?;
     let payload = change.encode();
     match redis.announce_config_change(&payload).await {

@@ -8,6 +8,7 @@ use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::error::EngineError;
 use crate::domain::auth::Scope;
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
@@ -18,7 +19,6 @@ use crate::domain::scoring::{Scoring, Storage, to_points};
 use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
 use crate::engine::state::AppState;
-use crate::error::ApiError;
 use crate::store::redis::window::{WindowAt, WindowPageQuery};
 use crate::store::redis::{PageQuery, PageReply, SHARDED_MAX_DEPTH, StandingQuery, StandingReply};
 use crate::store::sql::archive::{self, ArchivedBucket};
@@ -58,9 +58,9 @@ pub fn readable_board(
     cache: &ConfigCache,
     caller: Option<&Caller>,
     slug: &str,
-) -> Result<Arc<BoardConfig>, ApiError> {
-    let slug =
-        BoardSlug::parse(slug).map_err(|e| ApiError::not_found(Code::BoardNotFound, e.message))?;
+) -> Result<Arc<BoardConfig>, EngineError> {
+    let slug = BoardSlug::parse(slug)
+        .map_err(|e| EngineError::not_found(Code::BoardNotFound, e.message))?;
     let board = cache.board(&slug);
     match caller {
         Some(c) => {
@@ -69,12 +69,12 @@ pub fn readable_board(
         }
         None if board.as_ref().is_some_and(|b| b.board.settings.public_page) => {}
         None => {
-            return Err(ApiError::Unauthorized(
+            return Err(EngineError::Unauthorized(
                 "this board is not public: use an API key".into(),
             ));
         }
     }
-    board.ok_or_else(|| ApiError::not_found(Code::BoardNotFound, format!("no board {slug}")))
+    board.ok_or_else(|| EngineError::not_found(Code::BoardNotFound, format!("no board {slug}")))
 }
 
 /// Resolves `period`, `at` and `view` query values against a board.
@@ -83,14 +83,14 @@ pub fn select(
     period: Option<&str>,
     at: Option<&str>,
     view: Option<&str>,
-) -> Result<Selection, ApiError> {
+) -> Result<Selection, EngineError> {
     let settings = &board.board.settings;
     let period = match period {
         Some(p) => Period::parse(p)?,
         None => default_period(&settings.periods),
     };
     if !settings.periods.contains(&period) {
-        return Err(ApiError::invalid(
+        return Err(EngineError::invalid(
             Code::PeriodNotEnabled,
             format!("board {} does not keep {period} rankings", board.board.slug),
         ));
@@ -180,7 +180,7 @@ struct PageAsk<'a> {
 async fn read_pages(
     state: &AppState,
     asks: &[PageAsk<'_>],
-) -> Result<Vec<(PageReply, bool)>, ApiError> {
+) -> Result<Vec<(PageReply, bool)>, EngineError> {
     let redis = &state.redis;
     let now = Utc::now();
     let (mut buckets, mut windows) = (Vec::new(), Vec::new());
@@ -338,15 +338,15 @@ fn top_response(sel: &Selection, page: PageReply, archived: bool) -> TopResponse
 }
 
 /// Checks `offset` and `limit` of a page.
-pub fn check_page(offset: i64, limit: i64) -> Result<(), ApiError> {
+pub fn check_page(offset: i64, limit: i64) -> Result<(), EngineError> {
     if !(1..=MAX_LIMIT).contains(&limit) {
-        return Err(ApiError::invalid_field(
+        return Err(EngineError::invalid_field(
             "limit",
             format!("limit must be between 1 and {MAX_LIMIT}"),
         ));
     }
     if !(0..=MAX_OFFSET).contains(&offset) {
-        return Err(ApiError::invalid_field(
+        return Err(EngineError::invalid_field(
             "offset",
             format!("offset must be between 0 and {MAX_OFFSET}"),
         ));
@@ -360,14 +360,14 @@ pub async fn tops(
     selections: &[Selection],
     offset: i64,
     limit: i64,
-) -> Result<Vec<TopResponse>, ApiError> {
+) -> Result<Vec<TopResponse>, EngineError> {
     check_page(offset, limit)?;
     if offset + limit > SHARDED_MAX_DEPTH
         && selections
             .iter()
             .any(|s| s.board.board.settings.storage.is_sharded())
     {
-        return Err(ApiError::invalid_field(
+        return Err(EngineError::invalid_field(
             "offset",
             format!(
                 "a sharded board pages at most {SHARDED_MAX_DEPTH} members deep (offset + limit)"
@@ -397,9 +397,9 @@ pub async fn around(
     sel: &Selection,
     member: &MemberId,
     radius: i64,
-) -> Result<TopResponse, ApiError> {
+) -> Result<TopResponse, EngineError> {
     if !(0..=MAX_RADIUS).contains(&radius) {
-        return Err(ApiError::invalid_field(
+        return Err(EngineError::invalid_field(
             "radius",
             format!("radius must be between 0 and {MAX_RADIUS}"),
         ));
@@ -470,11 +470,11 @@ pub struct MemberResponse {
 }
 
 /// Refuses a member that is not on a closed board.
-pub fn check_member(sel: &Selection, member: &MemberId) -> Result<(), ApiError> {
+pub fn check_member(sel: &Selection, member: &MemberId) -> Result<(), EngineError> {
     if sel.board.board.settings.membership == Membership::Closed
         && !sel.board.members.contains_key(member)
     {
-        return Err(ApiError::not_found(
+        return Err(EngineError::not_found(
             Code::MemberNotFound,
             format!("{member} is not a member of board {}", sel.board.board.slug),
         ));
@@ -487,9 +487,9 @@ pub async fn standings(
     state: &AppState,
     sel: &Selection,
     members: &[MemberId],
-) -> Result<Vec<MemberResponse>, ApiError> {
+) -> Result<Vec<MemberResponse>, EngineError> {
     if members.len() > MAX_BATCH {
-        return Err(ApiError::too_large(
+        return Err(EngineError::too_large(
             Code::TooManyMembers,
             format!("at most {MAX_BATCH} members at once"),
         ));
@@ -658,15 +658,15 @@ pub async fn history(
     sel: &Selection,
     member: &MemberId,
     limit: i64,
-) -> Result<HistoryResponse, ApiError> {
+) -> Result<HistoryResponse, EngineError> {
     if !sel.bucket.period.is_periodic() {
-        return Err(ApiError::invalid(
+        return Err(EngineError::invalid(
             Code::InvalidPeriod,
             "a history needs a calendar period: hour, day, week or month",
         ));
     }
     if !(1..=MAX_HISTORY).contains(&limit) {
-        return Err(ApiError::invalid_field(
+        return Err(EngineError::invalid_field(
             "limit",
             format!("limit must be between 1 and {MAX_HISTORY}"),
         ));
@@ -778,7 +778,7 @@ pub const STATS_HOURS: i64 = 48;
 
 /// Participants, members and votes of a bucket, and votes and refusals per hour over the
 /// last 48 hours.
-pub async fn stats(state: &AppState, sel: &Selection) -> Result<StatsResponse, ApiError> {
+pub async fn stats(state: &AppState, sel: &Selection) -> Result<StatsResponse, EngineError> {
     let redis = &state.redis;
     let now = Utc::now()
         .duration_trunc(Duration::hours(1))

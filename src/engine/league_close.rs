@@ -26,12 +26,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::config::LeagueConfig;
+use super::error::EngineError;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::league::{
     BracketRef, PlayerResult, SeasonRules, Zone, close_bracket, player_of, season_end,
 };
-use crate::error::ApiError;
 use crate::store::redis::{Advance, Lease, SeasonRecord};
 use crate::store::sql;
 
@@ -124,7 +124,7 @@ async fn results(
     config: &LeagueConfig,
     n: i64,
     rules: &SeasonRules,
-) -> Result<(Vec<PlayerResult>, usize), ApiError> {
+) -> Result<(Vec<PlayerResult>, usize), EngineError> {
     let counts: BTreeMap<usize, i64> = state
         .redis
         .league_counts(&config.keys, n)
@@ -165,14 +165,14 @@ async fn results(
 pub async fn restore_season(
     state: &AppState,
     config: &LeagueConfig,
-) -> Result<SeasonRecord, ApiError> {
+) -> Result<SeasonRecord, EngineError> {
     let league = &config.league;
     if sql::leagues::find_league(&state.db, &league.slug)
         .await?
         .is_none_or(|l| l.id != league.id)
     {
         // Deleted meanwhile: its keys are being removed, not restored.
-        return Err(ApiError::not_found(
+        return Err(EngineError::not_found(
             Code::LeagueNotFound,
             format!("no league {}", league.slug),
         ));
@@ -203,7 +203,7 @@ pub async fn restore_season(
         .redis
         .league_season(&config.keys)
         .await?
-        .ok_or_else(|| ApiError::StoreUnavailable("the season record vanished".into()))
+        .ok_or_else(|| EngineError::Unavailable("the season record vanished".into()))
 }
 
 /// Starts the season after `record`'s, unless some instance already did: `record`'s
@@ -214,7 +214,7 @@ pub async fn advance(
     state: &AppState,
     config: &LeagueConfig,
     record: &SeasonRecord,
-) -> Result<(), ApiError> {
+) -> Result<(), EngineError> {
     let now = Utc::now();
     let ended = DateTime::from_timestamp_millis(record.ends_ms)
         .unwrap_or(now)
@@ -244,9 +244,9 @@ async fn finish(
     config: &LeagueConfig,
     record: &SeasonRecord,
     lease: &Lease,
-) -> Result<CloseReport, ApiError> {
+) -> Result<CloseReport, EngineError> {
     let Some(previous) = &record.previous else {
-        return Err(ApiError::Internal(anyhow::anyhow!(
+        return Err(EngineError::Internal(anyhow::anyhow!(
             "league {} season {} waits for a close but has no previous season",
             config.league.slug,
             record.n
@@ -277,7 +277,7 @@ async fn finish(
     )
     .await?;
     if !state.redis.renew_lease(lease).await? {
-        return Err(ApiError::conflict(
+        return Err(EngineError::conflict(
             Code::AlreadyClosing,
             "the close's lease was lost; another instance finishes it",
         ));
@@ -327,7 +327,7 @@ async fn close_due(
     config: &LeagueConfig,
     lease: &Lease,
     by_hand: bool,
-) -> Result<Option<CloseReport>, ApiError> {
+) -> Result<Option<CloseReport>, EngineError> {
     let mut done = None;
     let mut record = current(state, config).await?;
     if !record.open {
@@ -343,7 +343,7 @@ async fn close_due(
 }
 
 /// The league's season record, read now (restored when Redis holds none).
-async fn current(state: &AppState, config: &LeagueConfig) -> Result<SeasonRecord, ApiError> {
+async fn current(state: &AppState, config: &LeagueConfig) -> Result<SeasonRecord, EngineError> {
     let record = match state.redis.league_season(&config.keys).await? {
         Some(record) => record,
         None => restore_season(state, config).await?,
@@ -363,7 +363,7 @@ pub async fn close_now(
     state: &AppState,
     config: &Arc<LeagueConfig>,
     dry_run: bool,
-) -> Result<CloseReport, ApiError> {
+) -> Result<CloseReport, EngineError> {
     if dry_run {
         let record = current(state, config).await?;
         let (results, brackets) = results(state, config, record.n, &record.rules).await?;
@@ -378,7 +378,7 @@ pub async fn close_now(
     }
     let lease = lease_of(state, config);
     if !state.redis.take_lease(&lease).await? {
-        return Err(ApiError::conflict(
+        return Err(EngineError::conflict(
             Code::AlreadyClosing,
             format!("a close of {} is running", config.league.slug),
         ));
@@ -387,7 +387,7 @@ pub async fn close_now(
     if let Err(err) = state.redis.release_lease(&lease).await {
         tracing::debug!(error = %err, "could not let the close's lease go; it expires");
     }
-    result?.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("a close by hand closed nothing")))
+    result?.ok_or_else(|| EngineError::Internal(anyhow::anyhow!("a close by hand closed nothing")))
 }
 
 /// One check of every league: closes what is due, when this instance gets its lease.

@@ -12,6 +12,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use super::config::LeagueConfig;
+use super::error::EngineError;
 use super::league_close;
 use super::limits::{self, RuleScope};
 use super::state::AppState;
@@ -22,7 +23,6 @@ use crate::domain::ids::{LeagueSlug, PlayerId};
 use crate::domain::league::{BracketRef, Season, SeasonRules, player_of};
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::engine::auth::Caller;
-use crate::error::ApiError;
 use crate::store::redis::{
     HandedReward, JoinCall, JoinReply, LeagueScoreCall, LeagueScoreReply, SeasonRecord, Standing,
 };
@@ -60,13 +60,13 @@ impl Profile {
     /// Checks the fields: a nickname of 1 to 32 characters without control or
     /// bidirectional characters, an http(s) avatar URL of at most 2048 bytes without
     /// spaces or control characters.
-    pub fn check(&self) -> Result<(), ApiError> {
+    pub fn check(&self) -> Result<(), EngineError> {
         if let Some(n) = &self.nickname
             && (n.trim().is_empty()
                 || n.chars().count() > NICKNAME_MAX
                 || n.chars().any(|c| c.is_control() || is_layout_control(c)))
         {
-            return Err(ApiError::invalid(
+            return Err(EngineError::invalid(
                 Code::InvalidProfile,
                 format!(
                     "nickname must be 1 to {NICKNAME_MAX} characters, without control or \
@@ -80,7 +80,7 @@ impl Profile {
                 || a.chars()
                     .any(|c| c.is_whitespace() || c.is_control() || is_layout_control(c)))
         {
-            return Err(ApiError::invalid(
+            return Err(EngineError::invalid(
                 Code::InvalidProfile,
                 format!("avatar must be an http:// or https:// URL of at most {AVATAR_MAX} bytes"),
             ));
@@ -168,15 +168,15 @@ pub struct BracketAnswer {
 }
 
 /// The league with this slug, from the configuration cache.
-pub fn league(state: &AppState, slug: &LeagueSlug) -> Result<Arc<LeagueConfig>, ApiError> {
+pub fn league(state: &AppState, slug: &LeagueSlug) -> Result<Arc<LeagueConfig>, EngineError> {
     state
         .config
         .league(slug)
-        .ok_or_else(|| ApiError::not_found(Code::LeagueNotFound, format!("no league {slug}")))
+        .ok_or_else(|| EngineError::not_found(Code::LeagueNotFound, format!("no league {slug}")))
 }
 
 /// The league's current season record: the one last read, or read now.
-async fn season(state: &AppState, config: &LeagueConfig) -> Result<Arc<SeasonRecord>, ApiError> {
+async fn season(state: &AppState, config: &LeagueConfig) -> Result<Arc<SeasonRecord>, EngineError> {
     match config.known_season() {
         Some(record) => Ok(record),
         None => fresh_season(state, config).await,
@@ -188,7 +188,7 @@ async fn season(state: &AppState, config: &LeagueConfig) -> Result<Arc<SeasonRec
 async fn fresh_season(
     state: &AppState,
     config: &LeagueConfig,
-) -> Result<Arc<SeasonRecord>, ApiError> {
+) -> Result<Arc<SeasonRecord>, EngineError> {
     let record = match state.redis.league_season(&config.keys).await? {
         Some(record) => record,
         None => league_close::restore_season(state, config).await?,
@@ -200,8 +200,8 @@ fn place_names(rules: &SeasonRules, place: BracketRef) -> (String, String) {
     (rules.tier_name(place.tier).to_owned(), place.id(rules))
 }
 
-fn season_changed() -> ApiError {
-    ApiError::StoreUnavailable("the season changed again and again during the call".into())
+fn season_changed() -> EngineError {
+    EngineError::Unavailable("the season changed again and again during the call".into())
 }
 
 /// Whether the caller with this id can still call: the master key when one is set, a
@@ -224,7 +224,7 @@ pub async fn join(
     slug: &LeagueSlug,
     player: &PlayerId,
     profile: Option<&Profile>,
-) -> Result<JoinAnswer, ApiError> {
+) -> Result<JoinAnswer, EngineError> {
     let config = league(state, slug)?;
     if let Some(p) = profile {
         p.check()?;
@@ -356,7 +356,7 @@ pub async fn score(
     caller: &Caller,
     slug: &LeagueSlug,
     write: &ScoreWrite<'_>,
-) -> Result<ScoreAnswer, ApiError> {
+) -> Result<ScoreAnswer, EngineError> {
     let config = league(state, slug)?;
     let (player, delta, idempotency) = (write.player, write.delta, write.idempotency);
     let ttl: Duration = state.settings.idempotency_ttl;
@@ -408,7 +408,7 @@ pub async fn score(
         };
         let refused = |code: Code, message: String| {
             crate::metrics::league_write("score", code.as_str());
-            Err(ApiError::conflict(code, message))
+            Err(EngineError::conflict(code, message))
         };
         match reply {
             LeagueScoreReply::Scored(standing) => {
@@ -420,7 +420,7 @@ pub async fn score(
                 standing,
             } => {
                 if idempotency.is_some_and(|i| i.fingerprint != fingerprint) {
-                    return Err(ApiError::invalid(
+                    return Err(EngineError::invalid(
                         Code::IdempotencyKeyReused,
                         "this idempotency key was used for a different request",
                     ));
@@ -462,7 +462,7 @@ pub async fn score(
                 );
             }
             LeagueScoreReply::Overflow => {
-                return Err(ApiError::invalid(
+                return Err(EngineError::invalid(
                     Code::ScoreOverflow,
                     "the score would pass 2^53 - 1 in magnitude",
                 ));
@@ -483,7 +483,7 @@ pub async fn player(
     state: &AppState,
     slug: &LeagueSlug,
     player: &PlayerId,
-) -> Result<PlayerAnswer, ApiError> {
+) -> Result<PlayerAnswer, EngineError> {
     let config = league(state, slug)?;
     let record = fresh_season(state, &config).await?;
     let place = state
@@ -491,7 +491,7 @@ pub async fn player(
         .league_player(&config.keys, record.n, player.as_str())
         .await?
         .ok_or_else(|| {
-            ApiError::not_found(
+            EngineError::not_found(
                 Code::NotJoined,
                 format!(
                     "player {player} has not joined season {} of {slug}",
@@ -533,12 +533,12 @@ async fn closed_rules(
     state: &AppState,
     config: &LeagueConfig,
     n: i64,
-) -> Result<(Season, SeasonRules), ApiError> {
+) -> Result<(Season, SeasonRules), EngineError> {
     let row = sql::leagues::season(&state.db, config.league.id, n)
         .await?
         .filter(|row| row.closed)
         .ok_or_else(|| {
-            ApiError::not_found(
+            EngineError::not_found(
                 Code::SeasonNotFound,
                 format!("{} has no closed season {n}", config.league.slug),
             )
@@ -555,7 +555,7 @@ pub async fn season_brackets(
     state: &AppState,
     slug: &LeagueSlug,
     season: Option<i64>,
-) -> Result<SeasonBrackets, ApiError> {
+) -> Result<SeasonBrackets, EngineError> {
     let config = league(state, slug)?;
     let record = fresh_season(state, &config).await?;
     let n = season.unwrap_or(record.n);
@@ -605,7 +605,7 @@ pub async fn bracket(
     slug: &LeagueSlug,
     id: &str,
     season: Option<i64>,
-) -> Result<BracketAnswer, ApiError> {
+) -> Result<BracketAnswer, EngineError> {
     let config = league(state, slug)?;
     let record = fresh_season(state, &config).await?;
     if let Some(n) = season.filter(|&n| n != record.n) {
@@ -619,7 +619,7 @@ pub async fn bracket(
         .pop()
         .unwrap_or_default();
     if ranked.is_empty() {
-        return Err(ApiError::not_found(
+        return Err(EngineError::not_found(
             Code::BracketNotFound,
             format!("season {} of {slug} has no bracket {id}", record.n),
         ));
@@ -671,7 +671,7 @@ async fn closed_bracket(
     config: &LeagueConfig,
     n: i64,
     id: &str,
-) -> Result<BracketAnswer, ApiError> {
+) -> Result<BracketAnswer, EngineError> {
     let (row, rules) = closed_rules(state, config, n).await?;
     let place = BracketRef::parse(id, &rules)?;
     let entries: Vec<BracketEntry> =
@@ -688,7 +688,7 @@ async fn closed_bracket(
             })
             .collect();
     if entries.is_empty() {
-        return Err(ApiError::not_found(
+        return Err(EngineError::not_found(
             Code::BracketNotFound,
             format!("season {n} of {} had no bracket {id}", config.league.slug),
         ));

@@ -7,13 +7,13 @@ use chrono::Utc;
 
 use super::admin::{audit, random_text};
 use super::config::{self, Change};
+use super::error::EngineError;
 use super::league_close::{self, CloseReport};
 use super::league_play;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{Delivery, League, LeagueSettings, Season, season_end};
-use crate::error::ApiError;
 use crate::store::sql;
 
 /// A league's settings as the audit log shows them (never the webhook secret).
@@ -33,7 +33,7 @@ fn settings_json(s: &LeagueSettings) -> Value {
     })
 }
 
-async fn changed(state: &AppState, slug: &LeagueSlug) -> Result<(), ApiError> {
+async fn changed(state: &AppState, slug: &LeagueSlug) -> Result<(), EngineError> {
     config::changed(
         &state.config,
         &state.db,
@@ -44,14 +44,14 @@ async fn changed(state: &AppState, slug: &LeagueSlug) -> Result<(), ApiError> {
 }
 
 /// The league with this slug.
-pub async fn league_of(state: &AppState, slug: &LeagueSlug) -> Result<League, ApiError> {
+pub async fn league_of(state: &AppState, slug: &LeagueSlug) -> Result<League, EngineError> {
     sql::leagues::find_league(&state.db, slug)
         .await?
-        .ok_or_else(|| ApiError::not_found(Code::LeagueNotFound, format!("no league {slug}")))
+        .ok_or_else(|| EngineError::not_found(Code::LeagueNotFound, format!("no league {slug}")))
 }
 
 /// The league's seasons in SQL, newest first.
-pub async fn seasons(state: &AppState, league: &League) -> Result<Vec<Season>, ApiError> {
+pub async fn seasons(state: &AppState, league: &League) -> Result<Vec<Season>, EngineError> {
     Ok(sql::leagues::seasons(&state.db, league.id).await?)
 }
 
@@ -59,7 +59,7 @@ pub async fn seasons(state: &AppState, league: &League) -> Result<Vec<Season>, A
 pub async fn deliveries(
     state: &AppState,
     league: &League,
-) -> Result<Vec<(i64, Delivery)>, ApiError> {
+) -> Result<Vec<(i64, Delivery)>, EngineError> {
     let seasons = sql::leagues::seasons(&state.db, league.id).await?;
     Ok(sql::leagues::deliveries(&state.db, league.id)
         .await?
@@ -75,7 +75,10 @@ pub async fn deliveries(
 }
 
 /// The league's latest season in SQL.
-pub async fn latest_season(state: &AppState, league: &League) -> Result<Option<Season>, ApiError> {
+pub async fn latest_season(
+    state: &AppState,
+    league: &League,
+) -> Result<Option<Season>, EngineError> {
     Ok(sql::leagues::latest_season(&state.db, league.id).await?)
 }
 
@@ -86,7 +89,7 @@ pub async fn close_league(
     actor: &str,
     slug: &LeagueSlug,
     dry_run: bool,
-) -> Result<CloseReport, ApiError> {
+) -> Result<CloseReport, EngineError> {
     let config = league_play::league(state, slug)?;
     let report = league_close::close_now(state, &config, dry_run).await?;
     if !dry_run {
@@ -103,7 +106,7 @@ pub async fn close_league(
 }
 
 /// Every league.
-pub async fn leagues(state: &AppState) -> Result<Vec<League>, ApiError> {
+pub async fn leagues(state: &AppState) -> Result<Vec<League>, EngineError> {
     Ok(sql::leagues::list_leagues(&state.db).await?)
 }
 
@@ -113,14 +116,14 @@ pub async fn create_league(
     actor: &str,
     slug: LeagueSlug,
     settings: LeagueSettings,
-) -> Result<League, ApiError> {
+) -> Result<League, EngineError> {
     settings.check()?;
     let ends = season_end(&settings, Utc::now())?;
     let league = sql::leagues::insert_league(&state.db, &slug, &settings, &random_text(40), ends)
         .await
         .map_err(|e| match e {
             sql::SqlError::Conflict => {
-                ApiError::conflict(Code::LeagueExists, format!("league {slug} already exists"))
+                EngineError::conflict(Code::LeagueExists, format!("league {slug} already exists"))
             }
             other => other.into(),
         })?;
@@ -142,7 +145,7 @@ pub async fn update_league(
     actor: &str,
     slug: &LeagueSlug,
     settings: LeagueSettings,
-) -> Result<League, ApiError> {
+) -> Result<League, EngineError> {
     settings.check()?;
     let league = League {
         settings,
@@ -167,7 +170,7 @@ pub async fn rotate_webhook_secret(
     state: &AppState,
     actor: &str,
     slug: &LeagueSlug,
-) -> Result<League, ApiError> {
+) -> Result<League, EngineError> {
     let league = league_of(state, slug).await?;
     let secret = random_text(40);
     sql::leagues::rotate_webhook_secret(&state.db, &league, &secret).await?;
@@ -190,10 +193,10 @@ pub async fn resend_delivery(
     actor: &str,
     slug: &LeagueSlug,
     id: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), EngineError> {
     let league = league_of(state, slug).await?;
     if !sql::leagues::retry_delivery(&state.db, league.id, id).await? {
-        return Err(ApiError::not_found(
+        return Err(EngineError::not_found(
             Code::DeliveryNotFound,
             format!("league {slug} has no given-up delivery {id}"),
         ));
@@ -214,7 +217,7 @@ pub async fn delete_league(
     state: &AppState,
     actor: &str,
     slug: &LeagueSlug,
-) -> Result<(), ApiError> {
+) -> Result<(), EngineError> {
     let league = league_of(state, slug).await?;
     sql::leagues::delete_league(&state.db, league.id).await?;
     changed(state, slug).await?;

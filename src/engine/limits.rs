@@ -11,11 +11,11 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
+use super::error::EngineError;
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::limit::{Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window};
 use crate::engine::config::BoardConfig;
-use crate::error::ApiError;
 use crate::i18n::Lang;
 use crate::store::redis::{Counter, CounterOf, RedisStore, RuleCheck};
 
@@ -66,7 +66,7 @@ pub fn checks(
     count: i64,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> Result<Vec<RuleCheck>, ApiError> {
+) -> Result<Vec<RuleCheck>, EngineError> {
     let mut checks = Vec::with_capacity(scope.rules.len());
     for rule in scope.rules {
         let subject = match rule.spec.subject(values) {
@@ -78,7 +78,7 @@ pub fn checks(
         if count > limit {
             let mut details = Map::new();
             details.insert("rule".into(), rule_json(rule, limit));
-            return Err(ApiError::invalid_with(
+            return Err(EngineError::invalid_with(
                 Code::CountExceedsLimit,
                 format!(
                     "a vote of {count} can never pass rule {:?}, which allows {limit}",
@@ -97,8 +97,8 @@ pub fn checks(
     Ok(checks)
 }
 
-fn required(rule: &RateRule, dim: Dimension) -> ApiError {
-    ApiError::invalid(
+fn required(rule: &RateRule, dim: Dimension) -> EngineError {
+    EngineError::invalid(
         dim.required_code(),
         format!(
             "rule {:?} counts votes per {dim}, and this vote names no {dim}",
@@ -114,7 +114,7 @@ fn counter(
     subject: &str,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
-) -> Result<Counter, ApiError> {
+) -> Result<Counter, EngineError> {
     let of = CounterOf {
         rule: rule.id,
         window: rule.spec.window.code(),
@@ -159,9 +159,9 @@ pub fn refusal(
     member: &MemberId,
     retry_ms: Option<i64>,
     now: DateTime<Utc>,
-) -> ApiError {
+) -> EngineError {
     let retry_after_s = retry_ms.map(|ms| (ms.max(1) + 999) / 1000);
-    ApiError::RateLimited {
+    EngineError::RateLimited {
         message: explain(Lang::En, board, rule, limit, member, retry_after_s, now),
         rule: rule_json(rule, limit),
         retry_after_s,
@@ -171,11 +171,11 @@ pub fn refusal(
 /// A league score write refused by score limit `rule`: 429 with the rule (its
 /// dimensions named as a limit's `per`: `player`, `ip`) and, when it admits again, the
 /// wait.
-pub fn score_refusal(rule: &RateRule, limit: i64, retry_ms: Option<i64>) -> ApiError {
+pub fn score_refusal(rule: &RateRule, limit: i64, retry_ms: Option<i64>) -> EngineError {
     let retry_after_s = retry_ms.map(|ms| (ms.max(1) + 999) / 1000);
     let per = crate::domain::league::limit_pers(rule);
     let wait = retry_after_s.map_or_else(String::new, |s| format!("; try again in {s} s"));
-    ApiError::RateLimited {
+    EngineError::RateLimited {
         message: format!(
             "score limit {:?} allows {limit} writes {} per {}{wait}",
             rule.spec.name,
@@ -340,7 +340,7 @@ pub async fn quota(
     board: &BoardConfig,
     values: &VoteValues,
     now: DateTime<Utc>,
-) -> Result<Vec<QuotaRule>, ApiError> {
+) -> Result<Vec<QuotaRule>, EngineError> {
     let mut rules: Vec<QuotaRule> = Vec::with_capacity(board.rules.len());
     let mut counters = Vec::new();
     let mut spans = Vec::new();

@@ -6,6 +6,7 @@ pub mod archive;
 pub mod auth;
 pub mod config;
 pub mod durability;
+pub mod error;
 pub mod leaderboard;
 pub mod league_close;
 pub mod league_play;

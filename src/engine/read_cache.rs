@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use actix_web::web::Bytes;
 use tokio::sync::OnceCell;
 
-use crate::error::ApiError;
+use super::error::EngineError;
 
 /// Entries kept before expired ones are swept.
 const SWEEP_AT: usize = 10_000;
@@ -37,10 +37,10 @@ impl ReadCache {
 
     /// The answer for `key`: cached, or made by `make` once for all concurrent callers.
     /// A failure is not cached; the next caller tries again.
-    pub async fn get_or_make<F, Fut>(&self, key: String, make: F) -> Result<Bytes, ApiError>
+    pub async fn get_or_make<F, Fut>(&self, key: String, make: F) -> Result<Bytes, EngineError>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<Bytes, ApiError>>,
+        Fut: Future<Output = Result<Bytes, EngineError>>,
     {
         if self.ttl.is_zero() {
             crate::metrics::read_cache(false);
@@ -118,7 +118,7 @@ mod tests {
         let cache = ReadCache::new(Duration::from_secs(10));
         let failed = cache
             .get_or_make("k".into(), || async {
-                Err(ApiError::StoreUnavailable("down".into()))
+                Err(EngineError::Unavailable("down".into()))
             })
             .await;
         assert!(failed.is_err());

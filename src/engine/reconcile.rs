@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use super::error::EngineError;
 use crate::domain::period::Bucket;
 use crate::engine::config::BoardConfig;
 use crate::engine::state::AppState;
-use crate::error::ApiError;
 use crate::store::sql;
 
 /// Longest pause between two tries of a background reconcile.
@@ -22,7 +22,7 @@ const MAX_DELAY: Duration = Duration::from_secs(5);
 
 /// Finishes pending member removals and brings every board's initial votes to what SQL
 /// holds.
-pub async fn reconcile(state: &AppState) -> Result<(), ApiError> {
+pub async fn reconcile(state: &AppState) -> Result<(), EngineError> {
     finish_removals(state).await?;
     for board in state.config.boards() {
         let targets: Vec<(&str, i64)> = board
@@ -43,7 +43,7 @@ pub async fn reconcile(state: &AppState) -> Result<(), ApiError> {
 
 /// Removes deleted members' scores from Redis, for every removal SQL still holds;
 /// answers how many were done.
-pub async fn finish_removals(state: &AppState) -> Result<usize, ApiError> {
+pub async fn finish_removals(state: &AppState) -> Result<usize, EngineError> {
     let pending = sql::members::pending_removals(&state.db).await?;
     for removal in &pending {
         let board = state
@@ -73,7 +73,7 @@ pub async fn finish_removals(state: &AppState) -> Result<usize, ApiError> {
 
 /// The buckets a member leaves when deleted at `at`: the current and next bucket of
 /// every calendar period and the all-time board; older buckets keep their history.
-fn left_buckets(board: &BoardConfig, at: DateTime<Utc>) -> Result<Vec<Bucket>, ApiError> {
+fn left_buckets(board: &BoardConfig, at: DateTime<Utc>) -> Result<Vec<Bucket>, EngineError> {
     let settings = &board.board.settings;
     let mut buckets = vec![Bucket::all()];
     for &period in &settings.periods {

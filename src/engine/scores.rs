@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::error::EngineError;
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
@@ -21,7 +22,6 @@ use crate::engine::votes::{
     Admitted, Writer, admit, in_order, limited, metric_labels, outcome, outcome_unknown,
     replayed_labels, write_receipt,
 };
-use crate::error::ApiError;
 use crate::metrics;
 use crate::store::redis::{RedisStore, RuleCheck, ScoreCall, ScoreReply};
 
@@ -81,14 +81,14 @@ pub async fn write(
     redis: &RedisStore,
     idempotency_ttl: Duration,
     caller: &Caller,
-    writes: Vec<Result<ScoreWrite, ApiError>>,
-) -> Result<Vec<Result<ScoreResult, ApiError>>, ApiError> {
+    writes: Vec<Result<ScoreWrite, EngineError>>,
+) -> Result<Vec<Result<ScoreResult, EngineError>>, EngineError> {
     let now = Utc::now();
     let boards = metric_labels(
         cache,
         writes.iter().map(|w| w.as_ref().ok().map(|w| &w.board)),
     );
-    let prepared: Vec<Result<Prepared, ApiError>> = writes
+    let prepared: Vec<Result<Prepared, EngineError>> = writes
         .into_iter()
         .map(|w| prepare(cache, caller, w?, now))
         .collect();
@@ -134,7 +134,7 @@ fn prepare(
     caller: &Caller,
     write: ScoreWrite,
     now: DateTime<Utc>,
-) -> Result<Prepared, ApiError> {
+) -> Result<Prepared, EngineError> {
     let writer = Writer {
         board: &write.board,
         member: &write.member,
@@ -180,8 +180,8 @@ fn prepare(
     })
 }
 
-fn lowering(board: &BoardSlug) -> ApiError {
-    ApiError::invalid(
+fn lowering(board: &BoardSlug) -> EngineError {
+    EngineError::invalid(
         Code::OperatorNotAllowed,
         format!(
             "board {board} keeps only its top scores, so a score may not go down: use incr, \
@@ -199,7 +199,7 @@ fn receipt(p: &Prepared) -> String {
     write_receipt(p.write.idempotency.as_ref(), &labels)
 }
 
-fn answer(p: &Prepared, reply: ScoreReply) -> Result<ScoreResult, ApiError> {
+fn answer(p: &Prepared, reply: ScoreReply) -> Result<ScoreResult, EngineError> {
     let (labels, scores, replayed): (Vec<(String, String)>, Vec<i64>, bool) = match reply {
         ScoreReply::Written(scores) => (
             p.buckets
@@ -228,7 +228,7 @@ fn answer(p: &Prepared, reply: ScoreReply) -> Result<ScoreResult, ApiError> {
             ));
         }
         ScoreReply::Overflow => {
-            return Err(ApiError::invalid(
+            return Err(EngineError::invalid(
                 Code::ScoreOverflow,
                 "this write would take a score past 2^53 units, the most a board holds exactly",
             ));

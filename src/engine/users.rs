@@ -19,9 +19,9 @@ use rand::Rng;
 use sea_orm::DatabaseConnection;
 use tokio::sync::Semaphore;
 
+use super::error::EngineError;
 use crate::domain::code::Code;
 use crate::domain::limit::ip_subject;
-use crate::error::ApiError;
 use crate::store::redis::RedisStore;
 use crate::store::sql::{self, SqlError};
 
@@ -36,7 +36,7 @@ const PASSWORD_MIN: usize = 8;
 static HASH_CHECKS: Semaphore = Semaphore::const_new(2);
 
 /// Hashes a password with argon2id and a random salt.
-pub fn hash_password(password: &str) -> Result<String, ApiError> {
+pub fn hash_password(password: &str) -> Result<String, EngineError> {
     let salt = SaltString::encode_b64(&rand::random::<[u8; 16]>())
         .map_err(|e| anyhow::anyhow!("failed to encode a salt: {e}"))?;
     Ok(Argon2::default()
@@ -54,7 +54,7 @@ fn verify_password(password: &str, hash: &str) -> bool {
 }
 
 /// Checks a password on the blocking pool, waiting for a turn behind [`HASH_CHECKS`].
-async fn verify_off_the_workers(password: &str, hash: &str) -> Result<bool, ApiError> {
+async fn verify_off_the_workers(password: &str, hash: &str) -> Result<bool, EngineError> {
     let _turn = HASH_CHECKS
         .acquire()
         .await
@@ -62,17 +62,17 @@ async fn verify_off_the_workers(password: &str, hash: &str) -> Result<bool, ApiE
     let (password, hash) = (password.to_owned(), hash.to_owned());
     tokio::task::spawn_blocking(move || verify_password(&password, &hash))
         .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("hash check failed: {e}")))
+        .map_err(|e| EngineError::Internal(anyhow::anyhow!("hash check failed: {e}")))
 }
 
-fn check_username(username: &str) -> Result<(), ApiError> {
+fn check_username(username: &str) -> Result<(), EngineError> {
     if username.is_empty()
         || username.len() > 64
         || !username
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
     {
-        return Err(ApiError::invalid(
+        return Err(EngineError::invalid(
             Code::InvalidUsername,
             "a user name is 1 to 64 characters of [A-Za-z0-9_.-]",
         ));
@@ -80,10 +80,10 @@ fn check_username(username: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn check_new(username: &str, password: &str) -> Result<(), ApiError> {
+fn check_new(username: &str, password: &str) -> Result<(), EngineError> {
     check_username(username)?;
     if password.chars().count() < PASSWORD_MIN {
-        return Err(ApiError::invalid(
+        return Err(EngineError::invalid(
             Code::InvalidPassword,
             format!("a password needs at least {PASSWORD_MIN} characters"),
         ));
@@ -96,13 +96,13 @@ pub async fn add_user(
     db: &DatabaseConnection,
     username: &str,
     password: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), EngineError> {
     check_new(username, password)?;
     sql::users::insert_user(db, username, &hash_password(password)?)
         .await
         .map_err(|e| match e {
             SqlError::Conflict => {
-                ApiError::conflict(Code::UserExists, format!("user {username} exists"))
+                EngineError::conflict(Code::UserExists, format!("user {username} exists"))
             }
             other => other.into(),
         })
@@ -115,7 +115,7 @@ pub async fn set_password(
     redis: &RedisStore,
     username: &str,
     password: &str,
-) -> Result<usize, ApiError> {
+) -> Result<usize, EngineError> {
     check_new(username, password)?;
     if sql::users::set_password(db, username, &hash_password(password)?).await? {
         Ok(redis.close_user_sessions(username).await?)
@@ -130,12 +130,12 @@ pub async fn delete_user(
     db: &DatabaseConnection,
     redis: &RedisStore,
     username: &str,
-) -> Result<usize, ApiError> {
+) -> Result<usize, EngineError> {
     if sql::users::password_hash(db, username).await?.is_none() {
         return Err(user_not_found(username));
     }
     if sql::users::count_users(db).await? <= 1 {
-        return Err(ApiError::conflict(
+        return Err(EngineError::conflict(
             Code::LastUser,
             format!("{username} is the only user; add another before deleting it"),
         ));
@@ -144,8 +144,8 @@ pub async fn delete_user(
     Ok(redis.close_user_sessions(username).await?)
 }
 
-fn user_not_found(username: &str) -> ApiError {
-    ApiError::not_found(Code::UserNotFound, format!("no user {username}"))
+fn user_not_found(username: &str) -> EngineError {
+    EngineError::not_found(Code::UserNotFound, format!("no user {username}"))
 }
 
 /// How long dashboard sessions live: `idle` after the last request, `absolute` at most.
@@ -174,7 +174,7 @@ impl SessionPolicy {
     /// Opens a session for `user`, who has just signed in. Sessions live in Redis (the
     /// cookie only names one), so that logging out, a password change or deleting the
     /// user ends them on the server: a copied cookie stops working at once.
-    pub async fn open(&self, redis: &RedisStore, user: &str) -> Result<SessionTicket, ApiError> {
+    pub async fn open(&self, redis: &RedisStore, user: &str) -> Result<SessionTicket, EngineError> {
         let ticket = SessionTicket {
             user: user.to_owned(),
             id: random_id(32),
@@ -193,7 +193,7 @@ impl SessionPolicy {
         &self,
         redis: &RedisStore,
         ticket: &SessionTicket,
-    ) -> Result<bool, ApiError> {
+    ) -> Result<bool, EngineError> {
         let ttl = self.ttl_s(ticket, chrono::Utc::now().timestamp());
         if ttl <= 0 {
             redis.close_session(&ticket.user, &ticket.id).await?;
@@ -203,7 +203,11 @@ impl SessionPolicy {
     }
 
     /// Ends the session (logout).
-    pub async fn close(&self, redis: &RedisStore, ticket: &SessionTicket) -> Result<(), ApiError> {
+    pub async fn close(
+        &self,
+        redis: &RedisStore,
+        ticket: &SessionTicket,
+    ) -> Result<(), EngineError> {
         Ok(redis.close_session(&ticket.user, &ticket.id).await?)
     }
 }
@@ -220,7 +224,7 @@ fn random_id(len: usize) -> String {
 pub async fn ensure_admin(
     db: &DatabaseConnection,
     password: Option<&str>,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<String>, EngineError> {
     if sql::users::count_users(db).await? > 0 {
         return Ok(None);
     }
@@ -228,7 +232,7 @@ pub async fn ensure_admin(
     let chosen = password.or(generated.as_deref()).unwrap_or_default();
     match add_user(db, "admin", chosen).await {
         // Another instance created it first.
-        Err(ApiError::Conflict { .. }) => Ok(None),
+        Err(EngineError::Conflict { .. }) => Ok(None),
         Err(other) => Err(other),
         Ok(()) => Ok(generated),
     }
@@ -251,7 +255,7 @@ pub async fn login(
     username: &str,
     password: &str,
     ip: Option<IpAddr>,
-) -> Result<Result<(), LoginRefusal>, ApiError> {
+) -> Result<Result<(), LoginRefusal>, EngineError> {
     let ip = ip.map_or_else(|| "unknown".to_owned(), ip_subject);
     // A name no user can have gets no key of its own: keys stay small whatever is sent.
     let named = check_username(username).is_ok();

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::error::EngineError;
 use crate::domain::auth::Scope;
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
@@ -20,7 +21,6 @@ use crate::domain::score::{Increment, View};
 use crate::engine::auth::Caller;
 use crate::engine::config::{BoardConfig, ConfigCache};
 use crate::engine::limits;
-use crate::error::ApiError;
 use crate::metrics::{self, VoteOutcome};
 use crate::store::redis::window::{WindowAt, WindowTarget};
 use crate::store::redis::{
@@ -112,14 +112,14 @@ pub async fn cast(
     redis: &RedisStore,
     idempotency_ttl: Duration,
     caller: &Caller,
-    votes: Vec<Result<Vote, ApiError>>,
-) -> Result<Vec<Result<VoteResult, ApiError>>, ApiError> {
+    votes: Vec<Result<Vote, EngineError>>,
+) -> Result<Vec<Result<VoteResult, EngineError>>, EngineError> {
     let now = Utc::now();
     let boards = metric_labels(
         cache,
         votes.iter().map(|v| v.as_ref().ok().map(|v| &v.board)),
     );
-    let prepared: Vec<Result<Prepared, ApiError>> = votes
+    let prepared: Vec<Result<Prepared, EngineError>> = votes
         .into_iter()
         .map(|vote| prepare(cache, caller, vote?, now))
         .collect();
@@ -158,9 +158,9 @@ pub(super) fn metric_labels<'a>(
 
 /// Redis did not answer: the writes may have been applied. The client retries with the
 /// same idempotency keys and gets either the first answers or fresh ones.
-pub(super) fn outcome_unknown(failure: RedisFailure) -> ApiError {
+pub(super) fn outcome_unknown(failure: RedisFailure) -> EngineError {
     match failure {
-        RedisFailure::Unavailable(cause) => ApiError::OutcomeUnknown(cause),
+        RedisFailure::Unavailable(cause) => EngineError::OutcomeUnknown(cause),
         other => other.into(),
     }
 }
@@ -168,10 +168,10 @@ pub(super) fn outcome_unknown(failure: RedisFailure) -> ApiError {
 /// The answers of a batch in the order of its requests: a request refused before Redis
 /// keeps its error, each other one takes the next of Redis's replies (sent in order).
 pub(super) fn in_order<P, R, T>(
-    prepared: Vec<Result<P, ApiError>>,
+    prepared: Vec<Result<P, EngineError>>,
     replies: Vec<Result<R, RedisFailure>>,
-    answer: impl Fn(&P, R) -> Result<T, ApiError>,
-) -> Vec<Result<T, ApiError>> {
+    answer: impl Fn(&P, R) -> Result<T, EngineError>,
+) -> Vec<Result<T, EngineError>> {
     let mut replies = replies.into_iter();
     prepared
         .into_iter()
@@ -186,14 +186,14 @@ pub(super) fn in_order<P, R, T>(
 }
 
 /// How a write went, for the votes metric: `Ok(replayed)` or the refusal.
-pub(super) fn outcome(answer: Result<bool, &ApiError>) -> VoteOutcome<'_> {
+pub(super) fn outcome(answer: Result<bool, &EngineError>) -> VoteOutcome<'_> {
     match answer {
         Ok(true) => VoteOutcome::Replayed,
         Ok(false) => VoteOutcome::Accepted,
         Err(err) => VoteOutcome::Refused {
-            code: err.code(),
+            code: err.code().as_str(),
             rule: match err {
-                ApiError::RateLimited { rule, .. } => rule["name"].as_str(),
+                EngineError::RateLimited { rule, .. } => rule["name"].as_str(),
                 _ => None,
             },
         },
@@ -235,7 +235,7 @@ pub fn invocation(
     caller: &Caller,
     vote: Vote,
     idempotency_ttl: Duration,
-) -> Result<Invocation, ApiError> {
+) -> Result<Invocation, EngineError> {
     let prepared = prepare(cache, caller, vote, Utc::now())?;
     let receipt = receipt(&prepared);
     Ok(call(&prepared, caller, &receipt, idempotency_ttl).invocation())
@@ -273,16 +273,16 @@ pub(super) fn admit(
     caller: &Caller,
     w: &Writer<'_>,
     scores: bool,
-    count: impl FnOnce(&BoardConfig) -> Result<i64, ApiError>,
+    count: impl FnOnce(&BoardConfig) -> Result<i64, EngineError>,
     now: DateTime<Utc>,
-) -> Result<Admitted, ApiError> {
+) -> Result<Admitted, EngineError> {
     caller.reach_board(w.board)?;
-    let board = cache
-        .board(w.board)
-        .ok_or_else(|| ApiError::not_found(Code::BoardNotFound, format!("no board {}", w.board)))?;
+    let board = cache.board(w.board).ok_or_else(|| {
+        EngineError::not_found(Code::BoardNotFound, format!("no board {}", w.board))
+    })?;
     let settings = &board.board.settings;
     if settings.scoring.is_scores() != scores {
-        return Err(ApiError::conflict(
+        return Err(EngineError::conflict(
             Code::WrongScoring,
             if scores {
                 format!(
@@ -301,13 +301,13 @@ pub(super) fn admit(
     let member = board.members.get(w.member);
     match member {
         None if settings.membership == crate::domain::board::Membership::Closed => {
-            return Err(ApiError::not_found(
+            return Err(EngineError::not_found(
                 Code::MemberNotFound,
                 format!("{} is not a member of board {}", w.member, w.board),
             ));
         }
         Some(m) if !m.enabled => {
-            return Err(ApiError::conflict(
+            return Err(EngineError::conflict(
                 Code::MemberDisabled,
                 format!("{} does not accept votes", w.member),
             ));
@@ -318,7 +318,7 @@ pub(super) fn admit(
         Some(at) => {
             caller.require(Scope::Backfill)?;
             if at > now + FUTURE_SLACK {
-                return Err(ApiError::invalid(
+                return Err(EngineError::invalid(
                     Code::InvalidTimestamp,
                     "at lies in the future",
                 ));
@@ -329,7 +329,7 @@ pub(super) fn admit(
     };
     settings
         .window_admits(at)
-        .map_err(|e| ApiError::conflict(e.code, e.message))?;
+        .map_err(|e| EngineError::conflict(e.code, e.message))?;
 
     // A key bound to a channel speaks for that channel, whatever the body says.
     let channel = caller.channel.clone().or_else(|| w.channel.cloned());
@@ -360,7 +360,7 @@ fn prepare(
     caller: &Caller,
     vote: Vote,
     now: DateTime<Utc>,
-) -> Result<Prepared, ApiError> {
+) -> Result<Prepared, EngineError> {
     let writer = Writer {
         board: &vote.board,
         member: &vote.member,
@@ -376,7 +376,7 @@ fn prepare(
         if (1..=max).contains(&vote.count) {
             Ok(vote.count)
         } else {
-            Err(ApiError::invalid(
+            Err(EngineError::invalid(
                 Code::InvalidCount,
                 format!("count must be between 1 and {max} on this board"),
             ))
@@ -421,7 +421,7 @@ fn prepare(
             };
             Ok(VoteTarget { current, next })
         })
-        .collect::<Result<_, ApiError>>()?;
+        .collect::<Result<_, EngineError>>()?;
     let voters = voter_buckets(&settings.periods, tz, at)?;
     Ok(Prepared {
         board,
@@ -456,12 +456,12 @@ pub(super) fn write_receipt(idempotency: Option<&Idempotency>, labels: &[(&str, 
 pub(super) fn replayed_labels(
     receipt: &str,
     idempotency: Option<&Idempotency>,
-) -> Result<Vec<(String, String)>, ApiError> {
+) -> Result<Vec<(String, String)>, EngineError> {
     let (fingerprint, labels) = receipt
         .split_once('|')
         .ok_or_else(|| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}"))?;
     if Some(fingerprint) != idempotency.map(|i| i.fingerprint.as_str()) {
-        return Err(ApiError::invalid(
+        return Err(EngineError::invalid(
             Code::IdempotencyKeyReused,
             "this idempotency key was used for a different request: send a new key for a \
              new write, or the first request unchanged to get its answer again",
@@ -479,7 +479,7 @@ pub(super) fn limited(
     retry_ms: Option<i64>,
     member: &MemberId,
     at: DateTime<Utc>,
-) -> ApiError {
+) -> EngineError {
     let found = rules.get(rule_index).and_then(|check| {
         let rule = board.rules.iter().find(|r| r.id == check.rule)?;
         Some((check, rule))
@@ -494,7 +494,7 @@ pub(super) fn limited(
     }
 }
 
-fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
+fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, EngineError> {
     let (labels, scores, replayed): (Vec<(String, String)>, Vec<PeriodScores>, bool) = match reply {
         VoteReply::Counted(scores) => (
             p.labels()
@@ -523,7 +523,7 @@ fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, ApiError> {
             ));
         }
         VoteReply::Overflow => {
-            return Err(ApiError::invalid(
+            return Err(EngineError::invalid(
                 Code::ScoreOverflow,
                 "this vote would take a score past 2^53 units, the most a board holds exactly",
             ));

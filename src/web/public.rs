@@ -38,11 +38,12 @@ use crate::domain::limit::{Dimension, VoteValues, ip_subject};
 use crate::domain::period::Period;
 use crate::engine::auth::Caller;
 use crate::engine::config::BoardConfig;
+use crate::engine::error::EngineError;
 use crate::engine::leaderboard::{self, MAX_LIMIT, Selection};
 use crate::engine::limits::{self, QuotaRule};
 use crate::engine::state::AppState;
 use crate::engine::votes;
-use crate::error::{ApiError, PageError};
+use crate::error::PageError;
 use crate::i18n::Lang;
 
 /// The channel votes from this page count for.
@@ -200,7 +201,7 @@ async fn cards(
     surface: Surface,
     sel: &Selection,
     csrf: Option<String>,
-) -> Result<Cards, PageError> {
+) -> Result<Cards, EngineError> {
     let config = &sel.board;
     let settings = &config.board.settings;
     let top = leaderboard::tops(state, std::slice::from_ref(sel), 0, MAX_LIMIT)
@@ -445,12 +446,7 @@ async fn get_ranking(
     let body = state
         .reads
         .get_or_make(key, || async {
-            let cards = cards(&state, l, surface, &sel, None)
-                .await
-                .map_err(|e| match e {
-                    PageError::Unavailable => ApiError::StoreUnavailable("redis".into()),
-                    other => ApiError::Internal(anyhow::anyhow!("{other}")),
-                })?;
+            let cards = cards(&state, l, surface, &sel, None).await?;
             let block = RankingBlock { cards };
             Ok(block
                 .render()
@@ -499,7 +495,7 @@ fn answer_text(
     config: &BoardConfig,
     member: &MemberId,
     quota: &[QuotaRule],
-    result: &Result<(), ApiError>,
+    result: &Result<(), EngineError>,
 ) -> String {
     let name = config
         .members
@@ -510,7 +506,7 @@ fn answer_text(
         Err(err) => err,
     };
     match err {
-        ApiError::RateLimited {
+        EngineError::RateLimited {
             rule,
             retry_after_s,
             ..
@@ -553,7 +549,7 @@ fn answer_text(
             }
             text
         }
-        ApiError::Conflict { code, .. } => match *code {
+        EngineError::Conflict { code, .. } => match *code {
             Code::MemberDisabled => l.tr("refused-member-disabled", &[("name", name.into())]),
             Code::CampaignEnded => l.t("campaign-ended"),
             Code::CampaignNotStarted => l.t("campaign-not-started"),
@@ -617,7 +613,9 @@ async fn cast_vote(
     .ok_or_else(|| anyhow::anyhow!("no vote result"))?
     .map(drop);
     if let Err(
-        err @ (ApiError::StoreUnavailable(_) | ApiError::OutcomeUnknown(_) | ApiError::Internal(_)),
+        err @ (EngineError::Unavailable(_)
+        | EngineError::OutcomeUnknown(_)
+        | EngineError::Internal(_)),
     ) = result
     {
         // Our failures keep their own page (503, 500); the visitor's are shown inline.

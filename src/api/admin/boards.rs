@@ -17,6 +17,7 @@ use crate::domain::retention::check_archive_top;
 use crate::domain::scoring::{Scoring, Storage};
 use crate::engine::admin as engine;
 use crate::engine::archive::ArchiveReport;
+use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -72,7 +73,7 @@ pub struct BoardRequest {
 }
 
 impl BoardRequest {
-    pub(crate) fn apply(&self, s: &mut BoardSettings) -> Result<(), ApiError> {
+    pub(crate) fn apply(&self, s: &mut BoardSettings) -> Result<(), EngineError> {
         if let Some(title) = &self.title {
             s.title = title.clone();
         }
@@ -131,7 +132,7 @@ impl BoardRequest {
         }
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {
-                ApiError::invalid(
+                EngineError::invalid(
                     Code::InvalidDisplayDecimals,
                     "display_decimals must be between 0 and 6",
                 )

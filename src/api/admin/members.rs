@@ -12,6 +12,7 @@ use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
+use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -60,7 +61,7 @@ pub(crate) fn merged(
     board: &BoardConfig,
     id: MemberId,
     fields: &MemberFields,
-) -> Result<Member, ApiError> {
+) -> Result<Member, EngineError> {
     let mut member = board.members.get(&id).cloned().unwrap_or_else(|| Member {
         name: id.to_string(),
         id: id.clone(),
@@ -125,7 +126,7 @@ pub async fn upsert_members(
             .map(|(i, f)| ("index", i, f)),
     );
     if !errors.is_empty() {
-        return Err(item_errors(Code::InvalidMembers, errors));
+        return Err(item_errors(Code::InvalidMembers, errors).into());
     }
     let upserted = engine::upsert_members(&state, &actor, &slug, members).await?;
     Ok(HttpResponse::Ok().json(UpsertMembersResponse { upserted }))
@@ -141,10 +142,10 @@ fn validate<'a>(
     let mut seen = std::collections::HashSet::new();
     for (label, position, fields) in items {
         let result = MemberId::parse(fields.id.as_deref().unwrap_or(""))
-            .map_err(ApiError::from)
+            .map_err(EngineError::from)
             .and_then(|id| {
                 if !seen.insert(id.clone()) {
-                    return Err(ApiError::invalid(
+                    return Err(EngineError::invalid(
                         Code::DuplicateMember,
                         format!("{id} appears twice"),
                     ));
@@ -153,19 +154,19 @@ fn validate<'a>(
             });
         match result {
             Ok(m) => members.push(m),
-            Err(e) => {
-                errors.push(json!({label: position, "code": e.code(), "message": e.to_string()}))
-            }
+            Err(e) => errors.push(
+                json!({label: position, "code": e.code().as_str(), "message": e.to_string()}),
+            ),
         }
     }
     (members, errors)
 }
 
-fn item_errors(code: Code, errors: Vec<Value>) -> ApiError {
+fn item_errors(code: Code, errors: Vec<Value>) -> EngineError {
     let mut details = Map::new();
     let count = errors.len();
     details.insert("errors".into(), Value::Array(errors));
-    ApiError::invalid_with(
+    EngineError::invalid_with(
         code,
         format!("{count} item(s) are invalid; nothing was written"),
         details,
@@ -242,10 +243,10 @@ fn parse_csv(text: &str) -> (Vec<(usize, MemberFields)>, Vec<Value>) {
 
 /// Reads a members CSV for `board`: the members, or every bad line (nothing is written
 /// either way). Shared by the API, the dashboard's preview and `ovation import`.
-pub fn read_csv(board: &BoardConfig, text: &str) -> Result<Vec<Member>, ApiError> {
+pub fn read_csv(board: &BoardConfig, text: &str) -> Result<Vec<Member>, EngineError> {
     let (rows, mut errors) = parse_csv(text);
     if rows.len() > MAX_MEMBERS {
-        return Err(ApiError::too_large(
+        return Err(EngineError::too_large(
             Code::TooManyMembers,
             format!("at most {MAX_MEMBERS} members at once"),
         ));

@@ -7,8 +7,9 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::{Chrome, html};
+use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
-use crate::error::{ApiError, PageError};
+use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::store::sql::audit::{self, AuditEntry, AuditFilter};
 use crate::web::Router;
@@ -56,7 +57,7 @@ async fn list_audit(
     let filtered = filter.actor.is_some() || filter.action.is_some() || filter.target.is_some();
     let entries = audit::list(&state.db, &filter, 500)
         .await
-        .map_err(ApiError::from)?;
+        .map_err(EngineError::from)?;
     let chrome = Chrome::of(&session, &user);
     html(&AuditPage {
         l: chrome.l,

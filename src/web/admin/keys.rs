@@ -12,8 +12,9 @@ use serde::Deserialize;
 use super::{Chrome, html, html_with, see_other};
 use crate::domain::auth::{KeySpec, Scope};
 use crate::engine::admin as engine;
+use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
-use crate::error::{ApiError, PageError};
+use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::web::Router;
 use crate::web::forms::CsrfForm;
@@ -166,7 +167,7 @@ async fn create_key(
             session::leave_secret(&session, &secret);
             Ok(see_other("/admin/keys"))
         }
-        Err(err @ ApiError::Invalid { .. }) => {
+        Err(err @ EngineError::Invalid { .. }) => {
             let chrome = Chrome::of(&session, &user);
             let page = keys_page(&state, chrome, None, Some(err.to_string()), form).await?;
             html_with(&page, actix_web::http::StatusCode::UNPROCESSABLE_ENTITY)

@@ -18,11 +18,12 @@ use crate::domain::league::{
 };
 use crate::domain::period::parse_timezone;
 use crate::domain::webhook::PREVIOUS_SECRET_GRACE;
+use crate::engine::error::EngineError;
 use crate::engine::league_close::CloseReport;
 use crate::engine::league_play::{self, BracketAnswer, SeasonBrackets};
 use crate::engine::leagues as engine;
 use crate::engine::state::AppState;
-use crate::error::{ApiError, PageError};
+use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::web::Router;
 use crate::web::forms::CsrfForm;
@@ -150,8 +151,8 @@ impl LeagueForm {
         }
     }
 
-    fn settings(&self) -> Result<LeagueSettings, ApiError> {
-        let bad = |code: Code, message: String| ApiError::invalid(code, message);
+    fn settings(&self) -> Result<LeagueSettings, EngineError> {
+        let bad = |code: Code, message: String| EngineError::invalid(code, message);
         let tiers = self
             .tiers
             .lines()
@@ -180,7 +181,7 @@ impl LeagueForm {
                     demote: ratio(demote, "demote")?,
                 })
             })
-            .collect::<Result<Vec<_>, ApiError>>()?;
+            .collect::<Result<Vec<_>, EngineError>>()?;
         let rewards = self
             .rewards
             .lines()
@@ -206,7 +207,7 @@ impl LeagueForm {
                     reward,
                 })
             })
-            .collect::<Result<Vec<_>, ApiError>>()?;
+            .collect::<Result<Vec<_>, EngineError>>()?;
         let limits = self
             .score_limits
             .lines()
@@ -232,7 +233,7 @@ impl LeagueForm {
                 };
                 Ok(parse_limit(id, &name, &per, window, limit.parse().map_err(|_| shape())?)?)
             })
-            .collect::<Result<Vec<_>, ApiError>>()?;
+            .collect::<Result<Vec<_>, EngineError>>()?;
         Ok(LeagueSettings {
             limits,
             title: self.title.trim().to_owned(),
@@ -328,7 +329,7 @@ async fn create_league(
     .await;
     match result {
         Ok(league) => Ok(see_other(&format!("/admin/leagues/{}", league.slug))),
-        Err(err @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => {
+        Err(err @ (EngineError::Invalid { .. } | EngineError::Conflict { .. })) => {
             let chrome = Chrome::of(&session, &user);
             let page = leagues_page(&state, chrome, Some(err.to_string()), form).await?;
             html_with(&page, StatusCode::UNPROCESSABLE_ENTITY)
@@ -483,7 +484,7 @@ async fn update_league(
             session::flash(&session, &user.lang.t("flash-league-saved"));
             Ok(see_other(&format!("/admin/leagues/{slug}")))
         }
-        Err(err @ ApiError::Invalid { .. }) => {
+        Err(err @ EngineError::Invalid { .. }) => {
             let chrome = Chrome::of(&session, &user);
             let query = LeagueQuery {
                 season: None,

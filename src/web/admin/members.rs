@@ -17,9 +17,10 @@ use crate::domain::ids::MemberId;
 use crate::domain::period::{Bucket, Period};
 use crate::engine::admin as engine;
 use crate::engine::config::BoardConfig;
+use crate::engine::error::EngineError;
 use crate::engine::leaderboard;
 use crate::engine::state::AppState;
-use crate::error::{ApiError, PageError};
+use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::web::Router;
 use crate::web::charts;
@@ -122,7 +123,7 @@ async fn member_history(
         .iter()
         .map(|h| Bucket::parse(period, tz, &h.bucket))
         .collect::<Result<_, _>>()
-        .map_err(ApiError::from)?;
+        .map_err(EngineError::from)?;
     let ticks: Vec<String> = buckets
         .iter()
         .map(|b| short_label(l, b, tz, true))
@@ -392,7 +393,7 @@ async fn save_member(
         let initial_votes = match form.initial_votes.trim() {
             "" => None,
             n => Some(n.parse::<i64>().map_err(|_| {
-                ApiError::invalid(
+                EngineError::invalid(
                     Code::InvalidInitialVotes,
                     "initial votes must be a whole number",
                 )
@@ -401,7 +402,7 @@ async fn save_member(
         let multiplier = match form.multiplier.trim() {
             "" => None,
             n => Some(n.parse::<f64>().map_err(|_| {
-                ApiError::invalid(Code::InvalidNumber, "the multiplier must be a number")
+                EngineError::invalid(Code::InvalidNumber, "the multiplier must be a number")
             })?),
         };
         let fields = MemberFields {
@@ -432,7 +433,7 @@ async fn save_member(
                 config.board.slug
             )))
         }
-        Err(err @ ApiError::Invalid { .. }) => {
+        Err(err @ EngineError::Invalid { .. }) => {
             let page = members_page(
                 &state,
                 Chrome::of(&session, &user),
@@ -596,9 +597,9 @@ async fn import_members(
                 .collect();
         }
         Err(err) => {
-            let body = err.body();
-            page.errors = match body["error"]["errors"].as_array() {
-                Some(lines) => lines
+            page.errors = match err.item_errors() {
+                [] => vec![(0, err.to_string())],
+                lines => lines
                     .iter()
                     .map(|e| {
                         (
@@ -607,7 +608,6 @@ async fn import_members(
                         )
                     })
                     .collect(),
-                None => vec![(0, err.to_string())],
             };
         }
     }

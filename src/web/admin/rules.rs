@@ -15,9 +15,10 @@ use crate::domain::limit::{
     Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
 use crate::engine::admin as engine;
+use crate::engine::error::EngineError;
 use crate::engine::limits;
 use crate::engine::state::AppState;
-use crate::error::{ApiError, PageError};
+use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::web::Router;
 use crate::web::forms::CsrfForm;
@@ -165,7 +166,7 @@ impl Default for RuleForm {
 
 impl RuleForm {
     /// The form as a rule: overrides are lines of `dim=value[, dim=value]: limit`.
-    fn spec(&self) -> Result<RuleSpec, ApiError> {
+    fn spec(&self) -> Result<RuleSpec, EngineError> {
         let dims: Vec<&str> = self
             .dimensions
             .split(',')
@@ -179,7 +180,7 @@ impl RuleForm {
             .filter(|l| !l.is_empty())
             .map(|line| {
                 let bad = || {
-                    ApiError::invalid(
+                    EngineError::invalid(
                         Code::InvalidOverride,
                         format!("cannot read override {line:?}; write channel=partner-a: 10"),
                     )
@@ -191,19 +192,19 @@ impl RuleForm {
                         let (d, v) = pair.split_once('=').ok_or_else(bad)?;
                         Ok((d.trim().to_owned(), v.trim().to_owned()))
                     })
-                    .collect::<Result<_, ApiError>>()?;
+                    .collect::<Result<_, EngineError>>()?;
                 Ok(Override {
                     when: parse_match(&when)?,
                     limit: limit.trim().parse().map_err(|_| bad())?,
                 })
             })
-            .collect::<Result<Vec<_>, ApiError>>()?;
+            .collect::<Result<Vec<_>, EngineError>>()?;
         let spec = RuleSpec {
             name: self.name.trim().to_owned(),
             dimensions: parse_dimensions(&dims)?,
             window: Window::parse(self.window.trim())?,
             limit: self.limit.trim().parse().map_err(|_| {
-                ApiError::invalid(Code::InvalidLimit, "the limit must be a whole number")
+                EngineError::invalid(Code::InvalidLimit, "the limit must be a whole number")
             })?,
             overrides,
             missing: Missing::parse(&self.missing)?,
@@ -216,7 +217,7 @@ impl RuleForm {
 /// Answers a rule change: back to the list, or the list with the reason it was refused
 /// and the form as it was typed.
 fn answer(
-    result: Result<String, ApiError>,
+    result: Result<String, EngineError>,
     session: &Session,
     user: &AdminUser,
     config: &crate::engine::config::BoardConfig,
@@ -230,7 +231,7 @@ fn answer(
                 config.board.slug
             )))
         }
-        Err(err @ (ApiError::Invalid { .. } | ApiError::Conflict { .. })) => html_with(
+        Err(err @ (EngineError::Invalid { .. } | EngineError::Conflict { .. })) => html_with(
             &page(
                 Chrome::of(session, user),
                 config,
