@@ -13,9 +13,7 @@ use crate::domain::period::Bucket;
 use crate::domain::retention::Retention;
 use crate::domain::scoring::Storage;
 use crate::engine::config::BoardConfig;
-use crate::engine::leaderboard::{
-    self, HistoryResponse, MemberResponse, StatsResponse, TopResponse, readable_board, select,
-};
+use crate::engine::leaderboard::{self, readable_board, select};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -308,7 +306,8 @@ pub async fn get_top(
     );
     super::cached_json(&state, key, || async {
         let mut tops = leaderboard::tops(&state, &[sel], offset, limit).await?;
-        Ok(tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?)
+        let top = tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?;
+        Ok(TopResponse::from(top))
     })
     .await
 }
@@ -341,7 +340,7 @@ pub async fn get_member(
     let standing = standings
         .pop()
         .ok_or_else(|| anyhow::anyhow!("no standing"))?;
-    Ok(HttpResponse::Ok().json(standing))
+    Ok(HttpResponse::Ok().json(MemberResponse::from(standing)))
 }
 
 /// A member's rank and score per bucket of a calendar period, newest first, from the
@@ -370,7 +369,7 @@ pub async fn get_history(
         query.view.as_deref(),
     )?;
     let history = leaderboard::history(&state, &sel, &member, query.limit.unwrap_or(30)).await?;
-    Ok(HttpResponse::Ok().json(history))
+    Ok(HttpResponse::Ok().json(HistoryResponse::from(history)))
 }
 
 /// A member and its neighbours; `entries` is empty when the member has no score.
@@ -394,7 +393,7 @@ pub async fn get_around(
         query.view.as_deref(),
     )?;
     let page = leaderboard::around(&state, &sel, &member, query.radius.unwrap_or(5)).await?;
-    Ok(HttpResponse::Ok().json(page))
+    Ok(HttpResponse::Ok().json(TopResponse::from(page)))
 }
 
 /// Participants and members of a bucket, and votes per hour over the last 48 hours.
@@ -415,5 +414,292 @@ pub async fn get_stats(
         query.at.as_deref(),
         query.view.as_deref(),
     )?;
-    Ok(HttpResponse::Ok().json(leaderboard::stats(&state, &sel).await?))
+    Ok(HttpResponse::Ok().json(StatsResponse::from(leaderboard::stats(&state, &sel).await?)))
+}
+
+/// One ranked entry.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Entry {
+    pub rank: i64,
+    pub member: String,
+    pub name: Option<String>,
+    pub image_url: Option<String>,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+}
+
+impl From<leaderboard::TopEntry> for Entry {
+    fn from(v: leaderboard::TopEntry) -> Self {
+        Self {
+            rank: v.rank,
+            member: v.member,
+            name: v.name,
+            image_url: v.image_url,
+            score: v.score,
+        }
+    }
+}
+
+/// A page of a board.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TopResponse {
+    pub board: String,
+    pub period: String,
+    pub bucket: String,
+    pub view: String,
+    /// When the bucket ends (RFC 3339); null for `all` and rolling windows.
+    pub resets_at: Option<DateTime<Utc>>,
+    /// Rolling windows only: what the read covered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowSpan>,
+    /// Members with a score in the bucket.
+    pub total_members: i64,
+    /// Distinct voters in the bucket (HyperLogLog estimate).
+    pub participants: i64,
+    pub offset: i64,
+    pub entries: Vec<Entry>,
+    /// Present (`true`) when the bucket was read from the archive: it left Redis. The
+    /// archive keeps each bucket's best `archive_top` entries.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
+}
+
+impl From<leaderboard::Top> for TopResponse {
+    fn from(v: leaderboard::Top) -> Self {
+        Self {
+            board: v.board,
+            period: v.period,
+            bucket: v.bucket,
+            view: v.view,
+            resets_at: v.resets_at,
+            window: v.window.map(Into::into),
+            total_members: v.total_members,
+            participants: v.participants,
+            offset: v.offset,
+            entries: v.entries.into_iter().map(Into::into).collect(),
+            archived: v.archived,
+        }
+    }
+}
+
+/// The span a rolling window's read covered: from the start of the oldest slot counted
+/// to the time of the read.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WindowSpan {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+}
+
+impl From<leaderboard::ReadSpan> for WindowSpan {
+    fn from(v: leaderboard::ReadSpan) -> Self {
+        Self {
+            from: v.from,
+            to: v.to,
+        }
+    }
+}
+
+/// The nearest member with a strictly higher score.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Above {
+    pub member: String,
+    pub rank: i64,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+    /// Their score minus this member's.
+    #[schema(value_type = f64)]
+    pub gap: serde_json::Number,
+}
+
+impl From<leaderboard::AboveMember> for Above {
+    fn from(v: leaderboard::AboveMember) -> Self {
+        Self {
+            member: v.member,
+            rank: v.rank,
+            score: v.score,
+            gap: v.gap,
+        }
+    }
+}
+
+/// The same member in the bucket before.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Previous {
+    pub bucket: String,
+    pub rank: Option<i64>,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+    /// `up`, `down`, `same`, or `new` when the member had no score then.
+    pub trend: &'static str,
+}
+
+impl From<leaderboard::PreviousStanding> for Previous {
+    fn from(v: leaderboard::PreviousStanding) -> Self {
+        Self {
+            bucket: v.bucket,
+            rank: v.rank,
+            score: v.score,
+            trend: v.trend,
+        }
+    }
+}
+
+/// One member's standing.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct MemberResponse {
+    pub board: String,
+    pub period: String,
+    pub bucket: String,
+    pub view: String,
+    pub member: String,
+    pub name: Option<String>,
+    /// Null when the member has no score in the bucket, or (top_n boards) when it is
+    /// outside the ranked members.
+    pub rank: Option<i64>,
+    /// top_n boards, for a member with a score outside the ranked members: how many are
+    /// ranked (its rank is beyond that).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank_beyond: Option<i64>,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+    /// Distinct voters for this member in the bucket; null for rolling windows, which
+    /// count distinct voters for the whole board only.
+    pub participants: Option<i64>,
+    /// Absent at rank 1.
+    pub above: Option<Above>,
+    /// Absent for `all`.
+    pub previous: Option<Previous>,
+    /// Present (`true`) when the standing was read from the archive.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
+}
+
+impl From<leaderboard::MemberStanding> for MemberResponse {
+    fn from(v: leaderboard::MemberStanding) -> Self {
+        Self {
+            board: v.board,
+            period: v.period,
+            bucket: v.bucket,
+            view: v.view,
+            member: v.member,
+            name: v.name,
+            rank: v.rank,
+            rank_beyond: v.rank_beyond,
+            score: v.score,
+            participants: v.participants,
+            above: v.above.map(Into::into),
+            previous: v.previous.map(Into::into),
+            archived: v.archived,
+        }
+    }
+}
+
+/// A member in one bucket of its history.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryEntry {
+    pub bucket: String,
+    pub starts_at: Option<DateTime<Utc>>,
+    /// Null without a score in the bucket (or outside what was ranked or archived).
+    pub rank: Option<i64>,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+    /// Whether this bucket was read from the archive.
+    pub archived: bool,
+}
+
+impl From<leaderboard::HistoryItem> for HistoryEntry {
+    fn from(v: leaderboard::HistoryItem) -> Self {
+        Self {
+            bucket: v.bucket,
+            starts_at: v.starts_at,
+            rank: v.rank,
+            score: v.score,
+            archived: v.archived,
+        }
+    }
+}
+
+/// A member's rank and score per bucket, newest first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HistoryResponse {
+    pub board: String,
+    pub member: String,
+    pub period: String,
+    pub view: String,
+    pub buckets: Vec<HistoryEntry>,
+}
+
+impl From<leaderboard::History> for HistoryResponse {
+    fn from(v: leaderboard::History) -> Self {
+        Self {
+            board: v.board,
+            member: v.member,
+            period: v.period,
+            view: v.view,
+            buckets: v.buckets.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// Votes in one hour.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HourVotes {
+    /// Start of the hour (RFC 3339, UTC).
+    pub hour: DateTime<Utc>,
+    pub votes: i64,
+    /// Votes refused by rate-limit rules in this hour, per rule (the refusing rule only).
+    pub refused: Vec<RuleRefusals>,
+}
+
+impl From<leaderboard::HourCount> for HourVotes {
+    fn from(v: leaderboard::HourCount) -> Self {
+        Self {
+            hour: v.hour,
+            votes: v.votes,
+            refused: v.refused.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// Votes one rule refused.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RuleRefusals {
+    pub rule: i64,
+    pub votes: i64,
+}
+
+impl From<leaderboard::RuleCount> for RuleRefusals {
+    fn from(v: leaderboard::RuleCount) -> Self {
+        Self {
+            rule: v.rule,
+            votes: v.votes,
+        }
+    }
+}
+
+/// Activity of a board.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct StatsResponse {
+    pub board: String,
+    pub period: String,
+    pub bucket: String,
+    /// Distinct voters in the bucket.
+    pub participants: i64,
+    /// Members with a score in the bucket (real view).
+    pub total_members: i64,
+    /// The last 48 hours, oldest first, ending with the current hour.
+    pub votes_per_hour: Vec<HourVotes>,
+}
+
+impl From<leaderboard::Stats> for StatsResponse {
+    fn from(v: leaderboard::Stats) -> Self {
+        Self {
+            board: v.board,
+            period: v.period,
+            bucket: v.bucket,
+            participants: v.participants,
+            total_members: v.total_members,
+            votes_per_hour: v.votes_per_hour.into_iter().map(Into::into).collect(),
+        }
+    }
 }

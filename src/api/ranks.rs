@@ -5,11 +5,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
+use super::boards::{MemberResponse, TopResponse};
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
-use crate::engine::leaderboard::{
-    self, MAX_BATCH, MemberResponse, TopResponse, readable_board, select,
-};
+use crate::engine::leaderboard::{self, MAX_BATCH, readable_board, select};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -118,7 +117,7 @@ pub async fn get_ranks(
         .map(|(raw, checked)| match checked {
             Ok(_) => standings
                 .next()
-                .map(|m| RankEntry::Found(Box::new(m)))
+                .map(|m| RankEntry::Found(Box::new(m.into())))
                 .ok_or_else(|| ApiError::from(anyhow::anyhow!("redis answered fewer standings"))),
             Err(err) => Ok(RankEntry::Missing {
                 member: (*raw).to_owned(),
@@ -193,7 +192,9 @@ pub async fn get_tops(
     });
     super::cached_json(&state, key, || async {
         let tops = leaderboard::tops(&state, &selections, 0, limit).await?;
-        Ok(TopsResponse { tops })
+        Ok(TopsResponse {
+            tops: tops.into_iter().map(Into::into).collect(),
+        })
     })
     .await
 }

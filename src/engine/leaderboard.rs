@@ -5,8 +5,6 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use super::error::EngineError;
 use crate::domain::auth::Scope;
@@ -124,19 +122,18 @@ pub fn default_period(periods: &[Period]) -> Period {
 }
 
 /// One ranked entry.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Entry {
+#[derive(Debug, Clone)]
+pub struct TopEntry {
     pub rank: i64,
     pub member: String,
     pub name: Option<String>,
     pub image_url: Option<String>,
-    #[schema(value_type = f64)]
     pub score: serde_json::Number,
 }
 
 /// A page of a board.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TopResponse {
+#[derive(Debug, Clone)]
+pub struct Top {
     pub board: String,
     pub period: String,
     pub bucket: String,
@@ -144,24 +141,22 @@ pub struct TopResponse {
     /// When the bucket ends (RFC 3339); null for `all` and rolling windows.
     pub resets_at: Option<DateTime<Utc>>,
     /// Rolling windows only: what the read covered.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub window: Option<WindowSpan>,
+    pub window: Option<ReadSpan>,
     /// Members with a score in the bucket.
     pub total_members: i64,
     /// Distinct voters in the bucket (HyperLogLog estimate).
     pub participants: i64,
     pub offset: i64,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<TopEntry>,
     /// Present (`true`) when the bucket was read from the archive: it left Redis. The
     /// archive keeps each bucket's best `archive_top` entries.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub archived: bool,
 }
 
 /// The span a rolling window's read covered: from the start of the oldest slot counted
 /// to the time of the read.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct WindowSpan {
+#[derive(Debug, Clone)]
+pub struct ReadSpan {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
 }
@@ -298,15 +293,15 @@ pub(crate) fn ranks(page: &PageReply) -> Vec<i64> {
         .collect()
 }
 
-fn top_response(sel: &Selection, page: PageReply, archived: bool) -> TopResponse {
+fn top_response(sel: &Selection, page: PageReply, archived: bool) -> Top {
     let offset = page.offset.unwrap_or(0);
     let ranks = ranks(&page);
-    let mut entries: Vec<Entry> = Vec::with_capacity(page.entries.len());
+    let mut entries: Vec<TopEntry> = Vec::with_capacity(page.entries.len());
     for ((member, units), rank) in page.entries.into_iter().zip(ranks) {
         let info = MemberId::parse(&member)
             .ok()
             .and_then(|id| sel.board.members.get(&id));
-        entries.push(Entry {
+        entries.push(TopEntry {
             rank,
             name: info.map(|m| m.name.clone()),
             image_url: info.and_then(|m| m.image_url.clone()),
@@ -314,7 +309,7 @@ fn top_response(sel: &Selection, page: PageReply, archived: bool) -> TopResponse
             score: sel.points(units),
         });
     }
-    TopResponse {
+    Top {
         board: sel.board.board.slug.to_string(),
         period: sel.bucket.period.to_string(),
         bucket: sel.bucket.label.clone(),
@@ -325,7 +320,7 @@ fn top_response(sel: &Selection, page: PageReply, archived: bool) -> TopResponse
             .period
             .rolling()
             .and(sel.bucket.start)
-            .map(|from| WindowSpan {
+            .map(|from| ReadSpan {
                 from,
                 to: Utc::now(),
             }),
@@ -360,7 +355,7 @@ pub async fn tops(
     selections: &[Selection],
     offset: i64,
     limit: i64,
-) -> Result<Vec<TopResponse>, EngineError> {
+) -> Result<Vec<Top>, EngineError> {
     check_page(offset, limit)?;
     if offset + limit > SHARDED_MAX_DEPTH
         && selections
@@ -397,7 +392,7 @@ pub async fn around(
     sel: &Selection,
     member: &MemberId,
     radius: i64,
-) -> Result<TopResponse, EngineError> {
+) -> Result<Top, EngineError> {
     if !(0..=MAX_RADIUS).contains(&radius) {
         return Err(EngineError::invalid_field(
             "radius",
@@ -417,31 +412,28 @@ pub async fn around(
 }
 
 /// The nearest member with a strictly higher score.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Above {
+#[derive(Debug, Clone)]
+pub struct AboveMember {
     pub member: String,
     pub rank: i64,
-    #[schema(value_type = f64)]
     pub score: serde_json::Number,
     /// Their score minus this member's.
-    #[schema(value_type = f64)]
     pub gap: serde_json::Number,
 }
 
 /// The same member in the bucket before.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Previous {
+#[derive(Debug, Clone)]
+pub struct PreviousStanding {
     pub bucket: String,
     pub rank: Option<i64>,
-    #[schema(value_type = f64)]
     pub score: serde_json::Number,
     /// `up`, `down`, `same`, or `new` when the member had no score then.
     pub trend: &'static str,
 }
 
 /// One member's standing.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct MemberResponse {
+#[derive(Debug, Clone)]
+pub struct MemberStanding {
     pub board: String,
     pub period: String,
     pub bucket: String,
@@ -453,19 +445,16 @@ pub struct MemberResponse {
     pub rank: Option<i64>,
     /// top_n boards, for a member with a score outside the ranked members: how many are
     /// ranked (its rank is beyond that).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rank_beyond: Option<i64>,
-    #[schema(value_type = f64)]
     pub score: serde_json::Number,
     /// Distinct voters for this member in the bucket; null for rolling windows, which
     /// count distinct voters for the whole board only.
     pub participants: Option<i64>,
     /// Absent at rank 1.
-    pub above: Option<Above>,
+    pub above: Option<AboveMember>,
     /// Absent for `all`.
-    pub previous: Option<Previous>,
+    pub previous: Option<PreviousStanding>,
     /// Present (`true`) when the standing was read from the archive.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub archived: bool,
 }
 
@@ -487,7 +476,7 @@ pub async fn standings(
     state: &AppState,
     sel: &Selection,
     members: &[MemberId],
-) -> Result<Vec<MemberResponse>, EngineError> {
+) -> Result<Vec<MemberStanding>, EngineError> {
     if members.len() > MAX_BATCH {
         return Err(EngineError::too_large(
             Code::TooManyMembers,
@@ -543,7 +532,7 @@ pub async fn standings(
     Ok(members
         .iter()
         .zip(replies)
-        .map(|(m, r)| MemberResponse {
+        .map(|(m, r)| MemberStanding {
             archived,
             ..member_response(sel, previous.as_ref(), m, r)
         })
@@ -576,14 +565,14 @@ fn member_response(
     previous: Option<&Bucket>,
     member: &MemberId,
     r: StandingReply,
-) -> MemberResponse {
+) -> MemberStanding {
     let units = r.score.unwrap_or(0);
     let rank = r.rank;
     let rank_beyond = match sel.board.board.settings.storage {
         Storage::TopN { retain, .. } if r.score.is_some() && rank.is_none() => Some(retain),
         _ => None,
     };
-    MemberResponse {
+    MemberStanding {
         board: sel.board.board.slug.to_string(),
         period: sel.bucket.period.to_string(),
         bucket: sel.bucket.label.clone(),
@@ -599,7 +588,7 @@ fn member_response(
             .rolling()
             .is_none()
             .then_some(r.participants),
-        above: r.above.map(|(member, above_units, rank)| Above {
+        above: r.above.map(|(member, above_units, rank)| AboveMember {
             member,
             rank,
             score: sel.points(above_units),
@@ -614,7 +603,7 @@ fn member_response(
                 (Some(now), Some(then)) if now > then => "down",
                 _ => "same",
             };
-            Previous {
+            PreviousStanding {
                 bucket: bucket.label.clone(),
                 rank: prev_rank,
                 score: sel.points(r.previous_score.unwrap_or(0)),
@@ -629,26 +618,25 @@ fn member_response(
 pub const MAX_HISTORY: i64 = 100;
 
 /// A member in one bucket of its history.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HistoryEntry {
+#[derive(Debug, Clone)]
+pub struct HistoryItem {
     pub bucket: String,
     pub starts_at: Option<DateTime<Utc>>,
     /// Null without a score in the bucket (or outside what was ranked or archived).
     pub rank: Option<i64>,
-    #[schema(value_type = f64)]
     pub score: serde_json::Number,
     /// Whether this bucket was read from the archive.
     pub archived: bool,
 }
 
 /// A member's rank and score per bucket, newest first.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HistoryResponse {
+#[derive(Debug, Clone)]
+pub struct History {
     pub board: String,
     pub member: String,
     pub period: String,
     pub view: String,
-    pub buckets: Vec<HistoryEntry>,
+    pub buckets: Vec<HistoryItem>,
 }
 
 /// A member's rank and score in the `limit` buckets of `sel`'s period up to `sel`'s
@@ -658,7 +646,7 @@ pub async fn history(
     sel: &Selection,
     member: &MemberId,
     limit: i64,
-) -> Result<HistoryResponse, EngineError> {
+) -> Result<History, EngineError> {
     if !sel.bucket.period.is_periodic() {
         return Err(EngineError::invalid(
             Code::InvalidPeriod,
@@ -714,7 +702,7 @@ pub async fn history(
         .into_iter()
         .collect()
     };
-    Ok(HistoryResponse {
+    Ok(History {
         board: sel.board.board.slug.to_string(),
         member: member.to_string(),
         period: sel.bucket.period.to_string(),
@@ -723,14 +711,14 @@ pub async fn history(
             .iter()
             .zip(replies)
             .map(|(bucket, r)| match archived.get(&bucket.label) {
-                Some(entry) if r.score.is_none() => HistoryEntry {
+                Some(entry) if r.score.is_none() => HistoryItem {
                     bucket: bucket.label.clone(),
                     starts_at: bucket.start,
                     rank: Some(entry.rank),
                     score: sel.points(entry.units),
                     archived: true,
                 },
-                _ => HistoryEntry {
+                _ => HistoryItem {
                     bucket: bucket.label.clone(),
                     starts_at: bucket.start,
                     rank: r.rank,
@@ -743,25 +731,25 @@ pub async fn history(
 }
 
 /// Votes in one hour.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HourVotes {
+#[derive(Debug, Clone)]
+pub struct HourCount {
     /// Start of the hour (RFC 3339, UTC).
     pub hour: DateTime<Utc>,
     pub votes: i64,
     /// Votes refused by rate-limit rules in this hour, per rule (the refusing rule only).
-    pub refused: Vec<RuleRefusals>,
+    pub refused: Vec<RuleCount>,
 }
 
 /// Votes one rule refused.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct RuleRefusals {
+#[derive(Debug, Clone)]
+pub struct RuleCount {
     pub rule: i64,
     pub votes: i64,
 }
 
 /// Activity of a board.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct StatsResponse {
+#[derive(Debug, Clone)]
+pub struct Stats {
     pub board: String,
     pub period: String,
     pub bucket: String,
@@ -770,7 +758,7 @@ pub struct StatsResponse {
     /// Members with a score in the bucket (real view).
     pub total_members: i64,
     /// The last 48 hours, oldest first, ending with the current hour.
-    pub votes_per_hour: Vec<HourVotes>,
+    pub votes_per_hour: Vec<HourCount>,
 }
 
 /// Hours of history in stats.
@@ -778,7 +766,7 @@ pub const STATS_HOURS: i64 = 48;
 
 /// Participants, members and votes of a bucket, and votes and refusals per hour over the
 /// last 48 hours.
-pub async fn stats(state: &AppState, sel: &Selection) -> Result<StatsResponse, EngineError> {
+pub async fn stats(state: &AppState, sel: &Selection) -> Result<Stats, EngineError> {
     let redis = &state.redis;
     let now = Utc::now()
         .duration_trunc(Duration::hours(1))
@@ -806,7 +794,7 @@ pub async fn stats(state: &AppState, sel: &Selection) -> Result<StatsResponse, E
     } else {
         redis.bucket_counts(&sel.board.keys, &sel.bucket).await?
     };
-    Ok(StatsResponse {
+    Ok(Stats {
         board: sel.board.board.slug.to_string(),
         period: sel.bucket.period.to_string(),
         bucket: sel.bucket.label.clone(),
@@ -816,12 +804,12 @@ pub async fn stats(state: &AppState, sel: &Selection) -> Result<StatsResponse, E
             .into_iter()
             .zip(counts)
             .zip(refusals)
-            .map(|((hour, votes), refused)| HourVotes {
+            .map(|((hour, votes), refused)| HourCount {
                 hour,
                 votes,
                 refused: refused
                     .into_iter()
-                    .map(|(rule, votes)| RuleRefusals { rule, votes })
+                    .map(|(rule, votes)| RuleCount { rule, votes })
                     .collect(),
             })
             .collect(),

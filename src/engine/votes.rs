@@ -285,14 +285,11 @@ pub(super) fn admit(
         return Err(EngineError::conflict(
             Code::WrongScoring,
             if scores {
-                format!(
-                    "board {} counts votes: POST /api/v1/boards/{}/votes",
-                    w.board, w.board
-                )
+                format!("board {} counts votes, not scores: send it votes", w.board)
             } else {
                 format!(
-                    "board {} keeps scores: POST /api/v1/boards/{}/scores",
-                    w.board, w.board
+                    "board {} keeps scores, not votes: write scores to it",
+                    w.board
                 )
             },
         ));
