@@ -15,9 +15,11 @@ test:
 
 CLUSTER_MODULES = votes:: reads:: limits:: idempotency:: group_commit:: layouts:: scores:: archive:: league_play:: keys:: webhooks::
 
+# The engine and what it stands on speak no HTTP: no actix, utoipa or ApiError there.
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --all-targets -- -D warnings
+	! grep -rnE '^[^/]*\b(actix[a-z_]*|utoipa|ApiError)\b' src/engine src/store src/domain
 
 test-sql:
 	scripts/test-sql-backends.sh

@@ -1,11 +1,12 @@
 //! Liveness and readiness.
 
 use actix_web::{HttpResponse, get, web};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use crate::engine::durability::RedisDurability;
+use crate::engine::durability;
 use crate::engine::state::AppState;
 use crate::store::sql;
 
@@ -64,11 +65,35 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         },
         sql: if db.is_ok() { "ok" } else { "unavailable" },
         message: refusal,
-        redis_durability: report.ok(),
+        redis_durability: report.ok().map(Into::into),
     };
     if body.redis == "ok" && db.is_ok() {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)
+    }
+}
+
+/// Redis's settings that decide what it can lose, as `/readyz` shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct RedisDurability {
+    /// `maxmemory-policy`; null when Redis does not let `CONFIG GET` read it.
+    pub maxmemory_policy: Option<String>,
+    /// `aof`, `rdb` (snapshots only), `none`, or `unknown`.
+    pub persistence: &'static str,
+    /// Whether the policy evicts keys when memory runs out.
+    pub evicting: bool,
+    /// When this instance last found Redis empty (its data lost), if ever.
+    pub reset_at: Option<DateTime<Utc>>,
+}
+
+impl From<durability::RedisDurability> for RedisDurability {
+    fn from(v: durability::RedisDurability) -> Self {
+        Self {
+            maxmemory_policy: v.maxmemory_policy,
+            persistence: v.persistence,
+            evicting: v.evicting,
+            reset_at: v.reset_at,
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! `GET /leagues/{league}/brackets/{bracket}`.
 
 use actix_web::{HttpResponse, get, post, web};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Reader, Voter};
@@ -12,9 +12,7 @@ use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{IdempotencyKey, LeagueSlug, PlayerId};
 use crate::domain::league::SCORE_MAX;
-use crate::engine::league_play::{
-    self, BracketAnswer, JoinAnswer, PlayerAnswer, Profile, ScoreAnswer, ScoreWrite,
-};
+use crate::engine::league_play::{self, Profile, ScoreWrite};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -82,7 +80,7 @@ pub async fn join_league(
         avatar: p.avatar.clone(),
     });
     let answer = league_play::join(&state, &caller, &slug, &player, profile.as_ref()).await?;
-    Ok(HttpResponse::Ok().json(answer))
+    Ok(HttpResponse::Ok().json(JoinAnswer::from(answer)))
 }
 
 /// Adds points to a player's score in the current season.
@@ -137,7 +135,7 @@ pub async fn write_league_score(
         ip: ip.0,
     };
     let answer = league_play::score(&state, &caller, &slug, &write).await?;
-    Ok(HttpResponse::Ok().json(answer))
+    Ok(HttpResponse::Ok().json(ScoreAnswer::from(answer)))
 }
 
 /// A player's place in the current season, and the zone it puts them in.
@@ -157,7 +155,9 @@ pub async fn get_player(
     let slug = league_slug(&league)?;
     let player =
         PlayerId::parse(&player).map_err(|e| ApiError::not_found(Code::NotJoined, e.message))?;
-    Ok(HttpResponse::Ok().json(league_play::player(&state, &slug, &player).await?))
+    Ok(HttpResponse::Ok().json(PlayerAnswer::from(
+        league_play::player(&state, &slug, &player).await?,
+    )))
 }
 
 /// Which season to read.
@@ -187,5 +187,139 @@ pub async fn get_bracket(
 ) -> Result<HttpResponse, ApiError> {
     let (league, bracket) = path.into_inner();
     let slug = league_slug(&league)?;
-    Ok(HttpResponse::Ok().json(league_play::bracket(&state, &slug, &bracket, query.season).await?))
+    Ok(HttpResponse::Ok().json(BracketAnswer::from(
+        league_play::bracket(&state, &slug, &bracket, query.season).await?,
+    )))
+}
+
+/// What a join answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct JoinAnswer {
+    pub season: i64,
+    pub tier: String,
+    /// The bracket's id: `<tier>-<number>`.
+    pub bracket: String,
+    pub rank: i64,
+    pub score: i64,
+    /// What the player won in earlier seasons, listed once: the next join answers it
+    /// empty.
+    pub rewards: Vec<String>,
+}
+
+impl From<league_play::Joined> for JoinAnswer {
+    fn from(v: league_play::Joined) -> Self {
+        Self {
+            season: v.season,
+            tier: v.tier,
+            bracket: v.bracket,
+            rank: v.rank,
+            score: v.score,
+            rewards: v.rewards,
+        }
+    }
+}
+
+/// What a score write answers.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ScoreAnswer {
+    pub season: i64,
+    pub player: String,
+    pub tier: String,
+    pub bracket: String,
+    pub rank: i64,
+    pub score: i64,
+    /// True when this answer repeats the first one for the same idempotency key.
+    pub replayed: bool,
+}
+
+impl From<league_play::Scored> for ScoreAnswer {
+    fn from(v: league_play::Scored) -> Self {
+        Self {
+            season: v.season,
+            player: v.player,
+            tier: v.tier,
+            bracket: v.bracket,
+            rank: v.rank,
+            score: v.score,
+            replayed: v.replayed,
+        }
+    }
+}
+
+/// A player's place in the current season.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PlayerAnswer {
+    pub season: i64,
+    pub player: String,
+    pub tier: String,
+    pub bracket: String,
+    pub rank: i64,
+    pub score: i64,
+    /// `promote`, `stay` or `demote`: where the rank puts the player if the season
+    /// closed now.
+    pub zone: String,
+}
+
+impl From<league_play::PlayerStanding> for PlayerAnswer {
+    fn from(v: league_play::PlayerStanding) -> Self {
+        Self {
+            season: v.season,
+            player: v.player,
+            tier: v.tier,
+            bracket: v.bracket,
+            rank: v.rank,
+            score: v.score,
+            zone: v.zone,
+        }
+    }
+}
+
+/// One player in a bracket.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BracketEntry {
+    pub rank: i64,
+    pub player: String,
+    pub score: i64,
+    pub nickname: Option<String>,
+    pub avatar: Option<String>,
+    pub zone: String,
+}
+
+impl From<league_play::BracketPlayer> for BracketEntry {
+    fn from(v: league_play::BracketPlayer) -> Self {
+        Self {
+            rank: v.rank,
+            player: v.player,
+            score: v.score,
+            nickname: v.nickname,
+            avatar: v.avatar,
+            zone: v.zone,
+        }
+    }
+}
+
+/// A bracket's standings.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BracketAnswer {
+    pub season: i64,
+    pub tier: String,
+    pub bracket: String,
+    /// The season takes scores (false once it is over, while its close runs).
+    pub open: bool,
+    /// When the season ends (RFC 3339).
+    pub ends_at: String,
+    pub entries: Vec<BracketEntry>,
+}
+
+impl From<league_play::BracketStandings> for BracketAnswer {
+    fn from(v: league_play::BracketStandings) -> Self {
+        Self {
+            season: v.season,
+            tier: v.tier,
+            bracket: v.bracket,
+            open: v.open,
+            ends_at: v.ends_at,
+            entries: v.entries.into_iter().map(Into::into).collect(),
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! `GET /boards/{board}/quota`: how much of each rate-limit rule a visitor has used.
 
 use actix_web::{HttpResponse, get, web};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -9,7 +10,7 @@ use super::client_ip::ClientIp;
 use crate::domain::ids::{Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{VoteValues, ip_subject, parse_ip};
 use crate::engine::leaderboard::readable_board;
-use crate::engine::limits::{self, QuotaRule};
+use crate::engine::limits;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -71,9 +72,45 @@ pub async fn get_quota(
         })?,
         ip: ip.map(ip_subject),
     };
-    let rules = limits::quota(&state.redis, &board, &values, chrono::Utc::now()).await?;
+    let rules = limits::quota(&state.redis, &board, &values, Utc::now()).await?;
     Ok(HttpResponse::Ok().json(QuotaResponse {
         board: board.board.slug.to_string(),
-        rules,
+        rules: rules.into_iter().map(Into::into).collect(),
     }))
+}
+
+/// One rule's standing for a visitor, as the voting page shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QuotaRule {
+    pub id: i64,
+    pub name: String,
+    pub dimensions: Vec<String>,
+    pub window: String,
+    /// The limit for these values (overrides applied).
+    pub limit: i64,
+    /// Votes counted in the current window; null when the query lacks a value the rule
+    /// counts on (see `needs`).
+    pub used: Option<i64>,
+    pub remaining: Option<i64>,
+    /// When more votes open up: the end of a calendar window, the moment the oldest vote
+    /// leaves a rolling one; null for the campaign or an unused rolling window.
+    pub resets_at: Option<DateTime<Utc>>,
+    /// Dimensions the rule counts on that the query did not give.
+    pub needs: Vec<String>,
+}
+
+impl From<limits::QuotaRule> for QuotaRule {
+    fn from(v: limits::QuotaRule) -> Self {
+        Self {
+            id: v.id,
+            name: v.name,
+            dimensions: v.dimensions,
+            window: v.window,
+            limit: v.limit,
+            used: v.used,
+            remaining: v.remaining,
+            resets_at: v.resets_at,
+            needs: v.needs,
+        }
+    }
 }

@@ -15,7 +15,7 @@ use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal,
 use crate::domain::period::parse_instant;
 use crate::domain::scoring::Op;
 use crate::engine::error::EngineError;
-use crate::engine::scores::{self, ScoreResult, ScoreWrite};
+use crate::engine::scores::{self, ScoreWrite};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -185,7 +185,7 @@ pub async fn write_score(
     let result = results
         .pop()
         .ok_or_else(|| anyhow::anyhow!("no score result"))??;
-    Ok(written(result.replayed, &result))
+    Ok(written(result.replayed, &ScoreResult::from(result)))
 }
 
 /// Writes up to 100 scores on any scores boards; each item succeeds or fails on its own.
@@ -242,6 +242,47 @@ pub async fn write_scores(
         parsed,
     )
     .await?;
-    let results = batch_results(results);
+    let results = batch_results::<_, ScoreResult>(results);
     Ok(HttpResponse::Ok().json(WriteScoresResponse { results }))
+}
+
+/// The member's new scores after a write.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ScoreResult {
+    pub board: String,
+    pub member: String,
+    /// True when this answer repeats the first one for the same idempotency key.
+    pub replayed: bool,
+    /// One entry per enabled period, shortest first.
+    pub scores: Vec<BucketScore>,
+}
+
+impl From<scores::ScoreWritten> for ScoreResult {
+    fn from(v: scores::ScoreWritten) -> Self {
+        Self {
+            board: v.board,
+            member: v.member,
+            replayed: v.replayed,
+            scores: v.scores.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// A member's score in one bucket.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BucketScore {
+    pub period: String,
+    pub bucket: String,
+    #[schema(value_type = f64)]
+    pub score: serde_json::Number,
+}
+
+impl From<scores::BucketTotal> for BucketScore {
+    fn from(v: scores::BucketTotal) -> Self {
+        Self {
+            period: v.period,
+            bucket: v.bucket,
+            score: v.score,
+        }
+    }
 }

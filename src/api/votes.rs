@@ -19,7 +19,7 @@ use crate::domain::period::parse_instant;
 use crate::engine::auth::Caller;
 use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
-use crate::engine::votes::{self, Vote, VoteResult};
+use crate::engine::votes::{self, Vote};
 use crate::error::ApiError;
 
 /// Items per batch at most.
@@ -245,7 +245,7 @@ pub async fn cast_vote(
     let result = results
         .pop()
         .ok_or_else(|| anyhow::anyhow!("no vote result"))??;
-    Ok(written(result.replayed, &result))
+    Ok(written(result.replayed, &VoteResult::from(result)))
 }
 
 /// Casts up to 100 votes on any boards; each item succeeds or fails on its own.
@@ -299,7 +299,7 @@ pub async fn cast_votes(
         parsed,
     )
     .await?;
-    let results = batch_results(results);
+    let results = batch_results::<_, VoteResult>(results);
     Ok(HttpResponse::Ok().json(CastVotesResponse { results }))
 }
 
@@ -330,8 +330,8 @@ pub(super) fn written(replayed: bool, result: &impl Serialize) -> HttpResponse {
     response.json(result)
 }
 
-/// A batch's answers, one per item in order.
-pub(super) fn batch_results<T: Serialize>(
+/// A batch's answers, one per item in order: each result as its API answer `A`.
+pub(super) fn batch_results<T, A: From<T> + Serialize>(
     results: Vec<Result<T, EngineError>>,
 ) -> Vec<BatchResult> {
     results
@@ -339,7 +339,7 @@ pub(super) fn batch_results<T: Serialize>(
         .map(|r| match r {
             Ok(result) => BatchResult {
                 ok: true,
-                body: serde_json::to_value(result).unwrap_or_default(),
+                body: serde_json::to_value(A::from(result)).unwrap_or_default(),
             },
             Err(err) => BatchResult {
                 ok: false,
@@ -347,4 +347,48 @@ pub(super) fn batch_results<T: Serialize>(
             },
         })
         .collect()
+}
+
+/// The member's new scores after a vote.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct VoteResult {
+    pub board: String,
+    pub member: String,
+    /// True when this answer repeats the first one for the same idempotency key.
+    pub replayed: bool,
+    /// One entry per enabled period, shortest first.
+    pub scores: Vec<PeriodScore>,
+}
+
+impl From<votes::VoteCounted> for VoteResult {
+    fn from(v: votes::VoteCounted) -> Self {
+        Self {
+            board: v.board,
+            member: v.member,
+            replayed: v.replayed,
+            scores: v.scores.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// A member's scores in one bucket.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PeriodScore {
+    pub period: String,
+    pub bucket: String,
+    #[schema(value_type = f64)]
+    pub real: serde_json::Number,
+    #[schema(value_type = f64)]
+    pub display: serde_json::Number,
+}
+
+impl From<votes::PeriodTotals> for PeriodScore {
+    fn from(v: votes::PeriodTotals) -> Self {
+        Self {
+            period: v.period,
+            bucket: v.bucket,
+            real: v.real,
+            display: v.display,
+        }
+    }
 }

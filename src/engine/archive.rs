@@ -22,8 +22,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use super::config::BoardConfig;
 use super::error::EngineError;
@@ -45,7 +43,7 @@ pub const RELEASE_GRACE: chrono::Duration = chrono::Duration::hours(1);
 const LEASE_WAIT: Duration = Duration::from_secs(10);
 
 /// One bucket the archive wrote or released.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BucketRef {
     pub period: String,
     pub bucket: String,
@@ -61,7 +59,7 @@ impl BucketRef {
 }
 
 /// What archiving a board did.
-#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default)]
 pub struct ArchiveReport {
     /// Buckets written to the archive, oldest first per period.
     pub archived: Vec<BucketRef>,

@@ -14,8 +14,6 @@
 use std::sync::RwLock;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::store::redis::{RedisFailure, RedisStore};
 
@@ -28,7 +26,7 @@ pub struct Durability {
 }
 
 /// Redis's settings that decide what it can lose, as `/readyz` shows them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedisDurability {
     /// `maxmemory-policy`; null when Redis does not let `CONFIG GET` read it.
     pub maxmemory_policy: Option<String>,

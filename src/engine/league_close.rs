@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
-use utoipa::ToSchema;
 
 use super::config::LeagueConfig;
 use super::error::EngineError;
@@ -41,7 +40,7 @@ const LEASE: Duration = Duration::from_secs(60);
 const KEEP: TimeDelta = TimeDelta::days(1);
 
 /// One player moved by a close.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Move {
     pub player: String,
     pub bracket: String,
@@ -51,7 +50,7 @@ pub struct Move {
 }
 
 /// One reward given by a close.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Given {
     pub player: String,
     pub bracket: String,
@@ -59,8 +58,9 @@ pub struct Given {
     pub reward: String,
 }
 
-/// What a season's close does (or, for a dry run, would do now).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+/// What a season's close does (or, for a dry run, would do now): also the body of the
+/// league's webhook delivery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CloseReport {
     pub league: String,
     pub season: i64,

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use serde::Serialize;
 use serde_json::json;
-use utoipa::ToSchema;
 
 use super::config::LeagueConfig;
 use super::error::EngineError;
@@ -40,7 +38,7 @@ pub const NICKNAME_MAX: usize = 32;
 pub const AVATAR_MAX: usize = 2048;
 
 /// A player's name and picture as standings show them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Profile {
     pub nickname: Option<String>,
     pub avatar: Option<String>,
@@ -103,8 +101,8 @@ impl Profile {
 }
 
 /// What a join answers.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct JoinAnswer {
+#[derive(Debug, Clone)]
+pub struct Joined {
     pub season: i64,
     pub tier: String,
     /// The bracket's id: `<tier>-<number>`.
@@ -117,8 +115,8 @@ pub struct JoinAnswer {
 }
 
 /// What a score write answers.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ScoreAnswer {
+#[derive(Debug, Clone)]
+pub struct Scored {
     pub season: i64,
     pub player: String,
     pub tier: String,
@@ -130,8 +128,8 @@ pub struct ScoreAnswer {
 }
 
 /// A player's place in the current season.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PlayerAnswer {
+#[derive(Debug, Clone)]
+pub struct PlayerStanding {
     pub season: i64,
     pub player: String,
     pub tier: String,
@@ -144,8 +142,8 @@ pub struct PlayerAnswer {
 }
 
 /// One player in a bracket.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct BracketEntry {
+#[derive(Debug, Clone)]
+pub struct BracketPlayer {
     pub rank: i64,
     pub player: String,
     pub score: i64,
@@ -155,8 +153,8 @@ pub struct BracketEntry {
 }
 
 /// A bracket's standings.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct BracketAnswer {
+#[derive(Debug, Clone)]
+pub struct BracketStandings {
     pub season: i64,
     pub tier: String,
     pub bracket: String,
@@ -164,7 +162,7 @@ pub struct BracketAnswer {
     pub open: bool,
     /// When the season ends (RFC 3339).
     pub ends_at: String,
-    pub entries: Vec<BracketEntry>,
+    pub entries: Vec<BracketPlayer>,
 }
 
 /// The league with this slug, from the configuration cache.
@@ -224,7 +222,7 @@ pub async fn join(
     slug: &LeagueSlug,
     player: &PlayerId,
     profile: Option<&Profile>,
-) -> Result<JoinAnswer, EngineError> {
+) -> Result<Joined, EngineError> {
     let config = league(state, slug)?;
     if let Some(p) = profile {
         p.check()?;
@@ -297,10 +295,10 @@ fn joined_answer(
     rank: i64,
     score: i64,
     handed: Vec<HandedReward>,
-) -> JoinAnswer {
+) -> Joined {
     let (tier, bracket) = place_names(&record.rules, place);
     crate::metrics::league_write("join", "accepted");
-    JoinAnswer {
+    Joined {
         season: record.n,
         tier,
         bracket,
@@ -356,7 +354,7 @@ pub async fn score(
     caller: &Caller,
     slug: &LeagueSlug,
     write: &ScoreWrite<'_>,
-) -> Result<ScoreAnswer, EngineError> {
+) -> Result<Scored, EngineError> {
     let config = league(state, slug)?;
     let (player, delta, idempotency) = (write.player, write.delta, write.idempotency);
     let ttl: Duration = state.settings.idempotency_ttl;
@@ -396,7 +394,7 @@ pub async fn score(
             .map_err(outcome_unknown)?;
         let answer = |standing: Standing, replayed: bool| {
             let (tier, bracket) = place_names(&record.rules, standing.place);
-            ScoreAnswer {
+            Scored {
                 season: record.n,
                 player: player.to_string(),
                 tier,
@@ -483,7 +481,7 @@ pub async fn player(
     state: &AppState,
     slug: &LeagueSlug,
     player: &PlayerId,
-) -> Result<PlayerAnswer, EngineError> {
+) -> Result<PlayerStanding, EngineError> {
     let config = league(state, slug)?;
     let record = fresh_season(state, &config).await?;
     let place = state
@@ -501,7 +499,7 @@ pub async fn player(
         })?;
     let s = place.standing;
     let (tier, bracket) = place_names(&record.rules, s.place);
-    Ok(PlayerAnswer {
+    Ok(PlayerStanding {
         season: record.n,
         player: player.to_string(),
         tier,
@@ -605,7 +603,7 @@ pub async fn bracket(
     slug: &LeagueSlug,
     id: &str,
     season: Option<i64>,
-) -> Result<BracketAnswer, EngineError> {
+) -> Result<BracketStandings, EngineError> {
     let config = league(state, slug)?;
     let record = fresh_season(state, &config).await?;
     if let Some(n) = season.filter(|&n| n != record.n) {
@@ -640,7 +638,7 @@ pub async fn bracket(
                 .map(Profile::from_json)
                 .unwrap_or_default();
             let rank = i as i64 + 1;
-            BracketEntry {
+            BracketPlayer {
                 rank,
                 player: player_of(member).to_owned(),
                 score: *score,
@@ -654,7 +652,7 @@ pub async fn bracket(
             }
         })
         .collect();
-    Ok(BracketAnswer {
+    Ok(BracketStandings {
         season: record.n,
         tier: record.rules.tier_name(place.tier).to_owned(),
         bracket: place.id(&record.rules),
@@ -671,14 +669,14 @@ async fn closed_bracket(
     config: &LeagueConfig,
     n: i64,
     id: &str,
-) -> Result<BracketAnswer, EngineError> {
+) -> Result<BracketStandings, EngineError> {
     let (row, rules) = closed_rules(state, config, n).await?;
     let place = BracketRef::parse(id, &rules)?;
-    let entries: Vec<BracketEntry> =
+    let entries: Vec<BracketPlayer> =
         sql::leagues::bracket_results(&state.db, row.id, place.tier, place.number)
             .await?
             .into_iter()
-            .map(|r| BracketEntry {
+            .map(|r| BracketPlayer {
                 rank: r.rank,
                 player: r.player,
                 score: r.score,
@@ -693,7 +691,7 @@ async fn closed_bracket(
             format!("season {n} of {} had no bracket {id}", config.league.slug),
         ));
     }
-    Ok(BracketAnswer {
+    Ok(BracketStandings {
         season: n,
         tier: rules.tier_name(place.tier).to_owned(),
         bracket: place.id(&rules),

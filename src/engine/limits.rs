@@ -7,9 +7,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
-use serde::Serialize;
 use serde_json::{Map, Value, json};
-use utoipa::ToSchema;
 
 use super::error::EngineError;
 use crate::domain::code::Code;
@@ -315,7 +313,7 @@ pub fn describe(lang: Lang, rule: &RuleSpec) -> String {
 }
 
 /// One rule's standing for a visitor, as the voting page shows it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone)]
 pub struct QuotaRule {
     pub id: i64,
     pub name: String,

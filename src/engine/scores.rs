@@ -7,8 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use super::error::EngineError;
 use crate::domain::code::Code;
@@ -43,22 +41,21 @@ pub struct ScoreWrite {
 }
 
 /// The member's new scores after a write.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ScoreResult {
+#[derive(Debug, Clone)]
+pub struct ScoreWritten {
     pub board: String,
     pub member: String,
     /// True when this answer repeats the first one for the same idempotency key.
     pub replayed: bool,
     /// One entry per enabled period, shortest first.
-    pub scores: Vec<BucketScore>,
+    pub scores: Vec<BucketTotal>,
 }
 
 /// A member's score in one bucket.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct BucketScore {
+#[derive(Debug, Clone)]
+pub struct BucketTotal {
     pub period: String,
     pub bucket: String,
-    #[schema(value_type = f64)]
     pub score: serde_json::Number,
 }
 
@@ -82,7 +79,7 @@ pub async fn write(
     idempotency_ttl: Duration,
     caller: &Caller,
     writes: Vec<Result<ScoreWrite, EngineError>>,
-) -> Result<Vec<Result<ScoreResult, EngineError>>, EngineError> {
+) -> Result<Vec<Result<ScoreWritten, EngineError>>, EngineError> {
     let now = Utc::now();
     let boards = metric_labels(
         cache,
@@ -199,7 +196,7 @@ fn receipt(p: &Prepared) -> String {
     write_receipt(p.write.idempotency.as_ref(), &labels)
 }
 
-fn answer(p: &Prepared, reply: ScoreReply) -> Result<ScoreResult, EngineError> {
+fn answer(p: &Prepared, reply: ScoreReply) -> Result<ScoreWritten, EngineError> {
     let (labels, scores, replayed): (Vec<(String, String)>, Vec<i64>, bool) = match reply {
         ScoreReply::Written(scores) => (
             p.buckets
@@ -236,14 +233,14 @@ fn answer(p: &Prepared, reply: ScoreReply) -> Result<ScoreResult, EngineError> {
         ScoreReply::Lowers => return Err(lowering(&p.write.board)),
     };
     let decimals = p.board.board.settings.scoring.decimals();
-    Ok(ScoreResult {
+    Ok(ScoreWritten {
         board: p.write.board.to_string(),
         member: p.write.member.to_string(),
         replayed,
         scores: labels
             .into_iter()
             .zip(scores)
-            .map(|((period, bucket), units)| BucketScore {
+            .map(|((period, bucket), units)| BucketTotal {
                 period,
                 bucket,
                 score: to_points(units, decimals),

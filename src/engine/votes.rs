@@ -6,8 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use super::error::EngineError;
 use crate::domain::auth::Scope;
@@ -50,24 +48,22 @@ pub struct Vote {
 }
 
 /// The member's new scores after a vote.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct VoteResult {
+#[derive(Debug, Clone)]
+pub struct VoteCounted {
     pub board: String,
     pub member: String,
     /// True when this answer repeats the first one for the same idempotency key.
     pub replayed: bool,
     /// One entry per enabled period, shortest first.
-    pub scores: Vec<PeriodScore>,
+    pub scores: Vec<PeriodTotals>,
 }
 
 /// A member's scores in one bucket.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PeriodScore {
+#[derive(Debug, Clone)]
+pub struct PeriodTotals {
     pub period: String,
     pub bucket: String,
-    #[schema(value_type = f64)]
     pub real: serde_json::Number,
-    #[schema(value_type = f64)]
     pub display: serde_json::Number,
 }
 
@@ -113,7 +109,7 @@ pub async fn cast(
     idempotency_ttl: Duration,
     caller: &Caller,
     votes: Vec<Result<Vote, EngineError>>,
-) -> Result<Vec<Result<VoteResult, EngineError>>, EngineError> {
+) -> Result<Vec<Result<VoteCounted, EngineError>>, EngineError> {
     let now = Utc::now();
     let boards = metric_labels(
         cache,
@@ -491,7 +487,7 @@ pub(super) fn limited(
     }
 }
 
-fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, EngineError> {
+fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteCounted, EngineError> {
     let (labels, scores, replayed): (Vec<(String, String)>, Vec<PeriodScores>, bool) = match reply {
         VoteReply::Counted(scores) => (
             p.labels()
@@ -526,14 +522,14 @@ fn answer(p: &Prepared, reply: VoteReply) -> Result<VoteResult, EngineError> {
             ));
         }
     };
-    Ok(VoteResult {
+    Ok(VoteCounted {
         board: p.vote.board.to_string(),
         member: p.vote.member.to_string(),
         replayed,
         scores: labels
             .into_iter()
             .zip(scores)
-            .map(|((period, bucket), (real, display))| PeriodScore {
+            .map(|((period, bucket), (real, display))| PeriodTotals {
                 period,
                 bucket,
                 real: View::Real.to_votes(real),

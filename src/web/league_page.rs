@@ -13,7 +13,7 @@ use askama::Template;
 use super::Router;
 use super::admin::is_htmx;
 use crate::domain::ids::LeagueSlug;
-use crate::engine::league_play::{self, BracketAnswer, NICKNAME_MAX};
+use crate::engine::league_play::{self, BracketStandings, NICKNAME_MAX};
 use crate::engine::state::AppState;
 use crate::error::PageError;
 use crate::i18n::Lang;
@@ -40,14 +40,14 @@ struct LeaguePage {
     langs: Vec<(&'static str, &'static str, bool)>,
     here: String,
     refresh_s: u32,
-    b: BracketAnswer,
+    b: BracketStandings,
 }
 
 #[derive(Template)]
 #[template(path = "public/league.html", block = "standings")]
 struct StandingsBlock {
     l: Lang,
-    b: BracketAnswer,
+    b: BracketStandings,
 }
 
 /// The longest avatar URL the page shows, in bytes; a longer one is left out.
@@ -56,7 +56,7 @@ pub const AVATAR_SHOWN_MAX: usize = 512;
 /// The profile fields the page shows of an entry: the nickname cut to
 /// [`NICKNAME_MAX`] characters (profiles kept from before that bound), the avatar only
 /// when its URL is short.
-fn shown(mut b: BracketAnswer) -> BracketAnswer {
+fn shown(mut b: BracketStandings) -> BracketStandings {
     for e in &mut b.entries {
         if let Some(n) = &mut e.nickname
             && let Some((cut, _)) = n.char_indices().nth(NICKNAME_MAX)

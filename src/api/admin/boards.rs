@@ -16,7 +16,7 @@ use crate::domain::period::{parse_instant, parse_timezone};
 use crate::domain::retention::check_archive_top;
 use crate::domain::scoring::{Scoring, Storage};
 use crate::engine::admin as engine;
-use crate::engine::archive::ArchiveReport;
+use crate::engine::archive;
 use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -209,7 +209,7 @@ pub async fn archive_board(
 ) -> Result<HttpResponse, ApiError> {
     let slug = board_slug(&board)?;
     let report = engine::archive_board(&state, &caller.actor, &slug).await?;
-    Ok(HttpResponse::Ok().json(report))
+    Ok(HttpResponse::Ok().json(ArchiveReport::from(report)))
 }
 
 /// One board, public or not.
@@ -264,4 +264,38 @@ pub async fn delete_board(
     let actor = caller.actor;
     engine::delete_board(&state, &actor, &board_slug(&board)?).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// One bucket the archive wrote or released.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct BucketRef {
+    pub period: String,
+    pub bucket: String,
+}
+
+impl From<archive::BucketRef> for BucketRef {
+    fn from(v: archive::BucketRef) -> Self {
+        Self {
+            period: v.period,
+            bucket: v.bucket,
+        }
+    }
+}
+
+/// What archiving a board did.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+pub struct ArchiveReport {
+    /// Buckets written to the archive, oldest first per period.
+    pub archived: Vec<BucketRef>,
+    /// Buckets whose Redis keys were released (the endpoint only).
+    pub released: Vec<BucketRef>,
+}
+
+impl From<archive::ArchiveReport> for ArchiveReport {
+    fn from(v: archive::ArchiveReport) -> Self {
+        Self {
+            archived: v.archived.into_iter().map(Into::into).collect(),
+            released: v.released.into_iter().map(Into::into).collect(),
+        }
+    }
 }

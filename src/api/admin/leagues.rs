@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::engine::league_close::CloseReport;
+use crate::engine::league_close;
 
 use super::nullable;
 use crate::api::auth::Admin;
@@ -397,7 +397,7 @@ pub async fn close_league(
     let slug = league_slug(&league)?;
     let report =
         engine::close_league(&state, &caller.actor, &slug, query.dry_run.unwrap_or(false)).await?;
-    Ok(HttpResponse::Ok().json(report))
+    Ok(HttpResponse::Ok().json(CloseReport::from(report)))
 }
 
 #[cfg(test)]
@@ -423,5 +423,77 @@ mod tests {
         };
         body.apply(&mut s).unwrap();
         assert_eq!(s.tiers[0].promote, Milli::from_thousandths(155));
+    }
+}
+
+/// One player moved by a close.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Move {
+    pub player: String,
+    pub bracket: String,
+    pub rank: i64,
+    pub from: String,
+    pub to: String,
+}
+
+impl From<league_close::Move> for Move {
+    fn from(v: league_close::Move) -> Self {
+        Self {
+            player: v.player,
+            bracket: v.bracket,
+            rank: v.rank,
+            from: v.from,
+            to: v.to,
+        }
+    }
+}
+
+/// One reward given by a close.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Given {
+    pub player: String,
+    pub bracket: String,
+    pub rank: i64,
+    pub reward: String,
+}
+
+impl From<league_close::Given> for Given {
+    fn from(v: league_close::Given) -> Self {
+        Self {
+            player: v.player,
+            bracket: v.bracket,
+            rank: v.rank,
+            reward: v.reward,
+        }
+    }
+}
+
+/// What a season's close does (or, for a dry run, would do now).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct CloseReport {
+    pub league: String,
+    pub season: i64,
+    pub dry_run: bool,
+    /// Players in the season.
+    pub players: usize,
+    pub brackets: usize,
+    /// By tier, bracket and rank.
+    pub promotions: Vec<Move>,
+    pub demotions: Vec<Move>,
+    pub rewards: Vec<Given>,
+}
+
+impl From<league_close::CloseReport> for CloseReport {
+    fn from(v: league_close::CloseReport) -> Self {
+        Self {
+            league: v.league,
+            season: v.season,
+            dry_run: v.dry_run,
+            players: v.players,
+            brackets: v.brackets,
+            promotions: v.promotions.into_iter().map(Into::into).collect(),
+            demotions: v.demotions.into_iter().map(Into::into).collect(),
+            rewards: v.rewards.into_iter().map(Into::into).collect(),
+        }
     }
 }

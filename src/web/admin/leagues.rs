@@ -20,7 +20,7 @@ use crate::domain::period::parse_timezone;
 use crate::domain::webhook::PREVIOUS_SECRET_GRACE;
 use crate::engine::error::EngineError;
 use crate::engine::league_close::CloseReport;
-use crate::engine::league_play::{self, BracketAnswer, SeasonBrackets};
+use crate::engine::league_play::{self, BracketStandings, SeasonBrackets};
 use crate::engine::leagues as engine;
 use crate::engine::state::AppState;
 use crate::error::PageError;
@@ -373,7 +373,7 @@ struct LeaguePage {
     title: String,
     seasons: Vec<SeasonLink>,
     standings: SeasonBrackets,
-    bracket: Option<BracketAnswer>,
+    bracket: Option<BracketStandings>,
     deliveries: Vec<DeliveryRow>,
     webhook: Option<String>,
     /// The signing secret, and until when the one it replaced still signs too.
