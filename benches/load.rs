@@ -45,7 +45,7 @@ use ovation::domain::idempotency::Idempotency;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use ovation::engine::auth::Caller;
 use ovation::engine::state::AppState;
-use ovation::engine::votes::{Vote, invocation};
+use ovation::engine::writes::{What, Write, vote_invocation};
 use ovation::store::redis::{VOTE_SOURCE, VOTER_ARGV, repeated_call};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
@@ -128,12 +128,12 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
     f64::from(sorted[i]) / 1000.0
 }
 
-fn random_vote(rng: &mut impl Rng, n: u64) -> Vote {
-    Vote {
+fn random_vote(rng: &mut impl Rng, n: u64) -> Write {
+    Write {
         board: BoardSlug::parse("bench").unwrap(),
         member: MemberId::parse(&format!("m{}", rng.random_range(1..=200))).unwrap(),
+        what: What::Vote { count: 1 },
         voter: Some(VoterId::parse(&format!("u{}", rng.random_range(1..=100_000))).unwrap()),
-        count: 1,
         channel: Some(Channel::parse("app").unwrap()),
         terminal: Some(Terminal::parse("ios").unwrap()),
         idempotency: Some(Idempotency::new(
@@ -551,8 +551,7 @@ async fn ceiling(state: &Arc<AppState>, seconds: u64, redis_pid: u32) -> Value {
             while Instant::now() < deadline {
                 n += 1;
                 let vote = random_vote(&mut rng, n);
-                let inv = invocation(&state.config, &caller, vote, state.settings.idempotency_ttl)
-                    .unwrap();
+                let inv = vote_invocation(&state, &caller, vote).unwrap();
                 let t = Instant::now();
                 let reply: redis::Value = inv.invoke_async(&mut conn).await.unwrap();
                 latencies.push(t.elapsed().as_micros() as u32);

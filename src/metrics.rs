@@ -60,8 +60,8 @@ pub fn handle() -> PrometheusHandle {
 
 fn describe() {
     describe_counter!(
-        "ovation_votes_total",
-        "Votes by board and outcome (accepted, replayed, refused); refusals by error code and, for rate limits, rule"
+        "ovation_writes_total",
+        "Writes by kind (vote, score, league_score, league_join), target (board or league) and outcome (accepted, replayed, refused); refusals by error code and, for rate limits, rule"
     );
     describe_counter!(
         "ovation_http_requests_total",
@@ -93,8 +93,28 @@ fn describe() {
     );
 }
 
-/// How a vote ended, for `ovation_votes_total`.
-pub enum VoteOutcome<'a> {
+/// What a write was, for `ovation_writes_total`'s `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteKind {
+    Vote,
+    Score,
+    LeagueScore,
+    LeagueJoin,
+}
+
+impl WriteKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Vote => "vote",
+            Self::Score => "score",
+            Self::LeagueScore => "league_score",
+            Self::LeagueJoin => "league_join",
+        }
+    }
+}
+
+/// How a write ended, for `ovation_writes_total`.
+pub enum WriteOutcome<'a> {
     Accepted,
     Replayed,
     Refused {
@@ -108,8 +128,9 @@ pub enum VoteOutcome<'a> {
 type Timed = (Counter, Histogram);
 
 thread_local! {
-    /// Accepted and replayed vote counters by board.
-    static VOTES: RefCell<HashMap<String, [Counter; 2]>> = RefCell::new(HashMap::new());
+    /// Accepted and replayed write counters by kind and target.
+    static WRITES: RefCell<HashMap<(WriteKind, String), [Counter; 2]>> =
+        RefCell::new(HashMap::new());
     /// Request counter and latency histogram by (method, route, status).
     static HTTP: RefCell<HashMap<(&'static str, &'static str, u16), Timed>> =
         RefCell::new(HashMap::new());
@@ -123,16 +144,18 @@ thread_local! {
         RefCell::new(HashMap::new());
 }
 
-/// Counts a vote on `board` (a slug that exists, or `unknown`).
-pub fn vote(board: &str, outcome: VoteOutcome<'_>) {
+/// Counts a write of `kind` on `target`: a board or league slug that exists, or
+/// `unknown`.
+pub fn write(kind: WriteKind, target: &str, outcome: WriteOutcome<'_>) {
     let replayed = match outcome {
-        VoteOutcome::Accepted => false,
-        VoteOutcome::Replayed => true,
-        VoteOutcome::Refused { code, rule } => {
+        WriteOutcome::Accepted => false,
+        WriteOutcome::Replayed => true,
+        WriteOutcome::Refused { code, rule } => {
             // Refusals are rarer and have more labels: the macro is fine for them.
             counter!(
-                "ovation_votes_total",
-                "board" => board.to_owned(),
+                "ovation_writes_total",
+                "kind" => kind.as_str(),
+                "target" => target.to_owned(),
                 "outcome" => "refused",
                 "code" => code,
                 "rule" => rule.unwrap_or("").to_owned()
@@ -141,20 +164,17 @@ pub fn vote(board: &str, outcome: VoteOutcome<'_>) {
             return;
         }
     };
-    VOTES.with_borrow_mut(|votes| {
-        if !votes.contains_key(board) {
-            let owned = board.to_owned();
-            votes.insert(
-                owned.clone(),
+    WRITES.with_borrow_mut(|writes| {
+        let counters = writes
+            .entry((kind, target.to_owned()))
+            .or_insert_with(|| {
+                let (kind, target) = (kind.as_str(), target.to_owned());
                 [
-                    counter!("ovation_votes_total", "board" => owned.clone(), "outcome" => "accepted"),
-                    counter!("ovation_votes_total", "board" => owned, "outcome" => "replayed"),
-                ],
-            );
-        }
-        if let Some(counters) = votes.get(board) {
-            counters[usize::from(replayed)].increment(1);
-        }
+                    counter!("ovation_writes_total", "kind" => kind, "target" => target.clone(), "outcome" => "accepted"),
+                    counter!("ovation_writes_total", "kind" => kind, "target" => target, "outcome" => "replayed"),
+                ]
+            });
+        counters[usize::from(replayed)].increment(1);
     });
 }
 
@@ -189,12 +209,6 @@ pub fn redis_call(op: &'static str, outcome: RedisOutcome, elapsed: Duration) {
 /// Counts a configuration load from SQL: `all`, `board` or `api_keys`.
 pub fn config_reload(what: &'static str) {
     counter!("ovation_config_reloads_total", "what" => what).increment(1);
-}
-
-/// Counts a league join or score write by its outcome (`accepted`, `replayed`, or the
-/// refusal's code).
-pub fn league_write(what: &'static str, outcome: &'static str) {
-    counter!("ovation_league_writes_total", "what" => what, "outcome" => outcome).increment(1);
 }
 
 /// Counts a season's close.

@@ -135,7 +135,10 @@ pub async fn write_league_score(
         ip: ip.0,
     };
     let answer = league_play::score(&state, &caller, &slug, &write).await?;
-    Ok(HttpResponse::Ok().json(ScoreAnswer::from(answer)))
+    Ok(super::writes::written(
+        answer.replayed,
+        &ScoreAnswer::from(answer),
+    ))
 }
 
 /// A player's place in the current season, and the zone it puts them in.

@@ -9,8 +9,7 @@ pub mod health;
 pub mod leagues;
 pub mod quota;
 pub mod ranks;
-pub mod scores;
-pub mod votes;
+pub mod writes;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Serialize;
@@ -81,10 +80,10 @@ counts. A write sent without an idempotency key cannot be retried safely.
 same board within the idempotency TTL, for a different request. Nothing was counted. Use a
 new key for every new write; reuse a key only to retry the very same request."),
     paths(
-        votes::cast_vote,
-        votes::cast_votes,
-        scores::write_score,
-        scores::write_scores,
+        writes::cast_vote,
+        writes::cast_votes,
+        writes::write_score,
+        writes::write_scores,
         boards::get_board,
         boards::get_top,
         boards::get_member,
@@ -302,10 +301,10 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
     .service(
         web::scope("/api/v1")
             .wrap(cors(cors_origins))
-            .service(votes::cast_vote)
-            .service(votes::cast_votes)
-            .service(scores::write_score)
-            .service(scores::write_scores)
+            .service(writes::cast_vote)
+            .service(writes::cast_votes)
+            .service(writes::write_score)
+            .service(writes::write_scores)
             .service(boards::get_board)
             .service(boards::get_top)
             .service(boards::get_member)

@@ -14,13 +14,14 @@ use super::error::EngineError;
 use super::league_close;
 use super::limits::{self, RuleScope};
 use super::state::AppState;
-use super::votes::outcome_unknown;
+use super::writes::{outcome, outcome_unknown};
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{LeagueSlug, PlayerId};
 use crate::domain::league::{BracketRef, Season, SeasonRules, player_of};
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::engine::auth::Caller;
+use crate::metrics::WriteKind;
 use crate::store::redis::{
     HandedReward, JoinCall, JoinReply, LeagueScoreCall, LeagueScoreReply, SeasonRecord, Standing,
 };
@@ -223,6 +224,38 @@ pub async fn join(
     player: &PlayerId,
     profile: Option<&Profile>,
 ) -> Result<Joined, EngineError> {
+    let joined = join_once(state, caller, slug, player, profile).await;
+    count(
+        state,
+        WriteKind::LeagueJoin,
+        slug,
+        joined.as_ref().map(|_| false),
+    );
+    joined
+}
+
+/// Counts a league write in the writes metric.
+fn count(
+    state: &AppState,
+    kind: WriteKind,
+    slug: &LeagueSlug,
+    replayed: Result<bool, &EngineError>,
+) {
+    let target = if state.config.league(slug).is_some() {
+        slug.as_str()
+    } else {
+        "unknown"
+    };
+    crate::metrics::write(kind, target, outcome(replayed));
+}
+
+async fn join_once(
+    state: &AppState,
+    caller: &Caller,
+    slug: &LeagueSlug,
+    player: &PlayerId,
+    profile: Option<&Profile>,
+) -> Result<Joined, EngineError> {
     let config = league(state, slug)?;
     if let Some(p) = profile {
         p.check()?;
@@ -297,7 +330,6 @@ fn joined_answer(
     handed: Vec<HandedReward>,
 ) -> Joined {
     let (tier, bracket) = place_names(&record.rules, place);
-    crate::metrics::league_write("join", "accepted");
     Joined {
         season: record.n,
         tier,
@@ -355,6 +387,22 @@ pub async fn score(
     slug: &LeagueSlug,
     write: &ScoreWrite<'_>,
 ) -> Result<Scored, EngineError> {
+    let scored = score_once(state, caller, slug, write).await;
+    count(
+        state,
+        WriteKind::LeagueScore,
+        slug,
+        scored.as_ref().map(|s| s.replayed),
+    );
+    scored
+}
+
+async fn score_once(
+    state: &AppState,
+    caller: &Caller,
+    slug: &LeagueSlug,
+    write: &ScoreWrite<'_>,
+) -> Result<Scored, EngineError> {
     let config = league(state, slug)?;
     let (player, delta, idempotency) = (write.player, write.delta, write.idempotency);
     let ttl: Duration = state.settings.idempotency_ttl;
@@ -404,15 +452,9 @@ pub async fn score(
                 replayed,
             }
         };
-        let refused = |code: Code, message: String| {
-            crate::metrics::league_write("score", code.as_str());
-            Err(EngineError::conflict(code, message))
-        };
+        let refused = |code: Code, message: String| Err(EngineError::conflict(code, message));
         match reply {
-            LeagueScoreReply::Scored(standing) => {
-                crate::metrics::league_write("score", "accepted");
-                return Ok(answer(standing, false));
-            }
+            LeagueScoreReply::Scored(standing) => return Ok(answer(standing, false)),
             LeagueScoreReply::Replayed {
                 fingerprint,
                 standing,
@@ -423,7 +465,6 @@ pub async fn score(
                         "this idempotency key was used for a different request",
                     ));
                 }
-                crate::metrics::league_write("score", "replayed");
                 return Ok(answer(standing, true));
             }
             LeagueScoreReply::Limited { index, retry_ms } => {
@@ -438,7 +479,6 @@ pub async fn score(
                     .ok_or_else(|| {
                         anyhow::anyhow!("limit {index} refused, which the write did not pass")
                     })?;
-                crate::metrics::league_write("score", Code::RateLimited.as_str());
                 return Err(limits::score_refusal(rule, check.limit, retry_ms));
             }
             LeagueScoreReply::NotJoined => {

@@ -42,9 +42,10 @@ use crate::engine::error::EngineError;
 use crate::engine::leaderboard::{self, MAX_LIMIT, Selection};
 use crate::engine::limits::{self, QuotaRule};
 use crate::engine::state::AppState;
-use crate::engine::votes;
+use crate::engine::writes;
 use crate::error::PageError;
 use crate::i18n::Lang;
+use crate::metrics::WriteKind;
 
 /// The channel votes from this page count for.
 pub const WEB_CHANNEL: &str = "web";
@@ -589,11 +590,11 @@ async fn cast_vote(
         actor: "public page".to_owned(),
         id: format!("visitor:{visitor}"),
     };
-    let vote = votes::Vote {
+    let vote = writes::Write {
         board: config.board.slug.clone(),
         member: member.clone(),
+        what: writes::What::Vote { count: 1 },
         voter: VoterId::parse(&visitor).ok(),
-        count: 1,
         channel: None,
         terminal: Terminal::parse(terminal(&req)).ok(),
         idempotency: None,
@@ -601,17 +602,11 @@ async fn cast_vote(
         ip: ClientIp::of(&req),
         skip_limits: false,
     };
-    let result = votes::cast(
-        &state.config,
-        &state.redis,
-        state.settings.idempotency_ttl,
-        &caller,
-        vec![Ok(vote)],
-    )
-    .await?
-    .pop()
-    .ok_or_else(|| anyhow::anyhow!("no vote result"))?
-    .map(drop);
+    let result = writes::apply(&state, &caller, WriteKind::Vote, vec![Ok(vote)])
+        .await?
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("no vote result"))?
+        .map(drop);
     if let Err(
         err @ (EngineError::Unavailable(_)
         | EngineError::OutcomeUnknown(_)

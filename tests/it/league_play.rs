@@ -192,6 +192,16 @@ async fn joins_fill_brackets_in_order_and_equal_scores_rank_by_join() {
         (again.1["score"].clone(), again.1["replayed"].clone()),
         (json!(5), json!(true))
     );
+    // A replay says so in a header too, as a vote's does.
+    let replay = app
+        .client
+        .post(format!("{}/api/v1/leagues/arena/scores", app.base))
+        .bearer_auth(crate::harness::MASTER_KEY)
+        .json(&keyed(5))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.headers()["idempotent-replayed"], "true");
     assert_eq!(
         code(&score(&app, "arena", keyed(6)).await),
         (

@@ -19,7 +19,7 @@ fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn metrics_count_votes_by_outcome_requests_by_route_and_redis_calls() {
+async fn metrics_count_writes_by_kind_and_outcome_requests_by_route_and_redis_calls() {
     let app = TestApp::spawn().await;
     let board = format!("metrics-{}", app.prefix);
     app.board(json!({"slug": board, "title": "Metrics"})).await;
@@ -59,6 +59,44 @@ async fn metrics_count_votes_by_outcome_requests_by_route_and_redis_calls() {
         .vote("no-such-board-anywhere", json!({"member": "m1"}))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    // Score writes and league writes count in the same metric, by kind.
+    let scores = format!("metric-scores-{}", app.prefix);
+    app.board(
+        json!({"slug": scores, "title": "Scores", "scoring": "scores", "membership": "open"}),
+    )
+    .await;
+    for key in ["s1", "s1"] {
+        let (status, _) = app
+            .post(
+                &format!("/api/v1/boards/{scores}/scores"),
+                json!({"member": "p", "op": "incr", "value": 2, "idempotency_key": key}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let league = format!("metric-league-{}", app.prefix);
+    let (status, _) = app
+        .post(
+            "/api/v1/admin/leagues",
+            json!({"slug": league, "title": "L", "tiers": [{"name": "t", "promote": 0, "demote": 0}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _) = app
+        .post(
+            &format!("/api/v1/leagues/{league}/join"),
+            json!({"player": "p"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    for player in ["p", "nobody"] {
+        let _ = app
+            .post(
+                &format!("/api/v1/leagues/{league}/scores"),
+                json!({"player": player, "delta": 1}),
+            )
+            .await;
+    }
 
     let resp = app
         .client
@@ -75,9 +113,9 @@ async fn metrics_count_votes_by_outcome_requests_by_route_and_redis_calls() {
     );
     let text = resp.text().await.unwrap();
     let votes = |labels: &[(&str, &str)]| {
-        let mut all = vec![("board", board.as_str())];
+        let mut all = vec![("kind", "vote"), ("target", board.as_str())];
         all.extend_from_slice(labels);
-        sample(&text, "ovation_votes_total", &all)
+        sample(&text, "ovation_writes_total", &all)
     };
     assert_eq!(votes(&[("outcome", "accepted")]), Some(3.0));
     assert_eq!(votes(&[("outcome", "replayed")]), Some(1.0));
@@ -98,6 +136,29 @@ async fn metrics_count_votes_by_outcome_requests_by_route_and_redis_calls() {
         "unknown boards never become labels"
     );
     assert!(!text.contains("ghost"), "members never become labels");
+    let writes = |kind: &str, target: &str, outcome: &str| {
+        sample(
+            &text,
+            "ovation_writes_total",
+            &[("kind", kind), ("target", target), ("outcome", outcome)],
+        )
+    };
+    assert_eq!(writes("score", &scores, "accepted"), Some(1.0));
+    assert_eq!(writes("score", &scores, "replayed"), Some(1.0));
+    assert_eq!(writes("league_join", &league, "accepted"), Some(1.0));
+    assert_eq!(writes("league_score", &league, "accepted"), Some(1.0));
+    assert_eq!(
+        sample(
+            &text,
+            "ovation_writes_total",
+            &[
+                ("kind", "league_score"),
+                ("target", &league),
+                ("code", "not_joined")
+            ]
+        ),
+        Some(1.0)
+    );
     let posts = sample(
         &text,
         "ovation_http_requests_total",
@@ -118,7 +179,7 @@ async fn metrics_count_votes_by_outcome_requests_by_route_and_redis_calls() {
     );
     assert!(scripts.is_some_and(|n| n >= 4.0), "{scripts:?}");
     assert!(sample(&text, "ovation_config_reloads_total", &[("what", "board")]).is_some());
-    assert!(text.contains("# HELP ovation_votes_total"));
+    assert!(text.contains("# HELP ovation_writes_total"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,0 +1,626 @@
+//! Writing to boards, one path for votes and score writes: each write is checked against
+//! the cached configuration (board and scoring, member, time, campaign window, the
+//! rate-limit rules' values: [`admit`]), turned into its store call — a vote into
+//! `vote.lua` (through group commit), a score write into `score.lua` — and the calls of a
+//! batch go to Redis together. Each write is applied or refused on its own, and the
+//! answers keep the order of the writes.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::auth::Caller;
+use super::config::BoardConfig;
+use super::error::EngineError;
+use super::limits;
+use super::state::AppState;
+use crate::domain::auth::Scope;
+use crate::domain::board::Membership;
+use crate::domain::code::Code;
+use crate::domain::idempotency::Idempotency;
+use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
+use crate::domain::limit::{VoteValues, ip_subject};
+use crate::domain::period::{Bucket, voter_buckets};
+use crate::domain::retention::is_late;
+use crate::domain::score::{Increment, View};
+use crate::domain::scoring::{Op, parse_value, to_points};
+use crate::metrics::{self, WriteKind, WriteOutcome};
+use crate::store::redis::window::{WindowAt, WindowTarget};
+use crate::store::redis::{
+    Invocation, RedisFailure, RuleCheck, ScoreCall, ScoreReply, VoteCall, VoteReply, VoteTarget,
+};
+
+/// How far ahead of the server's clock a backfilled `at` may be (clock skew).
+const FUTURE_SLACK: chrono::Duration = chrono::Duration::minutes(5);
+
+/// One write, parsed: who writes what on which board's member.
+#[derive(Debug, Clone)]
+pub struct Write {
+    pub board: BoardSlug,
+    pub member: MemberId,
+    pub what: What,
+    pub voter: Option<VoterId>,
+    pub channel: Option<Channel>,
+    pub terminal: Option<Terminal>,
+    /// The client's idempotency key with the request's fingerprint.
+    pub idempotency: Option<Idempotency>,
+    /// An explicit time (backfill scope); `None` means now.
+    pub at: Option<DateTime<Utc>>,
+    /// The end user's address: from the connection, a trusted proxy, or the API client.
+    pub ip: Option<IpAddr>,
+    /// Written without rate-limit rules (backfill scope), for imports of history.
+    pub skip_limits: bool,
+}
+
+/// What a write does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum What {
+    /// `count` votes, on a `votes` board.
+    Vote { count: i64 },
+    /// An operator and a value as the client sent it (read with the board's decimals),
+    /// on a `scores` board.
+    Score { op: Op, value: serde_json::Number },
+}
+
+impl What {
+    fn kind(&self) -> WriteKind {
+        match self {
+            Self::Vote { .. } => WriteKind::Vote,
+            Self::Score { .. } => WriteKind::Score,
+        }
+    }
+}
+
+/// The member's new scores after a write.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub board: String,
+    pub member: String,
+    /// True when this answer repeats the first one for the same idempotency key.
+    pub replayed: bool,
+    /// One entry per period the board keeps: its calendar periods shortest first, then
+    /// its rolling windows.
+    pub scores: Vec<BucketTotals>,
+}
+
+/// A member's scores in one bucket: in both views (a `scores` board has one, which
+/// both name).
+#[derive(Debug, Clone)]
+pub struct BucketTotals {
+    pub period: String,
+    pub bucket: String,
+    pub real: serde_json::Number,
+    pub display: serde_json::Number,
+}
+
+/// A write that passed every check, ready for Redis.
+struct Prepared {
+    board: Arc<BoardConfig>,
+    write: Write,
+    at: DateTime<Utc>,
+    late: bool,
+    rules: Vec<RuleCheck>,
+    /// The buckets whose distinct voters the write adds to.
+    voters: Vec<Bucket>,
+    targets: Targets,
+}
+
+/// Where a write lands, by kind.
+enum Targets {
+    Vote {
+        targets: Vec<VoteTarget>,
+        /// The board's rolling windows, after its calendar periods in every answer.
+        windows: Vec<WindowTarget>,
+        increment: Increment,
+    },
+    Score {
+        buckets: Vec<Bucket>,
+        op: Op,
+        units: i64,
+    },
+}
+
+impl Prepared {
+    /// (period, bucket) of every score the write answers, in its script's order: a
+    /// vote's calendar periods' buckets, then its rolling windows (whose bucket is their
+    /// name); a score write's buckets.
+    fn labels(&self) -> Vec<(&str, &str)> {
+        match &self.targets {
+            Targets::Vote { targets, .. } => targets
+                .iter()
+                .map(|t| (t.current.period.as_str(), t.current.label.as_str()))
+                .chain(
+                    self.board
+                        .board
+                        .settings
+                        .periods
+                        .iter()
+                        .filter_map(|p| p.rolling())
+                        .map(|w| (w.as_str(), w.as_str())),
+                )
+                .collect(),
+            Targets::Score { buckets, .. } => buckets
+                .iter()
+                .map(|b| (b.period.as_str(), b.label.as_str()))
+                .collect(),
+        }
+    }
+
+    /// What is stored beside the write's scores for idempotent replays: the request's
+    /// fingerprint and the (period, bucket) labels, as `<fingerprint>|<labels JSON>`.
+    fn receipt(&self) -> String {
+        let fingerprint = self
+            .write
+            .idempotency
+            .as_ref()
+            .map_or("", |i| i.fingerprint.as_str());
+        format!(
+            "{fingerprint}|{}",
+            serde_json::to_string(&self.labels()).unwrap_or_default()
+        )
+    }
+}
+
+/// The store call of a prepared write.
+enum Call<'a> {
+    Vote(VoteCall<'a>),
+    Score(ScoreCall<'a>),
+}
+
+fn call<'a>(p: &'a Prepared, caller: &'a Caller, receipt: &'a str, state: &AppState) -> Call<'a> {
+    let idempotency = p
+        .write
+        .idempotency
+        .as_ref()
+        .map(|i| (caller.id.as_str(), &i.key, state.settings.idempotency_ttl));
+    let (hour, at_ms) = (p.at.timestamp().div_euclid(3600), p.at.timestamp_millis());
+    let voter = p.write.voter.as_ref().map(VoterId::as_str);
+    match &p.targets {
+        Targets::Vote {
+            targets,
+            windows,
+            increment,
+        } => Call::Vote(VoteCall {
+            board: &p.board.keys,
+            targets,
+            member: p.write.member.as_str(),
+            increment: *increment,
+            voter,
+            idempotency,
+            receipt,
+            hour,
+            at_ms,
+            late: p.late,
+            rules: &p.rules,
+            windows,
+            voters: &p.voters,
+        }),
+        Targets::Score { buckets, op, units } => Call::Score(ScoreCall {
+            board: &p.board.keys,
+            buckets,
+            voters: &p.voters,
+            member: p.write.member.as_str(),
+            op: *op,
+            value: *units,
+            voter,
+            idempotency,
+            receipt,
+            hour,
+            at_ms,
+            late: p.late,
+            rules: &p.rules,
+        }),
+    }
+}
+
+/// Applies writes; each is applied or refused on its own, and the answers keep their
+/// order. Redis not answering at all is the one error of the whole call. `kind` is what
+/// the request writes, counted for items that could not be read.
+pub async fn apply(
+    state: &AppState,
+    caller: &Caller,
+    kind: WriteKind,
+    writes: Vec<Result<Write, EngineError>>,
+) -> Result<Vec<Result<Written, EngineError>>, EngineError> {
+    let now = Utc::now();
+    let labels: Vec<(WriteKind, String)> = writes
+        .iter()
+        .map(|w| match w {
+            Ok(w) => (w.what.kind(), board_label(state, &w.board)),
+            Err(_) => (kind, "unknown".to_owned()),
+        })
+        .collect();
+    let prepared: Vec<Result<Prepared, EngineError>> = writes
+        .into_iter()
+        .map(|w| prepare(state, caller, w?, now))
+        .collect();
+    let ready: Vec<&Prepared> = prepared.iter().filter_map(|p| p.as_ref().ok()).collect();
+    let receipts: Vec<String> = ready.iter().map(|p| p.receipt()).collect();
+    let (mut votes, mut scores) = (Vec::new(), Vec::new());
+    for (p, receipt) in ready.iter().zip(&receipts) {
+        match call(p, caller, receipt, state) {
+            Call::Vote(c) => votes.push(c),
+            Call::Score(c) => scores.push(c),
+        }
+    }
+    let (vote_replies, score_replies) = tokio::join!(
+        async {
+            if votes.is_empty() {
+                Ok(Vec::new())
+            } else {
+                state.redis.cast_votes(&votes).await
+            }
+        },
+        async {
+            if scores.is_empty() {
+                Ok(Vec::new())
+            } else {
+                state.redis.write_scores(&scores).await
+            }
+        },
+    );
+    let (mut vote_replies, mut score_replies) = (
+        vote_replies.map_err(outcome_unknown)?.into_iter(),
+        score_replies.map_err(outcome_unknown)?.into_iter(),
+    );
+    let fewer = || {
+        EngineError::from(anyhow::anyhow!(
+            "redis answered fewer writes than were sent"
+        ))
+    };
+    let answers: Vec<Result<Written, EngineError>> = prepared
+        .into_iter()
+        .map(|p| {
+            let p = p?;
+            match p.targets {
+                Targets::Vote { .. } => answer_vote(&p, vote_replies.next().ok_or_else(fewer)??),
+                Targets::Score { .. } => answer_score(&p, score_replies.next().ok_or_else(fewer)??),
+            }
+        })
+        .collect();
+    for ((kind, board), answer) in labels.iter().zip(&answers) {
+        metrics::write(*kind, board, outcome(answer.as_ref().map(|r| r.replayed)));
+    }
+    Ok(answers)
+}
+
+/// The board label of a write in the writes metric: a board that exists, else
+/// `unknown`, so a client cannot make labels up.
+fn board_label(state: &AppState, board: &BoardSlug) -> String {
+    if state.config.board(board).is_some() {
+        board.to_string()
+    } else {
+        "unknown".to_owned()
+    }
+}
+
+/// The `vote.lua` invocation `apply` would send for `write` (a vote) now: the benchmark
+/// replays these straight at Redis to measure the ceiling the HTTP path is compared
+/// with.
+pub fn vote_invocation(
+    state: &AppState,
+    caller: &Caller,
+    write: Write,
+) -> Result<Invocation, EngineError> {
+    let prepared = prepare(state, caller, write, Utc::now())?;
+    let receipt = prepared.receipt();
+    match call(&prepared, caller, &receipt, state) {
+        Call::Vote(vote) => Ok(vote.invocation()),
+        Call::Score(_) => Err(anyhow::anyhow!("a score write has no vote.lua invocation").into()),
+    }
+}
+
+/// Redis did not answer: the writes may have been applied. The client retries with the
+/// same idempotency keys and gets either the first answers or fresh ones.
+pub(super) fn outcome_unknown(failure: RedisFailure) -> EngineError {
+    match failure {
+        RedisFailure::Unavailable(cause) => EngineError::OutcomeUnknown(cause),
+        other => other.into(),
+    }
+}
+
+/// How a write went, for the writes metric: `Ok(replayed)` or the refusal.
+pub(super) fn outcome(answer: Result<bool, &EngineError>) -> WriteOutcome<'_> {
+    match answer {
+        Ok(true) => WriteOutcome::Replayed,
+        Ok(false) => WriteOutcome::Accepted,
+        Err(err) => WriteOutcome::Refused {
+            code: err.code().as_str(),
+            rule: match err {
+                EngineError::RateLimited { rule, .. } => rule["name"].as_str(),
+                _ => None,
+            },
+        },
+    }
+}
+
+/// Checks what every write checks — the board and its scoring (a vote needs a `votes`
+/// board, a score write a `scores` one), the member, the time (and the backfill scope
+/// for an explicit one), the campaign window, the rate-limit rules' values — then works
+/// out where the write lands.
+fn prepare(
+    state: &AppState,
+    caller: &Caller,
+    write: Write,
+    now: DateTime<Utc>,
+) -> Result<Prepared, EngineError> {
+    caller.reach_board(&write.board)?;
+    let board = state.config.board(&write.board).ok_or_else(|| {
+        EngineError::not_found(Code::BoardNotFound, format!("no board {}", write.board))
+    })?;
+    let settings = &board.board.settings;
+    let scores = matches!(write.what, What::Score { .. });
+    if settings.scoring.is_scores() != scores {
+        return Err(EngineError::conflict(
+            Code::WrongScoring,
+            if scores {
+                format!(
+                    "board {} counts votes, not scores: send it votes",
+                    write.board
+                )
+            } else {
+                format!(
+                    "board {} keeps scores, not votes: write scores to it",
+                    write.board
+                )
+            },
+        ));
+    }
+    // What a write counts against each rule: its votes, or one score write.
+    let count = match &write.what {
+        What::Vote { count } => {
+            let max = settings.max_count;
+            if !(1..=max).contains(count) {
+                return Err(EngineError::invalid(
+                    Code::InvalidCount,
+                    format!("count must be between 1 and {max} on this board"),
+                ));
+            }
+            *count
+        }
+        What::Score { .. } => 1,
+    };
+    let units = match &write.what {
+        What::Score { op, value } => {
+            let units = parse_value(value, settings.scoring.decimals())?;
+            if *op == Op::Decr && settings.storage.is_top_n() {
+                return Err(lowering(&write.board));
+            }
+            units
+        }
+        What::Vote { .. } => 0,
+    };
+    match board.members.get(&write.member) {
+        None if settings.membership == Membership::Closed => {
+            return Err(EngineError::not_found(
+                Code::MemberNotFound,
+                format!("{} is not a member of board {}", write.member, write.board),
+            ));
+        }
+        Some(m) if !m.enabled => {
+            return Err(EngineError::conflict(
+                Code::MemberDisabled,
+                format!("{} does not accept votes", write.member),
+            ));
+        }
+        _ => {}
+    }
+    let at = match write.at {
+        Some(at) => {
+            caller.require(Scope::Backfill)?;
+            if at > now + FUTURE_SLACK {
+                return Err(EngineError::invalid(
+                    Code::InvalidTimestamp,
+                    "at lies in the future",
+                ));
+            }
+            at
+        }
+        None => now,
+    };
+    settings
+        .window_admits(at)
+        .map_err(|e| EngineError::conflict(e.code, e.message))?;
+
+    // A key bound to a channel speaks for that channel, whatever the body says.
+    let write = Write {
+        channel: caller.channel.clone().or(write.channel),
+        ..write
+    };
+    let rules = if write.skip_limits {
+        caller.require(Scope::Backfill)?;
+        Vec::new()
+    } else {
+        let values = VoteValues {
+            voter: write.voter.as_ref().map(ToString::to_string),
+            member: Some(write.member.to_string()),
+            channel: write.channel.as_ref().map(ToString::to_string),
+            terminal: write.terminal.as_ref().map(ToString::to_string),
+            ip: write.ip.map(ip_subject),
+        };
+        limits::checks(board.rule_scope(), &values, count, at, now)?
+    };
+    let tz = settings.timezone;
+    let targets = match &write.what {
+        What::Vote { count } => {
+            let multiplier = board
+                .members
+                .get(&write.member)
+                .and_then(|m| m.multiplier)
+                .unwrap_or(settings.multiplier);
+            let increment = Increment::of(*count, multiplier, settings.carry_over);
+            let carries = increment.carry > 0;
+            let windows = settings
+                .periods
+                .iter()
+                .filter_map(|p| p.rolling())
+                .map(|window| WindowTarget {
+                    window: WindowAt::new(&board.keys, window, window.slot(tz, now)),
+                    at: window.slot(tz, at),
+                })
+                .collect();
+            let targets = settings
+                .periods
+                .iter()
+                .filter(|p| p.rolling().is_none())
+                .map(|&period| {
+                    let current = Bucket::containing(period, tz, at)?;
+                    let next = if carries { current.next(tz) } else { None };
+                    Ok(VoteTarget { current, next })
+                })
+                .collect::<Result<_, EngineError>>()?;
+            Targets::Vote {
+                targets,
+                windows,
+                increment,
+            }
+        }
+        What::Score { op, .. } => Targets::Score {
+            buckets: settings
+                .periods
+                .iter()
+                .map(|&period| Bucket::containing(period, tz, at))
+                .collect::<Result<_, _>>()?,
+            op: *op,
+            units,
+        },
+    };
+    let voters = voter_buckets(&settings.periods, tz, at)?;
+    Ok(Prepared {
+        late: is_late(at, now),
+        board,
+        write,
+        at,
+        rules,
+        voters,
+        targets,
+    })
+}
+
+fn lowering(board: &BoardSlug) -> EngineError {
+    EngineError::invalid(
+        Code::OperatorNotAllowed,
+        format!(
+            "board {board} keeps only its top scores, so a score may not go down: use incr, \
+             best, or set to a value at least the current score"
+        ),
+    )
+}
+
+/// The labels of a replayed answer, once the request is known to be the one that wrote
+/// it: the same key with another request is a 422 `idempotency_key_reused`.
+fn replayed_labels(
+    receipt: &str,
+    idempotency: Option<&Idempotency>,
+) -> Result<Vec<(String, String)>, EngineError> {
+    let (fingerprint, labels) = receipt
+        .split_once('|')
+        .ok_or_else(|| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}"))?;
+    if Some(fingerprint) != idempotency.map(|i| i.fingerprint.as_str()) {
+        return Err(EngineError::invalid(
+            Code::IdempotencyKeyReused,
+            "this idempotency key was used for a different request: send a new key for a \
+             new write, or the first request unchanged to get its answer again",
+        ));
+    }
+    Ok(serde_json::from_str(labels)
+        .map_err(|e| anyhow::anyhow!("unreadable idempotency receipt {receipt:?}: {e}"))?)
+}
+
+/// The 429 of the rule at `rule_index` of a write's rules.
+fn limited(p: &Prepared, rule_index: usize, retry_ms: Option<i64>) -> EngineError {
+    let found = p.rules.get(rule_index).and_then(|check| {
+        let rule = p.board.rules.iter().find(|r| r.id == check.rule)?;
+        Some((check, rule))
+    });
+    match found {
+        Some((check, rule)) => {
+            limits::refusal(&p.board, rule, check.limit, &p.write.member, retry_ms, p.at)
+        }
+        None => anyhow::anyhow!(
+            "Redis named rule {rule_index} of {}, which the board no longer has",
+            p.rules.len()
+        )
+        .into(),
+    }
+}
+
+fn overflow() -> EngineError {
+    EngineError::invalid(
+        Code::ScoreOverflow,
+        "this write would take a score past 2^53 units, the most a board holds exactly",
+    )
+}
+
+/// The answer's labels: this write's, or those the first answer recorded.
+fn labels_of(p: &Prepared, replayed: Option<&str>) -> Result<Vec<(String, String)>, EngineError> {
+    match replayed {
+        Some(receipt) => replayed_labels(receipt, p.write.idempotency.as_ref()),
+        None => Ok(p
+            .labels()
+            .into_iter()
+            .map(|(period, bucket)| (period.to_owned(), bucket.to_owned()))
+            .collect()),
+    }
+}
+
+fn written(
+    p: &Prepared,
+    labels: Vec<(String, String)>,
+    replayed: bool,
+    totals: impl Iterator<Item = (serde_json::Number, serde_json::Number)>,
+) -> Written {
+    Written {
+        board: p.write.board.to_string(),
+        member: p.write.member.to_string(),
+        replayed,
+        scores: labels
+            .into_iter()
+            .zip(totals)
+            .map(|((period, bucket), (real, display))| BucketTotals {
+                period,
+                bucket,
+                real,
+                display,
+            })
+            .collect(),
+    }
+}
+
+fn answer_vote(p: &Prepared, reply: VoteReply) -> Result<Written, EngineError> {
+    let (receipt, scores) = match reply {
+        VoteReply::Counted(scores) => (None, scores),
+        VoteReply::Replayed { receipt, scores } => (Some(receipt), scores),
+        VoteReply::Limited {
+            rule_index,
+            retry_ms,
+        } => return Err(limited(p, rule_index, retry_ms)),
+        VoteReply::Overflow => return Err(overflow()),
+    };
+    let labels = labels_of(p, receipt.as_deref())?;
+    let totals = scores
+        .into_iter()
+        .map(|(real, display)| (View::Real.to_votes(real), View::Display.to_votes(display)));
+    Ok(written(p, labels, receipt.is_some(), totals))
+}
+
+fn answer_score(p: &Prepared, reply: ScoreReply) -> Result<Written, EngineError> {
+    let (receipt, scores) = match reply {
+        ScoreReply::Written(scores) => (None, scores),
+        ScoreReply::Replayed { receipt, scores } => (Some(receipt), scores),
+        ScoreReply::Limited {
+            rule_index,
+            retry_ms,
+        } => return Err(limited(p, rule_index, retry_ms)),
+        ScoreReply::Overflow => return Err(overflow()),
+        ScoreReply::Lowers => return Err(lowering(&p.write.board)),
+    };
+    let labels = labels_of(p, receipt.as_deref())?;
+    let decimals = p.board.board.settings.scoring.decimals();
+    let totals = scores.into_iter().map(|units| {
+        let points = to_points(units, decimals);
+        (points.clone(), points)
+    });
+    Ok(written(p, labels, receipt.is_some(), totals))
+}
