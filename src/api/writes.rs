@@ -184,15 +184,14 @@ struct Common<'a> {
 }
 
 impl<'a> Common<'a> {
-    fn new(
-        voter: Option<&'a str>,
-        channel: Option<&'a str>,
-        terminal: Option<&'a str>,
-        ip: Option<&str>,
-        skip_limits: Option<bool>,
-        client: ClientIp,
-        caller: &Caller,
-    ) -> Result<Self, EngineError> {
+    fn new(body: &'a impl Request, client: ClientIp, caller: &Caller) -> Result<Self, EngineError> {
+        let Shared {
+            voter,
+            channel,
+            terminal,
+            ip,
+            skip_limits,
+        } = body.shared();
         // Anyone could defeat every `ip` rule by naming a fresh address: only a key that
         // speaks for its end users may.
         if ip.is_some() && !(caller.has(Scope::Trusted) || caller.has(Scope::Backfill)) {
@@ -208,6 +207,130 @@ impl<'a> Common<'a> {
             body_ip: optional(ip, parse_ip)?,
             client_ip: client.0,
             skip_limits: skip_limits.unwrap_or(false),
+        })
+    }
+}
+
+/// A request's fields that every write in it shares, as sent.
+struct Shared<'a> {
+    voter: Option<&'a str>,
+    channel: Option<&'a str>,
+    terminal: Option<&'a str>,
+    ip: Option<&'a str>,
+    skip_limits: Option<bool>,
+}
+
+/// A request of writes: it names what they share.
+trait Request {
+    fn shared(&self) -> Shared<'_>;
+}
+
+/// A request of one write, on the board its path names.
+trait Single: Request {
+    fn item<'a>(&'a self, board: &'a str) -> Result<Item<'a>, EngineError>;
+}
+
+/// A request of many writes, each read on its own.
+trait Batch: Request {
+    /// What each item is.
+    type Item: serde::de::DeserializeOwned + BatchItem;
+    /// What the items are called in errors (`votes`, `scores`).
+    const ITEMS: &'static str;
+    fn items(&self) -> &[Value];
+}
+
+/// A batch item: a write with its own board.
+trait BatchItem {
+    fn item(&self) -> Result<Item<'_>, EngineError>;
+}
+
+macro_rules! requests {
+    ($($request:ty),*) => {$(
+        impl Request for $request {
+            fn shared(&self) -> Shared<'_> {
+                Shared {
+                    voter: self.voter.as_deref(),
+                    channel: self.channel.as_deref(),
+                    terminal: self.terminal.as_deref(),
+                    ip: self.ip.as_deref(),
+                    skip_limits: self.skip_limits,
+                }
+            }
+        }
+    )*};
+}
+
+requests!(
+    CastVoteRequest,
+    CastVotesRequest,
+    WriteScoreRequest,
+    WriteScoresRequest
+);
+
+impl Single for CastVoteRequest {
+    fn item<'a>(&'a self, board: &'a str) -> Result<Item<'a>, EngineError> {
+        Ok(Item {
+            board,
+            member: &self.member,
+            what: What::Vote {
+                count: self.count.unwrap_or(1),
+            },
+            idempotency_key: self.idempotency_key.as_deref(),
+            at: self.at.as_deref(),
+        })
+    }
+}
+
+impl Single for WriteScoreRequest {
+    fn item<'a>(&'a self, board: &'a str) -> Result<Item<'a>, EngineError> {
+        Ok(Item {
+            board,
+            member: &self.member,
+            what: score(&self.op, &self.value)?,
+            idempotency_key: self.idempotency_key.as_deref(),
+            at: self.at.as_deref(),
+        })
+    }
+}
+
+impl Batch for CastVotesRequest {
+    type Item = BatchVote;
+    const ITEMS: &'static str = "votes";
+    fn items(&self) -> &[Value] {
+        &self.votes
+    }
+}
+
+impl Batch for WriteScoresRequest {
+    type Item = BatchScore;
+    const ITEMS: &'static str = "scores";
+    fn items(&self) -> &[Value] {
+        &self.scores
+    }
+}
+
+impl BatchItem for BatchVote {
+    fn item(&self) -> Result<Item<'_>, EngineError> {
+        Ok(Item {
+            board: &self.board,
+            member: &self.member,
+            what: What::Vote {
+                count: self.count.unwrap_or(1),
+            },
+            idempotency_key: self.idempotency_key.as_deref(),
+            at: self.at.as_deref(),
+        })
+    }
+}
+
+impl BatchItem for BatchScore {
+    fn item(&self) -> Result<Item<'_>, EngineError> {
+        Ok(Item {
+            board: &self.board,
+            member: &self.member,
+            what: score(&self.op, &self.value)?,
+            idempotency_key: self.idempotency_key.as_deref(),
+            at: self.at.as_deref(),
         })
     }
 }
@@ -284,13 +407,17 @@ fn score(op: &str, value: &serde_json::Number) -> Result<What, EngineError> {
     })
 }
 
-/// Applies one write and answers it as `A`.
+/// Applies the one write of `body` on `board` and answers it as `A`.
 async fn write_one<A: From<Written> + Serialize>(
     state: &AppState,
     caller: &Caller,
+    client: ClientIp,
     kind: WriteKind,
-    write: Write,
+    board: &str,
+    body: &impl Single,
 ) -> Result<HttpResponse, ApiError> {
+    let common = Common::new(body, client, caller)?;
+    let write = parse_write(body.item(board)?, &common)?;
     let result = writes::apply(state, caller, kind, vec![Ok(write)])
         .await?
         .pop()
@@ -298,13 +425,26 @@ async fn write_one<A: From<Written> + Serialize>(
     Ok(written(result.replayed, &A::from(result)))
 }
 
-/// Applies a batch's writes and answers a result per item, each as `A`.
-async fn write_batch<A: From<Written> + Serialize>(
+/// Applies the writes of `body`, each read on its own (a malformed item is that item's
+/// error), and answers a result per item, each as `A`.
+async fn write_batch<A: From<Written> + Serialize, B: Batch>(
     state: &AppState,
     caller: &Caller,
+    client: ClientIp,
     kind: WriteKind,
-    items: Vec<Result<Write, EngineError>>,
+    body: &B,
 ) -> Result<Vec<BatchResult>, ApiError> {
+    check_batch(body.items().len(), B::ITEMS)?;
+    let common = Common::new(body, client, caller)?;
+    let items = body
+        .items()
+        .iter()
+        .map(|raw| {
+            let item: B::Item = serde_json::from_value(raw.clone())
+                .map_err(|e| EngineError::invalid(Code::InvalidItem, e.to_string()))?;
+            parse_write(item.item()?, &common)
+        })
+        .collect();
     let results = writes::apply(state, caller, kind, items).await?;
     Ok(results
         .into_iter()
@@ -319,12 +459,6 @@ async fn write_batch<A: From<Written> + Serialize>(
             },
         })
         .collect())
-}
-
-/// A batch item of type `T`, read on its own: a malformed one is that item's error.
-fn batch_item<T: serde::de::DeserializeOwned>(item: &Value) -> Result<T, EngineError> {
-    serde_json::from_value(item.clone())
-        .map_err(|e| EngineError::invalid(Code::InvalidItem, e.to_string()))
 }
 
 /// Casts one vote.
@@ -350,26 +484,7 @@ pub async fn cast_vote(
     board: web::Path<String>,
     body: web::Json<CastVoteRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let common = Common::new(
-        body.voter.as_deref(),
-        body.channel.as_deref(),
-        body.terminal.as_deref(),
-        body.ip.as_deref(),
-        body.skip_limits,
-        client,
-        &caller,
-    )?;
-    let item = Item {
-        board: &board,
-        member: &body.member,
-        what: What::Vote {
-            count: body.count.unwrap_or(1),
-        },
-        idempotency_key: body.idempotency_key.as_deref(),
-        at: body.at.as_deref(),
-    };
-    let write = parse_write(item, &common)?;
-    write_one::<VoteResult>(&state, &caller, WriteKind::Vote, write).await
+    write_one::<VoteResult>(&state, &caller, client, WriteKind::Vote, &board, &*body).await
 }
 
 /// Casts up to 100 votes on any boards; each item succeeds or fails on its own.
@@ -389,37 +504,8 @@ pub async fn cast_votes(
     client: ClientIp,
     body: web::Json<CastVotesRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    check_batch(body.votes.len(), "votes")?;
-    let common = Common::new(
-        body.voter.as_deref(),
-        body.channel.as_deref(),
-        body.terminal.as_deref(),
-        body.ip.as_deref(),
-        body.skip_limits,
-        client,
-        &caller,
-    )?;
-    let items = body
-        .votes
-        .iter()
-        .map(|item| {
-            let item: BatchVote = batch_item(item)?;
-            let what = What::Vote {
-                count: item.count.unwrap_or(1),
-            };
-            parse_write(
-                Item {
-                    board: &item.board,
-                    member: &item.member,
-                    what,
-                    idempotency_key: item.idempotency_key.as_deref(),
-                    at: item.at.as_deref(),
-                },
-                &common,
-            )
-        })
-        .collect();
-    let results = write_batch::<VoteResult>(&state, &caller, WriteKind::Vote, items).await?;
+    let results =
+        write_batch::<VoteResult, _>(&state, &caller, client, WriteKind::Vote, &*body).await?;
     Ok(HttpResponse::Ok().json(CastVotesResponse { results }))
 }
 
@@ -446,24 +532,7 @@ pub async fn write_score(
     board: web::Path<String>,
     body: web::Json<WriteScoreRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let common = Common::new(
-        body.voter.as_deref(),
-        body.channel.as_deref(),
-        body.terminal.as_deref(),
-        body.ip.as_deref(),
-        body.skip_limits,
-        client,
-        &caller,
-    )?;
-    let item = Item {
-        board: &board,
-        member: &body.member,
-        what: score(&body.op, &body.value)?,
-        idempotency_key: body.idempotency_key.as_deref(),
-        at: body.at.as_deref(),
-    };
-    let write = parse_write(item, &common)?;
-    write_one::<ScoreResult>(&state, &caller, WriteKind::Score, write).await
+    write_one::<ScoreResult>(&state, &caller, client, WriteKind::Score, &board, &*body).await
 }
 
 /// Writes up to 100 scores on any scores boards; each item succeeds or fails on its own.
@@ -483,34 +552,8 @@ pub async fn write_scores(
     client: ClientIp,
     body: web::Json<WriteScoresRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    check_batch(body.scores.len(), "scores")?;
-    let common = Common::new(
-        body.voter.as_deref(),
-        body.channel.as_deref(),
-        body.terminal.as_deref(),
-        body.ip.as_deref(),
-        body.skip_limits,
-        client,
-        &caller,
-    )?;
-    let items = body
-        .scores
-        .iter()
-        .map(|item| {
-            let item: BatchScore = batch_item(item)?;
-            parse_write(
-                Item {
-                    board: &item.board,
-                    member: &item.member,
-                    what: score(&item.op, &item.value)?,
-                    idempotency_key: item.idempotency_key.as_deref(),
-                    at: item.at.as_deref(),
-                },
-                &common,
-            )
-        })
-        .collect();
-    let results = write_batch::<ScoreResult>(&state, &caller, WriteKind::Score, items).await?;
+    let results =
+        write_batch::<ScoreResult, _>(&state, &caller, client, WriteKind::Score, &*body).await?;
     Ok(HttpResponse::Ok().json(WriteScoresResponse { results }))
 }
 
