@@ -66,17 +66,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let state = startup::connect(settings).await?;
             match action {
                 UserAction::Add { name } => {
-                    users::add_user(&state.db, &name, &read_password()?).await?;
+                    users::add_user(&state, &name, &read_password()?).await?;
                     println!("added user {name}");
                 }
                 UserAction::Passwd { name } => {
-                    let ended =
-                        users::set_password(&state.db, &state.redis, &name, &read_password()?)
-                            .await?;
+                    let ended = users::set_password(&state, &name, &read_password()?).await?;
                     println!("changed the password of {name}; ended {ended} session(s)");
                 }
                 UserAction::Delete { name } => {
-                    let ended = users::delete_user(&state.db, &state.redis, &name).await?;
+                    let ended = users::delete_user(&state, &name).await?;
                     println!("deleted user {name}; ended {ended} session(s)");
                 }
             }

@@ -35,19 +35,12 @@ impl Application {
     /// user when there is none, and binds the listener (`:0` picks a free port).
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
         let state = connect(settings).await?;
-        tokio::spawn(config::listen(
-            state.config.clone(),
-            state.db.clone(),
-            state.redis.clone(),
-            state.settings.config_check,
-        ));
+        tokio::spawn(config::listen(state.clone(), state.settings.config_check));
         tokio::spawn(config::check_version(
-            state.config.clone(),
-            state.db.clone(),
-            state.redis.clone(),
+            state.clone(),
             state.settings.config_check,
         ));
-        durability::warn_at_start(&state.durability, &state.redis).await;
+        durability::warn_at_start(&state).await;
         tokio::spawn(reconcile::watch(state.clone(), state.settings.config_check));
         tokio::spawn(archive::run(state.clone(), state.settings.archive_check));
         tokio::spawn(league_close::run(
@@ -56,7 +49,7 @@ impl Application {
         ));
         tokio::spawn(webhooks::run(state.clone(), state.settings.league_check));
         if let Some(password) =
-            users::ensure_admin(&state.db, state.settings.admin_password.as_deref())
+            users::ensure_admin(&state, state.settings.admin_password.as_deref())
                 .await
                 .map_err(|e| anyhow::anyhow!("failed to create the first admin user: {e}"))?
         {

@@ -30,7 +30,7 @@ impl FromRequest for Auth {
             .get(header::AUTHORIZATION)
             .map(|v| v.to_str().unwrap_or(""));
         ready(
-            authenticate(&state.config, state.master_key_hash.as_deref(), header)
+            authenticate(state, header)
                 .map(Auth)
                 .map_err(ApiError::from),
         )
@@ -45,7 +45,7 @@ fn scoped(req: &HttpRequest, scope: Scope) -> Result<Caller, ApiError> {
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    let caller = authenticate(&state.config, state.master_key_hash.as_deref(), header)?;
+    let caller = authenticate(state, header)?;
     let caller = require(caller.as_ref(), scope)?;
     // A slug that does not parse names nothing: the handler answers its 404.
     if let Some(board) = req.match_info().get("board")

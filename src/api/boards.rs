@@ -267,7 +267,7 @@ pub async fn get_board(
     auth: Auth,
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let board = readable_board(&state, auth.0.as_ref(), &board)?;
     let key = format!("board:{}", board.board.id);
     super::cached_json(&state, key, || async { Ok(BoardResponse::of(&board)?) }).await
 }
@@ -287,7 +287,7 @@ pub async fn get_top(
     board: web::Path<String>,
     query: web::Query<TopQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let board = readable_board(&state, auth.0.as_ref(), &board)?;
     let sel = select(
         board,
         query.period.as_deref(),
@@ -328,7 +328,7 @@ pub async fn get_member(
     query: web::Query<SelectQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (board, member) = path.into_inner();
-    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let board = readable_board(&state, auth.0.as_ref(), &board)?;
     let member = parse_member(&member)?;
     let sel = select(
         board,
@@ -359,7 +359,7 @@ pub async fn get_history(
     query: web::Query<HistoryQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (board, member) = path.into_inner();
-    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let board = readable_board(&state, auth.0.as_ref(), &board)?;
     let member = parse_member(&member)?;
     let period = query.period.as_deref().unwrap_or("day");
     let sel = select(
@@ -384,7 +384,7 @@ pub async fn get_around(
     query: web::Query<AroundQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (board, member) = path.into_inner();
-    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let board = readable_board(&state, auth.0.as_ref(), &board)?;
     let member = parse_member(&member)?;
     let sel = select(
         board,
@@ -407,7 +407,7 @@ pub async fn get_stats(
     board: web::Path<String>,
     query: web::Query<SelectQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = readable_board(&state.config, auth.0.as_ref(), &board)?;
+    let board = readable_board(&state, auth.0.as_ref(), &board)?;
     let sel = select(
         board,
         query.period.as_deref(),

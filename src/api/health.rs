@@ -8,7 +8,6 @@ use utoipa::ToSchema;
 
 use crate::engine::durability;
 use crate::engine::state::AppState;
-use crate::store::sql;
 
 /// The process is up.
 #[utoipa::path(get, path = "/healthz", tag = "ops", responses((status = 200, description = "up")))]
@@ -52,22 +51,18 @@ pub struct Readiness {
 ))]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    let (report, db) = tokio::join!(state.durability.inspect(&state.redis), sql::ping(&state.db));
-    let refusal = report
-        .as_ref()
-        .ok()
-        .and_then(|r| state.durability.refusal(r));
+    let ready = durability::readiness(&state).await;
     let body = Readiness {
-        redis: match (&report, &refusal) {
-            (Err(_), _) => "unavailable",
-            (Ok(_), Some(_)) => "evicting",
-            (Ok(_), None) => "ok",
+        redis: match (&ready.redis, &ready.refusal) {
+            (None, _) => "unavailable",
+            (Some(_), Some(_)) => "evicting",
+            (Some(_), None) => "ok",
         },
-        sql: if db.is_ok() { "ok" } else { "unavailable" },
-        message: refusal,
-        redis_durability: report.ok().map(Into::into),
+        sql: if ready.sql { "ok" } else { "unavailable" },
+        message: ready.refusal.clone(),
+        redis_durability: ready.redis.clone().map(Into::into),
     };
-    if body.redis == "ok" && db.is_ok() {
+    if ready.ready() {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)

@@ -49,7 +49,7 @@ pub async fn get_quota(
     query: web::Query<QuotaQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let caller = auth.0.as_ref();
-    let board = readable_board(&state.config, caller, &board)?;
+    let board = readable_board(&state, caller, &board)?;
     let parsed = |raw: &Option<String>,
                   parse: fn(&str) -> Result<String, crate::domain::Invalid>| {
         raw.as_deref().map(parse).transpose()
@@ -72,7 +72,7 @@ pub async fn get_quota(
         })?,
         ip: ip.map(ip_subject),
     };
-    let rules = limits::quota(&state.redis, &board, &values, Utc::now()).await?;
+    let rules = limits::quota(&state, &board, &values, Utc::now()).await?;
     Ok(HttpResponse::Ok().json(QuotaResponse {
         board: board.board.slug.to_string(),
         rules: rules.into_iter().map(Into::into).collect(),

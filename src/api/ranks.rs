@@ -75,7 +75,7 @@ pub async fn get_ranks(
     auth: Auth,
     query: web::Query<RanksQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = readable_board(&state.config, auth.0.as_ref(), &query.board)?;
+    let board = readable_board(&state, auth.0.as_ref(), &query.board)?;
     let ids = split(&query.members);
     if ids.is_empty() {
         return Err(ApiError::invalid_field(
@@ -169,7 +169,7 @@ pub async fn get_tops(
     let selections = slugs
         .into_iter()
         .map(|slug| {
-            let board = readable_board(&state.config, auth.0.as_ref(), slug)?;
+            let board = readable_board(&state, auth.0.as_ref(), slug)?;
             select(
                 board,
                 query.period.as_deref(),

@@ -4,10 +4,11 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::error::EngineError;
+use super::state::AppState;
 use crate::domain::period::{self, Bucket, Period};
 use crate::engine::config::BoardConfig;
 use crate::engine::leaderboard::Selection;
-use crate::store::redis::{REFUSALS_TTL_S, RedisStore};
+use crate::store::redis::REFUSALS_TTL_S;
 
 /// How many days refusals are kept, so how far back a chart can show them.
 pub const REFUSALS_KEPT_DAYS: i64 = REFUSALS_TTL_S / 86_400;
@@ -34,10 +35,11 @@ pub struct Activity {
 /// Reads the activity around `sel` as of `now`: one HMGET for the votes, one pipeline of
 /// the refusal hours still kept, one of PFCOUNTs.
 pub async fn activity(
-    redis: &RedisStore,
+    state: &AppState,
     sel: &Selection,
     now: DateTime<Utc>,
 ) -> Result<Activity, EngineError> {
+    let redis = &state.redis;
     let config = &sel.board;
     let tz = config.board.settings.timezone;
     let buckets = period::chart_steps(&sel.bucket, tz, now);
@@ -115,10 +117,11 @@ pub async fn activity(
 
 /// Votes on `config`'s board so far today, in the board's timezone.
 pub async fn votes_today(
-    redis: &RedisStore,
+    state: &AppState,
     config: &BoardConfig,
     now: DateTime<Utc>,
 ) -> Result<i64, EngineError> {
+    let redis = &state.redis;
     let today = Bucket::containing(Period::Day, config.board.settings.timezone, now)?;
     let hours: Vec<i64> = period::epoch_hours(&today)
         .take_while(|h| h * 3600 <= now.timestamp())

@@ -22,6 +22,7 @@ use crate::engine::config::{self, BoardConfig, Change};
 use crate::engine::reconcile;
 use crate::engine::state::AppState;
 use crate::store::sql;
+pub use crate::store::sql::audit::{AuditEntry, AuditFilter};
 
 /// The cached board with this slug, or `board_not_found`.
 pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, EngineError> {
@@ -32,7 +33,7 @@ pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, 
 }
 
 async fn changed(state: &AppState, change: Change) -> Result<(), EngineError> {
-    config::changed(&state.config, &state.db, &state.redis, change).await
+    config::changed(state, change).await
 }
 
 /// Writes an audit entry for a change that has been made. The change stands even if the
@@ -411,6 +412,15 @@ pub async fn revoke_api_key(state: &AppState, actor: &str, id: i64) -> Result<()
     )
     .await;
     Ok(())
+}
+
+/// The newest audit log entries matching `filter`, at most `limit`.
+pub async fn audit_log(
+    state: &AppState,
+    filter: &AuditFilter,
+    limit: u64,
+) -> Result<Vec<AuditEntry>, EngineError> {
+    Ok(sql::audit::list(&state.db, filter, limit).await?)
 }
 
 /// A board's settings as the audit log shows them.

@@ -2,10 +2,10 @@
 //! boards and leagues it may reach.
 
 use super::error::EngineError;
+use super::state::AppState;
 use crate::domain::auth::{Reach, Scope, hash_key};
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, Channel, LeagueSlug};
-use crate::engine::config::ConfigCache;
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,11 +78,8 @@ impl Caller {
 }
 
 /// Resolves an `Authorization` header value; `None` when the request carries none.
-pub fn authenticate(
-    cache: &ConfigCache,
-    master_key_hash: Option<&str>,
-    header: Option<&str>,
-) -> Result<Option<Caller>, EngineError> {
+pub fn authenticate(state: &AppState, header: Option<&str>) -> Result<Option<Caller>, EngineError> {
+    let (cache, master_key_hash) = (&state.config, state.master_key_hash.as_deref());
     let Some(header) = header else {
         return Ok(None);
     };

@@ -29,6 +29,7 @@ use crate::store::redis::{BoardKeys, Keys, LeagueKeys, RedisStore, SeasonRecord}
 use crate::store::sql::{self, SqlError};
 
 use super::error::EngineError;
+use super::state::AppState;
 
 /// A board as the hot path needs it.
 #[derive(Debug)]
@@ -379,12 +380,8 @@ impl ConfigCache {
 
 /// Reloads `change` here, then tells the other instances. When Redis does not take the
 /// notice, it is retried in the background: the change is saved and live here already.
-pub async fn changed(
-    cache: &ConfigCache,
-    db: &DatabaseConnection,
-    redis: &RedisStore,
-    change: Change,
-) -> Result<(), EngineError> {
+pub async fn changed(state: &AppState, change: Change) -> Result<(), EngineError> {
+    let (cache, db, redis) = (&*state.config, &state.db, &state.redis);
     cache.apply(db, &change).await?;
     let payload = change.encode();
     match redis.announce_config_change(&payload).await {
@@ -418,18 +415,14 @@ async fn announce_until_taken(redis: RedisStore, payload: String) {
 /// Follows configuration notices until the process ends: reconnects after failures,
 /// pings the connection every `check` and reconnects when it stays silent, and catches
 /// up on everything after each (re)subscription, since notices sent meanwhile are lost.
-pub async fn listen(
-    cache: Arc<ConfigCache>,
-    db: DatabaseConnection,
-    redis: RedisStore,
-    check: Duration,
-) {
+pub async fn listen(state: AppState, check: Duration) {
+    let (cache, db, redis) = (&state.config, &state.db, &state.redis);
     loop {
         match redis.config_notices().await {
             Ok(mut notices) => {
                 match redis.config_version().await {
                     Ok(version) => {
-                        if let Err(err) = cache.catch_up(&db, version).await {
+                        if let Err(err) = cache.catch_up(db, version).await {
                             tracing::warn!(error = %err, "failed to reload configuration");
                         }
                     }
@@ -447,7 +440,7 @@ pub async fn listen(
                                 tracing::warn!(%payload, "ignoring an unknown configuration notice");
                                 continue;
                             };
-                            match cache.apply(&db, &change).await {
+                            match cache.apply(db, &change).await {
                                 Ok(()) => cache.applied(version),
                                 Err(err) => tracing::warn!(error = %err, ?change, "failed to reload configuration"),
                             }
@@ -473,12 +466,8 @@ pub async fn listen(
 /// Reads the configuration version every `check` and reloads everything when it moved
 /// past the last change this instance applied: the backstop for notices that never
 /// arrived.
-pub async fn check_version(
-    cache: Arc<ConfigCache>,
-    db: DatabaseConnection,
-    redis: RedisStore,
-    check: Duration,
-) {
+pub async fn check_version(state: AppState, check: Duration) {
+    let (cache, db, redis) = (&state.config, &state.db, &state.redis);
     let mut ticks = tokio::time::interval(check);
     // The first tick is immediate; start-up has just loaded everything.
     ticks.tick().await;
@@ -493,7 +482,7 @@ pub async fn check_version(
         };
         if version != cache.version.load(Ordering::SeqCst) {
             tracing::info!(version, "configuration version moved; reloading");
-            if let Err(err) = cache.catch_up(&db, version).await {
+            if let Err(err) = cache.catch_up(db, version).await {
                 tracing::warn!(error = %err, "failed to reload configuration");
             }
         }

@@ -15,7 +15,7 @@ use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
 use crate::domain::scoring::{Scoring, Storage, to_points};
 use crate::engine::auth::Caller;
-use crate::engine::config::{BoardConfig, ConfigCache};
+use crate::engine::config::BoardConfig;
 use crate::engine::state::AppState;
 use crate::store::redis::window::{WindowAt, WindowPageQuery};
 use crate::store::redis::{PageQuery, PageReply, SHARDED_MAX_DEPTH, StandingQuery, StandingReply};
@@ -53,13 +53,13 @@ impl Selection {
 /// Finds the board and checks the caller may read it: a key with the read scope, or none
 /// at all when the board has a public page.
 pub fn readable_board(
-    cache: &ConfigCache,
+    state: &AppState,
     caller: Option<&Caller>,
     slug: &str,
 ) -> Result<Arc<BoardConfig>, EngineError> {
     let slug = BoardSlug::parse(slug)
         .map_err(|e| EngineError::not_found(Code::BoardNotFound, e.message))?;
-    let board = cache.board(&slug);
+    let board = state.config.board(&slug);
     match caller {
         Some(c) => {
             c.require(Scope::Read)?;

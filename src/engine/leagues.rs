@@ -34,13 +34,7 @@ fn settings_json(s: &LeagueSettings) -> Value {
 }
 
 async fn changed(state: &AppState, slug: &LeagueSlug) -> Result<(), EngineError> {
-    config::changed(
-        &state.config,
-        &state.db,
-        &state.redis,
-        Change::League(slug.clone()),
-    )
-    .await
+    config::changed(state, Change::League(slug.clone())).await
 }
 
 /// The league with this slug.

@@ -10,12 +10,13 @@ use chrono_tz::Tz;
 use serde_json::{Map, Value, json};
 
 use super::error::EngineError;
+use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::limit::{Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window};
 use crate::engine::config::BoardConfig;
 use crate::i18n::Lang;
-use crate::store::redis::{Counter, CounterOf, RedisStore, RuleCheck};
+use crate::store::redis::{Counter, CounterOf, RuleCheck};
 
 /// How long a counter outlives its window, so that an instance whose clock is a little
 /// behind still finds the count.
@@ -334,11 +335,12 @@ pub struct QuotaRule {
 
 /// Every rule of the board, with what `values` have used of it at `now`.
 pub async fn quota(
-    redis: &RedisStore,
+    state: &AppState,
     board: &BoardConfig,
     values: &VoteValues,
     now: DateTime<Utc>,
 ) -> Result<Vec<QuotaRule>, EngineError> {
+    let redis = &state.redis;
     let mut rules: Vec<QuotaRule> = Vec::with_capacity(board.rules.len());
     let mut counters = Vec::new();
     let mut spans = Vec::new();

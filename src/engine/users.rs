@@ -16,13 +16,12 @@ use std::net::IpAddr;
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use rand::Rng;
-use sea_orm::DatabaseConnection;
 use tokio::sync::Semaphore;
 
 use super::error::EngineError;
+use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::limit::ip_subject;
-use crate::store::redis::RedisStore;
 use crate::store::sql::{self, SqlError};
 
 /// How long login attempts are remembered.
@@ -92,11 +91,8 @@ fn check_new(username: &str, password: &str) -> Result<(), EngineError> {
 }
 
 /// Adds a dashboard user.
-pub async fn add_user(
-    db: &DatabaseConnection,
-    username: &str,
-    password: &str,
-) -> Result<(), EngineError> {
+pub async fn add_user(state: &AppState, username: &str, password: &str) -> Result<(), EngineError> {
+    let db = &state.db;
     check_new(username, password)?;
     sql::users::insert_user(db, username, &hash_password(password)?)
         .await
@@ -111,11 +107,11 @@ pub async fn add_user(
 /// Sets a user's password and ends all of the user's dashboard sessions; answers how
 /// many were open.
 pub async fn set_password(
-    db: &DatabaseConnection,
-    redis: &RedisStore,
+    state: &AppState,
     username: &str,
     password: &str,
 ) -> Result<usize, EngineError> {
+    let (db, redis) = (&state.db, &state.redis);
     check_new(username, password)?;
     if sql::users::set_password(db, username, &hash_password(password)?).await? {
         Ok(redis.close_user_sessions(username).await?)
@@ -126,11 +122,8 @@ pub async fn set_password(
 
 /// Deletes a user and ends all of the user's dashboard sessions; answers how many were
 /// open. The last user cannot be deleted: nobody could sign in any more.
-pub async fn delete_user(
-    db: &DatabaseConnection,
-    redis: &RedisStore,
-    username: &str,
-) -> Result<usize, EngineError> {
+pub async fn delete_user(state: &AppState, username: &str) -> Result<usize, EngineError> {
+    let (db, redis) = (&state.db, &state.redis);
     if sql::users::password_hash(db, username).await?.is_none() {
         return Err(user_not_found(username));
     }
@@ -170,46 +163,48 @@ impl SessionPolicy {
         let left = ticket.started + self.absolute.as_secs() as i64 - now;
         left.min(self.idle.as_secs() as i64)
     }
+}
 
-    /// Opens a session for `user`, who has just signed in. Sessions live in Redis (the
-    /// cookie only names one), so that logging out, a password change or deleting the
-    /// user ends them on the server: a copied cookie stops working at once.
-    pub async fn open(&self, redis: &RedisStore, user: &str) -> Result<SessionTicket, EngineError> {
-        let ticket = SessionTicket {
-            user: user.to_owned(),
-            id: random_id(32),
-            started: chrono::Utc::now().timestamp(),
-        };
-        let ttl = self.ttl_s(&ticket, ticket.started).max(1);
-        redis
-            .open_session(user, &ticket.id, ttl, self.absolute.as_secs().max(1) as i64)
-            .await?;
-        Ok(ticket)
-    }
+/// Opens a dashboard session for `user`, who has just signed in. Sessions live in Redis
+/// (the cookie only names one), so that logging out, a password change or deleting the
+/// user ends them on the server: a copied cookie stops working at once.
+pub async fn open_session(state: &AppState, user: &str) -> Result<SessionTicket, EngineError> {
+    let policy = &state.sessions;
+    let ticket = SessionTicket {
+        user: user.to_owned(),
+        id: random_id(32),
+        started: chrono::Utc::now().timestamp(),
+    };
+    let ttl = policy.ttl_s(&ticket, ticket.started).max(1);
+    state
+        .redis
+        .open_session(
+            user,
+            &ticket.id,
+            ttl,
+            policy.absolute.as_secs().max(1) as i64,
+        )
+        .await?;
+    Ok(ticket)
+}
 
-    /// Whether the session is still open; a request keeps it open for the idle timeout
-    /// more (never past its absolute end).
-    pub async fn check(
-        &self,
-        redis: &RedisStore,
-        ticket: &SessionTicket,
-    ) -> Result<bool, EngineError> {
-        let ttl = self.ttl_s(ticket, chrono::Utc::now().timestamp());
-        if ttl <= 0 {
-            redis.close_session(&ticket.user, &ticket.id).await?;
-            return Ok(false);
-        }
-        Ok(redis.touch_session(&ticket.user, &ticket.id, ttl).await?)
+/// Whether the session is still open; a request keeps it open for the idle timeout
+/// more (never past its absolute end).
+pub async fn check_session(state: &AppState, ticket: &SessionTicket) -> Result<bool, EngineError> {
+    let ttl = state.sessions.ttl_s(ticket, chrono::Utc::now().timestamp());
+    if ttl <= 0 {
+        state.redis.close_session(&ticket.user, &ticket.id).await?;
+        return Ok(false);
     }
+    Ok(state
+        .redis
+        .touch_session(&ticket.user, &ticket.id, ttl)
+        .await?)
+}
 
-    /// Ends the session (logout).
-    pub async fn close(
-        &self,
-        redis: &RedisStore,
-        ticket: &SessionTicket,
-    ) -> Result<(), EngineError> {
-        Ok(redis.close_session(&ticket.user, &ticket.id).await?)
-    }
+/// Ends the session (logout).
+pub async fn close_session(state: &AppState, ticket: &SessionTicket) -> Result<(), EngineError> {
+    Ok(state.redis.close_session(&ticket.user, &ticket.id).await?)
 }
 
 fn random_id(len: usize) -> String {
@@ -222,15 +217,16 @@ fn random_id(len: usize) -> String {
 /// Creates `admin` when there is no user at all; answers the generated password when one
 /// had to be made up (the caller prints it once).
 pub async fn ensure_admin(
-    db: &DatabaseConnection,
+    state: &AppState,
     password: Option<&str>,
 ) -> Result<Option<String>, EngineError> {
+    let db = &state.db;
     if sql::users::count_users(db).await? > 0 {
         return Ok(None);
     }
     let generated = password.is_none().then(|| random_id(20));
     let chosen = password.or(generated.as_deref()).unwrap_or_default();
-    match add_user(db, "admin", chosen).await {
+    match add_user(state, "admin", chosen).await {
         // Another instance created it first.
         Err(EngineError::Conflict { .. }) => Ok(None),
         Err(other) => Err(other),
@@ -250,12 +246,12 @@ pub enum LoginRefusal {
 /// Checks a login from `ip`: counts the attempt first, refuses while too many are
 /// recent, and only then checks the password.
 pub async fn login(
-    db: &DatabaseConnection,
-    redis: &RedisStore,
+    state: &AppState,
     username: &str,
     password: &str,
     ip: Option<IpAddr>,
 ) -> Result<Result<(), LoginRefusal>, EngineError> {
+    let (db, redis) = (&state.db, &state.redis);
     let ip = ip.map_or_else(|| "unknown".to_owned(), ip_subject);
     // A name no user can have gets no key of its own: keys stay small whatever is sent.
     let named = check_username(username).is_ok();

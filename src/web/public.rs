@@ -348,13 +348,7 @@ async fn page(
     {
         card.notice = Some(notice);
     }
-    let quota = limits::quota(
-        &state.redis,
-        &config,
-        &visitor_values(req, session),
-        Utc::now(),
-    )
-    .await?;
+    let quota = limits::quota(state, &config, &visitor_values(req, session), Utc::now()).await?;
     let here = format!(
         "{}/{}?period={}",
         surface.base(),
@@ -616,13 +610,7 @@ async fn cast_vote(
         // Our failures keep their own page (503, 500); the visitor's are shown inline.
         return Err(err.into());
     }
-    let quota = limits::quota(
-        &state.redis,
-        &config,
-        &visitor_values(&req, &session),
-        Utc::now(),
-    )
-    .await?;
+    let quota = limits::quota(&state, &config, &visitor_values(&req, &session), Utc::now()).await?;
     let notice = VoteNotice {
         member: member.to_string(),
         text: answer_text(l, &config, &member, &quota, &result),

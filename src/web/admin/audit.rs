@@ -7,11 +7,10 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::{Chrome, html};
-use crate::engine::error::EngineError;
+use crate::engine::admin::{self as engine, AuditEntry, AuditFilter};
 use crate::engine::state::AppState;
 use crate::error::PageError;
 use crate::i18n::Lang;
-use crate::store::sql::audit::{self, AuditEntry, AuditFilter};
 use crate::web::Router;
 use crate::web::session::AdminUser;
 
@@ -55,9 +54,7 @@ async fn list_audit(
         target: some(&q.target),
     };
     let filtered = filter.actor.is_some() || filter.action.is_some() || filter.target.is_some();
-    let entries = audit::list(&state.db, &filter, 500)
-        .await
-        .map_err(EngineError::from)?;
+    let entries = engine::audit_log(&state, &filter, 500).await?;
     let chrome = Chrome::of(&session, &user);
     html(&AuditPage {
         l: chrome.l,

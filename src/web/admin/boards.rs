@@ -85,7 +85,7 @@ async fn list_boards(
     let mut boards = Vec::new();
     for config in state.config.boards() {
         let s = &config.board.settings;
-        let votes_today = activity::votes_today(&state.redis, &config, now).await?;
+        let votes_today = activity::votes_today(&state, &config, now).await?;
         boards.push(BoardRow {
             slug: config.board.slug.to_string(),
             title: s.title.clone(),
@@ -629,7 +629,7 @@ async fn live_page(
         })
         .collect();
 
-    let activity = activity::activity(&state.redis, &sel, now).await?;
+    let activity = activity::activity(state, &sel, now).await?;
     let zone = l.zone(tz);
     let steps = &activity.steps;
     let step = steps.first().map_or(Period::Hour, |s| s.bucket.period);

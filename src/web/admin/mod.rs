@@ -59,7 +59,7 @@ pub async fn require_login(
         session::signed_in(&req.get_session()),
         req.app_data::<web::Data<AppState>>(),
     ) {
-        (Some(ticket), Some(state)) => match state.sessions.check(&state.redis, &ticket).await {
+        (Some(ticket), Some(state)) => match users::check_session(state, &ticket).await {
             Ok(true) => return next.call(req).await,
             Ok(false) => {
                 session::sign_out(&req.get_session());
@@ -160,10 +160,10 @@ async fn login(
 ) -> Result<HttpResponse, PageError> {
     let form = form.0;
     let ip = client.0;
-    let outcome = users::login(&state.db, &state.redis, &form.username, &form.password, ip).await?;
+    let outcome = users::login(&state, &form.username, &form.password, ip).await?;
     let error = match &outcome {
         Ok(()) => {
-            let ticket = state.sessions.open(&state.redis, &form.username).await?;
+            let ticket = users::open_session(&state, &form.username).await?;
             session::sign_in(&session, &ticket)?;
             tracing::info!(user = %form.username, ip = ?ip, "dashboard sign-in");
             return Ok(see_other("/admin/boards"));
@@ -193,7 +193,7 @@ async fn logout(
     _form: CsrfForm<Empty>,
 ) -> Result<HttpResponse, PageError> {
     if let Some(ticket) = session::signed_in(&session) {
-        state.sessions.close(&state.redis, &ticket).await?;
+        users::close_session(&state, &ticket).await?;
     }
     session::sign_out(&session);
     Ok(see_other("/admin/login"))
