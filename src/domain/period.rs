@@ -679,6 +679,32 @@ pub fn trailing_buckets(bucket: &Bucket, tz: Tz) -> Vec<Bucket> {
 }
 
 /// The epoch hours (hours since 1970, UTC) that start within `bucket`.
+/// The epoch hour (hours since 1970-01-01T00 UTC) an instant falls in: how hourly
+/// counters and late-write marks are keyed.
+pub fn epoch_hour(at: DateTime<Utc>) -> i64 {
+    at.timestamp().div_euclid(3600)
+}
+
+/// The epoch hour of an instant given in milliseconds since the epoch.
+pub fn epoch_hour_of_ms(ms: i64) -> i64 {
+    ms.div_euclid(3_600_000)
+}
+
+/// The first and last second of an epoch hour.
+pub fn hour_span(hour: i64) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    Some((
+        DateTime::from_timestamp(hour.checked_mul(3600)?, 0)?,
+        DateTime::from_timestamp(hour.checked_mul(3600)? + 3599, 0)?,
+    ))
+}
+
+/// The epoch hours a bucket overlaps, at either end too (a local bucket need not start
+/// on a UTC hour); `None` for `all`, which has no bounds.
+pub fn overlapping_hours(bucket: &Bucket) -> Option<std::ops::RangeInclusive<i64>> {
+    Some(epoch_hour(bucket.start?)..=(bucket.end?.timestamp() - 1).div_euclid(3600))
+}
+
+/// The epoch hours starting in a bucket.
 pub fn epoch_hours(bucket: &Bucket) -> std::ops::Range<i64> {
     match (bucket.start, bucket.end) {
         (Some(start), Some(end)) => {
@@ -1059,6 +1085,21 @@ mod tests {
         // The day starts at 18:30 UTC the evening before; its first whole UTC hour is 19:00.
         assert_eq!(hours.start * 3600, at("2026-11-22T19:00:00Z").timestamp());
         assert_eq!(epoch_hours(&Bucket::all()), 0..0);
+        // Overlapping: the half hour at each end counts too.
+        let overlapping = overlapping_hours(&india).unwrap();
+        assert_eq!(overlapping.clone().count(), 25);
+        assert_eq!(*overlapping.start(), epoch_hour(at("2026-11-22T18:30:00Z")));
+        assert_eq!(*overlapping.end(), epoch_hour(at("2026-11-23T18:29:59Z")));
+        assert_eq!(overlapping_hours(&Bucket::all()), None);
+        let hour = epoch_hour(at("2026-11-23T10:15:00Z"));
+        assert_eq!(
+            epoch_hour_of_ms(at("2026-11-23T10:59:59Z").timestamp_millis()),
+            hour
+        );
+        assert_eq!(
+            hour_span(hour),
+            Some((at("2026-11-23T10:00:00Z"), at("2026-11-23T10:59:59Z")))
+        );
     }
 
     #[test]

@@ -124,7 +124,7 @@ pub async fn votes_today(
     let redis = &state.redis;
     let today = Bucket::containing(Period::Day, config.board.settings.timezone, now)?;
     let hours: Vec<i64> = period::epoch_hours(&today)
-        .take_while(|h| h * 3600 <= now.timestamp())
+        .take_while(|&h| h <= period::epoch_hour(now))
         .collect();
     if hours.is_empty() {
         return Ok(0);

@@ -28,7 +28,7 @@ use super::error::EngineError;
 use super::leaderboard::ranks;
 use super::state::AppState;
 use crate::domain::code::Code;
-use crate::domain::period::{Bucket, Period};
+use crate::domain::period::{self, Bucket, Period};
 use crate::domain::retention::ARCHIVE_AFTER;
 use crate::domain::score::View;
 use crate::store::redis::{Lease, PageQuery, Release};
@@ -147,11 +147,11 @@ pub async fn archive_board(
 
         // 1. Closed buckets before the walk whose hours got late writes since.
         let mut late: Vec<Bucket> = Vec::new();
-        for hour in marks.hours.keys() {
-            for second in [hour * 3600, hour * 3600 + 3599] {
-                let Some(at) = DateTime::from_timestamp(second, 0) else {
-                    continue;
-                };
+        for &hour in marks.hours.keys() {
+            let Some((first, last)) = period::hour_span(hour) else {
+                continue;
+            };
+            for at in [first, last] {
                 let Ok(bucket) = Bucket::containing(period, tz, at) else {
                     continue;
                 };
@@ -215,7 +215,7 @@ pub async fn archive_board(
         .keys()
         .copied()
         .filter(|&hour| {
-            let Some(at) = DateTime::from_timestamp(hour * 3600, 0) else {
+            let Some((at, _)) = period::hour_span(hour) else {
                 return false;
             };
             periods.iter().all(|&period| {
@@ -237,12 +237,7 @@ pub async fn archive_board(
 
 /// Late writes marked in the epoch hours a bucket overlaps.
 fn late_in(marks: &BTreeMap<i64, i64>, bucket: &Bucket) -> i64 {
-    let (Some(start), Some(end)) = (bucket.start, bucket.end) else {
-        return 0;
-    };
-    let first = start.timestamp().div_euclid(3600);
-    let last = (end.timestamp() - 1).div_euclid(3600);
-    marks.range(first..=last).map(|(_, n)| n).sum()
+    period::overlapping_hours(bucket).map_or(0, |hours| marks.range(hours).map(|(_, n)| n).sum())
 }
 
 /// The views a board keeps: a scores board has one.

@@ -11,7 +11,7 @@ use crate::domain::auth::Scope;
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, MemberId};
-use crate::domain::period::{Bucket, Period};
+use crate::domain::period::{self, Bucket, Period};
 use crate::domain::score::View;
 use crate::domain::scoring::{Scoring, Storage, to_points};
 use crate::engine::auth::Caller;
@@ -775,10 +775,7 @@ pub async fn stats(state: &AppState, sel: &Selection) -> Result<Stats, EngineErr
         .rev()
         .map(|h| now - Duration::hours(h))
         .collect();
-    let fields: Vec<i64> = hours
-        .iter()
-        .map(|h| h.timestamp().div_euclid(3600))
-        .collect();
+    let fields: Vec<i64> = hours.iter().map(|h| period::epoch_hour(*h)).collect();
     let counts = redis.votes_per_hour(&sel.board.keys, &fields).await?;
     let refusals = redis.refusals(&sel.board.keys, &fields).await?;
     let (total_members, participants) = if sel.bucket.period.rolling().is_some() {

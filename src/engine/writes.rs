@@ -21,7 +21,7 @@ use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{VoteValues, ip_subject};
-use crate::domain::period::{Bucket, voter_buckets};
+use crate::domain::period::{Bucket, epoch_hour, voter_buckets};
 use crate::domain::retention::is_late;
 use crate::domain::score::{Increment, View};
 use crate::domain::scoring::{Op, parse_value, to_points};
@@ -174,7 +174,7 @@ fn call<'a>(p: &'a Prepared, caller: &'a Caller, receipt: &'a str, state: &AppSt
         .idempotency
         .as_ref()
         .map(|i| (caller.id.as_str(), &i.key, state.settings.idempotency_ttl));
-    let (hour, at_ms) = (p.at.timestamp().div_euclid(3600), p.at.timestamp_millis());
+    let (hour, at_ms) = (epoch_hour(p.at), p.at.timestamp_millis());
     let voter = p.write.voter.as_ref().map(VoterId::as_str);
     match &p.targets {
         Targets::Vote {

@@ -20,6 +20,7 @@ use crate::domain::league::{
     BracketRef, SCORE_MAX, SeasonRules, rewards_from_json, rewards_to_json, tiers_from_json,
     tiers_to_json,
 };
+use crate::domain::period::epoch_hour_of_ms;
 
 static JOIN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("league_join.lua")));
 static SCORE: LazyLock<Script> = LazyLock::new(|| {
@@ -378,7 +379,7 @@ impl RedisStore {
             ),
             None => (keys.season(), 0, ""),
         };
-        let hour = call.now_ms.div_euclid(3_600_000);
+        let hour = epoch_hour_of_ms(call.now_ms);
         let mut invocation = SCORE.key(record);
         invocation
             .key(keys.season())
