@@ -612,6 +612,29 @@ pub struct PlayerResult {
     pub outcome: Outcome,
 }
 
+/// A player's final place in a closed season, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedResult {
+    pub player: String,
+    pub place: BracketRef,
+    pub rank: i64,
+    pub score: i64,
+    /// `promote`, `stay` or `demote`.
+    pub zone: String,
+    /// The tier (index) the close gave the player for the next season.
+    pub next_tier: usize,
+}
+
+/// A reward a close gave, and whether (and to whom) a join handed it over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedReward {
+    pub player: String,
+    pub reward: String,
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// The caller a join handed it to (`master`, `key:<id>`).
+    pub delivered_to: Option<String>,
+}
+
 /// The close of one bracket of tier `tier`: `ranked` are its players, best first (score
 /// descending, earlier join first on equal scores).
 pub fn close_bracket(rules: &SeasonRules, tier: usize, ranked: &[String]) -> Vec<Outcome> {

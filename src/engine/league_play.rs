@@ -610,15 +610,7 @@ pub async fn season_brackets(
         (true, record.rules.clone())
     } else {
         let (row, rules) = closed_rules(state, &config, n).await?;
-        let mut counts: std::collections::BTreeMap<BracketRef, i64> = Default::default();
-        for r in sql::leagues::season_results(&state.db, row.id).await? {
-            let place = BracketRef {
-                tier: usize::try_from(r.tier).unwrap_or(0),
-                number: r.bracket,
-            };
-            *counts.entry(place).or_default() += 1;
-        }
-        for (place, players) in counts {
+        for (place, players) in sql::leagues::bracket_sizes(&state.db, row.id).await? {
             by_tier
                 .entry(place.tier)
                 .or_default()
@@ -712,19 +704,18 @@ async fn closed_bracket(
 ) -> Result<BracketStandings, EngineError> {
     let (row, rules) = closed_rules(state, config, n).await?;
     let place = BracketRef::parse(id, &rules)?;
-    let entries: Vec<BracketPlayer> =
-        sql::leagues::bracket_results(&state.db, row.id, place.tier, place.number)
-            .await?
-            .into_iter()
-            .map(|r| BracketPlayer {
-                rank: r.rank,
-                player: r.player,
-                score: r.score,
-                nickname: None,
-                avatar: None,
-                zone: r.zone,
-            })
-            .collect();
+    let entries: Vec<BracketPlayer> = sql::leagues::bracket_results(&state.db, row.id, place)
+        .await?
+        .into_iter()
+        .map(|r| BracketPlayer {
+            rank: r.rank,
+            player: r.player,
+            score: r.score,
+            nickname: None,
+            avatar: None,
+            zone: r.zone,
+        })
+        .collect();
     if entries.is_empty() {
         return Err(EngineError::not_found(
             Code::BracketNotFound,

@@ -494,7 +494,7 @@ async fn a_close_moves_shares_by_tier_and_hands_rewards_over_once() {
 async fn season_one(
     app: &TestApp,
     slug: &str,
-) -> BTreeMap<String, (i32, i64, i64, i64, String, i32)> {
+) -> BTreeMap<String, (usize, i64, i64, i64, String, usize)> {
     let (state, league) = app.league_in_sql(slug).await;
     let season = ovation::store::sql::leagues::season(&state.db, league.id, 1)
         .await
@@ -509,7 +509,14 @@ async fn season_one(
         .map(|r| {
             (
                 r.player,
-                (r.tier, r.bracket, r.rank, r.score, r.zone, r.next_tier),
+                (
+                    r.place.tier,
+                    r.place.number,
+                    r.rank,
+                    r.score,
+                    r.zone,
+                    r.next_tier,
+                ),
             )
         })
         .collect();

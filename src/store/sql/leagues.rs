@@ -14,9 +14,9 @@ use super::entities::{
 use super::{SqlError, from_naive, to_naive};
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{
-    Delivery, League, LeagueSettings, PlayerResult, Season, SeasonRules, limits_from_json,
-    limits_to_json, parse_season, rewards_from_json, rewards_to_json, tiers_from_json,
-    tiers_to_json,
+    BracketRef, Delivery, League, LeagueSettings, PlayerResult, RecordedResult, RecordedReward,
+    Season, SeasonRules, limits_from_json, limits_to_json, parse_season, rewards_from_json,
+    rewards_to_json, tiers_from_json, tiers_to_json,
 };
 use crate::domain::period::parse_timezone;
 use crate::domain::webhook::Outcome;
@@ -421,34 +421,80 @@ pub async fn record_close(
     Ok(true)
 }
 
+fn recorded(row: league_result::Model) -> RecordedResult {
+    RecordedResult {
+        player: row.player,
+        place: BracketRef {
+            tier: usize::try_from(row.tier).unwrap_or(0),
+            number: row.bracket,
+        },
+        rank: row.rank,
+        score: row.score,
+        zone: row.zone,
+        next_tier: usize::try_from(row.next_tier).unwrap_or(0),
+    }
+}
+
 /// The recorded results of one bracket of a closed season, by rank.
 pub async fn bracket_results(
     db: &impl ConnectionTrait,
     season_id: i64,
-    tier: usize,
-    bracket: i64,
-) -> Result<Vec<league_result::Model>, SqlError> {
+    place: BracketRef,
+) -> Result<Vec<RecordedResult>, SqlError> {
     Ok(league_result::Entity::find()
         .filter(league_result::Column::SeasonId.eq(season_id))
-        .filter(league_result::Column::Tier.eq(i32::try_from(tier).unwrap_or(i32::MAX)))
-        .filter(league_result::Column::Bracket.eq(bracket))
+        .filter(league_result::Column::Tier.eq(i32::try_from(place.tier).unwrap_or(i32::MAX)))
+        .filter(league_result::Column::Bracket.eq(place.number))
         .order_by_asc(league_result::Column::Rank)
         .all(db)
-        .await?)
+        .await?
+        .into_iter()
+        .map(recorded)
+        .collect())
+}
+
+/// How many players each bracket of a closed season had, by tier and bracket.
+pub async fn bracket_sizes(
+    db: &impl ConnectionTrait,
+    season_id: i64,
+) -> Result<Vec<(BracketRef, i64)>, SqlError> {
+    let rows: Vec<(i32, i64, i64)> = league_result::Entity::find()
+        .select_only()
+        .column(league_result::Column::Tier)
+        .column(league_result::Column::Bracket)
+        .column_as(league_result::Column::Id.count(), "players")
+        .filter(league_result::Column::SeasonId.eq(season_id))
+        .group_by(league_result::Column::Tier)
+        .group_by(league_result::Column::Bracket)
+        .order_by_asc(league_result::Column::Tier)
+        .order_by_asc(league_result::Column::Bracket)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(tier, number, players)| {
+            let tier = usize::try_from(tier).unwrap_or(0);
+            (BracketRef { tier, number }, players)
+        })
+        .collect())
 }
 
 /// The recorded results of a closed season, by tier, bracket and rank.
 pub async fn season_results(
     db: &impl ConnectionTrait,
     season_id: i64,
-) -> Result<Vec<league_result::Model>, SqlError> {
+) -> Result<Vec<RecordedResult>, SqlError> {
     Ok(league_result::Entity::find()
         .filter(league_result::Column::SeasonId.eq(season_id))
         .order_by_asc(league_result::Column::Tier)
         .order_by_asc(league_result::Column::Bracket)
         .order_by_asc(league_result::Column::Rank)
         .all(db)
-        .await?)
+        .await?
+        .into_iter()
+        .map(recorded)
+        .collect())
 }
 
 /// Marks a player's rewards of the league from `seasons` (numbers) as handed over to
@@ -484,16 +530,24 @@ pub async fn rewards_delivered(
     Ok(())
 }
 
-/// Every reward of a season, by player.
+/// Every reward of a season, in the order the close gave them.
 pub async fn season_rewards(
     db: &impl ConnectionTrait,
     season_id: i64,
-) -> Result<Vec<league_reward::Model>, SqlError> {
+) -> Result<Vec<RecordedReward>, SqlError> {
     Ok(league_reward::Entity::find()
         .filter(league_reward::Column::SeasonId.eq(season_id))
         .order_by_asc(league_reward::Column::Id)
         .all(db)
-        .await?)
+        .await?
+        .into_iter()
+        .map(|row| RecordedReward {
+            player: row.player,
+            reward: row.reward,
+            delivered_at: row.delivered_at.map(from_naive),
+            delivered_to: row.delivered_to,
+        })
+        .collect())
 }
 
 fn delivery(row: webhook_delivery::Model) -> Delivery {
