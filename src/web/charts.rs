@@ -7,6 +7,10 @@
 //! round ticks, numbers grouped by thousands, a titled time axis, a legend when it has
 //! several lines, and a tooltip (`<title>`) with the exact value on every point and bar.
 
+use chrono::{DateTime, Datelike, Timelike, Utc};
+use chrono_tz::Tz;
+
+use crate::domain::period::{Bucket, Period};
 use std::fmt::Write;
 
 use crate::i18n::Lang;
@@ -296,6 +300,44 @@ pub fn bars(title: &str, unit: &str, items: &[(String, f64)], lang: Lang) -> Str
     }
     svg.push_str("</svg>");
     svg
+}
+
+/// A bucket as a chart's time axis shows it, short: `14:00`, `11/23`, `W48`, `2026-11`.
+pub fn short_label(l: Lang, bucket: &Bucket, tz: Tz, with_day: bool) -> String {
+    let Some(start) = bucket.start.map(|s| s.with_timezone(&tz)) else {
+        return bucket.label.clone();
+    };
+    let day = || {
+        l.tr(
+            "chart-day",
+            &[
+                ("month", i64::from(start.month()).into()),
+                ("day", i64::from(start.day()).into()),
+            ],
+        )
+    };
+    match bucket.period {
+        Period::Hour if with_day => format!("{} {:02}:{:02}", day(), start.hour(), start.minute()),
+        Period::Hour => format!("{:02}:{:02}", start.hour(), start.minute()),
+        Period::Day => day(),
+        Period::Week => bucket
+            .label
+            .rsplit('-')
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
+        Period::Month | Period::All | Period::Rolling(_) => bucket.label.clone(),
+    }
+}
+
+/// A bucket whole, for a tooltip: "today 14:00 Beijing time", "Tue 3 Nov Beijing time",
+/// "2026-W48".
+pub fn long_label(l: Lang, bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> String {
+    match (bucket.period, bucket.start) {
+        (Period::Hour, Some(start)) => format!("{} {}", l.when(start, tz, now), l.zone(tz)),
+        (Period::Day, Some(start)) => format!("{} {}", l.date(start, tz), l.zone(tz)),
+        _ => bucket.label.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use actix_web::{HttpResponse, web};
 use askama::Template;
 use serde::Deserialize;
 
-use super::boards::{board, long_label, short_label};
+use super::boards::board;
 use super::{Chrome, html, html_with, see_other};
 use crate::api::admin::members::{MemberFields, merged, read_csv};
 use crate::domain::code::Code;
@@ -24,6 +24,7 @@ use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::web::Router;
 use crate::web::charts;
+use crate::web::charts::{long_label, short_label};
 use crate::web::forms::CsrfForm;
 use crate::web::session::{self, AdminUser};
 

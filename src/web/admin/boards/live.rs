@@ -1,0 +1,474 @@
+//! A board's live view: the ranking of the selected bucket with rank changes against
+//! the one before, the bucket picker, and four charts that follow the bucket; the live
+//! block alone for htmx's refresh.
+
+use std::collections::HashMap;
+
+use actix_session::Session;
+use actix_web::{HttpRequest, HttpResponse, web};
+use askama::Template;
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use super::board;
+use crate::domain::period::{Bucket, Period};
+use crate::domain::score::View;
+use crate::engine::activity;
+use crate::engine::config::BoardConfig;
+use crate::engine::leaderboard::{self, Selection, Top};
+use crate::engine::state::AppState;
+use crate::error::PageError;
+use crate::i18n::Lang;
+use crate::web::admin::{Chrome, html, is_htmx};
+use crate::web::charts::{self, long_label, short_label};
+use crate::web::session::AdminUser;
+
+#[derive(Debug, Deserialize)]
+pub struct LiveQuery {
+    period: Option<String>,
+    view: Option<String>,
+    at: Option<String>,
+    /// Set: the page does not refresh itself until resumed.
+    paused: Option<String>,
+}
+
+impl LiveQuery {
+    pub(super) fn select(
+        &self,
+        config: std::sync::Arc<BoardConfig>,
+    ) -> Result<Selection, PageError> {
+        let at = self.at.as_deref().filter(|a| !a.trim().is_empty());
+        Ok(leaderboard::select(
+            config,
+            self.period.as_deref().filter(|p| !p.is_empty()),
+            at,
+            self.view.as_deref().filter(|v| !v.is_empty()),
+        )?)
+    }
+
+    fn paused(&self) -> bool {
+        self.paused.as_deref().is_some_and(|p| !p.is_empty())
+    }
+}
+
+struct LiveRow {
+    rank: i64,
+    member: String,
+    name: String,
+    score: String,
+    change: String,
+    change_class: &'static str,
+}
+
+#[derive(Template)]
+#[template(path = "admin/boards/show.html", blocks = ["live"])]
+struct BoardPage {
+    l: Lang,
+    user: String,
+    csrf: String,
+    flash: Option<String>,
+    slug: String,
+    title: String,
+    public: bool,
+    /// (period, label, selected)
+    periods: Vec<(&'static str, String, bool)>,
+    period: String,
+    view: String,
+    /// The selected bucket's label, empty for the current one.
+    at: String,
+    paused: bool,
+    /// The bucket picker: (label, selected), newest first.
+    buckets: Vec<(String, bool)>,
+    previous: Option<String>,
+    next: Option<String>,
+    bucket: String,
+    resets_at: Option<String>,
+    participants: String,
+    total_members: String,
+    /// The bucket was read from the archive: it left Redis.
+    archived: bool,
+    updated: String,
+    rows: Vec<LiveRow>,
+    votes_title: String,
+    votes_chart: String,
+    participants_title: String,
+    participants_chart: String,
+    top_chart: String,
+    refusals_title: String,
+    refusals_chart: String,
+}
+
+/// How many buckets the picker offers, newest first.
+fn picker_len(period: Period) -> usize {
+    match period {
+        Period::Hour => 48,
+        Period::Day => 62,
+        Period::Week => 26,
+        Period::Month => 24,
+        Period::All | Period::Rolling(_) => 0,
+    }
+}
+
+/// The ranking's rows, each with its rank change against the bucket before (`pages`:
+/// the bucket's top, then the previous bucket's when there is one).
+fn ranking_rows(l: Lang, pages: &[Top]) -> Vec<LiveRow> {
+    let previous_ranks: HashMap<&str, i64> = pages
+        .get(1)
+        .map(|p| {
+            p.entries
+                .iter()
+                .map(|e| (e.member.as_str(), e.rank))
+                .collect()
+        })
+        .unwrap_or_default();
+    pages[0]
+        .entries
+        .iter()
+        .map(|e| {
+            let (change, change_class) = match previous_ranks.get(e.member.as_str()) {
+                _ if pages.len() < 2 => (String::new(), ""),
+                Some(&before) if before > e.rank => (format!("▲{}", before - e.rank), "up"),
+                Some(&before) if before < e.rank => (format!("▼{}", e.rank - before), "down"),
+                Some(_) => ("=".to_owned(), ""),
+                None => (l.t("live-new"), "up"),
+            };
+            LiveRow {
+                rank: e.rank,
+                member: e.member.clone(),
+                name: e.name.clone().unwrap_or_default(),
+                score: e.score.to_string(),
+                change,
+                change_class,
+            }
+        })
+        .collect()
+}
+
+/// The live view's four charts, with their titles.
+struct Charts {
+    votes_title: String,
+    votes_chart: String,
+    participants_title: String,
+    participants_chart: String,
+    top_chart: String,
+    refusals_title: String,
+    refusals_chart: String,
+}
+
+/// Draws the charts of `sel`'s bucket: votes and refusals per step across it, the top
+/// 10 of `current`, participants per bucket up to it.
+fn charts(
+    l: Lang,
+    sel: &Selection,
+    current: &Top,
+    activity: &activity::Activity,
+    now: DateTime<Utc>,
+) -> Charts {
+    let config = &sel.board;
+    let tz = config.board.settings.timezone;
+    let zone = l.zone(tz);
+    let steps = &activity.steps;
+    let step = steps.first().map_or(Period::Hour, |s| s.bucket.period);
+    let crosses_days = step == Period::Hour
+        && steps
+            .first()
+            .and_then(|s| s.bucket.start)
+            .map(|s| s.with_timezone(&tz).date_naive())
+            != steps
+                .last()
+                .and_then(|s| s.bucket.start)
+                .map(|s| s.with_timezone(&tz).date_naive());
+    let ticks: Vec<String> = steps
+        .iter()
+        .map(|s| short_label(l, &s.bucket, tz, crosses_days))
+        .collect();
+    let points: Vec<String> = steps
+        .iter()
+        .map(|s| long_label(l, &s.bucket, tz, now))
+        .collect();
+    let step_arg = [("step", step.as_str().into())];
+    let axis = l.tr(
+        "chart-axis",
+        &[
+            ("step", step.as_str().into()),
+            ("zone", zone.clone().into()),
+        ],
+    );
+    let votes_title = l.tr("chart-votes", &step_arg);
+    let votes_chart = charts::Lines {
+        title: &votes_title,
+        unit: &l.t("chart-unit-votes"),
+        axis: &axis,
+        ticks: &ticks,
+        points: &points,
+        series: &[charts::Series {
+            name: l.t("chart-unit-votes"),
+            values: steps.iter().map(|s| s.votes.map(|v| v as f64)).collect(),
+        }],
+        lang: l,
+    }
+    .render();
+    let refusals_title = l.tr("chart-refusals", &step_arg);
+    let refusals_chart = if config.rules.is_empty() {
+        format!("<p class=\"muted\">{}</p>", l.t("chart-no-rules"))
+    } else {
+        let series: Vec<charts::Series> = config
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| charts::Series {
+                name: rule.spec.name.clone(),
+                values: steps
+                    .iter()
+                    .map(|s| s.refused[i].map(|v| v as f64))
+                    .collect(),
+            })
+            .collect();
+        let chart = charts::Lines {
+            title: &refusals_title,
+            unit: &l.t("chart-unit-refused"),
+            axis: &axis,
+            ticks: &ticks,
+            points: &points,
+            series: &series,
+            lang: l,
+        }
+        .render();
+        format!(
+            "{chart}<p class=\"muted small\">{}</p>",
+            l.tr(
+                "chart-refusals-kept",
+                &[("days", activity::REFUSALS_KEPT_DAYS.into())]
+            )
+        )
+    };
+    let top_chart = charts::bars(
+        &l.t("chart-top"),
+        &l.t(match sel.view {
+            View::Real => "chart-unit-real",
+            View::Display => "chart-unit-display",
+        }),
+        &current
+            .entries
+            .iter()
+            .take(10)
+            .map(|e| {
+                (
+                    e.name.clone().unwrap_or_else(|| e.member.clone()),
+                    e.score.as_f64().unwrap_or_default(),
+                )
+            })
+            .collect::<Vec<_>>(),
+        l,
+    );
+    let (participants_title, participants_chart) =
+        participants_chart(l, &activity.participants, tz, now);
+    Charts {
+        votes_title,
+        votes_chart,
+        participants_title,
+        participants_chart,
+        top_chart,
+        refusals_title,
+        refusals_chart,
+    }
+}
+
+/// Participants per bucket, with the chart's title.
+fn participants_chart(
+    l: Lang,
+    participants: &[(Bucket, i64)],
+    tz: chrono_tz::Tz,
+    now: DateTime<Utc>,
+) -> (String, String) {
+    let Some((first, _)) = participants.first() else {
+        return (
+            l.tr("chart-participants", &[("period", "day".into())]),
+            format!("<p class=\"muted\">{}</p>", l.t("chart-no-periods")),
+        );
+    };
+    let period = first.period;
+    let title = l.tr("chart-participants", &[("period", period.as_str().into())]);
+    let buckets: Vec<&Bucket> = participants.iter().map(|(b, _)| b).collect();
+    let crosses = period == Period::Hour;
+    let chart = charts::Lines {
+        title: &title,
+        unit: &l.t("chart-unit-voters"),
+        axis: &l.tr(
+            "chart-axis",
+            &[
+                ("step", period.as_str().into()),
+                ("zone", l.zone(tz).into()),
+            ],
+        ),
+        ticks: &buckets
+            .iter()
+            .map(|b| short_label(l, b, tz, crosses))
+            .collect::<Vec<_>>(),
+        points: &buckets
+            .iter()
+            .map(|b| long_label(l, b, tz, now))
+            .collect::<Vec<_>>(),
+        series: &[charts::Series {
+            name: l.t("chart-unit-voters"),
+            values: participants.iter().map(|(_, n)| Some(*n as f64)).collect(),
+        }],
+        lang: l,
+    }
+    .render();
+    (title, chart)
+}
+
+/// The bucket picker, newest first (the selected bucket marked), and the bucket after
+/// the selected one when it has begun.
+fn picker(
+    sel: &Selection,
+    tz: chrono_tz::Tz,
+    now: DateTime<Utc>,
+) -> (Vec<(String, bool)>, Option<String>) {
+    let mut buckets = Vec::new();
+    let newest = Bucket::containing(sel.bucket.period, tz, now).ok();
+    let mut cursor = newest.filter(|_| sel.bucket.period.is_periodic());
+    while let Some(b) = cursor.filter(|_| buckets.len() < picker_len(sel.bucket.period)) {
+        cursor = b.previous(tz);
+        buckets.push((b.label.clone(), b.label == sel.bucket.label));
+    }
+    if sel.bucket.period.is_periodic() && !buckets.iter().any(|(_, on)| *on) {
+        buckets.push((sel.bucket.label.clone(), true));
+    }
+    let next = sel
+        .bucket
+        .next(tz)
+        .filter(|n| n.start.is_some_and(|s| s <= now))
+        .map(|n| n.label);
+    (buckets, next)
+}
+
+/// Everything the live block shows.
+async fn live_page(
+    state: &AppState,
+    chrome: Chrome,
+    config: std::sync::Arc<BoardConfig>,
+    query: &LiveQuery,
+) -> Result<BoardPage, PageError> {
+    let l = chrome.l;
+    let now = Utc::now();
+    let sel = query.select(config.clone())?;
+    let settings = &config.board.settings;
+    let tz = settings.timezone;
+    let zone = l.zone(tz);
+    let mut selections = vec![sel.clone()];
+    if let Some(previous) = sel.bucket.previous(tz) {
+        selections.push(Selection {
+            bucket: previous,
+            ..sel.clone()
+        });
+    }
+    let pages = leaderboard::tops(state, &selections, 0, 100).await?;
+    let rows = ranking_rows(l, &pages);
+    let current = &pages[0];
+    let activity = activity::activity(state, &sel, now).await?;
+    let Charts {
+        votes_title,
+        votes_chart,
+        participants_title,
+        participants_chart,
+        top_chart,
+        refusals_title,
+        refusals_chart,
+    } = charts(l, &sel, current, &activity, now);
+    let (buckets, next) = picker(&sel, tz, now);
+
+    Ok(BoardPage {
+        l,
+        user: chrome.user,
+        csrf: chrome.csrf,
+        flash: chrome.flash,
+        slug: config.board.slug.to_string(),
+        title: settings.title.clone(),
+        public: settings.public_page,
+        periods: settings
+            .periods
+            .iter()
+            .map(|p| {
+                (
+                    p.as_str(),
+                    l.period("live-period", p.as_str()),
+                    *p == sel.bucket.period,
+                )
+            })
+            .collect(),
+        period: sel.bucket.period.as_str().to_owned(),
+        view: sel.view.as_str().to_owned(),
+        at: query.at.clone().unwrap_or_default(),
+        paused: query.paused(),
+        buckets,
+        previous: sel.bucket.previous(tz).map(|b| b.label),
+        next,
+        bucket: sel.bucket.label.clone(),
+        resets_at: current.resets_at.map(|t| {
+            let when = format!("{} {zone}", l.when(t, tz, now));
+            l.tr("live-resets", &[("when", when.into())])
+        }),
+        participants: l.tr(
+            "live-participants",
+            &[
+                ("count", current.participants.into()),
+                ("shown", l.number(current.participants as f64, 0).into()),
+            ],
+        ),
+        total_members: l.tr(
+            "live-members",
+            &[
+                ("count", current.total_members.into()),
+                ("shown", l.number(current.total_members as f64, 0).into()),
+            ],
+        ),
+        archived: current.archived,
+        updated: l.tr(
+            "live-updated",
+            &[(
+                "when",
+                format!("{} {zone}", now.with_timezone(&tz).format("%H:%M:%S")).into(),
+            )],
+        ),
+        rows,
+        votes_title,
+        votes_chart,
+        participants_title,
+        participants_chart,
+        top_chart,
+        refusals_title,
+        refusals_chart,
+    })
+}
+
+pub(super) async fn get_board(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<String>,
+    query: web::Query<LiveQuery>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let page = live_page(&state, Chrome::of(&session, &user), config, &query).await?;
+    html(&page)
+}
+
+/// The live block alone, polled by htmx every two seconds.
+pub(super) async fn get_live(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    req: HttpRequest,
+    path: web::Path<String>,
+    query: web::Query<LiveQuery>,
+) -> Result<HttpResponse, PageError> {
+    let config = board(&state, &path)?;
+    let page = live_page(&state, Chrome::of(&session, &user), config, &query).await?;
+    if is_htmx(&req) {
+        html(&page.as_live())
+    } else {
+        html(&page)
+    }
+}
