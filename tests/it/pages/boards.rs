@@ -1,0 +1,450 @@
+//! The dashboard's boards: the live view with its charts and picker, rolling windows,
+//! score boards of every layout, archives and a member's history, Chinese pages.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use super::{Browser, card};
+use crate::harness::TestApp;
+
+#[tokio::test]
+async fn the_live_view_refreshes_as_an_htmx_block_with_rank_changes_and_charts() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "live", "title": "Live", "periods": ["hour", "day", "all"]}))
+        .await;
+    app.members("live", &["m1", "m2"]).await;
+    let at = chrono::Utc::now() - chrono::Duration::hours(1);
+    let at = at.to_rfc3339();
+    for (member, votes) in [("m1", 3), ("m2", 1)] {
+        for _ in 0..votes {
+            app.vote("live", json!({"member": member, "at": at})).await;
+        }
+    }
+    for _ in 0..5 {
+        app.vote("live", json!({"member": "m2"})).await;
+    }
+    app.vote("live", json!({"member": "m1"})).await;
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let resp = browser
+        .client
+        .get(format!(
+            "{}/admin/boards/live/live?period=hour&view=real",
+            browser.base
+        ))
+        .header("HX-Request", "true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let body = resp.text().await.unwrap();
+    assert!(!body.contains("<html"), "a block, not a page");
+    assert!(body.contains("<svg"), "charts are drawn");
+    // m2 leads this hour after trailing last hour; m1 went the other way.
+    assert!(body.contains("▲1"), "{body}");
+    assert!(body.contains("▼1"), "{body}");
+    let full = browser.get("/admin/boards/live?period=hour").await;
+    assert!(full.body.contains(r#"hx-trigger="every 2s""#));
+    let csv = browser
+        .get("/admin/boards/live/export.csv?period=all&view=real")
+        .await;
+    assert_eq!(
+        csv.body,
+        "rank,member,name,score\n1,m2,Name m2,6\n2,m1,Name m1,4\n"
+    );
+}
+
+#[tokio::test]
+async fn the_live_view_and_export_refuse_far_future_buckets_with_a_page() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "far", "title": "Far", "periods": ["week", "month", "all"]}))
+        .await;
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    for path in [
+        "/admin/boards/far?period=month&at=262142-12",
+        "/admin/boards/far?period=week&at=262142-W52",
+        "/admin/boards/far/live?period=month&at=262142-12",
+        "/admin/boards/far/export.csv?period=month&at=262142-12",
+        "/admin/boards/far/export.csv?period=week&at=9999-W52",
+    ] {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, StatusCode::UNPROCESSABLE_ENTITY, "{path}");
+        assert!(
+            page.body.contains("supported years 1970–9999"),
+            "{path}: {}",
+            page.body
+        );
+    }
+}
+
+#[tokio::test]
+async fn live_view_charts_follow_the_bucket_with_axes_zones_a_picker_and_a_pause() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "ch", "title": "Charts", "timezone": "Asia/Shanghai",
+        "periods": ["day", "week", "month", "all"]}),
+    )
+    .await;
+    app.members("ch", &["m1", "m2"]).await;
+    let (status, _) = app
+        .post(
+            "/api/v1/admin/boards/ch/rules",
+            json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // Week 2026-W45 in Beijing: 3 votes on Tuesday morning, 2 on Thursday evening.
+    for (member, at, n) in [
+        ("m1", "2026-11-03T10:00:00+08:00", 3),
+        ("m2", "2026-11-05T20:30:00+08:00", 2),
+    ] {
+        for _ in 0..n {
+            let (status, body) = app
+                .vote(
+                    "ch",
+                    json!({"member": member, "at": at, "skip_limits": true}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+    }
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let week = browser
+        .get("/admin/boards/ch?period=week&at=2026-W45&view=real")
+        .await;
+    assert_eq!(week.status, StatusCode::OK);
+    let body = &week.body;
+    // Votes per day across the week's seven days, each labelled, in board time.
+    assert!(
+        body.contains("<figcaption>Votes per day</figcaption>"),
+        "{body}"
+    );
+    assert!(body.contains(">day, Beijing time</text>"), "{body}");
+    for day in ["11/2", "11/3", "11/4", "11/5", "11/6", "11/7", "11/8"] {
+        assert!(body.contains(&format!(">{day}</text>")), "{day}");
+    }
+    assert!(
+        body.contains("<title>Tue 3 Nov Beijing time · votes: 3</title>"),
+        "{body}"
+    );
+    assert!(body.contains("<title>Thu 5 Nov Beijing time · votes: 2</title>"));
+    assert!(body.contains("<title>Wed 4 Nov Beijing time · votes: 0</title>"));
+    // Participants per week, twelve weeks up to the selected one.
+    assert!(body.contains("<figcaption>Participants per week</figcaption>"));
+    assert!(body.contains(">W45</text>") && body.contains(">ISO week, Beijing time</text>"));
+    assert_eq!(body.matches("· voters: ").count(), 12);
+    // Refusals older than Redis keeps them are not drawn as zeros.
+    assert!(body.contains("Refusals are kept 8 days; older ones are not drawn."));
+    assert!(!body.contains("· five a day: "));
+    // The top 10 names its unit; the value axis has round ticks.
+    assert!(body.contains(r#"text-anchor="end">score (real)</text>"#));
+    assert!(body.contains(r#"<text class="unit" x="2" y="14">votes</text>"#));
+    // The picker: the selected week, with earlier and later neighbours.
+    assert!(
+        body.contains(r#"<option value="2026-W45" selected>2026-W45</option>"#),
+        "{body}"
+    );
+    assert!(body.contains("at=2026-W44"), "{body}");
+    assert!(body.contains("at=2026-W46"));
+    assert!(body.contains(r#"hx-trigger="every 2s""#));
+    // A past month charts its 31 days; all time the last 48 hours.
+    let month = browser
+        .get("/admin/boards/ch?period=month&at=2026-10&view=real")
+        .await;
+    assert_eq!(month.body.matches("Beijing time · votes: 0<").count(), 31);
+    assert!(
+        month
+            .body
+            .contains("<title>Sat 31 Oct Beijing time · votes: 0</title>")
+    );
+    let all = browser.get("/admin/boards/ch?period=all").await;
+    assert!(all.body.contains("<figcaption>Votes per hour</figcaption>"));
+    assert_eq!(all.body.matches("Beijing time · votes: ").count(), 48);
+    assert!(all.body.contains(">hour, Beijing time</text>"));
+    assert!(
+        all.body
+            .contains("<figcaption>Participants per day</figcaption>")
+    );
+    // Paused: no refresh until resumed.
+    let paused = browser
+        .get("/admin/boards/ch?period=week&at=2026-W45&paused=1")
+        .await;
+    assert!(!paused.body.contains("hx-trigger"), "{}", paused.body);
+    assert!(paused.body.contains(r#"id="resume" href="/admin/boards/ch?period=week&amp;view=display&amp;at=2026-W45">Resume live updates</a>"#), "{}", paused.body);
+    assert!(week.body.contains(r#"id="pause""#) && week.body.contains("paused=1"));
+}
+
+#[tokio::test]
+async fn the_dashboard_speaks_chinese_when_asked() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "zh", "title": "星光大道", "timezone": "Asia/Shanghai"}))
+        .await;
+    app.members("zh", &["m1"]).await;
+    let (status, _) = app
+        .post(
+            "/api/v1/admin/boards/zh/rules",
+            json!({"name": "每天五票", "dimensions": ["voter"], "window": "day", "limit": 5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let get = |path: &'static str| {
+        let req = browser
+            .client
+            .get(format!("{}{path}", browser.base))
+            .header("Accept-Language", "zh-CN,zh;q=0.9,en;q=0.5");
+        async move { req.send().await.unwrap().text().await.unwrap() }
+    };
+    let boards = get("/admin/boards").await;
+    assert!(boards.contains(r#"<html lang="zh-CN">"#), "{boards}");
+    for text in [
+        "<h1>榜单</h1>",
+        ">API 密钥<",
+        ">审计日志<",
+        ">退出登录<",
+        ">新建榜单<",
+        ">今日票数<",
+        ">进行中<",
+        "小时、日、周、月、全部",
+    ] {
+        assert!(boards.contains(text), "{text} in {boards}");
+    }
+    let live = get("/admin/boards/zh?period=day").await;
+    for text in [
+        "<figcaption>每小时票数</figcaption>",
+        ">小时，北京时间</text>",
+        ">前 10 名<",
+        ">暂停更新<",
+        "位参与者",
+        "更新于",
+    ] {
+        assert!(live.contains(text), "{text} in {live}");
+    }
+    let rules = get("/admin/boards/zh/rules").await;
+    assert!(
+        rules.contains("<td>每位投票人每天最多 5 票</td>"),
+        "{rules}"
+    );
+    let members = get("/admin/boards/zh/members").await;
+    assert!(
+        members.contains(">导入 CSV<") && members.contains("日：排名 · 得分"),
+        "{members}"
+    );
+    // The board's own words stay as written; the switch goes back to English.
+    assert!(boards.contains("星光大道"));
+    assert!(
+        boards.contains(
+            r#"<a href="/lang/en?back=/admin/boards" hreflang="en" lang="en">English</a>"#
+        )
+    );
+    let english = browser.get("/admin/boards").await;
+    assert!(english.body.contains("<h1>Boards</h1>"));
+}
+
+#[tokio::test]
+async fn rolling_windows_show_on_the_dashboard_and_the_public_page() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "rw", "title": "Rolling", "public_page": true, "timezone": "Asia/Shanghai",
+        "periods": ["day", "rolling:24h", "rolling:7d"]}),
+    )
+    .await;
+    app.members("rw", &["m1", "m2"]).await;
+    for member in ["m1", "m1", "m2"] {
+        app.vote("rw", json!({"member": member})).await;
+    }
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let live = browser
+        .get("/admin/boards/rw?period=rolling:7d&view=real")
+        .await;
+    assert_eq!(live.status, StatusCode::OK, "{}", live.body);
+    assert!(
+        live.body
+            .contains(r#"class="on" aria-current="page">Last 7 days</a>"#),
+        "{}",
+        live.body
+    );
+    assert!(live.body.contains("<figcaption>Votes per day</figcaption>"));
+    assert!(
+        !live.body.contains(r#"<select name="at">"#),
+        "no buckets to pick"
+    );
+    let rows = live.body.split("<tbody>").nth(1).unwrap();
+    assert!(
+        rows.find("m1").unwrap() < rows.find("m2").unwrap(),
+        "{rows}"
+    );
+    let csv = browser
+        .get("/admin/boards/rw/export.csv?period=rolling:24h&view=real")
+        .await;
+    assert_eq!(
+        csv.body,
+        "rank,member,name,score\n1,m1,Name m1,2\n2,m2,Name m2,1\n"
+    );
+    let form = browser.get("/admin/boards/rw/edit").await;
+    assert!(
+        form.body
+            .contains(r#"value="rolling:24h" checked> Last 24 h"#),
+        "{}",
+        form.body
+    );
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/b/rw?period=rolling:24h").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains(">Last 24 hours</a>"), "{}", page.body);
+    assert!(page.body.contains("2 votes"), "{}", page.body);
+}
+
+#[tokio::test]
+async fn score_boards_of_every_layout_are_made_in_the_form_and_shown_on_both_pages() {
+    let app = TestApp::spawn().await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    for (slug, kind, retain, shards) in [
+        ("s-full", "full", "", ""),
+        ("s-top", "top_n", "2", ""),
+        ("s-shard", "sharded", "", "4"),
+    ] {
+        let page = browser
+            .post(
+                "/admin/boards",
+                &[
+                    ("_csrf", csrf.as_str()),
+                    ("slug", slug),
+                    ("title", slug),
+                    ("membership", "open"),
+                    ("periods", "day"),
+                    ("periods", "all"),
+                    ("timezone", "UTC"),
+                    ("multiplier", "1"),
+                    ("carry_over", "0"),
+                    ("max_count", "10"),
+                    ("public_page", "on"),
+                    ("scoring", "scores"),
+                    ("decimals", "1"),
+                    ("storage_kind", kind),
+                    ("retain", retain),
+                    ("trim_at", ""),
+                    ("shards", shards),
+                ],
+            )
+            .await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+        let (_, board) = app.get(&format!("/api/v1/admin/boards/{slug}")).await;
+        assert_eq!(board["storage"]["kind"], kind);
+        assert_eq!(board["decimals"], 1);
+        for (member, value) in [("ann", 12.5), ("bob", 3.0), ("cy", 7.5)] {
+            let (status, body) = app
+                .post(
+                    &format!("/api/v1/boards/{slug}/scores"),
+                    json!({"member": member, "op": "incr", "value": value}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let public = browser.get(&format!("/b/{slug}")).await;
+        assert!(
+            card(&public.body, "ann").contains("12.5 points"),
+            "{}",
+            public.body
+        );
+        assert!(
+            !public.body.contains("/vote\""),
+            "no vote buttons on a scores board"
+        );
+        let edit = browser.get(&format!("/admin/boards/{slug}/edit")).await;
+        assert!(
+            edit.body.contains(&format!("<strong>{kind}</strong>")),
+            "{}",
+            edit.body
+        );
+        assert!(
+            !edit.body.contains(r#"name="storage_kind""#),
+            "fixed at creation"
+        );
+        let csv = browser
+            .get(&format!("/admin/boards/{slug}/export.csv?period=all"))
+            .await;
+        assert_eq!(
+            csv.body, "rank,member,name,score\n1,ann,,12.5\n2,cy,,7.5\n3,bob,,3\n",
+            "{slug}"
+        );
+        let live = browser
+            .get(&format!("/admin/boards/{slug}?period=all"))
+            .await;
+        assert_eq!(live.status, StatusCode::OK);
+        assert!(live.body.contains("ann"), "{}", live.body);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dashboard_archives_on_demand_and_shows_archived_buckets_and_a_members_history() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "past", "title": "Past", "membership": "open",
+        "periods": ["hour", "day", "all"], "retention": {"hour": 1, "day": 1}}),
+    )
+    .await;
+    let old = (chrono::Utc::now() - chrono::Duration::days(4))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    for member in ["m1", "m1", "m2"] {
+        let (status, body) = app.vote("past", json!({"member": member, "at": old})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let board = browser.get("/admin/boards/past").await;
+    assert!(
+        board
+            .body
+            .contains(r#"action="/admin/boards/past/archive""#),
+        "{}",
+        board.body
+    );
+    let page = browser
+        .post("/admin/boards/past/archive", &[("_csrf", &csrf)])
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    assert_eq!(page.location(), "/admin/boards/past");
+    let board = browser.get("/admin/boards/past").await;
+    assert!(
+        board
+            .body
+            .contains("2 buckets archived, 2 released from Redis."),
+        "{}",
+        board.body
+    );
+    // The old day, read from the archive, says so.
+    let (_, top) = app
+        .get(&format!("/api/v1/boards/past/top?period=day&at={old}"))
+        .await;
+    assert_eq!(top["archived"], true, "{top}");
+    let day = browser
+        .get(&format!(
+            "/admin/boards/past?period=day&at={}",
+            top["bucket"].as_str().unwrap()
+        ))
+        .await;
+    assert!(day.body.contains(r#"id="archived""#), "{}", day.body);
+    assert!(day.body.contains(">m1<"), "{}", day.body);
+
+    let history = browser
+        .get("/admin/boards/past/members/m1/history?period=day")
+        .await;
+    assert_eq!(history.status, StatusCode::OK, "{}", history.body);
+    assert!(history.body.contains("<svg"), "{}", history.body);
+    let rows = history.body.matches("<tr><td>").count();
+    assert_eq!(rows, 30, "{}", history.body);
+    assert_eq!(
+        history.body.matches(">archived<").count(),
+        1,
+        "{}",
+        history.body
+    );
+    let audit = browser.get("/admin/audit").await;
+    assert!(audit.body.contains("board.archive"), "{}", audit.body);
+}
