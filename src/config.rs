@@ -93,7 +93,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("vote_group", "32"),
     ("idempotency_ttl_s", "86400"),
     ("workers", "0"),
-    ("log", "info,sqlx=warn"),
+    ("log", "info,sqlx=warn,sea_orm_migration=warn"),
     ("trusted_proxies", ""),
     ("admin_password", ""),
     ("session_key", ""),

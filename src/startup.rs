@@ -108,7 +108,12 @@ impl Application {
 /// state the server and the CLI's admin commands share.
 pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
     let db = sql::connect(&settings.database_url).await?;
-    sql::migrate(&db).await?;
+    let applied = sql::migrate(&db).await?;
+    tracing::info!(
+        database = %sql::redact(&settings.database_url),
+        applied,
+        "database ready: migrations applied"
+    );
     let redis = RedisStore::new(
         &settings.redis,
         &settings.key_prefix,
@@ -140,7 +145,7 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
 /// Applies migrations and exits.
 pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
     let db = sql::connect(&settings.database_url).await?;
-    sql::migrate(&db).await?;
-    tracing::info!(database = %sql::redact(&settings.database_url), "migrations applied");
+    let applied = sql::migrate(&db).await?;
+    tracing::info!(database = %sql::redact(&settings.database_url), applied, "migrations applied");
     Ok(())
 }

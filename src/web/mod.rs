@@ -1,5 +1,5 @@
-//! HTML pages: the admin dashboard (`/admin`), the public voting page (`/b/{board}`) and
-//! the public page of a league bracket (`/l/{league}/{bracket}`).
+//! HTML pages: the landing page (`/`), the admin dashboard (`/admin`), the public voting
+//! page (`/b/{board}`) and the public page of a league bracket (`/l/{league}/{bracket}`).
 //!
 //! Pages are Askama templates under `templates/`, mirroring these modules; an htmx request
 //! gets a block of its page, a plain form POST a 303 redirect. Every page answers with
@@ -10,6 +10,7 @@ pub mod admin;
 pub mod assets;
 pub mod charts;
 pub mod forms;
+pub mod home;
 pub mod lang;
 pub mod league_page;
 pub mod public;
@@ -150,6 +151,7 @@ pub fn route_patterns() -> Vec<(Method, String)> {
         )
         .chain(league.0.iter().map(|(m, p)| (m.clone(), format!("/l{p}"))))
         .chain([
+            (Method::GET, "/".to_owned()),
             (Method::GET, "/static/{file}".to_owned()),
             (Method::GET, "/lang/{tag}".to_owned()),
         ])
@@ -158,37 +160,42 @@ pub fn route_patterns() -> Vec<(Method, String)> {
 
 /// Registers the pages and their assets.
 pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
-    cfg.route("/lang/{tag}", web::get().to(lang::switch))
-        .service(
-            web::scope("/static")
-                .wrap(security_headers())
-                .configure(assets::routes),
-        )
-        .service(
-            web::scope("/admin")
-                .wrap(actix_web::middleware::from_fn(admin::require_login))
-                .wrap(sessions(key.clone(), secure))
-                .wrap(security_headers())
-                // Dashboard pages show configuration and keys: no browser or proxy keeps them.
-                .wrap(DefaultHeaders::new().add(("Cache-Control", "no-store")))
-                .app_data(web::PayloadConfig::default().limit(8 * 1024 * 1024))
-                .configure(admin::routes),
-        )
-        .service(
-            web::scope("/b")
-                .wrap(visitor_sessions(key.clone(), secure))
-                .wrap(security_headers())
-                .configure(public::routes),
-        )
-        .service(
-            web::scope("/l")
-                .wrap(security_headers())
-                .configure(league_page::routes),
-        )
-        .service(
-            web::scope("/embed/b")
-                .wrap(embed_sessions(key, secure))
-                .wrap(embeddable_headers())
-                .configure(public::routes),
-        );
+    cfg.service(
+        web::resource("/")
+            .wrap(security_headers())
+            .route(web::get().to(home::home)),
+    )
+    .route("/lang/{tag}", web::get().to(lang::switch))
+    .service(
+        web::scope("/static")
+            .wrap(security_headers())
+            .configure(assets::routes),
+    )
+    .service(
+        web::scope("/admin")
+            .wrap(actix_web::middleware::from_fn(admin::require_login))
+            .wrap(sessions(key.clone(), secure))
+            .wrap(security_headers())
+            // Dashboard pages show configuration and keys: no browser or proxy keeps them.
+            .wrap(DefaultHeaders::new().add(("Cache-Control", "no-store")))
+            .app_data(web::PayloadConfig::default().limit(8 * 1024 * 1024))
+            .configure(admin::routes),
+    )
+    .service(
+        web::scope("/b")
+            .wrap(visitor_sessions(key.clone(), secure))
+            .wrap(security_headers())
+            .configure(public::routes),
+    )
+    .service(
+        web::scope("/l")
+            .wrap(security_headers())
+            .configure(league_page::routes),
+    )
+    .service(
+        web::scope("/embed/b")
+            .wrap(embed_sessions(key, secure))
+            .wrap(embeddable_headers())
+            .configure(public::routes),
+    );
 }

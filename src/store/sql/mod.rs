@@ -63,11 +63,16 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
         .with_context(|| format!("failed to connect to the database at {}", redact(url)))
 }
 
-/// Applies pending migrations.
-pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
+/// Applies pending migrations; answers how many there were.
+pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<usize> {
+    let pending = Migrator::get_pending_migrations(db)
+        .await
+        .context("failed to read which database migrations are applied")?
+        .len();
     Migrator::up(db, None)
         .await
-        .context("failed to apply database migrations")
+        .context("failed to apply database migrations")?;
+    Ok(pending)
 }
 
 /// Answers whether the database responds.

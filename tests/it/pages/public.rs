@@ -440,3 +440,30 @@ async fn only_the_listed_sites_may_frame_the_embedded_board() {
         (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_origin"))
     );
 }
+
+#[tokio::test]
+async fn the_landing_page_leads_to_the_dashboard_the_docs_and_the_public_boards() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "open-vote", "title": "Open <vote>", "public_page": true}))
+        .await;
+    app.board(json!({"slug": "hidden", "title": "Hidden", "public_page": false}))
+        .await;
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    for link in [
+        r#"<a href="/admin/login">Sign in to the dashboard</a>"#,
+        r#"<a href="/docs/">API documentation</a>"#,
+        r#"<li><a href="/b/open-vote">Open &#60;vote&#62;</a></li>"#,
+    ] {
+        assert!(page.body.contains(link), "{link}: {}", page.body);
+    }
+    assert!(!page.body.contains("/b/hidden"), "{}", page.body);
+    assert_eq!(page.headers["x-frame-options"], "DENY");
+}
