@@ -105,18 +105,25 @@ mod tests {
         assert!(BoardSlug::parse("stars").is_ok());
         assert!(BoardSlug::parse("9-lives").is_ok());
         assert!(BoardSlug::parse(&"a".repeat(64)).is_ok());
-        assert!(BoardSlug::parse(&"a".repeat(65)).is_err());
-        assert!(BoardSlug::parse("-x").is_err());
-        assert!(BoardSlug::parse("Stars").is_err());
-        assert!(BoardSlug::parse("").is_err());
-        assert!(BoardSlug::parse("a{b}").is_err());
+        for bad in [&"a".repeat(65), "-x", "Stars", "", "a{b}"] {
+            assert_eq!(
+                BoardSlug::parse(bad).unwrap_err().code,
+                Code::InvalidBoardSlug,
+                "{bad}"
+            );
+        }
     }
 
     #[test]
     fn member_ids_allow_the_token_alphabet_only() {
         assert!(MemberId::parse("user:42.a_b-C").is_ok());
-        assert!(MemberId::parse("a b").is_err());
-        assert!(MemberId::parse("x{y}").is_err());
+        for bad in ["a b", "x{y}", ""] {
+            assert_eq!(
+                MemberId::parse(bad).unwrap_err().code,
+                Code::InvalidMemberId,
+                "{bad}"
+            );
+        }
         assert_eq!(
             MemberId::parse(&"m".repeat(65)).unwrap_err().code,
             Code::InvalidMemberId
@@ -127,7 +134,12 @@ mod tests {
     fn voters_are_printable_text() {
         assert!(VoterId::parse("alice@example.com").is_ok());
         assert!(VoterId::parse("用户 7").is_ok());
-        assert!(VoterId::parse("a\nb").is_err());
-        assert!(VoterId::parse("").is_err());
+        for bad in ["a\nb", ""] {
+            assert_eq!(
+                VoterId::parse(bad).unwrap_err().code,
+                Code::InvalidVoter,
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -210,7 +210,10 @@ mod tests {
             let err = Retention::new(bad.0, bad.1, None, None).unwrap_err();
             assert_eq!(err.code, Code::InvalidRetention);
         }
-        assert!(Retention::decode("3,60,400").is_err());
+        assert_eq!(
+            Retention::decode("3,60,400").unwrap_err().code,
+            Code::InvalidRetention
+        );
         assert_eq!(
             check_archive_top(0).unwrap_err().code,
             Code::InvalidArchiveTop

@@ -152,9 +152,11 @@ mod tests {
             Milli::parse(0.333, 0.0, 1.0, "r").unwrap().thousandths(),
             333
         );
-        assert!(Milli::parse(0.3333, 0.0, 1.0, "r").is_err());
-        assert!(Milli::parse(1.5, 0.0, 1.0, "r").is_err());
-        assert!(Milli::parse(f64::NAN, 0.0, 1.0, "r").is_err());
+        for bad in [0.3333, 1.5, f64::NAN] {
+            let err = Milli::parse(bad, 0.0, 1.0, "r").unwrap_err();
+            assert_eq!(err.code, Code::InvalidNumber, "{bad}");
+            assert!(err.message.starts_with("r "), "{}", err.message);
+        }
         assert_eq!(Milli::parse(0.1, 0.0, 1.0, "r").unwrap().thousandths(), 100);
     }
 }

@@ -40,9 +40,17 @@ async fn users_added_on_the_command_line_can_sign_in() {
         String::from_utf8_lossy(&out.stderr)
     );
     let out = ovation(&app, &["user", "add", "ops"], "ops-password-1\n");
-    assert!(!out.status.success(), "a second ops is refused");
+    assert_eq!(out.status.code(), Some(1), "a second ops is refused");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: user ops exists"
+    );
     let out = ovation(&app, &["user", "passwd", "ops"], "short\n");
-    assert!(!out.status.success(), "too short");
+    assert_eq!(out.status.code(), Some(1), "too short");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: a password needs at least 8 characters"
+    );
     let out = ovation(&app, &["user", "passwd", "ops"], "ops-password-2\n");
     assert!(
         out.status.success(),

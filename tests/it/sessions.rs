@@ -155,7 +155,11 @@ async fn a_password_change_or_deleting_the_user_ends_every_session_of_that_user(
     );
     assert!(!ops.signed_in().await);
     let out = ovation(&app, &["user", "delete", "admin"], "");
-    assert!(!out.status.success(), "the last user stays");
+    assert_eq!(out.status.code(), Some(1), "the last user stays");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: admin is the only user; add another before deleting it"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

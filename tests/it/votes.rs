@@ -109,11 +109,21 @@ async fn carry_over_starts_the_next_day_at_r_times_the_display_votes() {
     assert_eq!(num(&day["entries"][0]["score"]), 14.0);
 
     // A vote on the next day adds to the inherited score.
-    app.vote(
-        "carry",
-        json!({"member": "b", "count": 1, "at": "2026-03-17T08:00:00Z"}),
-    )
-    .await;
+    let (status, voted) = app
+        .vote(
+            "carry",
+            json!({"member": "b", "count": 1, "at": "2026-03-17T08:00:00Z"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{voted}");
+    assert_eq!(
+        (
+            num(&voted["scores"][0]["display"]),
+            num(&voted["scores"][0]["real"])
+        ),
+        (2.6, 1.0),
+        "{voted}"
+    );
     let (_, next) = app
         .get("/api/v1/boards/carry/members/b?period=day&at=2026-03-17")
         .await;

@@ -41,8 +41,18 @@ async fn the_live_view_refreshes_as_an_htmx_block_with_rank_changes_and_charts()
     assert!(!body.contains("<html"), "a block, not a page");
     assert!(body.contains("<svg"), "charts are drawn");
     // m2 leads this hour after trailing last hour; m1 went the other way.
-    assert!(body.contains("▲1"), "{body}");
-    assert!(body.contains("▼1"), "{body}");
+    assert!(
+        body.contains(
+            r#"<tr><td class="num">1</td><td class="up">▲1</td><td>Name m2 <span class="muted">m2</span></td><td class="num">5</td></tr>"#
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains(
+            r#"<tr><td class="num">2</td><td class="down">▼1</td><td>Name m1 <span class="muted">m1</span></td><td class="num">1</td></tr>"#
+        ),
+        "{body}"
+    );
     let full = browser.get("/admin/boards/live?period=hour").await;
     assert!(full.body.contains(r#"hx-trigger="every 2s""#));
     let csv = browser
@@ -377,7 +387,13 @@ async fn score_boards_of_every_layout_are_made_in_the_form_and_shown_on_both_pag
             .get(&format!("/admin/boards/{slug}?period=all"))
             .await;
         assert_eq!(live.status, StatusCode::OK);
-        assert!(live.body.contains("ann"), "{}", live.body);
+        assert!(
+            live.body.contains(
+                r#"<tr><td class="num">1</td><td class=""></td><td> <span class="muted">ann</span></td><td class="num">12.5</td></tr>"#
+            ),
+            "{}",
+            live.body
+        );
     }
 }
 
@@ -430,7 +446,13 @@ async fn the_dashboard_archives_on_demand_and_shows_archived_buckets_and_a_membe
         ))
         .await;
     assert!(day.body.contains(r#"id="archived""#), "{}", day.body);
-    assert!(day.body.contains(">m1<"), "{}", day.body);
+    assert!(
+        day.body.contains(
+            r#"<tr><td class="num">1</td><td class="up">new</td><td> <span class="muted">m1</span></td><td class="num">2</td></tr>"#
+        ),
+        "{}",
+        day.body
+    );
 
     let history = browser
         .get("/admin/boards/past/members/m1/history?period=day")
