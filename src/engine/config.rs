@@ -1,7 +1,9 @@
 //! The in-memory configuration cache: boards, members, rules, API keys and leagues loaded
 //! from SQL.
 //!
-//! The vote and read paths only ever look here, never at SQL. An admin change reloads the
+//! Votes, score writes and reads find boards, members, rules, keys and leagues here,
+//! never in SQL (where a request reads SQL, and why, ARCHITECTURE.md says). An admin
+//! change reloads the
 //! changed part on the instance that made it, then counts the change in a version in
 //! Redis and publishes a notice in the same script (`announce`); every other instance's
 //! listener reloads the same part from SQL. Three things keep a notice from being lost

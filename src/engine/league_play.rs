@@ -1,6 +1,8 @@
-//! Playing in a league: joins, score writes and standings. Only Redis is touched: the
-//! league comes from the configuration cache and the season from its record in Redis,
-//! read again whenever a script says a newer season is current.
+//! Playing in a league: joins, score writes and standings. The league comes from the
+//! configuration cache and the season from its record in Redis, read again whenever a
+//! script says a newer season is current; joins and score writes run on Redis alone.
+//! SQL is touched in two places only: a join that hands rewards over records it in the
+//! background, and a closed season's standings are read from its recorded results.
 
 use std::net::IpAddr;
 use std::sync::Arc;
