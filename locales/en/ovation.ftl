@@ -455,3 +455,6 @@ home-dashboard = Sign in to the dashboard
 home-docs = API documentation
 home-boards = Public voting pages
 home-no-boards = No board has a public page yet.
+leagues-rewards-given = Rewards this season gave
+leagues-handed = Handed over
+leagues-waiting = waiting for the player's next join through the key that played the season

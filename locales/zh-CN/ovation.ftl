@@ -397,3 +397,6 @@ home-dashboard = 登录管理后台
 home-docs = API 文档
 home-boards = 公开投票页面
 home-no-boards = 还没有开放公开页面的排行榜。
+leagues-rewards-given = 本赛季发放的奖励
+leagues-handed = 已交付
+leagues-waiting = 等待该玩家通过参赛时所用的密钥再次加入

@@ -13,7 +13,7 @@ use super::league_play;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
-use crate::domain::league::{Delivery, League, LeagueSettings, Season, season_end};
+use crate::domain::league::{Delivery, League, LeagueSettings, RecordedReward, Season, season_end};
 use crate::store::sql;
 
 /// A league's settings as the audit log shows them (never the webhook secret).
@@ -66,6 +66,21 @@ pub async fn deliveries(
             (number, d)
         })
         .collect())
+}
+
+/// The rewards season `n` gave, with whether (and to whom) they were handed over; none
+/// while it is not closed.
+pub async fn season_rewards(
+    state: &AppState,
+    league: &League,
+    n: i64,
+) -> Result<Vec<RecordedReward>, EngineError> {
+    match sql::leagues::season(&state.db, league.id, n).await? {
+        Some(season) if season.closed => {
+            Ok(sql::leagues::season_rewards(&state.db, season.id).await?)
+        }
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// The league's latest season in SQL.

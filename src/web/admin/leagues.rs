@@ -375,6 +375,8 @@ struct LeaguePage {
     standings: SeasonBrackets,
     bracket: Option<BracketStandings>,
     deliveries: Vec<DeliveryRow>,
+    /// A closed season's rewards: (player, reward, handed over when, to whom).
+    rewards: Vec<(String, String, Option<String>, Option<String>)>,
     webhook: Option<String>,
     /// The signing secret, and until when the one it replaced still signs too.
     secret: String,
@@ -397,6 +399,12 @@ async fn show(
 ) -> Result<LeaguePage, PageError> {
     let league = engine::league_of(state, slug).await?;
     let standings = league_play::season_brackets(state, slug, query.season).await?;
+    let time = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+    let rewards = engine::season_rewards(state, &league, standings.season)
+        .await?
+        .into_iter()
+        .map(|r| (r.player, r.reward, r.delivered_at.map(time), r.delivered_to))
+        .collect();
     let chosen = query.bracket.clone().or_else(|| {
         standings
             .tiers
@@ -408,7 +416,6 @@ async fn show(
         Some(id) => Some(league_play::bracket(state, slug, &id, Some(standings.season)).await?),
         None => None,
     };
-    let time = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
     let seasons = engine::seasons(state, &league)
         .await?
         .into_iter()
@@ -443,6 +450,7 @@ async fn show(
         standings,
         bracket,
         deliveries,
+        rewards,
         webhook: league.settings.webhook_url.clone(),
         secret: league.webhook_secret.clone(),
         previous_until: league

@@ -399,3 +399,65 @@ async fn the_public_bracket_page_is_reused_and_shows_bounded_profiles() {
     let block = visitor.get("/l/pub/bronze-1/standings").await.body;
     assert!(block.contains(r#"<td class="num">7</td>"#), "{block}");
 }
+
+#[tokio::test]
+async fn a_closed_seasons_page_lists_its_rewards_and_who_took_them() {
+    let app = TestApp::spawn().await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/leagues",
+            json!({"slug": "gifts", "title": "Gifts",
+                "tiers": [{"name": "bronze", "promote": 0, "demote": 0}],
+                "rewards": [{"tier": "bronze", "ranks": [1, 1], "reward": "medal"}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    for player in ["p1", "p2"] {
+        let (status, _) = app
+            .post("/api/v1/leagues/gifts/join", json!({"player": player}))
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, _) = app
+        .post(
+            "/api/v1/leagues/gifts/scores",
+            json!({"player": "p1", "delta": 4}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = app
+        .post("/api/v1/admin/leagues/gifts/close", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let waiting = browser.get("/admin/leagues/gifts?season=1").await.body;
+    assert!(
+        waiting.contains(
+            r#"<tr><td>p1</td><td>medal</td><td><span class="muted">waiting for the player&#39;s next join through the key that played the season</span></td></tr>"#
+        ),
+        "{waiting}"
+    );
+    let (_, joined) = app
+        .post("/api/v1/leagues/gifts/join", json!({"player": "p1"}))
+        .await;
+    assert_eq!(joined["rewards"], json!(["medal"]));
+    let started = std::time::Instant::now();
+    loop {
+        let page = browser.get("/admin/leagues/gifts?season=1").await.body;
+        if page.contains(" · master</td></tr>") {
+            assert!(page.contains("<tr><td>p1</td><td>medal</td><td>"), "{page}");
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{page}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let live = browser.get("/admin/leagues/gifts").await.body;
+    assert!(
+        !live.contains(r#"id="rewards""#),
+        "the live season gave nothing yet"
+    );
+}
