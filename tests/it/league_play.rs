@@ -501,9 +501,17 @@ async fn season_one(
         .unwrap()
         .unwrap();
     assert!(season.closed);
-    let rows = ovation::store::sql::leagues::season_results(&state.db, season.id)
+    let mut rows = Vec::new();
+    for (place, _) in ovation::store::sql::leagues::bracket_sizes(&state.db, season.id)
         .await
-        .unwrap();
+        .unwrap()
+    {
+        rows.extend(
+            ovation::store::sql::leagues::bracket_results(&state.db, season.id, place)
+                .await
+                .unwrap(),
+        );
+    }
     let by_player: BTreeMap<_, _> = rows
         .into_iter()
         .map(|r| {

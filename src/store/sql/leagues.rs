@@ -480,23 +480,6 @@ pub async fn bracket_sizes(
         .collect())
 }
 
-/// The recorded results of a closed season, by tier, bracket and rank.
-pub async fn season_results(
-    db: &impl ConnectionTrait,
-    season_id: i64,
-) -> Result<Vec<RecordedResult>, SqlError> {
-    Ok(league_result::Entity::find()
-        .filter(league_result::Column::SeasonId.eq(season_id))
-        .order_by_asc(league_result::Column::Tier)
-        .order_by_asc(league_result::Column::Bracket)
-        .order_by_asc(league_result::Column::Rank)
-        .all(db)
-        .await?
-        .into_iter()
-        .map(recorded)
-        .collect())
-}
-
 /// Marks a player's rewards of the league from `seasons` (numbers) as handed over to
 /// the caller `by` (a join listed them).
 pub async fn rewards_delivered(
