@@ -28,7 +28,7 @@ use crate::domain::scoring::{Op, parse_value, to_points};
 use crate::metrics::{self, WriteKind, WriteOutcome};
 use crate::store::redis::window::{WindowAt, WindowTarget};
 use crate::store::redis::{
-    Invocation, RedisFailure, RuleCheck, ScoreCall, ScoreReply, VoteCall, VoteReply, VoteTarget,
+    Invocation, PeriodScores, RedisFailure, RuleCheck, ScoreCall, VoteCall, VoteTarget, WriteReply,
 };
 
 /// How far ahead of the server's clock a backfilled `at` may be (clock skew).
@@ -274,8 +274,16 @@ pub async fn apply(
         .map(|p| {
             let p = p?;
             match p.targets {
-                Targets::Vote { .. } => answer_vote(&p, vote_replies.next().ok_or_else(fewer)??),
-                Targets::Score { .. } => answer_score(&p, score_replies.next().ok_or_else(fewer)??),
+                Targets::Vote { .. } => {
+                    answer(&p, vote_replies.next().ok_or_else(fewer)??, vote_totals)
+                }
+                Targets::Score { .. } => {
+                    let decimals = p.board.board.settings.scoring.decimals();
+                    answer(&p, score_replies.next().ok_or_else(fewer)??, |units| {
+                        let points = to_points(units, decimals);
+                        (points.clone(), points)
+                    })
+                }
             }
         })
         .collect();
@@ -565,19 +573,31 @@ fn labels_of(p: &Prepared, replayed: Option<&str>) -> Result<Vec<(String, String
     }
 }
 
-fn written(
+/// A write's answer from its script's reply: `totals` turns one bucket's scores into the
+/// bucket's real and display totals.
+fn answer<S>(
     p: &Prepared,
-    labels: Vec<(String, String)>,
-    replayed: bool,
-    totals: impl Iterator<Item = (serde_json::Number, serde_json::Number)>,
-) -> Written {
-    Written {
+    reply: WriteReply<S>,
+    totals: impl Fn(S) -> (serde_json::Number, serde_json::Number),
+) -> Result<Written, EngineError> {
+    let (receipt, scores) = match reply {
+        WriteReply::Written(scores) => (None, scores),
+        WriteReply::Replayed { receipt, scores } => (Some(receipt), scores),
+        WriteReply::Limited {
+            rule_index,
+            retry_ms,
+        } => return Err(limited(p, rule_index, retry_ms)),
+        WriteReply::Overflow => return Err(overflow()),
+        WriteReply::Lowers => return Err(lowering(&p.write.board)),
+    };
+    let labels = labels_of(p, receipt.as_deref())?;
+    Ok(Written {
         board: p.write.board.to_string(),
         member: p.write.member.to_string(),
-        replayed,
+        replayed: receipt.is_some(),
         scores: labels
             .into_iter()
-            .zip(totals)
+            .zip(scores.into_iter().map(totals))
             .map(|((period, bucket), (real, display))| BucketTotals {
                 period,
                 bucket,
@@ -585,42 +605,9 @@ fn written(
                 display,
             })
             .collect(),
-    }
+    })
 }
 
-fn answer_vote(p: &Prepared, reply: VoteReply) -> Result<Written, EngineError> {
-    let (receipt, scores) = match reply {
-        VoteReply::Counted(scores) => (None, scores),
-        VoteReply::Replayed { receipt, scores } => (Some(receipt), scores),
-        VoteReply::Limited {
-            rule_index,
-            retry_ms,
-        } => return Err(limited(p, rule_index, retry_ms)),
-        VoteReply::Overflow => return Err(overflow()),
-    };
-    let labels = labels_of(p, receipt.as_deref())?;
-    let totals = scores
-        .into_iter()
-        .map(|(real, display)| (View::Real.to_votes(real), View::Display.to_votes(display)));
-    Ok(written(p, labels, receipt.is_some(), totals))
-}
-
-fn answer_score(p: &Prepared, reply: ScoreReply) -> Result<Written, EngineError> {
-    let (receipt, scores) = match reply {
-        ScoreReply::Written(scores) => (None, scores),
-        ScoreReply::Replayed { receipt, scores } => (Some(receipt), scores),
-        ScoreReply::Limited {
-            rule_index,
-            retry_ms,
-        } => return Err(limited(p, rule_index, retry_ms)),
-        ScoreReply::Overflow => return Err(overflow()),
-        ScoreReply::Lowers => return Err(lowering(&p.write.board)),
-    };
-    let labels = labels_of(p, receipt.as_deref())?;
-    let decimals = p.board.board.settings.scoring.decimals();
-    let totals = scores.into_iter().map(|units| {
-        let points = to_points(units, decimals);
-        (points.clone(), points)
-    });
-    Ok(written(p, labels, receipt.is_some(), totals))
+fn vote_totals((real, display): PeriodScores) -> (serde_json::Number, serde_json::Number) {
+    (View::Real.to_votes(real), View::Display.to_votes(display))
 }

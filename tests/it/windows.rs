@@ -202,7 +202,7 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
                     .map_or(0, |e| e.1);
                 assert_eq!(
                     reply,
-                    VoteReply::Counted(vec![(expected, expected * 3)]),
+                    VoteReply::Written(vec![(expected, expected * 3)]),
                     "the vote answers the member's window totals"
                 );
             }
@@ -323,7 +323,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
                 voters: &[],
             };
             let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
-            assert!(matches!(reply, VoteReply::Counted(_)), "{reply:?}");
+            assert!(matches!(reply, VoteReply::Written(_)), "{reply:?}");
         }));
         if i == 0 {
             clients.pop().unwrap().await.unwrap();

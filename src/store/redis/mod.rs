@@ -35,6 +35,7 @@ mod usage;
 mod vote;
 mod voter_union;
 pub mod window;
+mod write_reply;
 
 use std::time::{Duration, Instant};
 
@@ -62,6 +63,7 @@ pub use vote::{
     PeriodScores, REFUSALS_TTL_S, VOTE_SOURCE, VOTER_ARGV, VoteCall, VoteReply, VoteTarget,
     repeated_call,
 };
+pub use write_reply::WriteReply;
 
 use crate::metrics::{self, RedisOutcome};
 

@@ -13,9 +13,9 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use super::keys::BoardKeys;
-use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
 use super::rules::{self, Counter, RuleCheck};
 use super::vote::REFUSALS_TTL_S;
+use super::write_reply::WriteReply;
 use super::{Invocation, RedisFailure, RedisStore};
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::{Bucket, Period};
@@ -60,23 +60,8 @@ pub struct ScoreCall<'a> {
     pub rules: &'a [RuleCheck],
 }
 
-/// How a score write went.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ScoreReply {
-    /// Written; the member's new score (units) per bucket, in order.
-    Written(Vec<i64>),
-    /// The idempotency key was used before: the receipt and scores of the first answer.
-    Replayed { receipt: String, scores: Vec<i64> },
-    /// The rule at this index of the call's rules refused the write; nothing changed.
-    Limited {
-        rule_index: usize,
-        retry_ms: Option<i64>,
-    },
-    /// A score would pass 2^53 units.
-    Overflow,
-    /// A `top_n` board: the write would lower a score.
-    Lowers,
-}
+/// How a score write went: its new score (units) per bucket.
+pub type ScoreReply = WriteReply<i64>;
 
 /// Where a score script runs: the keys it writes, the periods it writes (none for a
 /// reserve step) and the rules it checks (by index into the call's rules).
@@ -185,49 +170,14 @@ impl ScoreCall<'_> {
     }
 }
 
-impl ScoreReply {
-    fn parse(value: &Value, rules: &[usize]) -> Result<Self, RedisFailure> {
-        let bad = || reply_error("score", value);
-        let items = as_array(value).ok_or_else(bad)?;
-        let tag = items.first().and_then(as_text).ok_or_else(bad)?;
-        match tag.as_str() {
-            "ok" => items[1..]
-                .iter()
-                .map(as_units)
-                .collect::<Option<Vec<_>>>()
-                .map(Self::Written)
-                .ok_or_else(bad),
-            "dup" => {
-                let stored = items.get(1).and_then(as_text).ok_or_else(bad)?;
-                let (receipt, scores) = stored.rsplit_once('|').ok_or_else(bad)?;
-                let scores = scores
-                    .split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(parse_units)
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(bad)?;
-                Ok(Self::Replayed {
-                    receipt: receipt.to_owned(),
-                    scores,
-                })
-            }
-            "limited" => {
-                let (Some(index), Some(retry)) =
-                    (items.get(1).and_then(as_int), items.get(2).and_then(as_int))
-                else {
-                    return Err(bad());
-                };
-                let index = usize::try_from(index).map_err(|_| bad())?;
-                Ok(Self::Limited {
-                    rule_index: *rules.get(index).ok_or_else(bad)?,
-                    retry_ms: (retry >= 0).then_some(retry),
-                })
-            }
-            "overflow" => Ok(Self::Overflow),
-            "lowers" => Ok(Self::Lowers),
-            _ => Err(bad()),
-        }
-    }
+/// Reads a score write's reply; `rules` are the call's rules the step checked.
+fn score_reply(value: &Value, rules: &[usize]) -> Result<ScoreReply, RedisFailure> {
+    WriteReply::parse(
+        "score",
+        value,
+        |units, _| Some(units),
+        |i| rules.get(i).copied(),
+    )
 }
 
 /// Gives back what a reserve step consumed: one of each rule's count.
@@ -284,7 +234,7 @@ impl RedisStore {
                         Value::SimpleString("dup".into()),
                         Value::BulkString(record.into_bytes()),
                     ]);
-                    outcomes[*i] = Some(ScoreReply::parse(&dup, &[]));
+                    outcomes[*i] = Some(score_reply(&dup, &[]));
                 }
             }
         }
@@ -301,7 +251,7 @@ impl RedisStore {
         let reserved = self.run_script("score", &SCORE, &reserve_calls).await?;
         for (&i, reply) in reserving.iter().zip(reserved) {
             let rules = steps[i].0.as_ref().map_or(&[][..], |s| &s.rules[..]);
-            match reply.and_then(|v| ScoreReply::parse(&v, rules)) {
+            match reply.and_then(|v| score_reply(&v, rules)) {
                 Ok(ScoreReply::Written(_)) => {}
                 other => outcomes[i] = Some(other),
             }
@@ -317,7 +267,7 @@ impl RedisStore {
         let written = self.run_script("score", &SCORE, &write_calls).await?;
         let mut refunds = Vec::new();
         for (&i, reply) in writing.iter().zip(written) {
-            let reply = reply.and_then(|v| ScoreReply::parse(&v, &steps[i].1.rules));
+            let reply = reply.and_then(|v| score_reply(&v, &steps[i].1.rules));
             if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
                 && !matches!(r, ScoreReply::Written(_))
             {

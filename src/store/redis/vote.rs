@@ -5,9 +5,9 @@ use redis::{Script, ToRedisArgs, Value};
 use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
-use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
 use super::rules::{self, Counter, RuleCheck};
 use super::window::WindowTarget;
+use super::write_reply::WriteReply;
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::Bucket;
@@ -231,73 +231,18 @@ impl VoteCall<'_> {
 /// New scores in one period: (real units, display units).
 pub type PeriodScores = (i64, i64);
 
-/// How a vote went.
-#[derive(Debug, Clone, PartialEq)]
-pub enum VoteReply {
-    /// Counted; the member's new scores, one pair per target in order.
-    Counted(Vec<PeriodScores>),
-    /// The idempotency key was used before: the receipt and scores of the first answer.
-    Replayed {
-        receipt: String,
-        scores: Vec<PeriodScores>,
-    },
-    /// The rule at this index of the call's rules refused the vote; nothing was counted.
-    /// `retry_ms`: until that rule admits it, `None` for never.
-    Limited {
-        rule_index: usize,
-        retry_ms: Option<i64>,
-    },
-    /// A score would pass 2^53 units; nothing was written.
-    Overflow,
-}
+/// How a vote went: its new scores are one pair per target (then per rolling window).
+pub type VoteReply = WriteReply<PeriodScores>;
 
-impl VoteReply {
-    fn parse(value: &Value, targets: usize) -> Result<Self, RedisFailure> {
-        let items = as_array(value).ok_or_else(|| reply_error("vote", value))?;
-        let tag = items
-            .first()
-            .and_then(as_text)
-            .ok_or_else(|| reply_error("vote", value))?;
-        match tag.as_str() {
-            "ok" => {
-                let units = items[1..].iter().map(as_units).collect::<Option<Vec<_>>>();
-                pairs(units, targets)
-                    .map(Self::Counted)
-                    .ok_or_else(|| reply_error("vote", value))
-            }
-            "dup" => {
-                let stored = items
-                    .get(1)
-                    .and_then(as_text)
-                    .ok_or_else(|| reply_error("vote", value))?;
-                let (receipt, scores) = stored
-                    .rsplit_once('|')
-                    .ok_or_else(|| reply_error("vote", value))?;
-                let units = scores
-                    .split(',')
-                    .map(parse_units)
-                    .collect::<Option<Vec<_>>>();
-                let scores = pairs(units, usize::MAX).ok_or_else(|| reply_error("vote", value))?;
-                Ok(Self::Replayed {
-                    receipt: receipt.to_owned(),
-                    scores,
-                })
-            }
-            "overflow" => Ok(Self::Overflow),
-            "limited" => {
-                let (Some(index), Some(retry)) =
-                    (items.get(1).and_then(as_int), items.get(2).and_then(as_int))
-                else {
-                    return Err(reply_error("vote", value));
-                };
-                Ok(Self::Limited {
-                    rule_index: usize::try_from(index).map_err(|_| reply_error("vote", value))?,
-                    retry_ms: (retry >= 0).then_some(retry),
-                })
-            }
-            _ => Err(reply_error("vote", value)),
-        }
-    }
+/// Reads a vote's reply: `targets` pairs of scores (a replay's may be fewer or more: the
+/// board's periods may have changed since).
+fn vote_reply(value: &Value, targets: usize) -> Result<VoteReply, RedisFailure> {
+    WriteReply::parse(
+        "vote",
+        value,
+        |units, replayed| pairs(Some(units), if replayed { usize::MAX } else { targets }),
+        Some,
+    )
 }
 
 fn pairs(units: Option<Vec<i64>>, expected: usize) -> Option<Vec<PeriodScores>> {
@@ -336,9 +281,8 @@ impl RedisStore {
         for ((_, at), board_replies) in boards.iter().zip(committed) {
             for (&i, reply) in at.iter().zip(board_replies?) {
                 let c = &calls[i];
-                replies[i] = Some(
-                    reply.and_then(|r| VoteReply::parse(&r, c.targets.len() + c.windows.len())),
-                );
+                replies[i] =
+                    Some(reply.and_then(|r| vote_reply(&r, c.targets.len() + c.windows.len())));
             }
         }
         replies
