@@ -89,13 +89,7 @@ struct BoardPage {
     archived: bool,
     updated: String,
     rows: Vec<LiveRow>,
-    votes_title: String,
-    votes_chart: String,
-    participants_title: String,
-    participants_chart: String,
-    top_chart: String,
-    refusals_title: String,
-    refusals_chart: String,
+    charts: Charts,
 }
 
 /// How many buckets the picker offers, newest first.
@@ -368,15 +362,7 @@ async fn live_page(
     let rows = ranking_rows(l, &pages);
     let current = &pages[0];
     let activity = activity::activity(state, &sel, now).await?;
-    let Charts {
-        votes_title,
-        votes_chart,
-        participants_title,
-        participants_chart,
-        top_chart,
-        refusals_title,
-        refusals_chart,
-    } = charts(l, &sel, current, &activity, now);
+    let charts = charts(l, &sel, current, &activity, now);
     let (buckets, next) = picker(&sel, tz, now);
 
     Ok(BoardPage {
@@ -433,13 +419,7 @@ async fn live_page(
             )],
         ),
         rows,
-        votes_title,
-        votes_chart,
-        participants_title,
-        participants_chart,
-        top_chart,
-        refusals_title,
-        refusals_chart,
+        charts,
     })
 }
 
