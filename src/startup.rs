@@ -13,9 +13,12 @@ use actix_web::cookie::Key;
 use crate::api;
 use crate::config::Settings;
 use crate::domain::auth::hash_key;
-use crate::engine::config::{self, ConfigCache};
-use crate::engine::durability::{self, Durability};
+use crate::domain::session::SessionPolicy;
+use crate::engine::config::ConfigCache;
+use crate::engine::config_sync;
+use crate::engine::durability::Durability;
 use crate::engine::read_cache::ReadCache;
+use crate::engine::readiness;
 use crate::engine::state::AppState;
 use crate::engine::users;
 use crate::engine::{archive, league_close, reconcile, webhooks};
@@ -35,12 +38,15 @@ impl Application {
     /// user when there is none, and binds the listener (`:0` picks a free port).
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
         let state = connect(settings).await?;
-        tokio::spawn(config::listen(state.clone(), state.settings.config_check));
-        tokio::spawn(config::check_version(
+        tokio::spawn(config_sync::listen(
             state.clone(),
             state.settings.config_check,
         ));
-        durability::warn_at_start(&state).await;
+        tokio::spawn(config_sync::check_version(
+            state.clone(),
+            state.settings.config_check,
+        ));
+        readiness::warn_at_start(&state).await;
         tokio::spawn(reconcile::watch(state.clone(), state.settings.config_check));
         tokio::spawn(archive::run(state.clone(), state.settings.archive_check));
         tokio::spawn(league_close::run(
@@ -130,7 +136,7 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
         metrics: crate::metrics::handle(),
         durability: Arc::new(Durability::new(settings.allow_eviction)),
         reads: Arc::new(ReadCache::new(settings.read_cache)),
-        sessions: users::SessionPolicy {
+        sessions: SessionPolicy {
             idle: settings.session_idle,
             absolute: settings.session_absolute,
         },

@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use crate::engine::durability;
 use crate::engine::state::AppState;
+use crate::engine::{durability, readiness};
 
 /// The process is up.
 #[utoipa::path(get, path = "/healthz", tag = "ops", responses((status = 200, description = "up")))]
@@ -51,7 +51,7 @@ pub struct Readiness {
 ))]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    let ready = durability::readiness(&state).await;
+    let ready = readiness::check(&state).await;
     let body = Readiness {
         redis: match (&ready.redis, &ready.refusal) {
             (None, _) => "unavailable",

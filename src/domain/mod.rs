@@ -1,5 +1,5 @@
 //! Pure types and rules: identifiers, periods and buckets, scores, board settings,
-//! rate-limit rules, scopes, idempotency fingerprints.
+//! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions.
 //!
 //! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
 //! carried inward as these types.
@@ -15,6 +15,7 @@ pub mod period;
 pub mod retention;
 pub mod score;
 pub mod scoring;
+pub mod session;
 pub mod webhook;
 
 /// Why a raw value could not become a domain value: a stable code and a human message.

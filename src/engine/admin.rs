@@ -18,7 +18,8 @@ use crate::domain::code::Code;
 use crate::domain::ids::{BoardSlug, MemberId};
 use crate::domain::limit::{RateRule, RuleSpec, bounds as limit_bounds};
 use crate::engine::archive::{self, ArchiveReport};
-use crate::engine::config::{self, BoardConfig, Change};
+use crate::engine::config::{BoardConfig, Change};
+use crate::engine::config_sync;
 use crate::engine::reconcile;
 use crate::engine::state::AppState;
 use crate::store::sql;
@@ -33,7 +34,7 @@ pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, 
 }
 
 async fn changed(state: &AppState, change: Change) -> Result<(), EngineError> {
-    config::changed(state, change).await
+    config_sync::changed(state, change).await
 }
 
 /// Writes an audit entry for a change that has been made. The change stands even if the

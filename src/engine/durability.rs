@@ -15,9 +15,7 @@ use std::sync::RwLock;
 
 use chrono::{DateTime, Utc};
 
-use super::state::AppState;
 use crate::store::redis::{RedisFailure, RedisStore};
-use crate::store::sql;
 
 /// What an instance knows about its Redis's durability.
 pub struct Durability {
@@ -87,56 +85,5 @@ impl Durability {
             .reset_at
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Utc::now());
-    }
-}
-
-/// Whether an instance is ready to serve: what its stores answered.
-#[derive(Debug, Clone)]
-pub struct Readiness {
-    /// Redis's durability settings; `None` when Redis does not answer.
-    pub redis: Option<RedisDurability>,
-    /// Whether SQL answers.
-    pub sql: bool,
-    /// Why Redis makes the instance not ready though it answers (it evicts keys).
-    pub refusal: Option<String>,
-}
-
-impl Readiness {
-    pub fn ready(&self) -> bool {
-        self.redis.is_some() && self.sql && self.refusal.is_none()
-    }
-}
-
-/// Asks Redis and SQL, at once, whether they answer, and Redis what it risks.
-pub async fn readiness(state: &AppState) -> Readiness {
-    let (report, sql) = tokio::join!(state.durability.inspect(&state.redis), sql::ping(&state.db));
-    let redis = report.ok();
-    Readiness {
-        refusal: redis.as_ref().and_then(|r| state.durability.refusal(r)),
-        redis,
-        sql: sql.is_ok(),
-    }
-}
-
-/// Logs what Redis risks at start-up (when it answers).
-pub async fn warn_at_start(state: &AppState) {
-    let durability = &state.durability;
-    match durability.inspect(&state.redis).await {
-        Ok(report) => {
-            if let Some(why) = durability.refusal(&report) {
-                tracing::error!("{why}; /readyz answers 503 until it changes");
-            }
-            match report.persistence {
-                "aof" => {}
-                "unknown" => tracing::warn!(
-                    "cannot read Redis's persistence settings (CONFIG GET is not allowed); make sure AOF is on"
-                ),
-                other => tracing::warn!(
-                    persistence = other,
-                    "Redis runs without AOF: a restart loses the votes since its last snapshot (or all of them)"
-                ),
-            }
-        }
-        Err(err) => tracing::warn!(error = %err, "cannot inspect Redis's durability at start-up"),
     }
 }

@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use chrono::Utc;
 
 use super::admin::{audit, random_text};
-use super::config::{self, Change};
+use super::config::Change;
+use super::config_sync;
 use super::error::EngineError;
 use super::league_close::{self, CloseReport};
 use super::league_play;
@@ -34,7 +35,7 @@ fn settings_json(s: &LeagueSettings) -> Value {
 }
 
 async fn changed(state: &AppState, slug: &LeagueSlug) -> Result<(), EngineError> {
-    config::changed(state, Change::League(slug.clone())).await
+    config_sync::changed(state, Change::League(slug.clone())).await
 }
 
 /// The league with this slug.

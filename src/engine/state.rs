@@ -5,10 +5,10 @@ use std::sync::Arc;
 use sea_orm::DatabaseConnection;
 
 use crate::config::Settings;
+use crate::domain::session::SessionPolicy;
 use crate::engine::config::ConfigCache;
 use crate::engine::durability::Durability;
 use crate::engine::read_cache::ReadCache;
-use crate::engine::users::SessionPolicy;
 use crate::store::redis::RedisStore;
 
 /// Shared by every worker; cloning is cheap.

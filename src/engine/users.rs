@@ -22,6 +22,7 @@ use super::error::EngineError;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::limit::ip_subject;
+use crate::domain::session::SessionTicket;
 use crate::store::sql::{self, SqlError};
 
 /// How long login attempts are remembered.
@@ -139,30 +140,6 @@ pub async fn delete_user(state: &AppState, username: &str) -> Result<usize, Engi
 
 fn user_not_found(username: &str) -> EngineError {
     EngineError::not_found(Code::UserNotFound, format!("no user {username}"))
-}
-
-/// How long dashboard sessions live: `idle` after the last request, `absolute` at most.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SessionPolicy {
-    pub idle: std::time::Duration,
-    pub absolute: std::time::Duration,
-}
-
-/// A dashboard session: its random id and when it started (seconds since the epoch).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SessionTicket {
-    pub user: String,
-    pub id: String,
-    pub started: i64,
-}
-
-impl SessionPolicy {
-    /// Seconds the session may live from `now` without a request: the idle timeout,
-    /// cut short by the absolute end. Zero or less means it has ended.
-    fn ttl_s(&self, ticket: &SessionTicket, now: i64) -> i64 {
-        let left = ticket.started + self.absolute.as_secs() as i64 - now;
-        left.min(self.idle.as_secs() as i64)
-    }
 }
 
 /// Opens a dashboard session for `user`, who has just signed in. Sessions live in Redis

@@ -6,7 +6,7 @@ use actix_web::{FromRequest, HttpRequest, dev::Payload};
 use rand::Rng;
 use std::future::{Ready, ready};
 
-use crate::engine::users::SessionTicket;
+use crate::domain::session::SessionTicket;
 use crate::error::PageError;
 use crate::i18n::Lang;
 
