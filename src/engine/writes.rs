@@ -16,7 +16,7 @@ use super::error::EngineError;
 use super::limits;
 use super::state::AppState;
 use crate::domain::auth::Scope;
-use crate::domain::board::Membership;
+use crate::domain::board::{BoardSettings, Membership};
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
@@ -358,47 +358,7 @@ fn prepare(
         EngineError::not_found(Code::BoardNotFound, format!("no board {}", write.board))
     })?;
     let settings = &board.board.settings;
-    let scores = matches!(write.what, What::Score { .. });
-    if settings.scoring.is_scores() != scores {
-        return Err(EngineError::conflict(
-            Code::WrongScoring,
-            if scores {
-                format!(
-                    "board {} counts votes, not scores: send it votes",
-                    write.board
-                )
-            } else {
-                format!(
-                    "board {} keeps scores, not votes: write scores to it",
-                    write.board
-                )
-            },
-        ));
-    }
-    // What a write counts against each rule: its votes, or one score write.
-    let count = match &write.what {
-        What::Vote { count } => {
-            let max = settings.max_count;
-            if !(1..=max).contains(count) {
-                return Err(EngineError::invalid(
-                    Code::InvalidCount,
-                    format!("count must be between 1 and {max} on this board"),
-                ));
-            }
-            *count
-        }
-        What::Score { .. } => 1,
-    };
-    let units = match &write.what {
-        What::Score { op, value } => {
-            let units = parse_value(value, settings.scoring.decimals())?;
-            if *op == Op::Decr && settings.storage.is_top_n() {
-                return Err(lowering(&write.board));
-            }
-            units
-        }
-        What::Vote { .. } => 0,
-    };
+    let (count, units) = amounts(settings, &write)?;
     match board.members.get(&write.member) {
         None if settings.membership == Membership::Closed => {
             return Err(EngineError::not_found(
@@ -449,8 +409,74 @@ fn prepare(
         };
         limits::checks(board.rule_scope(), &values, count, at, now)?
     };
+    let targets = targets(&board, &write, units, at, now)?;
+    let voters = voter_buckets(&settings.periods, settings.timezone, at)?;
+    Ok(Prepared {
+        late: is_late(at, now),
+        board,
+        write,
+        at,
+        rules,
+        voters,
+        targets,
+    })
+}
+
+/// What a write counts against each rule (its votes, or 1 for a score write) and the
+/// units a score write carries (0 for a vote), refusing a write the board does not take:
+/// votes on a scores board or scores on a votes board, a count past the board's maximum,
+/// a score that cannot be read or that lowers a `top_n` board's.
+fn amounts(settings: &BoardSettings, write: &Write) -> Result<(i64, i64), EngineError> {
+    let scores = matches!(write.what, What::Score { .. });
+    if settings.scoring.is_scores() != scores {
+        return Err(EngineError::conflict(
+            Code::WrongScoring,
+            if scores {
+                format!(
+                    "board {} counts votes, not scores: send it votes",
+                    write.board
+                )
+            } else {
+                format!(
+                    "board {} keeps scores, not votes: write scores to it",
+                    write.board
+                )
+            },
+        ));
+    }
+    match &write.what {
+        What::Vote { count } => {
+            let max = settings.max_count;
+            if !(1..=max).contains(count) {
+                return Err(EngineError::invalid(
+                    Code::InvalidCount,
+                    format!("count must be between 1 and {max} on this board"),
+                ));
+            }
+            Ok((*count, 0))
+        }
+        What::Score { op, value } => {
+            let units = parse_value(value, settings.scoring.decimals())?;
+            if *op == Op::Decr && settings.storage.is_top_n() {
+                return Err(lowering(&write.board));
+            }
+            Ok((1, units))
+        }
+    }
+}
+
+/// Where a write at `at` lands: a vote's bucket per period (and the next, when it carries
+/// over) and its rolling windows; a score write's bucket per period.
+fn targets(
+    board: &BoardConfig,
+    write: &Write,
+    units: i64,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Targets, EngineError> {
+    let settings = &board.board.settings;
     let tz = settings.timezone;
-    let targets = match &write.what {
+    Ok(match &write.what {
         What::Vote { count } => {
             let multiplier = board
                 .members
@@ -493,16 +519,6 @@ fn prepare(
             op: *op,
             units,
         },
-    };
-    let voters = voter_buckets(&settings.periods, tz, at)?;
-    Ok(Prepared {
-        late: is_late(at, now),
-        board,
-        write,
-        at,
-        rules,
-        voters,
-        targets,
     })
 }
 
