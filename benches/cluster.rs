@@ -23,7 +23,9 @@ use ovation::domain::period::{Bucket, Period, voter_buckets};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::{Op, Storage};
 use ovation::store::redis::keys::BoardKeys;
-use ovation::store::redis::{PageQuery, RedisStore, RedisTarget, ScoreCall, VoteCall, VoteTarget};
+use ovation::store::redis::{
+    PageQuery, RedisStore, RedisTarget, ScoreCall, VoteCall, VoteTarget, WriteFacts,
+};
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
@@ -144,21 +146,16 @@ async fn votes(store: &RedisStore, secs: u64) -> (f64, f64) {
                 let call = VoteCall {
                     board,
                     targets: &targets,
-                    member: &member,
                     increment: Increment {
                         real: 1,
                         display: 1_000_000,
                         carry: 0,
                     },
-                    voter: Some(&voter),
-                    idempotency: None,
-                    receipt: "",
-                    hour: now.timestamp().div_euclid(3600),
-                    at_ms: now.timestamp_millis(),
-                    late: false,
-                    rules: &[],
+                    write: WriteFacts {
+                        voters: &voters,
+                        ..WriteFacts::at(&member, Some(&voter), now.timestamp_millis())
+                    },
                     windows: &[],
-                    voters: &voters,
                 };
                 store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
                 done += 1;
@@ -189,17 +186,9 @@ async fn sharded_writes(store: &RedisStore, board: &BoardKeys, secs: u64) -> f64
                 let call = ScoreCall {
                     board,
                     buckets,
-                    voters: &[],
-                    member: &member,
                     op: Op::Incr,
                     value: rng.random_range(1..1000),
-                    voter: None,
-                    idempotency: None,
-                    receipt: "",
-                    hour: 0,
-                    at_ms: 0,
-                    late: false,
-                    rules: &[],
+                    write: WriteFacts::at(&member, None, 0),
                 };
                 store
                     .write_scores(&[call])

@@ -23,7 +23,9 @@ use ovation::domain::period::{Bucket, Period};
 use ovation::domain::score::View;
 use ovation::domain::scoring::{Op, Storage};
 use ovation::store::redis::keys::{BoardKeys, shard_of};
-use ovation::store::redis::{PageQuery, RedisStore, RedisTarget, ScoreCall, StandingQuery};
+use ovation::store::redis::{
+    PageQuery, RedisStore, RedisTarget, ScoreCall, StandingQuery, WriteFacts,
+};
 use rand::{Rng, SeedableRng};
 
 mod common;
@@ -148,17 +150,9 @@ async fn writes(
         let call = ScoreCall {
             board,
             buckets,
-            voters: &[],
-            member: &m,
             op: Op::Incr,
             value: rng.random_range(1..1000),
-            voter: None,
-            idempotency: None,
-            receipt: "",
-            hour: 0,
-            at_ms: 0,
-            late: false,
-            rules: &[],
+            write: WriteFacts::at(&m, None, 0),
         };
         store
             .write_scores(&[call])

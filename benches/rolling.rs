@@ -23,7 +23,7 @@ use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
 use ovation::store::redis::keys::BoardKeys;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
-use ovation::store::redis::{RedisStore, RedisTarget, VoteCall, VoteTarget};
+use ovation::store::redis::{RedisStore, RedisTarget, VoteCall, VoteTarget, WriteFacts};
 use rand::{Rng, SeedableRng};
 
 mod common;
@@ -66,21 +66,16 @@ async fn vote_usec(
         let call = VoteCall {
             board,
             targets: &targets,
-            member: &member,
             increment: Increment {
                 real: 1,
                 display: 1_000_000,
                 carry: 0,
             },
-            voter: Some(&voter),
-            idempotency: None,
-            receipt: "",
-            hour: now.timestamp().div_euclid(3600),
-            at_ms: now.timestamp_millis(),
-            late: false,
-            rules: &[],
+            write: WriteFacts {
+                voters: &voters,
+                ..WriteFacts::at(&member, Some(&voter), now.timestamp_millis())
+            },
             windows: &windows,
-            voters: &voters,
         };
         store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
     }

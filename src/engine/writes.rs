@@ -28,7 +28,8 @@ use crate::domain::scoring::{Op, parse_value, to_points};
 use crate::metrics::{self, WriteKind, WriteOutcome};
 use crate::store::redis::window::{WindowAt, WindowTarget};
 use crate::store::redis::{
-    Invocation, PeriodScores, RedisFailure, RuleCheck, ScoreCall, VoteCall, VoteTarget, WriteReply,
+    Invocation, PeriodScores, RedisFailure, RuleCheck, ScoreCall, VoteCall, VoteTarget, WriteFacts,
+    WriteReply,
 };
 
 /// How far ahead of the server's clock a backfilled `at` may be (clock skew).
@@ -169,13 +170,21 @@ enum Call<'a> {
 }
 
 fn call<'a>(p: &'a Prepared, caller: &'a Caller, receipt: &'a str, state: &AppState) -> Call<'a> {
-    let idempotency = p
-        .write
-        .idempotency
-        .as_ref()
-        .map(|i| (caller.id.as_str(), &i.key, state.settings.idempotency_ttl));
-    let (hour, at_ms) = (epoch_hour(p.at), p.at.timestamp_millis());
-    let voter = p.write.voter.as_ref().map(VoterId::as_str);
+    let write = WriteFacts {
+        member: p.write.member.as_str(),
+        voter: p.write.voter.as_ref().map(VoterId::as_str),
+        idempotency: p
+            .write
+            .idempotency
+            .as_ref()
+            .map(|i| (caller.id.as_str(), &i.key, state.settings.idempotency_ttl)),
+        receipt,
+        hour: epoch_hour(p.at),
+        at_ms: p.at.timestamp_millis(),
+        late: p.late,
+        rules: &p.rules,
+        voters: &p.voters,
+    };
     match &p.targets {
         Targets::Vote {
             targets,
@@ -184,32 +193,16 @@ fn call<'a>(p: &'a Prepared, caller: &'a Caller, receipt: &'a str, state: &AppSt
         } => Call::Vote(VoteCall {
             board: &p.board.keys,
             targets,
-            member: p.write.member.as_str(),
             increment: *increment,
-            voter,
-            idempotency,
-            receipt,
-            hour,
-            at_ms,
-            late: p.late,
-            rules: &p.rules,
+            write,
             windows,
-            voters: &p.voters,
         }),
         Targets::Score { buckets, op, units } => Call::Score(ScoreCall {
             board: &p.board.keys,
             buckets,
-            voters: &p.voters,
-            member: p.write.member.as_str(),
             op: *op,
             value: *units,
-            voter,
-            idempotency,
-            receipt,
-            hour,
-            at_ms,
-            late: p.late,
-            rules: &p.rules,
+            write,
         }),
     }
 }

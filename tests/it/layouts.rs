@@ -16,7 +16,7 @@ use ovation::domain::score::View;
 use ovation::domain::scoring::{Op, Storage};
 use ovation::store::redis::keys::{BoardKeys, shard_of};
 use ovation::store::redis::{
-    PageQuery, RedisStore, ScoreCall, ScoreReply, StandingQuery, StandingReply,
+    PageQuery, RedisStore, ScoreCall, ScoreReply, StandingQuery, StandingReply, WriteFacts,
 };
 
 use crate::harness::shared_target;
@@ -91,17 +91,12 @@ async fn write(
     let call = ScoreCall {
         board,
         buckets: &buckets,
-        voters: &buckets,
-        member,
         op,
         value,
-        voter: Some(member),
-        idempotency: None,
-        receipt: "",
-        hour: 0,
-        at_ms: 0,
-        late: false,
-        rules: &[],
+        write: WriteFacts {
+            voters: &buckets,
+            ..WriteFacts::at(member, Some(member), 0)
+        },
     };
     store
         .write_scores(&[call])

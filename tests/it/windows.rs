@@ -13,7 +13,7 @@ use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
 use ovation::store::redis::RedisTarget;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
-use ovation::store::redis::{PageReply, RedisStore, VoteCall, VoteReply};
+use ovation::store::redis::{PageReply, RedisStore, VoteCall, VoteReply, WriteFacts};
 
 use crate::harness::shared_redis;
 
@@ -177,21 +177,13 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
                 let call = VoteCall {
                     board: &board,
                     targets: &[],
-                    member: &member,
                     increment: Increment {
                         real: *count,
                         display: *count * 3,
                         carry: 0,
                     },
-                    voter: Some(&voter),
-                    idempotency: None,
-                    receipt: "",
-                    hour: at.timestamp().div_euclid(3600),
-                    at_ms: at.timestamp_millis(),
-                    late: false,
-                    rules: &[],
+                    write: WriteFacts::at(&member, Some(&voter), at.timestamp_millis()),
                     windows: std::slice::from_ref(&target),
-                    voters: &[],
                 };
                 let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
                 model.vote(n, clock, slot, member.clone(), *count, voter);
@@ -306,21 +298,13 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
             let call = VoteCall {
                 board: &board,
                 targets: &[],
-                member: &member,
                 increment: Increment {
                     real: 1,
                     display: 1,
                     carry: 0,
                 },
-                voter: Some(&voter),
-                idempotency: None,
-                receipt: "",
-                hour: clock,
-                at_ms: clock * 3_600_000,
-                late: false,
-                rules: &[],
+                write: WriteFacts::at(&member, Some(&voter), clock * 3_600_000),
                 windows: std::slice::from_ref(&target),
-                voters: &[],
             };
             let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
             assert!(matches!(reply, VoteReply::Written(_)), "{reply:?}");
@@ -535,21 +519,13 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
     let call = VoteCall {
         board: &board,
         targets: &[],
-        member: "m2",
         increment: Increment {
             real: 1,
             display: 1_000_000,
             carry: 0,
         },
-        voter: None,
-        idempotency: None,
-        receipt: "",
-        hour: now + 1,
-        at_ms: (now + 1) * 3_600_000,
-        late: false,
-        rules: &[],
+        write: WriteFacts::at("m2", None, (now + 1) * 3_600_000),
         windows: std::slice::from_ref(&later),
-        voters: &[],
     };
     store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
     for (clock, expected) in [

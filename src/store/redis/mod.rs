@@ -35,7 +35,7 @@ mod usage;
 mod vote;
 mod voter_union;
 pub mod window;
-mod write_reply;
+mod write;
 
 use std::time::{Duration, Instant};
 
@@ -63,7 +63,7 @@ pub use vote::{
     PeriodScores, REFUSALS_TTL_S, VOTE_SOURCE, VOTER_ARGV, VoteCall, VoteReply, VoteTarget,
     repeated_call,
 };
-pub use write_reply::WriteReply;
+pub use write::{WriteFacts, WriteReply};
 
 use crate::metrics::{self, RedisOutcome};
 

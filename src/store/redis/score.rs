@@ -10,14 +10,12 @@
 
 use redis::{Script, Value};
 use std::sync::LazyLock;
-use std::time::Duration;
 
 use super::keys::BoardKeys;
-use super::rules::{self, Counter, RuleCheck};
+use super::rules::{self, Counter};
 use super::vote::REFUSALS_TTL_S;
-use super::write_reply::WriteReply;
+use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore};
-use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::{MAX_UNITS, View};
 use crate::domain::scoring::{Op, Storage};
@@ -37,27 +35,10 @@ pub struct ScoreCall<'a> {
     pub board: &'a BoardKeys,
     /// The bucket of every enabled period the write lands in.
     pub buckets: &'a [Bucket],
-    /// The buckets whose distinct voters the write adds to (`period::voter_buckets`).
-    pub voters: &'a [Bucket],
-    pub member: &'a str,
     pub op: Op,
     /// Units (value × 10^decimals), never negative.
     pub value: i64,
-    pub voter: Option<&'a str>,
-    /// The caller's idempotency key and how long the record lives.
-    pub idempotency: Option<(&'a str, &'a IdempotencyKey, Duration)>,
-    /// Stored with the scores so a replay answers the same.
-    pub receipt: &'a str,
-    /// Hours since the epoch, for the writes-per-hour counter.
-    pub hour: i64,
-    /// The write's time, ms since the epoch.
-    pub at_ms: i64,
-    /// Whether the write's time had passed a while before it arrived
-    /// (`retention::is_late`): its hour is marked for the archive, and what it writes is
-    /// held in Redis until the archive has it.
-    pub late: bool,
-    /// The rules the write must pass (each counts 1); empty when it skips them.
-    pub rules: &'a [RuleCheck],
+    pub write: WriteFacts<'a>,
 }
 
 /// How a score write went: its new score (units) per bucket.
@@ -78,52 +59,48 @@ impl ScoreCall<'_> {
     /// (the same in its reserve, write and refund).
     fn invocation(&self, step: &Step<'_>, tag: &str) -> Invocation {
         let keys = &step.keys;
-        let (idem_key, idem_ttl) = match self.idempotency {
-            Some((caller, key, ttl)) if step.records => {
-                (keys.idempotency(caller, key), ttl.as_secs().max(1))
-            }
-            _ => (keys.votes_per_hour(), 0),
-        };
+        let w = &self.write;
+        let (idem_key, idem_ttl) = w.idempotency_record(keys, step.records);
         let mut inv = SCORE.key(idem_key);
         inv.key(keys.votes_per_hour())
-            .key(keys.refusals(self.hour))
+            .key(keys.refusals(w.hour))
             .key(keys.late_writes());
         for bucket in step.buckets {
             inv.key(keys.scores(View::Real, bucket))
                 .key(keys.exact_scores(bucket));
         }
-        let voters = if step.records { self.voters } else { &[] };
+        let voters = if step.records { w.voters } else { &[] };
         for bucket in voters {
             inv.key(keys.participants(bucket))
-                .key(keys.member_participants(bucket, self.member));
+                .key(keys.member_participants(bucket, w.member));
         }
-        let rules = || step.rules.iter().map(|&i| &self.rules[i]);
+        let rules = || step.rules.iter().map(|&i| &w.rules[i]);
         rules::push_keys(rules(), keys, &mut inv);
         let (retain, trim_at) = match keys.storage() {
             Storage::TopN { retain, trim_at } => (retain, trim_at),
             _ => (0, 0),
         };
-        inv.arg(self.member)
+        inv.arg(w.member)
             .arg(self.op.as_str())
             .arg(self.value)
-            .arg(self.voter.unwrap_or(""))
+            .arg(w.voter.unwrap_or(""))
             .arg(idem_ttl)
-            .arg(self.receipt)
+            .arg(w.receipt)
             .arg(if step.records {
-                self.hour.to_string()
+                w.hour.to_string()
             } else {
                 String::new()
             })
             .arg(step.buckets.len())
             .arg(MAX_UNITS)
-            .arg(self.at_ms)
+            .arg(w.at_ms)
             .arg(tag)
             .arg(REFUSALS_TTL_S)
             .arg(step.rules.len())
             .arg(retain)
             .arg(trim_at)
             .arg(voters.len())
-            .arg(if self.late {
+            .arg(if w.late {
                 step.buckets
                     .iter()
                     .map(|b| if b.period == Period::All { 'a' } else { '1' })
@@ -138,11 +115,12 @@ impl ScoreCall<'_> {
     /// The steps of this write: one, or a reserve step in the board's slot and the write
     /// in the member's shard.
     fn steps(&self) -> (Option<Step<'_>>, Step<'_>) {
-        let all: Vec<usize> = (0..self.rules.len()).collect();
+        let all: Vec<usize> = (0..self.write.rules.len()).collect();
         match self.board.storage() {
             Storage::Sharded { .. } => {
-                let (member, board): (Vec<usize>, Vec<usize>) =
-                    all.into_iter().partition(|&i| self.rules[i].per_member);
+                let (member, board): (Vec<usize>, Vec<usize>) = all
+                    .into_iter()
+                    .partition(|&i| self.write.rules[i].per_member);
                 let reserve = (!board.is_empty()).then(|| Step {
                     keys: self.board.clone(),
                     buckets: &[],
@@ -150,7 +128,7 @@ impl ScoreCall<'_> {
                     records: false,
                 });
                 let write = Step {
-                    keys: self.board.member_shard(self.member),
+                    keys: self.board.member_shard(self.write.member),
                     buckets: self.buckets,
                     rules: member,
                     records: true,
@@ -182,7 +160,7 @@ fn score_reply(value: &Value, rules: &[usize]) -> Result<ScoreReply, RedisFailur
 
 /// Gives back what a reserve step consumed: one of each rule's count.
 fn refund(call: &ScoreCall<'_>, step: &Step<'_>, tag: &str) -> Invocation {
-    let rules = || step.rules.iter().map(|&i| &call.rules[i]);
+    let rules = || step.rules.iter().map(|&i| &call.write.rules[i]);
     let mut inv = REFUND.prepare_invoke();
     rules::push_keys(rules(), &step.keys, &mut inv);
     for rule in rules() {
@@ -218,7 +196,7 @@ impl RedisStore {
         let keyed: Vec<(usize, String)> = (0..calls.len())
             .filter(|&i| steps[i].0.is_some())
             .filter_map(|i| {
-                let (caller, key, _) = calls[i].idempotency?;
+                let (caller, key, _) = calls[i].write.idempotency?;
                 Some((i, steps[i].1.keys.idempotency(caller, key)))
             })
             .collect();

@@ -5,14 +5,12 @@ use redis::{Script, ToRedisArgs, Value};
 use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
-use super::rules::{self, Counter, RuleCheck};
+use super::rules::{self, Counter};
 use super::window::WindowTarget;
-use super::write_reply::WriteReply;
+use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
-use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::Bucket;
 use crate::domain::score::{Increment, MAX_UNITS, View};
-use std::time::Duration;
 
 /// `vote.lua` with the libraries it uses in front (the benchmark loads it into a second
 /// Redis to compare versions).
@@ -113,27 +111,10 @@ pub struct VoteTarget {
 pub struct VoteCall<'a> {
     pub board: &'a BoardKeys,
     pub targets: &'a [VoteTarget],
-    pub member: &'a str,
     pub increment: Increment,
-    pub voter: Option<&'a str>,
-    /// The caller's idempotency key (the record is the caller's own) and how long the
-    /// record lives.
-    pub idempotency: Option<(&'a str, &'a IdempotencyKey, Duration)>,
-    /// Stored with the scores so a replay answers the same.
-    pub receipt: &'a str,
-    /// Hours since the epoch, for the votes-per-hour counter.
-    pub hour: i64,
-    /// The vote's time, ms since the epoch.
-    pub at_ms: i64,
-    /// Whether the vote's time had passed a while before it arrived (`period::is_late`):
-    /// its hour is marked for the archive.
-    pub late: bool,
-    /// The rules the vote must pass; empty when it skips them.
-    pub rules: &'a [RuleCheck],
+    pub write: WriteFacts<'a>,
     /// The rolling windows the vote counts in.
     pub windows: &'a [WindowTarget],
-    /// The buckets whose distinct voters the vote adds to (`period::voter_buckets`).
-    pub voters: &'a [Bucket],
 }
 
 impl VoteCall<'_> {
@@ -152,15 +133,12 @@ impl VoteCall<'_> {
 
     /// This vote's KEYS and ARGV.
     pub(super) fn segment(&self) -> Segment {
-        let (idem_key, idem_ttl) = match self.idempotency {
-            Some((caller, key, ttl)) => (self.board.idempotency(caller, key), ttl.as_secs().max(1)),
-            // vote.lua ignores KEYS[1] when the TTL is 0; any key of the board will do.
-            None => (self.board.votes_per_hour(), 0),
-        };
+        let w = &self.write;
+        let (idem_key, idem_ttl) = w.idempotency_record(self.board, true);
         let mut inv = Segment::default();
         inv.key(idem_key)
             .key(self.board.votes_per_hour())
-            .key(self.board.refusals(self.hour))
+            .key(self.board.refusals(w.hour))
             .key(self.board.late_writes())
             .key(self.board.headroom());
         for t in self.targets {
@@ -169,18 +147,18 @@ impl VoteCall<'_> {
                 .key(self.board.scores(View::Display, &t.current))
                 .key(self.board.scores(View::Display, next));
         }
-        for bucket in self.voters {
+        for bucket in w.voters {
             inv.key(self.board.participants(bucket))
-                .key(self.board.member_participants(bucket, self.member));
+                .key(self.board.member_participants(bucket, w.member));
         }
-        rules::push_keys(self.rules, self.board, &mut inv);
+        rules::push_keys(w.rules, self.board, &mut inv);
         for w in self.windows {
             for key in &w.window.keys {
                 inv.key(key);
             }
         }
         // Only a rolling rule's log names the vote's entries.
-        let tag = if self
+        let tag = if w
             .rules
             .iter()
             .any(|r| matches!(r.counter, Counter::Rolling { .. }))
@@ -199,28 +177,28 @@ impl VoteCall<'_> {
             })
             .collect();
         inv.arg(self.targets.len())
-            .arg(self.voters.len())
-            .arg(self.rules.len())
+            .arg(w.voters.len())
+            .arg(w.rules.len())
             .arg(self.windows.len())
-            .arg(self.member)
+            .arg(w.member)
             .arg(self.increment.real)
             .arg(self.increment.display)
             .arg(self.increment.carry)
-            .arg(self.voter.unwrap_or(""))
+            .arg(w.voter.unwrap_or(""))
             .arg(idem_ttl)
-            .arg(if self.idempotency.is_some() {
-                self.receipt
+            .arg(if w.idempotency.is_some() {
+                w.receipt
             } else {
                 ""
             })
-            .arg(self.hour)
+            .arg(w.hour)
             .arg(MAX_UNITS)
-            .arg(self.at_ms)
+            .arg(w.at_ms)
             .arg(tag)
             .arg(REFUSALS_TTL_S)
-            .arg(if self.late { "1" } else { "0" })
+            .arg(if w.late { "1" } else { "0" })
             .arg(periods);
-        rules::push_args(self.rules, &mut inv);
+        rules::push_args(w.rules, &mut inv);
         for w in self.windows {
             w.args(&mut inv);
         }

@@ -1,9 +1,70 @@
-//! What a write script (`vote.lua`, `score.lua`) answers, read into one shape.
+//! What the two write scripts (`vote.lua`, `score.lua`) share: the facts every write
+//! carries into its call (`WriteFacts`) and the shape of their replies (`WriteReply`).
+
+use std::time::Duration;
 
 use redis::Value;
 
 use super::RedisFailure;
+use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
+use super::rules::RuleCheck;
+use crate::domain::ids::IdempotencyKey;
+use crate::domain::period::{Bucket, epoch_hour_of_ms};
+
+/// Who writes, when, under which idempotency key and against which rules: the same for a
+/// vote and a score write.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteFacts<'a> {
+    pub member: &'a str,
+    pub voter: Option<&'a str>,
+    /// The caller's idempotency key (the record is the caller's own) and how long the
+    /// record lives.
+    pub idempotency: Option<(&'a str, &'a IdempotencyKey, Duration)>,
+    /// Stored with the scores so a replay answers the same.
+    pub receipt: &'a str,
+    /// Hours since the epoch, for the writes-per-hour counter.
+    pub hour: i64,
+    /// The write's time, ms since the epoch.
+    pub at_ms: i64,
+    /// Whether the write's time had passed a while before it arrived
+    /// (`retention::is_late`): its hour is marked for the archive, and what it writes is
+    /// held in Redis until the archive has it.
+    pub late: bool,
+    /// The rules the write must pass; empty when it skips them.
+    pub rules: &'a [RuleCheck],
+    /// The buckets whose distinct voters the write adds to (`period::voter_buckets`).
+    pub voters: &'a [Bucket],
+}
+
+impl<'a> WriteFacts<'a> {
+    /// A write of `member` at `at_ms` with no idempotency key, no rules and no distinct
+    /// voters counted, on time.
+    pub fn at(member: &'a str, voter: Option<&'a str>, at_ms: i64) -> Self {
+        Self {
+            member,
+            voter,
+            idempotency: None,
+            receipt: "",
+            hour: epoch_hour_of_ms(at_ms),
+            at_ms,
+            late: false,
+            rules: &[],
+            voters: &[],
+        }
+    }
+
+    /// The idempotency record's key among `keys` and its TTL in seconds; with no record to
+    /// keep (no key, or `records` false) a key of the board the script ignores and 0.
+    pub(super) fn idempotency_record(&self, keys: &BoardKeys, records: bool) -> (String, u64) {
+        match self.idempotency {
+            Some((caller, key, ttl)) if records => {
+                (keys.idempotency(caller, key), ttl.as_secs().max(1))
+            }
+            _ => (keys.votes_per_hour(), 0),
+        }
+    }
+}
 
 /// How a write went, with the scores it answers as `S` (a vote's pair of views per
 /// period, a score write's units per bucket).
