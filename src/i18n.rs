@@ -242,6 +242,19 @@ impl Lang {
         self.tr("month-short", &[("month", i64::from(month).into())])
     }
 
+    /// A lifetime in plain words, in the largest unit that counts it whole: "7 days",
+    /// "36 hours", "90 minutes", "45 seconds".
+    pub fn lifetime(self, seconds: i64) -> String {
+        let (count, unit) = [(86_400, "days"), (3_600, "hours"), (60, "minutes")]
+            .into_iter()
+            .find(|(unit, _)| seconds % unit == 0)
+            .map_or((seconds, "seconds"), |(unit, name)| (seconds / unit, name));
+        self.tr(
+            "lifetime",
+            &[("count", count.into()), ("unit", unit.into())],
+        )
+    }
+
     /// A duration from now: "in 7 h 14 min", "7 小时 14 分钟后".
     pub fn within(self, wait: Duration) -> String {
         let minutes = (wait.num_seconds().max(0) + 59) / 60;

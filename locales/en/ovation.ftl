@@ -265,6 +265,32 @@ board-retain = Top N: members ranked (retain)
 board-trim-at = Top N: trim back to N at (empty for 1.2 × N)
 board-shards = Sharded: sorted sets per bucket (2 to 256)
 board-fixed = Scoring and storage
+board-instances = Boards (fixed at creation)
+board-instances-one = one board
+board-instances-family = one board per live room, match or region: each made by its first write, addressed as <slug>:<room>
+board-instance-ttl = A room's board leaves Redis after this long without a write
+board-unit-minutes = minutes
+board-unit-hours = hours
+board-unit-days = days
+board-family-fixed = one board per room, each gone after { $lifetime } without a write
+lifetime = { $unit ->
+    [days] { $count ->
+        [one] 1 day
+       *[other] { $count } days
+    }
+    [hours] { $count ->
+        [one] 1 hour
+       *[other] { $count } hours
+    }
+    [minutes] { $count ->
+        [one] 1 minute
+       *[other] { $count } minutes
+    }
+   *[seconds] { $count ->
+        [one] 1 second
+       *[other] { $count } seconds
+    }
+}
 board-public = Public voting page at /b/<slug>
 board-delete-confirm = Type the slug { $slug } to delete the board, its members, rules and rankings
 board-delete = Delete board

@@ -219,6 +219,20 @@ board-retain = 前 N 名：参与排名的成员数（retain）
 board-trim-at = 前 N 名：达到此数时裁剪回 N（留空为 1.2 × N）
 board-shards = 分片：每个时段的有序集合数（2 到 256）
 board-fixed = 计分与存储
+board-instances = 榜单（创建后不可更改）
+board-instances-one = 一个榜单
+board-instances-family = 每个直播间、比赛或地区一个榜单：首次写入时创建，地址为 <slug>:<房间>
+board-instance-ttl = 房间的榜单在多久没有写入后从 Redis 中移除
+board-unit-minutes = 分钟
+board-unit-hours = 小时
+board-unit-days = 天
+board-family-fixed = 每个房间一个榜单，{ $lifetime }没有写入即移除
+lifetime = { $unit ->
+    [days] { $count } 天
+    [hours] { $count } 小时
+    [minutes] { $count } 分钟
+   *[seconds] { $count } 秒
+}
 board-public = 在 /b/<slug> 开放公开投票页
 board-delete-confirm = 输入标识 { $slug } 以删除此榜单及其成员、规则和排名
 board-delete = 删除榜单

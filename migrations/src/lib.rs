@@ -18,6 +18,7 @@ mod m20261125_000013_add_key_reach;
 mod m20261125_000014_add_reward_delivered_to;
 mod m20261125_000015_webhook_guards;
 mod m20261125_000016_index_bracket_results;
+mod m20261125_000017_add_board_instances;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000014_add_reward_delivered_to::Migration),
             Box::new(m20261125_000015_webhook_guards::Migration),
             Box::new(m20261125_000016_index_bracket_results::Migration),
+            Box::new(m20261125_000017_add_board_instances::Migration),
         ]
     }
 }

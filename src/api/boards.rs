@@ -128,6 +128,16 @@ impl StorageSettings {
     }
 }
 
+/// A family's instances: each comes into being with its first write and leaves Redis
+/// `ttl_s` after its last.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"ttl_s": 604800}))]
+pub struct InstancesSettings {
+    /// Seconds an instance lives after its last write, 1 to 31,536,000 (a year).
+    pub ttl_s: i64,
+}
+
 /// Days a closed bucket stays in Redis once archived, per period kind (1 to 36,500);
 /// `null` keeps it forever, and a key left out takes its default.
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
@@ -201,6 +211,8 @@ pub struct BoardResponse {
     pub storage: StorageSettings,
     pub retention: RetentionSettings,
     pub archive_top: i64,
+    /// Set on a family: its boards are `<slug>:<instance>`, each made by its first write.
+    pub instances: Option<InstancesSettings>,
     pub periods: Vec<PeriodInfo>,
     pub members: Vec<MemberInfo>,
 }
@@ -240,6 +252,7 @@ impl BoardResponse {
             storage: StorageSettings::of(s.storage),
             retention: RetentionSettings::of(s.retention),
             archive_top: s.archive_top,
+            instances: s.instances.map(|i| InstancesSettings { ttl_s: i.ttl_s }),
             periods: s
                 .periods
                 .iter()

@@ -83,6 +83,8 @@ pub mod bounds {
     pub const DESCRIPTION_MAX: usize = 4000;
     pub const NAME_MAX: usize = 200;
     pub const URL_MAX: usize = 2048;
+    /// A family's instances live at most a year past their last write.
+    pub const INSTANCE_TTL_MAX_S: i64 = 31_536_000;
 }
 
 /// A board's settings, valid as a whole.
@@ -113,6 +115,31 @@ pub struct BoardSettings {
     pub retention: Retention,
     /// Entries of each view the archive keeps per bucket.
     pub archive_top: i64,
+    /// `Some` for a family: a template whose instances come into being with their first
+    /// write; fixed at creation.
+    pub instances: Option<Instances>,
+}
+
+/// How a family's instances live: each leaves Redis `ttl_s` after its last write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Instances {
+    pub ttl_s: i64,
+}
+
+impl Instances {
+    pub fn new(ttl_s: i64) -> Result<Self, Invalid> {
+        if (1..=bounds::INSTANCE_TTL_MAX_S).contains(&ttl_s) {
+            Ok(Self { ttl_s })
+        } else {
+            Err(Invalid::new(
+                Code::InvalidTtl,
+                format!(
+                    "instances.ttl_s must be a whole number of seconds from 1 to {}",
+                    bounds::INSTANCE_TTL_MAX_S
+                ),
+            ))
+        }
+    }
 }
 
 impl BoardSettings {
@@ -136,6 +163,7 @@ impl BoardSettings {
             storage: Storage::Full,
             retention: Retention::default(),
             archive_top: ARCHIVE_TOP_DEFAULT,
+            instances: None,
         }
     }
 
@@ -231,12 +259,16 @@ impl BoardSettings {
         Ok(())
     }
 
-    /// Refuses a change of what is fixed at creation: scoring, decimals and storage.
+    /// Refuses a change of what is fixed at creation: scoring, decimals, storage and
+    /// whether the board is a family.
     pub fn check_change(&self, new: &Self) -> Result<(), Invalid> {
-        if self.scoring != new.scoring || self.storage != new.storage {
+        if self.scoring != new.scoring
+            || self.storage != new.storage
+            || self.instances != new.instances
+        {
             return Err(Invalid::new(
                 Code::InvalidField,
-                "scoring, decimals and storage are fixed when a board is created",
+                "scoring, decimals, storage and instances are fixed when a board is created",
             ));
         }
         Ok(())

@@ -122,6 +122,9 @@ pub enum Code {
     InvalidLeagues,
     DeliveryNotFound,
     DuplicateBoard,
+    InvalidInstance,
+    InstanceRequired,
+    InvalidTtl,
 }
 
 impl Code {
@@ -144,6 +147,9 @@ impl Code {
             Self::InvalidLeagues => "invalid_leagues",
             Self::DeliveryNotFound => "delivery_not_found",
             Self::DuplicateBoard => "duplicate_board",
+            Self::InvalidInstance => "invalid_instance",
+            Self::InstanceRequired => "instance_required",
+            Self::InvalidTtl => "invalid_ttl",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

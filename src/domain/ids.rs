@@ -21,6 +21,13 @@ fn is_token(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
 }
 
+/// `[A-Za-z0-9_.-]{1,64}`: a token without `:`, which parts a family from its instance.
+fn is_instance(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
 /// Printable text without control characters, 1 to `max` bytes.
 fn is_printable(s: &str, max: usize) -> bool {
     (1..=max).contains(&s.len()) && !s.chars().any(char::is_control)
@@ -65,6 +72,10 @@ string_id!(
     BoardSlug, is_slug, Code::InvalidBoardSlug, "board slug: 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit"
 );
 string_id!(
+    /// One board of a family (a live room, a match): `[A-Za-z0-9_.-]{1,64}`.
+    InstanceId, is_instance, Code::InvalidInstance, "instance: 1 to 64 letters, digits and _ . -"
+);
+string_id!(
     /// A league's slug, as a board's: lowercase letters, digits and hyphens.
     LeagueSlug, is_slug, Code::InvalidLeagueSlug, "league slug: 1 to 64 lowercase letters, digits and hyphens, starting with a letter or digit"
 );
@@ -96,9 +107,84 @@ string_id!(
     "idempotency key: 1 to 128 bytes of printable text"
 );
 
+/// A board as a route or a batch item names it: `<slug>`, or `<slug>:<instance>` for one
+/// board of a family.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BoardName {
+    pub slug: BoardSlug,
+    pub instance: Option<InstanceId>,
+}
+
+impl BoardName {
+    /// Reads `<slug>` or `<slug>:<instance>`: a bad slug is `invalid_board_slug`, a bad
+    /// instance (empty, too long, another `:`, a character outside the alphabet)
+    /// `invalid_instance`.
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        let (slug, instance) = match raw.split_once(':') {
+            Some((slug, instance)) => (slug, Some(instance)),
+            None => (raw, None),
+        };
+        Ok(Self {
+            slug: BoardSlug::parse(slug)?,
+            instance: instance.map(InstanceId::parse).transpose()?,
+        })
+    }
+}
+
+impl From<BoardSlug> for BoardName {
+    fn from(slug: BoardSlug) -> Self {
+        Self {
+            slug,
+            instance: None,
+        }
+    }
+}
+
+impl fmt::Display for BoardName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.instance {
+            Some(instance) => write!(f, "{}:{instance}", self.slug),
+            None => write!(f, "{}", self.slug),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_board_name_is_a_slug_and_perhaps_an_instance() {
+        let plain = BoardName::parse("stars").unwrap();
+        assert_eq!((plain.slug.as_str(), plain.instance), ("stars", None));
+        let room = BoardName::parse("room:8812").unwrap();
+        assert_eq!(room.slug.as_str(), "room");
+        assert_eq!(room.instance.as_ref().map(InstanceId::as_str), Some("8812"));
+        assert_eq!(room.to_string(), "room:8812");
+        let longest = format!("room:{}", "Z_.-9".repeat(12) + "abcd");
+        assert_eq!(BoardName::parse(&longest).unwrap().to_string(), longest);
+        for bad in [
+            "room:",
+            "room:a:b",
+            "room:a b",
+            "room:a{b}",
+            "room:é",
+            &format!("room:{}", "x".repeat(65)),
+        ] {
+            assert_eq!(
+                BoardName::parse(bad).unwrap_err().code,
+                Code::InvalidInstance,
+                "{bad}"
+            );
+        }
+        for bad in ["Room:1", ":1", "", "ro om"] {
+            assert_eq!(
+                BoardName::parse(bad).unwrap_err().code,
+                Code::InvalidBoardSlug,
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn slugs_follow_the_contract() {

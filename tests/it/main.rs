@@ -10,6 +10,7 @@ mod cluster;
 mod contract;
 mod crash;
 mod durability;
+mod families;
 mod faults;
 mod group_commit;
 mod harness;

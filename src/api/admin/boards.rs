@@ -6,9 +6,10 @@ use utoipa::ToSchema;
 
 use super::{board_slug, nullable};
 use crate::api::auth::Admin;
-use crate::api::boards::{BoardResponse, RetentionSettings, StorageSettings};
+use crate::api::boards::{BoardResponse, InstancesSettings, RetentionSettings, StorageSettings};
 use crate::domain::board::{
-    BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_origin, parse_periods,
+    BoardSettings, Instances, Membership, parse_carry_over, parse_multiplier, parse_origin,
+    parse_periods,
 };
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
@@ -70,6 +71,11 @@ pub struct BoardRequest {
     /// Entries of each view the archive keeps per closed bucket, 1 to 10,000 (default
     /// 1,000).
     pub archive_top: Option<i64>,
+    /// `{"ttl_s": …}` makes the board a family: one board per live room, match or region,
+    /// addressed as `<slug>:<instance>` and made by its first write; `null` (default) a
+    /// plain board. Fixed at creation.
+    #[serde(default, deserialize_with = "nullable")]
+    pub instances: Option<Option<InstancesSettings>>,
 }
 
 impl BoardRequest {
@@ -130,6 +136,9 @@ impl BoardRequest {
         if let Some(n) = self.archive_top {
             s.archive_top = check_archive_top(n)?;
         }
+        if let Some(instances) = self.instances {
+            s.instances = instances.map(|i| Instances::new(i.ttl_s)).transpose()?;
+        }
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {
                 EngineError::invalid(
@@ -152,7 +161,7 @@ pub struct BoardsResponse {
     responses(
         (status = 201, body = BoardResponse),
         (status = 409, description = "board_exists", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_board_slug, invalid_timezone, invalid_period, invalid_number, invalid_window, invalid_scoring, invalid_storage, invalid_field (a setting a scores board does not have), …", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_board_slug, invalid_timezone, invalid_period, invalid_number, invalid_window, invalid_scoring, invalid_storage, invalid_ttl (instances.ttl_s outside 1 to 31,536,000), invalid_field (a setting a scores board does not have), …", body = crate::api::ErrorBody),
     ))]
 #[post("/boards")]
 pub async fn create_board(

@@ -7,7 +7,7 @@ use sea_orm::{
 
 use super::entities::board;
 use super::{SqlError, from_naive, to_naive};
-use crate::domain::board::{Board, BoardSettings, Membership, parse_periods};
+use crate::domain::board::{Board, BoardSettings, Instances, Membership, parse_periods};
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::parse_timezone;
 use crate::domain::retention::Retention;
@@ -45,6 +45,11 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
             storage: Storage::decode(&row.storage).map_err(|e| corrupt("storage", e))?,
             retention: Retention::decode(&row.retention).map_err(|e| corrupt("retention", e))?,
             archive_top: row.archive_top,
+            instances: row
+                .instance_ttl_s
+                .map(Instances::new)
+                .transpose()
+                .map_err(|e| corrupt("instance_ttl_s", e))?,
             title: row.title,
             description: row.description,
         },
@@ -75,6 +80,7 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.storage = Set(s.storage.encode());
     model.retention = Set(s.retention.encode());
     model.archive_top = Set(s.archive_top);
+    model.instance_ttl_s = Set(s.instances.map(|i| i.ttl_s));
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

@@ -33,6 +33,8 @@ pub struct Model {
     /// Days per period kind, `hour,day,week,month`, `-` for forever.
     pub retention: String,
     pub archive_top: i64,
+    /// A family's instance lifetime in seconds; null for a plain board.
+    pub instance_ttl_s: Option<i64>,
     pub created_at: DateTime,
     pub updated_at: DateTime,
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::{board, days};
 use crate::api::admin::boards::BoardRequest;
-use crate::api::boards::{RetentionSettings, StorageSettings};
+use crate::api::boards::{InstancesSettings, RetentionSettings, StorageSettings};
 use crate::domain::board::BoardSettings;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::Period;
@@ -51,6 +51,13 @@ pub struct BoardForm {
     retain: String,
     trim_at: String,
     shards: String,
+    /// `family` for one board per live room, match or region (create only); anything
+    /// else one board.
+    instances: String,
+    /// How long an instance lives after its last write, in `instance_ttl_unit`s.
+    instance_ttl: String,
+    /// `minutes`, `hours` or `days`.
+    instance_ttl_unit: String,
     /// Days a closed bucket stays in Redis once archived; empty keeps it forever.
     retention_hour: String,
     retention_day: String,
@@ -96,6 +103,21 @@ impl BoardForm {
                 Storage::Sharded { shards } => shards.to_string(),
                 _ => String::new(),
             },
+            instances: if s.instances.is_some() {
+                "family"
+            } else {
+                "one"
+            }
+            .to_owned(),
+            instance_ttl: s
+                .instances
+                .map_or_else(|| "7".to_owned(), |i| i.ttl_s.to_string()),
+            instance_ttl_unit: if s.instances.is_some() {
+                "seconds"
+            } else {
+                "days"
+            }
+            .to_owned(),
         }
     }
 
@@ -163,7 +185,32 @@ impl BoardForm {
                     shards: whole(&self.shards, "shards")?,
                 }),
             },
+            instances: match (creating, self.instances.as_str()) {
+                (false, _) => None,
+                (true, "family") => Some(Some(InstancesSettings {
+                    ttl_s: self.instance_ttl_s()?,
+                })),
+                (true, _) => Some(None),
+            },
         })
+    }
+
+    /// The instance lifetime typed, in seconds.
+    fn instance_ttl_s(&self) -> Result<i64, PageError> {
+        let unit = match self.instance_ttl_unit.as_str() {
+            "seconds" => 1,
+            "minutes" => 60,
+            "hours" => 3_600,
+            _ => 86_400,
+        };
+        self.instance_ttl
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .and_then(|n| n.checked_mul(unit))
+            .ok_or_else(|| {
+                PageError::Invalid("how long a quiet instance lives must be a whole number".into())
+            })
     }
 }
 
@@ -181,6 +228,8 @@ struct BoardFormPage {
     all_periods: Vec<(&'static str, bool)>,
     /// (timezone, selected)
     timezones: Vec<(&'static str, bool)>,
+    /// A family's instance lifetime, in plain words, where it can no longer change.
+    family_note: Option<String>,
 }
 
 impl BoardFormPage {
@@ -193,6 +242,15 @@ impl BoardFormPage {
             .iter()
             .map(|tz| (tz.name(), tz.name() == form.timezone))
             .collect();
+        let family_note = match (&slug, form.instances.as_str()) {
+            (Some(_), "family") => form.instance_ttl_s().ok().map(|ttl| {
+                chrome.l.tr(
+                    "board-family-fixed",
+                    &[("lifetime", chrome.l.lifetime(ttl).into())],
+                )
+            }),
+            _ => None,
+        };
         Self {
             l: chrome.l,
             user: chrome.user,
@@ -203,6 +261,7 @@ impl BoardFormPage {
             error,
             all_periods,
             timezones,
+            family_note,
         }
     }
 
