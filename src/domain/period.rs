@@ -562,6 +562,16 @@ impl Rolling {
         }
     }
 
+    /// The longest a slot's votes are needed: the window's slots and the current one,
+    /// each at its longest (a local day lasts 25 hours across a DST change), in ms.
+    pub fn max_span_ms(self) -> i64 {
+        let slot_ms = match self {
+            Self::Hours24 => 3_600_000,
+            Self::Days7 => 25 * 3_600_000,
+        };
+        (self.slots() + 1) * slot_ms
+    }
+
     /// When slot `slot` starts.
     pub fn slot_start(self, tz: Tz, slot: i64) -> Option<DateTime<Utc>> {
         match self {

@@ -148,6 +148,7 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
                     slots: 1,
                     clock,
                     budget,
+                    ring_ttl_ms: 0,
                 }
             }
         };

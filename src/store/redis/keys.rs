@@ -3,7 +3,9 @@
 //! A board's keys are `<prefix>{b:<board id>}:<name>`: the hash tag puts all of one
 //! board's keys in one Redis Cluster slot, so a vote script may touch them together. The
 //! numeric id (not the slug) names the board, so a board deleted and created again under
-//! the same slug starts from nothing.
+//! the same slug starts from nothing. An instance of a family has a hash tag of its own,
+//! `{b:<family id>:i:<instance>}`, so a family's instances spread over Redis Cluster
+//! nodes while each one's keys stay in one slot.
 
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::{Bucket, Rolling, voter_days};
@@ -31,6 +33,7 @@ impl Keys {
             base: format!("{}{{b:{board_id}}}:", self.prefix),
             storage,
             tz,
+            ttl_ms: 0,
         }
     }
 
@@ -101,6 +104,9 @@ pub struct BoardKeys {
     base: String,
     storage: Storage,
     tz: Tz,
+    /// A family instance's keys expire this long after its last write; 0 on a plain
+    /// board, whose keys live until the board is deleted (or released by the archive).
+    ttl_ms: i64,
 }
 
 impl BoardKeys {
@@ -112,6 +118,30 @@ impl BoardKeys {
 
     pub fn storage(&self) -> Storage {
         self.storage
+    }
+
+    /// See the field: what the write scripts pass as the instance TTL.
+    pub fn ttl_ms(&self) -> i64 {
+        self.ttl_ms
+    }
+
+    /// The keys of one instance of this family: its layout under the instance's own
+    /// hash tag, each key expiring `ttl_ms` after the instance's last write.
+    pub fn instance(&self, instance: &str, ttl_ms: i64) -> BoardKeys {
+        let base = self.base.trim_end_matches("}:");
+        BoardKeys {
+            base: format!("{base}:i:{instance}}}:"),
+            storage: self.storage,
+            tz: self.tz,
+            ttl_ms,
+        }
+    }
+
+    /// A family's live instances (zset: instance -> its last write, ms since the epoch),
+    /// in the family's own slot: entries older than the instances' TTL are trimmed by
+    /// score on every write and read.
+    pub fn instances(&self) -> String {
+        format!("{}instances", self.base)
     }
 
     /// The shards of a sharded board, in order; any other board is its own one shard.
@@ -146,6 +176,7 @@ impl BoardKeys {
             base: format!("{base}:s{i}}}:"),
             storage: Storage::Full,
             tz: self.tz,
+            ttl_ms: self.ttl_ms,
         }
     }
 

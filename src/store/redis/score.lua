@@ -1,7 +1,7 @@
 -- score.lua: apply one score write (incr, decr, set, best) to a member of a scores board,
 -- atomically: the rate-limit rules are checked and consumed, and every enabled period's
 -- bucket, participants, the hourly counter and the idempotency record change together,
--- or nothing changes. rules.lua comes in front of this file.
+-- or nothing changes. rules.lua and instance.lua come in front of this file.
 --
 -- Layouts: `full` keeps one sorted set per bucket. `top_n` keeps every member's exact
 -- score in a hash and the best members in the sorted set: a member enters it when no
@@ -44,7 +44,9 @@
 -- ARGV[17] '0', or when the write is late (its time passed a while ago) one character
 --          per period: 'a' for `all`, else '1'. A late write holds the keys it writes
 --          and marks rankings it found gone, as a late vote does (see vote.lua)
--- then six per rule i, at 17 + 6i (see rules.lua)
+-- ARGV[18] a family instance's TTL in ms: every key the write touches expires that long
+--          after it (see instance.lua); '0' on a plain board
+-- then six per rule i, at 18 + 6i (see rules.lua)
 --
 -- Returns one of
 --   {'ok', score_0, score_1, ...}    the member's new score per period (decimal strings)
@@ -70,7 +72,7 @@ local top_n = retain > 0
 local h = tonumber(ARGV[16])
 local voter_key = 4 + 2 * n
 local rule_key = voter_key + 2 * h
-local rule_arg = 17
+local rule_arg = 18
 
 local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rule_arg, r, 1,
   KEYS[3], ARGV[12])
@@ -181,5 +183,8 @@ if idem_ttl > 0 then
     scores[#scores + 1] = result[i]
   end
   redis.call('SET', KEYS[1], ARGV[6] .. '|' .. table.concat(scores, ','), 'EX', idem_ttl)
+end
+if ARGV[18] ~= '0' then
+  instance_expire(1, rule_key + 2 * r, idem_ttl > 0, rule_key, r, ARGV[18])
 end
 return result

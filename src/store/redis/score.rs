@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
 use super::rules::{self, Counter};
-use super::vote::REFUSALS_TTL_S;
+use super::vote::refusals_ttl_s;
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore};
 use crate::domain::period::{Bucket, Period};
@@ -23,6 +23,7 @@ use crate::domain::scoring::{Op, Storage};
 static SCORE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         include_str!("rules.lua"),
+        include_str!("instance.lua"),
         include_str!("score.lua")
     ))
 });
@@ -95,7 +96,7 @@ impl ScoreCall<'_> {
             .arg(MAX_UNITS)
             .arg(w.at_ms)
             .arg(tag)
-            .arg(REFUSALS_TTL_S)
+            .arg(refusals_ttl_s(keys))
             .arg(step.rules.len())
             .arg(retain)
             .arg(trim_at)
@@ -107,7 +108,8 @@ impl ScoreCall<'_> {
                     .collect()
             } else {
                 "0".to_owned()
-            });
+            })
+            .arg(keys.ttl_ms());
         rules::push_args(rules(), &mut inv);
         inv
     }

@@ -3,8 +3,8 @@
 -- into each next bucket, every rolling window, participants, the hourly counter and the
 -- idempotency record change together, or nothing changes. Each vote passes or fails on
 -- its own and sees the votes before it in the call (group commit: one call applies the
--- votes that were in flight together, see store/redis/group_commit.rs). window.lua and
--- rules.lua come in front of this file.
+-- votes that were in flight together, see store/redis/group_commit.rs). window.lua,
+-- rules.lua and instance.lua come in front of this file.
 --
 -- ARGV[1] m, the number of votes. Then each vote in turn: its number of KEYS and of ARGV,
 -- then its ARGV; its KEYS follow the previous votes' KEYS. Within a vote, its own KEYS[i]
@@ -54,12 +54,15 @@
 --          the whole bucket
 -- ARGV[18] the periods, one character each: 'a' for `all`, '1' for a period that carries
 --          over into its next bucket, else '0'
--- then six per rule i, at 18 + 6i (see rules.lua; a rule counts the real increment)
--- then four per rolling window k, at 18 + 6r + 4k:
+-- ARGV[19] a family instance's TTL in ms: every key the vote writes expires that long
+--          after it (see instance.lua and window_add); '0' on a plain board
+-- then six per rule i, at 19 + 6i (see rules.lua; a rule counts the real increment)
+-- then five per rolling window k, at 19 + 6r + 5k:
 --   +1 s, its slots
 --   +2 the clock's slot (now)
 --   +3 the vote's slot (its time)
 --   +4 the most drained members this call subtracts from the window's totals
+--   +5 a family instance's TTL in ms for the slots the vote writes (see window_add)
 --
 -- Returns an array of each vote's reply, in order; a vote's reply is one of
 --   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings:
@@ -140,13 +143,13 @@ local function overflows(kb, ab, n, h, r, w, member, real_inc, all_key)
     end
   end
   local o = period_key + 3 * n + 2 * h + 2 * r
-  local slots_arg = ab + 18 + 6 * r + 1
+  local slots_arg = ab + 19 + 6 * r + 1
   for i = 0, w - 1 do
     if exceeds(KEYS[o + 2], member, real_inc, max_units)
         or exceeds(KEYS[o + 3], member, display_inc, max_units) then
       return true
     end
-    o = o + 3 + 5 * tonumber(ARGV[slots_arg + 4 * i])
+    o = o + 3 + 5 * tonumber(ARGV[slots_arg + 5 * i])
   end
   return false
 end
@@ -182,6 +185,8 @@ local function shared_add(shared, key, j, item, inc)
 end
 
 -- Casts vote j, whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is ARGV[ab + i].
+-- Answers its reply and, for a vote counted on a family instance, what instance_expire
+-- needs to give its keys their expiry once the call's shared writes are made.
 local function cast(j, kb, ab)
   local n, h, r = tonumber(ARGV[ab + 1]), tonumber(ARGV[ab + 2]), tonumber(ARGV[ab + 3])
   local w = tonumber(ARGV[ab + 4])
@@ -192,7 +197,7 @@ local function cast(j, kb, ab)
   local period_key = kb + 5
   local voter_key = period_key + 3 * n
   local rule_key = voter_key + 2 * h
-  local rule_arg = ab + 18
+  local rule_arg = ab + 19
   local display_text, carry_text = ARGV[ab + 7], ARGV[ab + 8]
   local all_at = string.find(ARGV[ab + 18], 'a', 1, true)
   local all_key = all_at and period_key + 3 * (all_at - 1)
@@ -264,11 +269,12 @@ local function cast(j, kb, ab)
     for _ = 1, w do
       local slots = tonumber(ARGV[at + 1])
       local totals = window_add(o, slots, tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]),
-        tonumber(ARGV[at + 4]), member, real_text, display_text, voter)
+        tonumber(ARGV[at + 4]), member, real_text, display_text, voter, ARGV[ab + 19],
+        ARGV[at + 5])
       result[#result + 1] = totals[1]
       result[#result + 1] = totals[2]
       o = o + 3 + 5 * slots
-      at = at + 4
+      at = at + 5
     end
   end
   if hour_votes then
@@ -297,22 +303,39 @@ local function cast(j, kb, ab)
     call('SET', KEYS[kb + 1], ARGV[ab + 11] .. '|' .. table.concat(result, ',', 2), 'EX',
       idem_ttl)
   end
+  if ARGV[ab + 19] ~= '0' then
+    return result, {kb + 1, rule_key + 2 * r, keyed, rule_key, r, ARGV[ab + 19]}
+  end
   return result
 end
 
-local replies = {}
+-- Gives the keys of the votes counted on family instances their expiry: after the
+-- shared writes, which may be the first to make a key.
+local function expire_instances(expiries)
+  local seen = m > 1 and {} or nil
+  for _, e in ipairs(expiries) do
+    instance_expire(e[1], e[2], e[3], e[4], e[5], e[6], seen)
+  end
+end
+
+local replies, expiries = {}, {}
 local kb, at = 0, 1
 for j = 1, m do
   local keys, args = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
-  local ok, reply = pcall(cast, j, kb, at + 2)
+  local ok, reply, expiry = pcall(cast, j, kb, at + 2)
   if not ok then
     reply = as_error(reply)
+  elseif expiry then
+    expiries[#expiries + 1] = expiry
   end
   replies[j] = reply
   kb, at = kb + keys, at + 2 + args
 end
 
 if m == 1 then
+  if #expiries > 0 then
+    expire_instances(expiries)
+  end
   return replies
 end
 
@@ -338,4 +361,7 @@ share(hour_votes, function(key, counts)
     call('HINCRBY', key, field, string.format('%d', count))
   end
 end)
+if #expiries > 0 then
+  expire_instances(expiries)
+end
 return replies

@@ -17,6 +17,7 @@ use crate::domain::score::{Increment, MAX_UNITS, View};
 pub const VOTE_SOURCE: &str = concat!(
     include_str!("window.lua"),
     include_str!("rules.lua"),
+    include_str!("instance.lua"),
     include_str!("vote.lua")
 );
 
@@ -97,6 +98,15 @@ pub fn repeated_call(call: &[String], times: usize) -> Vec<String> {
 /// How long a refusals hash outlives its hour: the dashboard shows the last 48 hours, and
 /// a week more leaves room to look back.
 pub const REFUSALS_TTL_S: i64 = 8 * 86_400;
+
+/// How long a refusals hash of `board` lives: [`REFUSALS_TTL_S`], or a family instance's
+/// TTL when that is shorter (a refused write is a write the instance's keys expire after).
+pub(super) fn refusals_ttl_s(board: &BoardKeys) -> i64 {
+    match board.ttl_ms() {
+        0 => REFUSALS_TTL_S,
+        ttl => REFUSALS_TTL_S.min((ttl + 999) / 1000),
+    }
+}
 
 /// One period's part of a vote: the bucket it counts in and the bucket that inherits the
 /// carry-over (none for `all`).
@@ -195,9 +205,10 @@ impl VoteCall<'_> {
             .arg(MAX_UNITS)
             .arg(w.at_ms)
             .arg(tag)
-            .arg(REFUSALS_TTL_S)
+            .arg(refusals_ttl_s(self.board))
             .arg(if w.late { "1" } else { "0" })
-            .arg(periods);
+            .arg(periods)
+            .arg(self.board.ttl_ms());
         rules::push_args(w.rules, &mut inv);
         for w in self.windows {
             w.args(&mut inv);

@@ -48,20 +48,24 @@ end
 -- slot that has left the window becomes a drain, its voters are deleted, and then up to
 -- `budget` drained members are subtracted. After n or more idle slots the whole window
 -- is deleted at once. Idempotent; a clock behind the head moves nothing.
+-- A window without state was never written, or was a family instance's that expired:
+-- a read (`writing` false) finds it empty and writes nothing; a write deletes what an
+-- expired instance's slots may have left (they outlive its state, see window_add).
 -- Returns the head and how many members the drains still hold.
-local function window_advance(o, n, cur, budget)
+local function window_advance(o, n, cur, budget, writing)
   local state = redis.call('HMGET', KEYS[o + 1], 'head', 'pending')
   local head = state[1] and tonumber(state[1])
   local pending = tonumber(state[2] or '0')
   local moved = false
+  if not head and not writing then
+    return cur, 0
+  end
   if not head or cur - head >= n then
-    if head then
-      local keys = {}
-      for k = o + 2, o + 3 + 5 * n do
-        keys[#keys + 1] = KEYS[k]
-      end
-      redis.call('DEL', unpack(keys))
+    local keys = {}
+    for k = o + 2, o + 3 + 5 * n do
+      keys[#keys + 1] = KEYS[k]
     end
+    redis.call('DEL', unpack(keys))
     head, pending, moved = cur, 0, true
   elseif head < cur then
     for s = head - n + 1, cur - n do
@@ -114,10 +118,14 @@ end
 -- Counts a vote stamped in slot `at` into the window at KEYS[o + 1 ..] read at slot
 -- `cur`: it lands in the newest slot (a late vote never goes into a slot that may
 -- already have left), unless it is older than the whole window, which it skips.
--- `real` and `display` are the increments as decimal strings. Returns the member's
--- window totals {real, display} after the vote, as decimal strings.
-local function window_add(o, n, cur, at, budget, member, real, display, voter)
-  local head, pending = window_advance(o, n, math.max(cur, at), budget)
+-- `real` and `display` are the increments as decimal strings. On a family instance
+-- (`ttl` not '0') the state and totals expire `ttl` ms after the vote and the slots it
+-- writes `ring_ttl` ms after (at least the window's span: a slot must last until it has
+-- left the window and been subtracted). Returns the member's window totals {real,
+-- display} after the vote, as decimal strings.
+local function window_add(o, n, cur, at, budget, member, real, display, voter, ttl,
+    ring_ttl)
+  local head, pending = window_advance(o, n, math.max(cur, at), budget, true)
   local totals = {}
   if at > cur - n then
     local i = head % n
@@ -128,9 +136,19 @@ local function window_add(o, n, cur, at, budget, member, real, display, voter)
     end
     totals[1] = redis.call('ZINCRBY', KEYS[o + 2], real, member)
     totals[2] = redis.call('ZINCRBY', KEYS[o + 3], display, member)
+    if ttl ~= '0' then
+      for v = 0, 2 do
+        redis.call('PEXPIRE', KEYS[o + 4 + v * n + i], ring_ttl)
+      end
+    end
   else
     totals[1] = redis.call('ZSCORE', KEYS[o + 2], member) or '0'
     totals[2] = redis.call('ZSCORE', KEYS[o + 3], member) or '0'
+  end
+  if ttl ~= '0' then
+    for k = o + 1, o + 3 do
+      redis.call('PEXPIRE', KEYS[k], ttl)
+    end
   end
   if pending > 0 then
     for v = 0, 1 do

@@ -29,15 +29,25 @@ pub struct WindowAt {
     pub clock: i64,
     /// See [`DRAIN_BUDGET`]; tests set it small, to drain over many calls.
     pub budget: i64,
+    /// A family instance's slots expire this long after a vote writes them: the
+    /// instance's TTL, or the window's longest span when that is longer (a slot must last
+    /// until it has left the window). 0 on a plain board.
+    pub ring_ttl_ms: i64,
 }
 
 impl WindowAt {
     pub fn new(board: &BoardKeys, window: Rolling, clock: i64) -> Self {
+        let ttl = board.ttl_ms();
         Self {
             keys: board.window(window),
             slots: window.slots(),
             clock,
             budget: DRAIN_BUDGET,
+            ring_ttl_ms: if ttl > 0 {
+                ttl.max(window.max_span_ms())
+            } else {
+                0
+            },
         }
     }
 }
@@ -56,7 +66,8 @@ impl WindowTarget {
         inv.arg(self.window.slots)
             .arg(self.window.clock)
             .arg(self.at)
-            .arg(self.window.budget);
+            .arg(self.window.budget)
+            .arg(self.window.ring_ttl_ms);
     }
 }
 

@@ -15,7 +15,7 @@
 -- the caller calls again (each call does a bounded share of the work).
 
 local n = tonumber(ARGV[1])
-local _, pending = window_advance(0, n, tonumber(ARGV[2]), tonumber(ARGV[3]))
+local _, pending = window_advance(0, n, tonumber(ARGV[2]), tonumber(ARGV[3]), false)
 if pending > 0 then
   return {'pending', pending}
 end

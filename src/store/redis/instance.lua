@@ -1,0 +1,28 @@
+-- instance.lua: a family instance's keys leave Redis by themselves `ttl` ms after its
+-- last write; put after rules.lua (whose locals it uses) in front of vote.lua and
+-- score.lua. A plain board's writes pass no TTL and never come here.
+--
+-- Every key of a write from KEYS[first] to KEYS[last] gets that expiry, with two kinds
+-- of keys kept apart: a rule's counter or log (KEYS[rule_key + 1 .. rule_key + 2r])
+-- never loses time it already has (GT), so a voter's daily limit is not reset by the
+-- instance's TTL while the day lasts; the idempotency record (KEYS[first], when `keyed`)
+-- never gains any (LT), so it keeps its own shorter TTL. `seen`, when given, holds the
+-- keys a call has already expired (a call of several writes to one instance shares most
+-- of them).
+local function instance_expire(first, last, keyed, rule_key, r, ttl, seen)
+  for k = first, last do
+    local key = KEYS[k]
+    if not (seen and seen[key]) then
+      if seen then
+        seen[key] = true
+      end
+      if k == first and keyed then
+        call('PEXPIRE', key, ttl, 'LT')
+      elseif k > rule_key and k <= rule_key + 2 * r then
+        call('PEXPIRE', key, ttl, 'GT')
+      else
+        call('PEXPIRE', key, ttl)
+      end
+    end
+  end
+end
