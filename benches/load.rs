@@ -130,7 +130,7 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
 
 fn random_vote(rng: &mut impl Rng, n: u64) -> Write {
     Write {
-        board: BoardSlug::parse("bench").unwrap(),
+        board: BoardSlug::parse("bench").unwrap().into(),
         member: MemberId::parse(&format!("m{}", rng.random_range(1..=200))).unwrap(),
         what: What::Vote { count: 1 },
         voter: Some(VoterId::parse(&format!("u{}", rng.random_range(1..=100_000))).unwrap()),

@@ -13,7 +13,7 @@ use crate::domain::period::Bucket;
 use crate::domain::retention::Retention;
 use crate::domain::scoring::Storage;
 use crate::engine::config::BoardConfig;
-use crate::engine::leaderboard::{self, readable_board, select};
+use crate::engine::leaderboard::{self, readable_board, readable_config, select};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -280,7 +280,7 @@ pub async fn get_board(
     auth: Auth,
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = readable_board(&state, auth.0.as_ref(), &board)?;
+    let (board, _) = readable_config(&state, auth.0.as_ref(), &board)?;
     let key = format!("board:{}", board.board.id);
     super::cached_json(&state, key, || async { Ok(BoardResponse::of(&board)?) }).await
 }
@@ -312,7 +312,7 @@ pub async fn get_top(
     // The board id (not the slug) keys the cache, so a re-created board starts afresh.
     let key = format!(
         "top:{}:{}:{}:{}:{offset}:{limit}",
-        sel.board.board.id,
+        sel.board.cache_id(),
         sel.bucket.period,
         sel.bucket.label,
         sel.view.as_str()

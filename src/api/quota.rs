@@ -74,7 +74,7 @@ pub async fn get_quota(
     };
     let rules = limits::quota(&state, &board, &values, Utc::now()).await?;
     Ok(HttpResponse::Ok().json(QuotaResponse {
-        board: board.board.slug.to_string(),
+        board: board.name(),
         rules: rules.into_iter().map(Into::into).collect(),
     }))
 }

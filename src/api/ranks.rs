@@ -184,7 +184,7 @@ pub async fn get_tops(
     let key = selections.iter().fold(format!("tops:{limit}"), |key, sel| {
         format!(
             "{key}:{}/{}/{}/{}",
-            sel.board.board.id,
+            sel.board.cache_id(),
             sel.bucket.period,
             sel.bucket.label,
             sel.view.as_str()

@@ -17,11 +17,12 @@ use crate::domain::Invalid;
 use crate::domain::auth::Scope;
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
-use crate::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
+use crate::domain::ids::{Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use crate::domain::limit::parse_ip;
 use crate::domain::period::parse_instant;
 use crate::domain::scoring::Op;
 use crate::engine::auth::Caller;
+use crate::engine::boards;
 use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
 use crate::engine::writes::{self, What, Write, Written};
@@ -348,8 +349,7 @@ struct Item<'a> {
 /// normalised (a retry matches whatever the connection's address is by then), field by
 /// field in an order that must not change: records made before would no longer match.
 fn parse_write(item: Item<'_>, common: &Common<'_>) -> Result<Write, EngineError> {
-    let board = BoardSlug::parse(item.board)
-        .map_err(|e| EngineError::not_found(Code::BoardNotFound, e.message))?;
+    let board = boards::parse_name(item.board)?;
     let member = MemberId::parse(item.member)?;
     let voter = optional(common.voter, VoterId::parse)?;
     let channel = optional(common.channel, Channel::parse)?;
@@ -361,7 +361,7 @@ fn parse_write(item: Item<'_>, common: &Common<'_>) -> Result<Write, EngineError
             What::Score { op, value } => (None, Some(op.as_str()), Some(value.to_string())),
         };
         let mut fields = vec![
-            ("board", Some(board.as_str())),
+            ("board", Some(item.board)),
             ("member", Some(member.as_str())),
         ];
         if op.is_some() {

@@ -242,6 +242,13 @@ impl BoardSettings {
     /// Checks a member against the board: a scores board's members have no initial
     /// votes and no multiplier.
     pub fn admits_member(&self, member: &Member) -> Result<(), Invalid> {
+        if self.instances.is_some() && member.initial_votes != 0 {
+            return Err(Invalid::new(
+                Code::InvalidInitialVotes,
+                "initial_votes: a family's members start from nothing in each of its boards \
+                 (leave it 0)",
+            ));
+        }
         if self.scoring.is_scores() {
             if member.initial_votes != 0 {
                 return Err(Invalid::new(

@@ -40,7 +40,7 @@ pub async fn activity(
     now: DateTime<Utc>,
 ) -> Result<Activity, EngineError> {
     let redis = &state.redis;
-    let config = &sel.board;
+    let (config, keys) = (&*sel.board.config, &sel.board.keys);
     let tz = config.board.settings.timezone;
     let buckets = period::chart_steps(&sel.bucket, tz, now);
     let begun = |b: &Bucket| b.start.is_some_and(|s| s <= now);
@@ -48,7 +48,7 @@ pub async fn activity(
     let votes = if hours.is_empty() {
         Vec::new()
     } else {
-        redis.votes_per_hour(&config.keys, &hours).await?
+        redis.votes_per_hour(keys, &hours).await?
     };
     let kept_since = now - Duration::seconds(REFUSALS_TTL_S) + Duration::hours(1);
     let kept = |b: &Bucket| begun(b) && b.start.is_some_and(|s| s >= kept_since);
@@ -60,7 +60,7 @@ pub async fn activity(
     let refusals = if refusal_hours.is_empty() {
         Vec::new()
     } else {
-        redis.refusals(&config.keys, &refusal_hours).await?
+        redis.refusals(keys, &refusal_hours).await?
     };
 
     let mut steps = Vec::with_capacity(buckets.len());

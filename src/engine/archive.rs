@@ -129,7 +129,8 @@ pub async fn archive_board(
         .filter(|p| p.is_periodic())
         .collect();
     let mut written = Vec::new();
-    if periods.is_empty() {
+    // A family's instances are not archived: their keys expire with them.
+    if periods.is_empty() || settings.instances.is_some() {
         return Ok(written);
     }
     let closed = |b: &Bucket| b.end.is_some_and(|end| end + ARCHIVE_AFTER <= now);

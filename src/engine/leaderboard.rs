@@ -10,11 +10,12 @@ use super::error::EngineError;
 use crate::domain::auth::Scope;
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
-use crate::domain::ids::{BoardSlug, MemberId};
+use crate::domain::ids::{BoardName, MemberId};
 use crate::domain::period::{self, Bucket, Period};
 use crate::domain::score::View;
 use crate::domain::scoring::{Scoring, Storage, to_points};
 use crate::engine::auth::Caller;
+use crate::engine::boards::{self, BoardRef};
 use crate::engine::config::BoardConfig;
 use crate::engine::state::AppState;
 use crate::store::redis::window::{WindowAt, WindowPageQuery};
@@ -34,7 +35,7 @@ pub const MAX_OFFSET: i64 = 1_000_000_000;
 /// Which bucket of which view a read looks at.
 #[derive(Debug, Clone)]
 pub struct Selection {
-    pub board: Arc<BoardConfig>,
+    pub board: BoardRef,
     pub bucket: Bucket,
     pub view: View,
 }
@@ -43,27 +44,27 @@ impl Selection {
     /// A stored score as the number the API shows: votes in the view's units, or a
     /// scores board's points with its decimals.
     pub fn points(&self, units: i64) -> serde_json::Number {
-        match self.board.board.settings.scoring {
+        match self.board.settings().scoring {
             Scoring::Votes => self.view.to_votes(units),
             Scoring::Scores { decimals } => to_points(units, decimals),
         }
     }
 }
 
-/// Finds the board and checks the caller may read it: a key with the read scope, or none
-/// at all when the board has a public page.
-pub fn readable_board(
+/// Finds the board `raw` names, as a whole (a family's own settings too), and checks the
+/// caller may read it: a key with the read scope, or none at all when the board has a
+/// public page.
+pub fn readable_config(
     state: &AppState,
     caller: Option<&Caller>,
-    slug: &str,
-) -> Result<Arc<BoardConfig>, EngineError> {
-    let slug = BoardSlug::parse(slug)
-        .map_err(|e| EngineError::not_found(Code::BoardNotFound, e.message))?;
-    let board = state.config.board(&slug);
+    raw: &str,
+) -> Result<(Arc<BoardConfig>, BoardName), EngineError> {
+    let name = boards::parse_name(raw)?;
+    let board = state.config.board(&name.slug);
     match caller {
         Some(c) => {
             c.require(Scope::Read)?;
-            c.reach_board(&slug)?;
+            c.reach_board(&name.slug)?;
         }
         None if board.as_ref().is_some_and(|b| b.board.settings.public_page) => {}
         None => {
@@ -72,17 +73,31 @@ pub fn readable_board(
             ));
         }
     }
-    board.ok_or_else(|| EngineError::not_found(Code::BoardNotFound, format!("no board {slug}")))
+    let board = board.ok_or_else(|| {
+        EngineError::not_found(Code::BoardNotFound, format!("no board {}", name.slug))
+    })?;
+    Ok((board, name))
+}
+
+/// Finds the board whose rankings `raw` names (a plain board, or an instance of a
+/// family) and checks the caller may read it, as [`readable_config`].
+pub fn readable_board(
+    state: &AppState,
+    caller: Option<&Caller>,
+    raw: &str,
+) -> Result<BoardRef, EngineError> {
+    let (config, name) = readable_config(state, caller, raw)?;
+    BoardRef::of(config, &name)
 }
 
 /// Resolves `period`, `at` and `view` query values against a board.
 pub fn select(
-    board: Arc<BoardConfig>,
+    board: BoardRef,
     period: Option<&str>,
     at: Option<&str>,
     view: Option<&str>,
 ) -> Result<Selection, EngineError> {
-    let settings = &board.board.settings;
+    let settings = board.settings();
     let period = match period {
         Some(p) => Period::parse(p)?,
         None => default_period(&settings.periods),
@@ -90,7 +105,7 @@ pub fn select(
     if !settings.periods.contains(&period) {
         return Err(EngineError::invalid(
             Code::PeriodNotEnabled,
-            format!("board {} does not keep {period} rankings", board.board.slug),
+            format!("board {} does not keep {period} rankings", board.name()),
         ));
     }
     let bucket = match at {
@@ -186,7 +201,7 @@ async fn read_pages(
                 window: WindowAt::new(
                     &ask.sel.board.keys,
                     window,
-                    window.slot(ask.sel.board.board.settings.timezone, now),
+                    window.slot(ask.sel.board.settings().timezone, now),
                 ),
                 view: ask.sel.view,
                 offset: ask.offset,
@@ -224,10 +239,11 @@ async fn read_pages(
         let page = page.ok_or_else(|| anyhow::anyhow!("redis answered fewer pages than asked"))?;
         // A closed bucket Redis holds nothing of may be in the archive.
         if page.total_members == 0
+            && ask.sel.board.archived()
             && closed(&ask.sel.bucket, now)
             && let Some(archived) = archive::read_bucket(
                 &state.db,
-                ask.sel.board.board.id,
+                ask.sel.board.config.board.id,
                 &ask.sel.bucket,
                 ask.sel.view,
             )
@@ -300,7 +316,7 @@ fn top_response(sel: &Selection, page: PageReply, archived: bool) -> Top {
     for ((member, units), rank) in page.entries.into_iter().zip(ranks) {
         let info = MemberId::parse(&member)
             .ok()
-            .and_then(|id| sel.board.members.get(&id));
+            .and_then(|id| sel.board.config.members.get(&id));
         entries.push(TopEntry {
             rank,
             name: info.map(|m| m.name.clone()),
@@ -310,7 +326,7 @@ fn top_response(sel: &Selection, page: PageReply, archived: bool) -> Top {
         });
     }
     Top {
-        board: sel.board.board.slug.to_string(),
+        board: sel.board.name(),
         period: sel.bucket.period.to_string(),
         bucket: sel.bucket.label.clone(),
         view: sel.view.as_str().to_owned(),
@@ -360,7 +376,7 @@ pub async fn tops(
     if offset + limit > SHARDED_MAX_DEPTH
         && selections
             .iter()
-            .any(|s| s.board.board.settings.storage.is_sharded())
+            .any(|s| s.board.settings().storage.is_sharded())
     {
         return Err(EngineError::invalid_field(
             "offset",
@@ -460,12 +476,12 @@ pub struct MemberStanding {
 
 /// Refuses a member that is not on a closed board.
 pub fn check_member(sel: &Selection, member: &MemberId) -> Result<(), EngineError> {
-    if sel.board.board.settings.membership == Membership::Closed
-        && !sel.board.members.contains_key(member)
+    if sel.board.settings().membership == Membership::Closed
+        && !sel.board.config.members.contains_key(member)
     {
         return Err(EngineError::not_found(
             Code::MemberNotFound,
-            format!("{member} is not a member of board {}", sel.board.board.slug),
+            format!("{member} is not a member of board {}", sel.board.name()),
         ));
     }
     Ok(())
@@ -496,7 +512,7 @@ pub async fn standings(
         };
         read_pages(state, &[ask]).await?;
     }
-    let previous = sel.bucket.previous(sel.board.board.settings.timezone);
+    let previous = sel.bucket.previous(sel.board.settings().timezone);
     let queries: Vec<StandingQuery> = members
         .iter()
         .map(|m| StandingQuery {
@@ -510,10 +526,12 @@ pub async fn standings(
     let mut replies = state.redis.standings(&queries).await?;
     // Members a closed bucket in Redis has no score for may be in its archive.
     let mut archived = false;
-    if closed(&sel.bucket, Utc::now())
+    if sel.board.archived()
+        && closed(&sel.bucket, Utc::now())
         && replies.iter().any(|r| r.score.is_none())
         && let Some(bucket) =
-            archive::read_bucket(&state.db, sel.board.board.id, &sel.bucket, sel.view).await?
+            archive::read_bucket(&state.db, sel.board.config.board.id, &sel.bucket, sel.view)
+                .await?
     {
         archived = bucket.left_redis(Utc::now());
         for (m, r) in members.iter().zip(replies.iter_mut()) {
@@ -568,17 +586,17 @@ fn member_response(
 ) -> MemberStanding {
     let units = r.score.unwrap_or(0);
     let rank = r.rank;
-    let rank_beyond = match sel.board.board.settings.storage {
+    let rank_beyond = match sel.board.settings().storage {
         Storage::TopN { retain, .. } if r.score.is_some() && rank.is_none() => Some(retain),
         _ => None,
     };
     MemberStanding {
-        board: sel.board.board.slug.to_string(),
+        board: sel.board.name(),
         period: sel.bucket.period.to_string(),
         bucket: sel.bucket.label.clone(),
         view: sel.view.as_str().to_owned(),
         member: member.to_string(),
-        name: sel.board.members.get(member).map(|m| m.name.clone()),
+        name: sel.board.config.members.get(member).map(|m| m.name.clone()),
         rank,
         rank_beyond,
         score: sel.points(units),
@@ -660,7 +678,7 @@ pub async fn history(
         ));
     }
     check_member(sel, member)?;
-    let tz = sel.board.board.settings.timezone;
+    let tz = sel.board.settings().timezone;
     let mut buckets = vec![sel.bucket.clone()];
     while (buckets.len() as i64) < limit {
         match buckets.last().and_then(|b| b.previous(tz)) {
@@ -683,7 +701,7 @@ pub async fn history(
     let missing: Vec<String> = buckets
         .iter()
         .zip(&replies)
-        .filter(|(b, r)| r.score.is_none() && closed(b, now))
+        .filter(|(b, r)| sel.board.archived() && r.score.is_none() && closed(b, now))
         .map(|(b, _)| b.label.clone())
         .collect();
     let archived: std::collections::HashMap<String, archive::ArchivedEntry> = if missing.is_empty()
@@ -692,7 +710,7 @@ pub async fn history(
     } else {
         archive::member_entries(
             &state.db,
-            sel.board.board.id,
+            sel.board.config.board.id,
             sel.bucket.period,
             &missing,
             sel.view,
@@ -703,7 +721,7 @@ pub async fn history(
         .collect()
     };
     Ok(History {
-        board: sel.board.board.slug.to_string(),
+        board: sel.board.name(),
         member: member.to_string(),
         period: sel.bucket.period.to_string(),
         view: sel.view.as_str().to_owned(),
@@ -792,7 +810,7 @@ pub async fn stats(state: &AppState, sel: &Selection) -> Result<Stats, EngineErr
         redis.bucket_counts(&sel.board.keys, &sel.bucket).await?
     };
     Ok(Stats {
-        board: sel.board.board.slug.to_string(),
+        board: sel.board.name(),
         period: sel.bucket.period.to_string(),
         bucket: sel.bucket.label.clone(),
         participants,

@@ -14,6 +14,7 @@ use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::limit::{Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window};
+use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
 use crate::i18n::Lang;
 use crate::store::redis::{Counter, CounterOf, RuleCheck};
@@ -336,15 +337,15 @@ pub struct QuotaRule {
 /// Every rule of the board, with what `values` have used of it at `now`.
 pub async fn quota(
     state: &AppState,
-    board: &BoardConfig,
+    board: &BoardRef,
     values: &VoteValues,
     now: DateTime<Utc>,
 ) -> Result<Vec<QuotaRule>, EngineError> {
-    let redis = &state.redis;
-    let mut rules: Vec<QuotaRule> = Vec::with_capacity(board.rules.len());
+    let (redis, config) = (&state.redis, &*board.config);
+    let mut rules: Vec<QuotaRule> = Vec::with_capacity(config.rules.len());
     let mut counters = Vec::new();
     let mut spans = Vec::new();
-    for rule in &board.rules {
+    for rule in &config.rules {
         let spec = &rule.spec;
         let needs: Vec<String> = spec
             .dimensions
@@ -353,10 +354,10 @@ pub async fn quota(
             .map(|d| d.as_str().to_owned())
             .collect();
         if let Ok(subject) = spec.subject(values) {
-            counters.push(counter(board.rule_scope(), rule, &subject, now, now)?);
+            counters.push(counter(config.rule_scope(), rule, &subject, now, now)?);
             spans.push((
                 rules.len(),
-                spec.window.span(board.board.settings.timezone, now)?,
+                spec.window.span(config.board.settings.timezone, now)?,
             ));
         }
         rules.push(QuotaRule {

@@ -4,6 +4,7 @@ pub mod activity;
 pub mod admin;
 pub mod archive;
 pub mod auth;
+pub mod boards;
 pub mod config;
 pub mod config_sync;
 pub mod durability;

@@ -24,7 +24,13 @@ const MAX_DELAY: Duration = Duration::from_secs(5);
 /// holds.
 pub async fn reconcile(state: &AppState) -> Result<(), EngineError> {
     finish_removals(state).await?;
-    for board in state.config.boards() {
+    // A family's members have no initial votes (`BoardSettings::admits_member`).
+    for board in state
+        .config
+        .boards()
+        .into_iter()
+        .filter(|b| b.board.settings.instances.is_none())
+    {
         let targets: Vec<(&str, i64)> = board
             .members
             .values()

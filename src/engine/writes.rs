@@ -6,12 +6,11 @@
 //! answers keep the order of the writes.
 
 use std::net::IpAddr;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 use super::auth::Caller;
-use super::config::BoardConfig;
+use super::boards::{self, BoardRef};
 use super::error::EngineError;
 use super::limits;
 use super::state::AppState;
@@ -19,7 +18,7 @@ use crate::domain::auth::Scope;
 use crate::domain::board::{BoardSettings, Membership};
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
-use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
+use crate::domain::ids::{BoardName, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::domain::period::{Bucket, epoch_hour, voter_buckets};
 use crate::domain::retention::is_late;
@@ -38,7 +37,7 @@ const FUTURE_SLACK: chrono::Duration = chrono::Duration::minutes(5);
 /// One write, parsed: who writes what on which board's member.
 #[derive(Debug, Clone)]
 pub struct Write {
-    pub board: BoardSlug,
+    pub board: BoardName,
     pub member: MemberId,
     pub what: What,
     pub voter: Option<VoterId>,
@@ -97,7 +96,7 @@ pub struct BucketTotals {
 
 /// A write that passed every check, ready for Redis.
 struct Prepared {
-    board: Arc<BoardConfig>,
+    board: BoardRef,
     write: Write,
     at: DateTime<Utc>,
     late: bool,
@@ -133,8 +132,7 @@ impl Prepared {
                 .map(|t| (t.current.period.as_str(), t.current.label.as_str()))
                 .chain(
                     self.board
-                        .board
-                        .settings
+                        .settings()
                         .periods
                         .iter()
                         .filter_map(|p| p.rolling())
@@ -271,7 +269,7 @@ pub async fn apply(
                     answer(&p, vote_replies.next().ok_or_else(fewer)??, vote_totals)
                 }
                 Targets::Score { .. } => {
-                    let decimals = p.board.board.settings.scoring.decimals();
+                    let decimals = p.board.settings().scoring.decimals();
                     answer(&p, score_replies.next().ok_or_else(fewer)??, |units| {
                         let points = to_points(units, decimals);
                         (points.clone(), points)
@@ -286,11 +284,11 @@ pub async fn apply(
     Ok(answers)
 }
 
-/// The board label of a write in the writes metric: a board that exists, else
-/// `unknown`, so a client cannot make labels up.
-fn board_label(state: &AppState, board: &BoardSlug) -> String {
-    if state.config.board(board).is_some() {
-        board.to_string()
+/// The board label of a write in the writes metric: a board that exists (a family for
+/// its instances, so labels stay few), else `unknown`, so a client cannot make labels up.
+fn board_label(state: &AppState, board: &BoardName) -> String {
+    if state.config.board(&board.slug).is_some() {
+        board.slug.to_string()
     } else {
         "unknown".to_owned()
     }
@@ -346,13 +344,11 @@ fn prepare(
     write: Write,
     now: DateTime<Utc>,
 ) -> Result<Prepared, EngineError> {
-    caller.reach_board(&write.board)?;
-    let board = state.config.board(&write.board).ok_or_else(|| {
-        EngineError::not_found(Code::BoardNotFound, format!("no board {}", write.board))
-    })?;
-    let settings = &board.board.settings;
+    caller.reach_board(&write.board.slug)?;
+    let board = boards::find(state, &write.board)?;
+    let settings = board.settings();
     let (count, units) = amounts(settings, &write)?;
-    match board.members.get(&write.member) {
+    match board.config.members.get(&write.member) {
         None if settings.membership == Membership::Closed => {
             return Err(EngineError::not_found(
                 Code::MemberNotFound,
@@ -400,12 +396,13 @@ fn prepare(
             terminal: write.terminal.as_ref().map(ToString::to_string),
             ip: write.ip.map(ip_subject),
         };
-        limits::checks(board.rule_scope(), &values, count, at, now)?
+        limits::checks(board.config.rule_scope(), &values, count, at, now)?
     };
     let targets = targets(&board, &write, units, at, now)?;
     let voters = voter_buckets(&settings.periods, settings.timezone, at)?;
     Ok(Prepared {
-        late: is_late(at, now),
+        // An instance is never archived: it has no closed bucket to archive again.
+        late: board.archived() && is_late(at, now),
         board,
         write,
         at,
@@ -461,17 +458,18 @@ fn amounts(settings: &BoardSettings, write: &Write) -> Result<(i64, i64), Engine
 /// Where a write at `at` lands: a vote's bucket per period (and the next, when it carries
 /// over) and its rolling windows; a score write's bucket per period.
 fn targets(
-    board: &BoardConfig,
+    board: &BoardRef,
     write: &Write,
     units: i64,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Targets, EngineError> {
-    let settings = &board.board.settings;
+    let settings = board.settings();
     let tz = settings.timezone;
     Ok(match &write.what {
         What::Vote { count } => {
             let multiplier = board
+                .config
                 .members
                 .get(&write.member)
                 .and_then(|m| m.multiplier)
@@ -515,7 +513,7 @@ fn targets(
     })
 }
 
-fn lowering(board: &BoardSlug) -> EngineError {
+fn lowering(board: &BoardName) -> EngineError {
     EngineError::invalid(
         Code::OperatorNotAllowed,
         format!(
@@ -548,13 +546,18 @@ fn replayed_labels(
 /// The 429 of the rule at `rule_index` of a write's rules.
 fn limited(p: &Prepared, rule_index: usize, retry_ms: Option<i64>) -> EngineError {
     let found = p.rules.get(rule_index).and_then(|check| {
-        let rule = p.board.rules.iter().find(|r| r.id == check.rule)?;
+        let rule = p.board.config.rules.iter().find(|r| r.id == check.rule)?;
         Some((check, rule))
     });
     match found {
-        Some((check, rule)) => {
-            limits::refusal(&p.board, rule, check.limit, &p.write.member, retry_ms, p.at)
-        }
+        Some((check, rule)) => limits::refusal(
+            &p.board.config,
+            rule,
+            check.limit,
+            &p.write.member,
+            retry_ms,
+            p.at,
+        ),
         None => anyhow::anyhow!(
             "Redis named rule {rule_index} of {}, which the board no longer has",
             p.rules.len()

@@ -15,8 +15,6 @@
 //! board's `embed_origins` may frame (`frame-ancestors`), with a session cookie of its
 //! own that is sent in their frames.
 
-use std::sync::Arc;
-
 use actix_session::Session;
 use actix_web::http::Method;
 use actix_web::http::header::USER_AGENT;
@@ -33,10 +31,11 @@ use crate::api::client_ip::ClientIp;
 use crate::domain::auth::{Reach, Scope};
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
-use crate::domain::ids::{BoardSlug, Channel, MemberId, Terminal, VoterId};
+use crate::domain::ids::{BoardName, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{Dimension, VoteValues, ip_subject};
 use crate::domain::period::Period;
 use crate::engine::auth::Caller;
+use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
 use crate::engine::error::EngineError;
 use crate::engine::leaderboard::{self, MAX_LIMIT, Selection};
@@ -148,19 +147,15 @@ struct Answer<'a> {
 
 /// The board of a voting page: it must have `public_page` on, and to be embedded, sites
 /// listed in `embed_origins`.
-fn public_board(
-    state: &AppState,
-    raw: &str,
-    surface: Surface,
-) -> Result<Arc<BoardConfig>, PageError> {
+fn public_board(state: &AppState, raw: &str, surface: Surface) -> Result<BoardRef, PageError> {
     let missing = || PageError::NotFound("there is no such voting page".into());
-    let slug = BoardSlug::parse(raw).map_err(|_| missing())?;
-    match state.config.board(&slug) {
+    let name = BoardName::parse(raw).map_err(|_| missing())?;
+    match state.config.board(&name.slug) {
         Some(board)
             if board.board.settings.public_page
                 && (surface == Surface::Page || !board.board.settings.embed_origins.is_empty()) =>
         {
-            Ok(board)
+            BoardRef::of(board, &name).map_err(|_| missing())
         }
         _ => Err(missing()),
     }
@@ -184,9 +179,9 @@ struct PageQuery {
     period: Option<String>,
 }
 
-fn select(config: &Arc<BoardConfig>, period: Option<&str>) -> Result<Selection, PageError> {
+fn select(board: &BoardRef, period: Option<&str>) -> Result<Selection, PageError> {
     Ok(leaderboard::select(
-        config.clone(),
+        board.clone(),
         period.filter(|p| !p.is_empty()),
         None,
         None,
@@ -203,7 +198,7 @@ async fn cards(
     sel: &Selection,
     csrf: Option<String>,
 ) -> Result<Cards, EngineError> {
-    let config = &sel.board;
+    let config = &sel.board.config;
     let settings = &config.board.settings;
     let top = leaderboard::tops(state, std::slice::from_ref(sel), 0, MAX_LIMIT)
         .await?
@@ -279,7 +274,7 @@ async fn cards(
     Ok(Cards {
         l,
         base: surface.base(),
-        slug: config.board.slug.to_string(),
+        slug: sel.board.name(),
         period: sel.bucket.period.as_str().to_owned(),
         csrf,
         open: settings.window_admits(Utc::now()).is_ok(),
@@ -335,11 +330,11 @@ async fn page(
     req: &HttpRequest,
     session: &Session,
     l: Lang,
-    config: Arc<BoardConfig>,
+    board: BoardRef,
     period: Option<&str>,
 ) -> Result<BoardPage, PageError> {
-    let settings = &config.board.settings;
-    let sel = select(&config, period)?;
+    let settings = board.settings();
+    let sel = select(&board, period)?;
     let csrf = csrf_token(session);
     let surface = Surface::of(req);
     let mut cards = cards(state, l, surface, &sel, Some(csrf.clone())).await?;
@@ -348,11 +343,11 @@ async fn page(
     {
         card.notice = Some(notice);
     }
-    let quota = limits::quota(state, &config, &visitor_values(req, session), Utc::now()).await?;
+    let quota = limits::quota(state, &board, &visitor_values(req, session), Utc::now()).await?;
     let here = format!(
         "{}/{}?period={}",
         surface.base(),
-        config.board.slug,
+        board.name(),
         sel.bucket.period
     );
     Ok(BoardPage {
@@ -371,7 +366,7 @@ async fn page(
             .map(|o| (o.tag(), o.name(), *o == l))
             .collect(),
         here,
-        quota: quota_lines(l, &config, &quota),
+        quota: quota_lines(l, &board.config, &quota),
         refresh_s: REFRESH_S,
         cards,
     })
@@ -386,9 +381,9 @@ async fn get_page(
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {
     let surface = Surface::of(&req);
-    let config = public_board(&state, &path, surface)?;
-    let origins = config.board.settings.embed_origins.join(" ");
-    let mut page = page(&state, &req, &session, l, config, query.period.as_deref()).await?;
+    let board = public_board(&state, &path, surface)?;
+    let origins = board.settings().embed_origins.join(" ");
+    let mut page = page(&state, &req, &session, l, board, query.period.as_deref()).await?;
     match surface {
         Surface::Page => html(&page),
         Surface::Embed => {
@@ -429,11 +424,11 @@ async fn get_ranking(
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {
     let surface = Surface::of(&req);
-    let config = public_board(&state, &path, surface)?;
-    let sel = select(&config, query.period.as_deref())?;
+    let board = public_board(&state, &path, surface)?;
+    let sel = select(&board, query.period.as_deref())?;
     let key = format!(
         "ranking:{}:{}:{}:{}",
-        config.board.id,
+        board.cache_id(),
         sel.bucket.period,
         l.tag(),
         surface.base()
@@ -473,13 +468,13 @@ struct VoteForm {
 /// visitor may vote for them; anything else would let an anonymous visitor add members.
 async fn on_the_ranking(
     state: &AppState,
-    config: &Arc<BoardConfig>,
+    board: &BoardRef,
     member: &MemberId,
 ) -> Result<bool, PageError> {
-    if config.board.settings.membership == Membership::Closed {
+    if board.settings().membership == Membership::Closed {
         return Ok(false);
     }
-    let sel = leaderboard::select(config.clone(), None, None, None)?;
+    let sel = leaderboard::select(board.clone(), None, None, None)?;
     let standing = leaderboard::standings(state, &sel, std::slice::from_ref(member)).await?;
     Ok(standing.first().is_some_and(|s| s.rank.is_some()))
 }
@@ -563,12 +558,13 @@ async fn cast_vote(
     form: CsrfForm<VoteForm>,
 ) -> Result<HttpResponse, PageError> {
     let surface = Surface::of(&req);
-    let config = public_board(&state, &path, surface)?;
+    let board = public_board(&state, &path, surface)?;
+    let config = board.config.clone();
     let form = form.0;
     let member = MemberId::parse(&form.member).map_err(|e| PageError::Invalid(e.message))?;
     // The tab to come back to is checked before the vote counts.
-    let sel = select(&config, Some(form.period.as_str()))?;
-    if !config.members.contains_key(&member) && !on_the_ranking(&state, &config, &member).await? {
+    let sel = select(&board, Some(form.period.as_str()))?;
+    if !config.members.contains_key(&member) && !on_the_ranking(&state, &board, &member).await? {
         return Err(PageError::NotFound(format!(
             "{member} is not on this board; vote for a member listed on the page"
         )));
@@ -585,7 +581,10 @@ async fn cast_vote(
         id: format!("visitor:{visitor}"),
     };
     let vote = writes::Write {
-        board: config.board.slug.clone(),
+        board: BoardName {
+            slug: config.board.slug.clone(),
+            instance: board.instance.clone(),
+        },
         member: member.clone(),
         what: writes::What::Vote { count: 1 },
         voter: VoterId::parse(&visitor).ok(),
@@ -610,7 +609,7 @@ async fn cast_vote(
         // Our failures keep their own page (503, 500); the visitor's are shown inline.
         return Err(err.into());
     }
-    let quota = limits::quota(&state, &config, &visitor_values(&req, &session), Utc::now()).await?;
+    let quota = limits::quota(&state, &board, &visitor_values(&req, &session), Utc::now()).await?;
     let notice = VoteNotice {
         member: member.to_string(),
         text: answer_text(l, &config, &member, &quota, &result),
@@ -635,7 +634,7 @@ async fn cast_vote(
     Ok(see_other(&format!(
         "{}/{}?period={}#m-{}",
         surface.base(),
-        config.board.slug,
+        board.name(),
         sel.bucket.period,
         notice.member
     )))

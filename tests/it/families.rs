@@ -4,7 +4,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::TestApp;
+use crate::harness::{RawRedis, TestApp};
 
 fn code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or("")
@@ -74,4 +74,388 @@ async fn a_family_is_a_board_setting_checked_and_fixed_at_creation() {
         (&body["title"], &body["instances"]),
         (&json!("Live rooms"), &json!({"ttl_s": 604800}))
     );
+}
+
+/// A votes family with a voter rule of ten votes a day, members m1 and m2 registered
+/// (the family is open: any member may be voted for).
+async fn rooms(app: &TestApp, slug: &str, ttl_s: i64) {
+    app.board(json!({"slug": slug, "title": "Rooms", "membership": "open",
+        "periods": ["hour", "day", "all", "rolling:24h"], "instances": {"ttl_s": ttl_s}}))
+        .await;
+    app.members(slug, &["m1", "m2"]).await;
+    let (status, body) = app
+        .post(
+            &format!("/api/v1/admin/boards/{slug}/rules"),
+            json!({"name": "ten a day", "dimensions": ["voter"], "window": "day", "limit": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+/// (member, score) of a top answer.
+fn entries(top: &Value) -> Vec<(String, i64)> {
+    top["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["member"].as_str().unwrap().to_owned(),
+                e["score"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_instance_is_made_by_its_first_write_and_keeps_its_own_rankings_and_limits() {
+    let app = TestApp::spawn().await;
+    rooms(&app, "room", 3600).await;
+
+    // Never written: an empty board, not an error.
+    let (status, top) = app.get("/api/v1/boards/room:a/top?period=day").await;
+    assert_eq!(status, StatusCode::OK, "{top}");
+    assert_eq!(
+        (top["entries"].clone(), top["total_members"].clone()),
+        (json!([]), json!(0))
+    );
+    assert_eq!(top["board"], "room:a");
+
+    for (room, member, voter, count) in [
+        ("a", "m1", "v1", 3),
+        ("a", "m2", "v2", 5),
+        ("b", "m2", "v1", 1),
+        ("b", "guest", "v3", 7),
+    ] {
+        let (status, body) = app
+            .vote(
+                &format!("room:{room}"),
+                json!({"member": member, "voter": voter, "count": count}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["board"], format!("room:{room}"));
+    }
+    for period in ["hour", "day", "all", "rolling:24h"] {
+        let (_, a) = app
+            .get(&format!(
+                "/api/v1/boards/room:a/top?period={period}&view=real"
+            ))
+            .await;
+        assert_eq!(
+            entries(&a),
+            [("m2".into(), 5), ("m1".into(), 3)],
+            "{period}"
+        );
+        let (_, b) = app
+            .get(&format!(
+                "/api/v1/boards/room:b/top?period={period}&view=real"
+            ))
+            .await;
+        assert_eq!(
+            entries(&b),
+            [("guest".into(), 7), ("m2".into(), 1)],
+            "{period}"
+        );
+    }
+    let (_, standing) = app
+        .get("/api/v1/boards/room:b/members/m2?period=day&view=real")
+        .await;
+    assert_eq!(
+        (standing["rank"].clone(), standing["score"].clone()),
+        (json!(2), json!(1))
+    );
+    let (_, stats) = app.get("/api/v1/boards/room:a/stats?period=day").await;
+    assert_eq!(
+        (
+            stats["participants"].clone(),
+            stats["total_members"].clone()
+        ),
+        (json!(2), json!(2))
+    );
+    // The family itself keeps nothing.
+    let (status, family) = app.get("/api/v1/boards/room").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(family["instances"], json!({"ttl_s": 3600}));
+
+    // Rules count per instance: v1's ten a day in room:a leave room:b's untouched.
+    let (status, body) = app
+        .vote("room:a", json!({"member": "m2", "voter": "v1", "count": 7}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = app
+        .vote("room:a", json!({"member": "m2", "voter": "v1"}))
+        .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(code(&body), "rate_limited");
+    let (status, body) = app
+        .vote("room:b", json!({"member": "m1", "voter": "v1"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // An idempotency key is the instance's own: the same key on another instance is
+    // another write.
+    for room in ["c", "d", "c"] {
+        let (status, body) = app
+            .vote(
+                &format!("room:{room}"),
+                json!({"member": "m1", "voter": "v9", "idempotency_key": "k1"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    for room in ["c", "d"] {
+        let (_, top) = app
+            .get(&format!(
+                "/api/v1/boards/room:{room}/top?period=all&view=real"
+            ))
+            .await;
+        assert_eq!(entries(&top), [("m1".into(), 1)], "room:{room}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_family_needs_an_instance_and_an_instance_needs_a_family() {
+    let app = TestApp::spawn().await;
+    rooms(&app, "room", 3600).await;
+    app.board(json!({"slug": "plain", "title": "Plain", "membership": "open"}))
+        .await;
+    let long = format!("room:{}", "x".repeat(65));
+    let cases: Vec<(String, StatusCode, &str)> = vec![
+        (
+            "room".into(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "instance_required",
+        ),
+        (
+            "room:".into(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_instance",
+        ),
+        (
+            "room:a:b".into(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_instance",
+        ),
+        (
+            "room:a%20b".into(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_instance",
+        ),
+        (
+            "room:a%7Bb%7D".into(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_instance",
+        ),
+        (long, StatusCode::UNPROCESSABLE_ENTITY, "invalid_instance"),
+        // A plain board has no instances: the name names no board.
+        ("plain:a".into(), StatusCode::NOT_FOUND, "board_not_found"),
+        ("nope:a".into(), StatusCode::NOT_FOUND, "board_not_found"),
+    ];
+    for (board, status, expected) in &cases {
+        let (got, body) = app
+            .vote(board, json!({"member": "m1", "voter": "v1"}))
+            .await;
+        assert_eq!(
+            (got, code(&body)),
+            (*status, *expected),
+            "vote {board}: {body}"
+        );
+        for read in [
+            "top",
+            "members/m1",
+            "members/m1/around",
+            "stats",
+            "members/m1/history",
+        ] {
+            let (got, body) = app.get(&format!("/api/v1/boards/{board}/{read}")).await;
+            assert_eq!(
+                (got, code(&body)),
+                (*status, *expected),
+                "{read} {board}: {body}"
+            );
+        }
+    }
+    // Batch items name instances one by one.
+    let (status, body) = app
+        .post(
+            "/api/v1/votes",
+            json!({"voter": "v1", "votes": [
+                {"board": "room:x", "member": "m1"},
+                {"board": "room", "member": "m1"},
+                {"board": "room:x y", "member": "m1"},
+                {"board": "plain:x", "member": "m1"},
+                {"board": "room:y", "member": "m2", "count": 2},
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results[0]["board"], "room:x", "{body}");
+    assert_eq!(code(&results[1]), "instance_required", "{body}");
+    assert_eq!(code(&results[2]), "invalid_instance", "{body}");
+    assert_eq!(code(&results[3]), "board_not_found", "{body}");
+    assert_eq!(results[4]["board"], "room:y", "{body}");
+    let (_, top) = app
+        .get("/api/v1/boards/room:y/top?period=all&view=real")
+        .await;
+    assert_eq!(entries(&top), [("m2".into(), 2)]);
+    // Nothing was written under the family's own name.
+    let mut redis = RawRedis::connect().await;
+    let rankings = redis.keys(&format!("{}:*:z:*", app.prefix)).await;
+    assert_eq!(rankings.len(), 12, "{rankings:?}");
+    let own: Vec<_> = rankings.iter().filter(|k| !k.contains(":i:")).collect();
+    assert_eq!(own, Vec::<&String>::new());
+}
+
+/// Every key of instance `instance` (of any family, its shards too) with its PTTL in
+/// ms (-1: none).
+async fn instance_keys(app: &TestApp, instance: &str) -> Vec<(String, i64)> {
+    let mut redis = RawRedis::connect().await;
+    let mut keys = Vec::new();
+    let mut found = redis
+        .keys(&format!("{}:{{b:*:i:{instance}}}:*", app.prefix))
+        .await;
+    // A sharded instance's shards.
+    found.extend(
+        redis
+            .keys(&format!("{}:{{b:*:i:{instance}:s*}}:*", app.prefix))
+            .await,
+    );
+    for key in found {
+        let ttl: i64 = redis.query(redis::cmd("PTTL").arg(&key)).await;
+        keys.push((key, ttl));
+    }
+    keys.sort();
+    keys
+}
+
+/// A rolling window's slot (or drain) key, which lives at least the window's span.
+fn is_window_slot(key: &str) -> bool {
+    key.contains(":w:") && !key.ends_with(":state") && !key.contains(":total:")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
+    let app = TestApp::spawn().await;
+    rooms(&app, "room", 2).await;
+    app.board(
+        json!({"slug": "gifts", "title": "Gifts", "membership": "open",
+        "scoring": "scores", "instances": {"ttl_s": 2}}),
+    )
+    .await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/gifts/rules",
+            json!({"name": "a hundred a day", "dimensions": ["voter"], "window": "day", "limit": 100}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let write = |room: &'static str, member: &'static str| {
+        let app = &app;
+        async move {
+            let (status, body) = app
+                .vote(
+                    &format!("room:{room}"),
+                    json!({"member": member, "voter": "v1", "idempotency_key": format!("{room}-{member}")}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            let (status, body) = app
+                .post(
+                    &format!("/api/v1/boards/gifts:{room}/scores"),
+                    json!({"member": member, "op": "incr", "value": 5, "voter": "v1",
+                        "idempotency_key": format!("{room}-{member}")}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+    };
+    write("e", "m1").await;
+    write("f", "m1").await;
+    // A refused write is a write too: its refusals hash expires with the instance.
+    let (status, body) = app
+        .vote(
+            "room:e",
+            json!({"member": "m1", "voter": "v1", "count": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+
+    // Every key a write touched has an expiry: the instance's TTL, a rule counter's own
+    // when longer (a daily limit is not reset by idleness), a window slot's at least the
+    // window's span.
+    for room in ["e", "f"] {
+        let keys = instance_keys(&app, room).await;
+        assert!(keys.len() > 20, "{keys:?}");
+        for (key, ttl) in &keys {
+            assert!(*ttl > 0, "{key} has no expiry");
+            if !key.contains(":rl:") && !is_window_slot(key) {
+                assert!(*ttl <= 2000, "{key} lives {ttl} ms");
+            }
+        }
+        assert!(keys.iter().any(|(k, _)| k.contains(":idem:")), "{keys:?}");
+        assert_eq!(
+            keys.iter().any(|(k, _)| k.contains(":rf:")),
+            room == "e",
+            "{keys:?}"
+        );
+    }
+
+    // room:e is written again before it expires; room:f is not.
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    write("e", "m2").await;
+    tokio::time::sleep(std::time::Duration::from_millis(1300)).await;
+    for (board, expected) in [
+        ("room:e", vec![("m1".to_owned(), 1), ("m2".to_owned(), 1)]),
+        ("room:f", vec![]),
+        ("gifts:e", vec![("m1".to_owned(), 5), ("m2".to_owned(), 5)]),
+        ("gifts:f", vec![]),
+    ] {
+        for period in ["hour", "all"] {
+            let (status, top) = app
+                .get(&format!(
+                    "/api/v1/boards/{board}/top?period={period}&view=real"
+                ))
+                .await;
+            assert_eq!(status, StatusCode::OK, "{top}");
+            let mut got = entries(&top);
+            got.sort();
+            assert_eq!(got, expected, "{board} {period}");
+        }
+    }
+    let (_, window) = app
+        .get("/api/v1/boards/room:f/top?period=rolling:24h&view=real")
+        .await;
+    assert_eq!(entries(&window), []);
+
+    // Gone for good: every key of room:f but a window's slots and the rule counter, which
+    // keep their own time; a read wrote nothing.
+    let left: Vec<String> = instance_keys(&app, "f")
+        .await
+        .into_iter()
+        .map(|(key, ttl)| {
+            assert!(ttl > 0, "{key} has no expiry");
+            key
+        })
+        .filter(|key| !is_window_slot(key) && !key.contains(":rl:"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+
+    // Written again, room:f starts from nothing: the window's old slots do not come back.
+    let (status, body) = app
+        .vote("room:f", json!({"member": "m1", "voter": "v2"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    for period in ["all", "rolling:24h"] {
+        let (_, top) = app
+            .get(&format!(
+                "/api/v1/boards/room:f/top?period={period}&view=real"
+            ))
+            .await;
+        assert_eq!(entries(&top), [("m1".to_owned(), 1)], "{period}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let (_, top) = app.get("/api/v1/boards/room:e/top?period=all").await;
+    assert_eq!(entries(&top), []);
 }

@@ -16,6 +16,7 @@ use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::period::{Bucket, Period};
 use crate::engine::admin as engine;
+use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
 use crate::engine::error::EngineError;
 use crate::engine::leaderboard;
@@ -113,7 +114,12 @@ async fn member_history(
         Some(p) => Period::parse(p).map_err(|e| PageError::Invalid(e.message))?,
         None => fallback,
     };
-    let sel = leaderboard::select(config.clone(), Some(period.as_str()), None, None)?;
+    let sel = leaderboard::select(
+        BoardRef::plain(config.clone())?,
+        Some(period.as_str()),
+        None,
+        None,
+    )?;
     let history = leaderboard::history(&state, &sel, &member, HISTORY_BUCKETS).await?;
     let chrome = Chrome::of(&session, &user);
     let l = chrome.l;
@@ -280,8 +286,19 @@ async fn members_page(
     let members: Vec<MemberId> = shown.iter().map(|m| m.id.clone()).collect();
     // One standing per shown member and period, in one round trip each.
     let mut cells: Vec<Vec<String>> = vec![Vec::new(); members.len()];
-    for &period in &settings.periods {
-        let sel = leaderboard::select(config.clone(), Some(period.as_str()), None, None)?;
+    // A family's members score in its instances, not here.
+    let periods = if settings.instances.is_some() {
+        &[][..]
+    } else {
+        &settings.periods[..]
+    };
+    for &period in periods {
+        let sel = leaderboard::select(
+            BoardRef::plain(config.clone())?,
+            Some(period.as_str()),
+            None,
+            None,
+        )?;
         for (row, standing) in leaderboard::standings(state, &sel, &members)
             .await?
             .into_iter()

@@ -2,8 +2,8 @@
 
 use actix_web::{HttpResponse, web};
 
-use super::board;
 use super::live::LiveQuery;
+use super::ranked_board;
 use crate::engine::leaderboard;
 use crate::engine::state::AppState;
 use crate::error::PageError;
@@ -27,8 +27,8 @@ pub(super) async fn export_ranking(
     path: web::Path<String>,
     query: web::Query<LiveQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let config = board(&state, &path)?;
-    let sel = query.select(config.clone())?;
+    let board = ranked_board(&state, &path)?;
+    let sel = query.select(board.clone())?;
     let mut out = csv::Writer::from_writer(Vec::new());
     let write_err =
         |e: csv::Error| PageError::Internal(anyhow::anyhow!("failed to write CSV: {e}"));
@@ -57,7 +57,7 @@ pub(super) async fn export_ranking(
         .map_err(|e| PageError::Internal(anyhow::anyhow!("failed to write CSV: {e}")))?;
     let file = format!(
         "{}-{}-{}-{}.csv",
-        config.board.slug,
+        board.name().replace(':', "-"),
         sel.bucket.period,
         sel.bucket.label,
         sel.view.as_str()

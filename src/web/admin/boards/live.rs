@@ -10,11 +10,11 @@ use askama::Template;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use super::board;
+use super::ranked_board;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
 use crate::engine::activity;
-use crate::engine::config::BoardConfig;
+use crate::engine::boards::BoardRef;
 use crate::engine::leaderboard::{self, Selection, Top};
 use crate::engine::state::AppState;
 use crate::error::PageError;
@@ -33,13 +33,10 @@ pub struct LiveQuery {
 }
 
 impl LiveQuery {
-    pub(super) fn select(
-        &self,
-        config: std::sync::Arc<BoardConfig>,
-    ) -> Result<Selection, PageError> {
+    pub(super) fn select(&self, board: BoardRef) -> Result<Selection, PageError> {
         let at = self.at.as_deref().filter(|a| !a.trim().is_empty());
         Ok(leaderboard::select(
-            config,
+            board,
             self.period.as_deref().filter(|p| !p.is_empty()),
             at,
             self.view.as_deref().filter(|v| !v.is_empty()),
@@ -158,7 +155,7 @@ fn charts(
     activity: &activity::Activity,
     now: DateTime<Utc>,
 ) -> Charts {
-    let config = &sel.board;
+    let config = &sel.board.config;
     let tz = config.board.settings.timezone;
     let zone = l.zone(tz);
     let steps = &activity.steps;
@@ -342,13 +339,13 @@ fn picker(
 async fn live_page(
     state: &AppState,
     chrome: Chrome,
-    config: std::sync::Arc<BoardConfig>,
+    board: BoardRef,
     query: &LiveQuery,
 ) -> Result<BoardPage, PageError> {
     let l = chrome.l;
     let now = Utc::now();
-    let sel = query.select(config.clone())?;
-    let settings = &config.board.settings;
+    let sel = query.select(board.clone())?;
+    let settings = board.settings();
     let tz = settings.timezone;
     let zone = l.zone(tz);
     let mut selections = vec![sel.clone()];
@@ -370,7 +367,7 @@ async fn live_page(
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,
-        slug: config.board.slug.to_string(),
+        slug: board.name(),
         title: settings.title.clone(),
         public: settings.public_page,
         periods: settings
@@ -430,8 +427,8 @@ pub(super) async fn get_board(
     path: web::Path<String>,
     query: web::Query<LiveQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let config = board(&state, &path)?;
-    let page = live_page(&state, Chrome::of(&session, &user), config, &query).await?;
+    let board = ranked_board(&state, &path)?;
+    let page = live_page(&state, Chrome::of(&session, &user), board, &query).await?;
     html(&page)
 }
 
@@ -444,8 +441,8 @@ pub(super) async fn get_live(
     path: web::Path<String>,
     query: web::Query<LiveQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let config = board(&state, &path)?;
-    let page = live_page(&state, Chrome::of(&session, &user), config, &query).await?;
+    let board = ranked_board(&state, &path)?;
+    let page = live_page(&state, Chrome::of(&session, &user), board, &query).await?;
     if is_htmx(&req) {
         html(&page.as_live())
     } else {

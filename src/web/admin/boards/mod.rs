@@ -16,6 +16,7 @@ use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::engine::activity;
 use crate::engine::admin as engine;
+use crate::engine::boards::{self, BoardRef};
 use crate::engine::config::BoardConfig;
 use crate::engine::state::AppState;
 use crate::error::PageError;
@@ -41,10 +42,18 @@ pub fn routes(r: &mut impl Router) {
     r.add(Method::POST, "/boards/{board}/archive", form::archive_board);
 }
 
-/// The board named in a dashboard path.
+/// The board named in a dashboard path, as a whole (a family's own settings, members
+/// and rules too).
 pub fn board(state: &AppState, raw: &str) -> Result<std::sync::Arc<BoardConfig>, PageError> {
     let slug = BoardSlug::parse(raw).map_err(|e| PageError::NotFound(e.message))?;
     Ok(engine::board_of(state, &slug)?)
+}
+
+/// The board whose rankings a dashboard path names: a plain board, or an instance of a
+/// family (`<slug>:<instance>`).
+pub fn ranked_board(state: &AppState, raw: &str) -> Result<BoardRef, PageError> {
+    let name = boards::parse_name(raw)?;
+    Ok(BoardRef::of(engine::board_of(state, &name.slug)?, &name)?)
 }
 
 struct BoardRow {
