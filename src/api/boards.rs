@@ -12,7 +12,9 @@ use crate::domain::ids::MemberId;
 use crate::domain::period::Bucket;
 use crate::domain::retention::Retention;
 use crate::domain::scoring::Storage;
+use crate::engine::boards;
 use crate::engine::config::BoardConfig;
+use crate::engine::error::EngineError;
 use crate::engine::leaderboard::{self, readable_board, readable_config, select};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -283,6 +285,86 @@ pub async fn get_board(
     let (board, _) = readable_config(&state, auth.0.as_ref(), &board)?;
     let key = format!("board:{}", board.board.id);
     super::cached_json(&state, key, || async { Ok(BoardResponse::of(&board)?) }).await
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct InstancesQuery {
+    /// Default 50, at most 1000.
+    pub limit: Option<i64>,
+    /// `next_cursor` of the page before; none for the first page.
+    pub cursor: Option<String>,
+}
+
+/// One live instance of a family.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstanceInfo {
+    pub instance: String,
+    pub last_write_at: DateTime<Utc>,
+    /// Members with a score in the family's default period's current bucket.
+    pub total_members: i64,
+}
+
+/// A page of a family's live instances.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstancesResponse {
+    /// Most recently written first.
+    pub instances: Vec<InstanceInfo>,
+    /// Every instance written within the family's `ttl_s`.
+    pub total: i64,
+    /// Pass as `cursor` for the next page; null after the last.
+    pub next_cursor: Option<String>,
+}
+
+impl From<boards::Instances> for InstancesResponse {
+    fn from(v: boards::Instances) -> Self {
+        Self {
+            instances: v
+                .instances
+                .into_iter()
+                .map(|i| InstanceInfo {
+                    instance: i.instance,
+                    last_write_at: i.last_write_at,
+                    total_members: i.total_members,
+                })
+                .collect(),
+            total: v.total,
+            next_cursor: v.next_cursor,
+        }
+    }
+}
+
+/// A family's live instances: those written within its `ttl_s`, most recently written
+/// first. An instance leaves the list when it expires; nothing sweeps for it.
+#[utoipa::path(get, path = "/api/v1/boards/{board}/instances", tag = "reads",
+    params(("board" = String, Path, description = "a family's slug"), InstancesQuery),
+    responses(
+        (status = 200, body = InstancesResponse),
+        (status = 404, description = "board_not_found: no such board, or a board that is not a family", body = super::ErrorBody),
+        (status = 422, description = "invalid_field (limit), invalid_cursor", body = super::ErrorBody),
+    ))]
+#[get("/boards/{board}/instances")]
+pub async fn get_instances(
+    state: web::Data<AppState>,
+    auth: Auth,
+    board: web::Path<String>,
+    query: web::Query<InstancesQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (family, name) = readable_config(&state, auth.0.as_ref(), &board)?;
+    if name.instance.is_some() {
+        return Err(EngineError::not_found(
+            Code::BoardNotFound,
+            format!("{name} is an instance: it has no instances of its own"),
+        )
+        .into());
+    }
+    let page = boards::instances(
+        &state,
+        &family,
+        query.limit.unwrap_or(50),
+        query.cursor.as_deref(),
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(InstancesResponse::from(page)))
 }
 
 /// The ranking of a bucket, best first.

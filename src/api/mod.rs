@@ -90,6 +90,7 @@ new key for every new write; reuse a key only to retry the very same request."),
         boards::get_around,
         boards::get_history,
         boards::get_stats,
+        boards::get_instances,
         quota::get_quota,
         ranks::get_ranks,
         ranks::get_tops,
@@ -311,6 +312,7 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
             .service(boards::get_around)
             .service(boards::get_history)
             .service(boards::get_stats)
+            .service(boards::get_instances)
             .service(quota::get_quota)
             .service(ranks::get_ranks)
             .service(ranks::get_tops)

@@ -125,6 +125,7 @@ pub enum Code {
     InvalidInstance,
     InstanceRequired,
     InvalidTtl,
+    InvalidCursor,
 }
 
 impl Code {
@@ -150,6 +151,7 @@ impl Code {
             Self::InvalidInstance => "invalid_instance",
             Self::InstanceRequired => "instance_required",
             Self::InvalidTtl => "invalid_ttl",
+            Self::InvalidCursor => "invalid_cursor",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

@@ -37,6 +37,16 @@ pub enum Period {
 }
 
 impl Period {
+    /// The period a read uses when the request names none: `all` when the board keeps
+    /// it, else the board's shortest period.
+    pub fn default_of(periods: &[Period]) -> Period {
+        if periods.contains(&Period::All) {
+            Period::All
+        } else {
+            periods.first().copied().unwrap_or(Period::All)
+        }
+    }
+
     /// The calendar periods and `all`, shortest first: what a board keeps by default.
     pub const CALENDAR: [Period; 5] = [
         Period::Hour,

@@ -7,12 +7,15 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+
 use super::config::BoardConfig;
 use super::error::EngineError;
 use super::state::AppState;
 use crate::domain::board::BoardSettings;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardName, InstanceId};
+use crate::domain::period::{Bucket, Period, voter_buckets};
 use crate::store::redis::BoardKeys;
 
 /// A board that keeps rankings: a plain board, or an instance of a family.
@@ -91,6 +94,167 @@ impl BoardRef {
     pub fn archived(&self) -> bool {
         self.instance.is_none()
     }
+}
+
+/// Notes in each family's listing that its instances in `written` were written at
+/// `now` (and keeps a sharded instance's shards alive together). The writes are
+/// answered already: a failure here is logged, and the instance is listed again by its
+/// next write.
+pub async fn note_written(state: &AppState, written: &[BoardRef], now: DateTime<Utc>) {
+    let mut by_family: Vec<(&BoardRef, Vec<&str>)> = Vec::new();
+    for board in written {
+        let Some(instance) = &board.instance else {
+            continue;
+        };
+        match by_family
+            .iter_mut()
+            .find(|(f, _)| f.config.board.id == board.config.board.id)
+        {
+            Some((_, instances)) => instances.push(instance.as_str()),
+            None => by_family.push((board, vec![instance.as_str()])),
+        }
+    }
+    for (board, mut instances) in by_family {
+        instances.sort_unstable();
+        instances.dedup();
+        let settings = board.settings();
+        let Some(family) = settings.instances else {
+            continue;
+        };
+        let buckets = current_buckets(settings, now);
+        if let Err(err) = state
+            .redis
+            .instances_written(
+                &board.config.keys,
+                family.ttl_s * 1000,
+                now.timestamp_millis(),
+                &instances,
+                &buckets,
+            )
+            .await
+        {
+            tracing::warn!(error = %err, family = %board.config.board.slug, "could not list written instances; their next write lists them");
+        }
+    }
+}
+
+/// The buckets a write now lands in, and those whose distinct voters it counts: what a
+/// sharded instance's refresh keeps alive.
+fn current_buckets(settings: &BoardSettings, now: DateTime<Utc>) -> Vec<Bucket> {
+    let tz = settings.timezone;
+    let mut buckets: Vec<Bucket> = settings
+        .periods
+        .iter()
+        .filter(|p| p.rolling().is_none())
+        .filter_map(|&p| Bucket::containing(p, tz, now).ok())
+        .collect();
+    for voters in voter_buckets(&settings.periods, tz, now).unwrap_or_default() {
+        if !buckets.contains(&voters) {
+            buckets.push(voters);
+        }
+    }
+    buckets
+}
+
+/// Instances a page of a family's listing holds at most.
+pub const MAX_INSTANCES_PAGE: i64 = 1000;
+
+/// One live instance of a family.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveInstance {
+    pub instance: String,
+    pub last_write_at: DateTime<Utc>,
+    /// Members with a score in the family's default period's current bucket.
+    pub total_members: i64,
+}
+
+/// A page of a family's live instances, most recently written first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instances {
+    pub instances: Vec<LiveInstance>,
+    /// Every live instance.
+    pub total: i64,
+    /// Where the next page starts; `None` after the last.
+    pub next_cursor: Option<String>,
+}
+
+/// The page of `family`'s instances written within its TTL after `cursor` (as a page
+/// answered it), `limit` at most (1 to [`MAX_INSTANCES_PAGE`]).
+pub async fn instances(
+    state: &AppState,
+    family: &BoardConfig,
+    limit: i64,
+    cursor: Option<&str>,
+) -> Result<Instances, EngineError> {
+    let Some(lifetime) = family.board.settings.instances else {
+        return Err(EngineError::not_found(
+            Code::BoardNotFound,
+            format!(
+                "board {} is not a family: it has no instances",
+                family.board.slug
+            ),
+        ));
+    };
+    if !(1..=MAX_INSTANCES_PAGE).contains(&limit) {
+        return Err(EngineError::invalid_field(
+            "limit",
+            format!("limit must be between 1 and {MAX_INSTANCES_PAGE}"),
+        ));
+    }
+    let after = cursor.map(parse_cursor).transpose()?;
+    let now = Utc::now();
+    let ttl_ms = lifetime.ttl_s * 1000;
+    let page = state
+        .redis
+        .instances_page(
+            &family.keys,
+            ttl_ms,
+            now.timestamp_millis(),
+            limit,
+            after.as_ref().map(|(ms, i)| (*ms, i.as_str())),
+        )
+        .await?;
+    let settings = &family.board.settings;
+    let bucket = Bucket::containing(
+        Period::default_of(&settings.periods),
+        settings.timezone,
+        now,
+    )?;
+    let keys: Vec<BoardKeys> = page
+        .instances
+        .iter()
+        .map(|(instance, _)| family.keys.instance(instance, ttl_ms))
+        .collect();
+    let members = state.redis.members_in(&keys, &bucket).await?;
+    let next_cursor = (page.instances.len() as i64 == limit)
+        .then(|| page.instances.last().map(|(i, ms)| format!("{ms}:{i}")))
+        .flatten();
+    Ok(Instances {
+        instances: page
+            .instances
+            .into_iter()
+            .zip(members)
+            .map(|((instance, ms), total_members)| LiveInstance {
+                instance,
+                last_write_at: DateTime::from_timestamp_millis(ms).unwrap_or(now),
+                total_members,
+            })
+            .collect(),
+        total: page.total,
+        next_cursor,
+    })
+}
+
+/// Reads a listing cursor, `<last write ms>:<instance>`.
+fn parse_cursor(raw: &str) -> Result<(i64, InstanceId), EngineError> {
+    raw.split_once(':')
+        .and_then(|(ms, instance)| Some((ms.parse().ok()?, InstanceId::parse(instance).ok()?)))
+        .ok_or_else(|| {
+            EngineError::invalid(
+                Code::InvalidCursor,
+                "cursor: pass next_cursor as the previous page answered it",
+            )
+        })
 }
 
 /// Reads a board's name from a route or a batch item: a malformed slug names no board

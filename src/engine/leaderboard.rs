@@ -100,7 +100,7 @@ pub fn select(
     let settings = board.settings();
     let period = match period {
         Some(p) => Period::parse(p)?,
-        None => default_period(&settings.periods),
+        None => Period::default_of(&settings.periods),
     };
     if !settings.periods.contains(&period) {
         return Err(EngineError::invalid(
@@ -124,16 +124,6 @@ pub fn select(
         bucket,
         view,
     })
-}
-
-/// The period a read uses when the request names none: `all` when the board keeps it,
-/// else the board's shortest period.
-pub fn default_period(periods: &[Period]) -> Period {
-    if periods.contains(&Period::All) {
-        Period::All
-    } else {
-        periods.first().copied().unwrap_or(Period::All)
-    }
 }
 
 /// One ranked entry.

@@ -260,6 +260,16 @@ pub async fn apply(
             "redis answered fewer writes than were sent"
         ))
     };
+    // Family instances, which the family's listing notes once they are written.
+    let instances: Vec<Option<BoardRef>> = prepared
+        .iter()
+        .map(|p| {
+            p.as_ref()
+                .ok()
+                .filter(|p| p.board.instance.is_some())
+                .map(|p| p.board.clone())
+        })
+        .collect();
     let answers: Vec<Result<Written, EngineError>> = prepared
         .into_iter()
         .map(|p| {
@@ -281,6 +291,12 @@ pub async fn apply(
     for ((kind, board), answer) in labels.iter().zip(&answers) {
         metrics::write(*kind, board, outcome(answer.as_ref().map(|r| r.replayed)));
     }
+    let written: Vec<BoardRef> = instances
+        .into_iter()
+        .zip(&answers)
+        .filter_map(|(board, answer)| board.filter(|_| answer.as_ref().is_ok_and(|w| !w.replayed)))
+        .collect();
+    boards::note_written(state, &written, now).await;
     Ok(answers)
 }
 

@@ -341,7 +341,8 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
     rooms(&app, "room", 2).await;
     app.board(
         json!({"slug": "gifts", "title": "Gifts", "membership": "open",
-        "scoring": "scores", "instances": {"ttl_s": 2}}),
+        "scoring": "scores", "storage": {"kind": "sharded", "shards": 2},
+        "instances": {"ttl_s": 2}}),
     )
     .await;
     let (status, body) = app
@@ -458,4 +459,130 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     let (_, top) = app.get("/api/v1/boards/room:e/top?period=all").await;
     assert_eq!(entries(&top), []);
+}
+
+/// Every page of `family`'s listing, `limit` at a time: the instances in order, and the
+/// `total` each page answered.
+async fn listing(app: &TestApp, family: &str, limit: i64) -> (Vec<(String, i64)>, Vec<i64>) {
+    let (mut seen, mut totals) = (Vec::new(), Vec::new());
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut path = format!("/api/v1/boards/{family}/instances?limit={limit}");
+        if let Some(c) = &cursor {
+            path.push_str(&format!("&cursor={c}"));
+        }
+        let (status, page) = app.get(&path).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        totals.push(page["total"].as_i64().unwrap());
+        for i in page["instances"].as_array().unwrap() {
+            assert!(i["last_write_at"].as_str().is_some(), "{i}");
+            seen.push((
+                i["instance"].as_str().unwrap().to_owned(),
+                i["total_members"].as_i64().unwrap(),
+            ));
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+        assert!(seen.len() < 100, "the listing does not end: {seen:?}");
+    }
+    (seen, totals)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_family_lists_its_live_instances_most_recent_first() {
+    let app = TestApp::spawn().await;
+    rooms(&app, "room", 3600).await;
+    rooms(&app, "brief", 1).await;
+    for (room, members) in [("a", 1), ("b", 3), ("c", 2)] {
+        for m in 0..members {
+            let (status, body) = app
+                .vote(
+                    &format!("room:{room}"),
+                    json!({"member": format!("m{m}"), "voter": "v1"}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    let expected: Vec<(String, i64)> = vec![("c".into(), 2), ("b".into(), 3), ("a".into(), 1)];
+    assert_eq!(listing(&app, "room", 50).await, (expected.clone(), vec![3]));
+    assert_eq!(listing(&app, "room", 2).await, (expected, vec![3, 3]));
+    // A write moves its instance first.
+    app.vote("room:a", json!({"member": "m0", "voter": "v2"}))
+        .await;
+    let (order, _) = listing(&app, "room", 1).await;
+    assert_eq!(
+        order.iter().map(|(i, _)| i.as_str()).collect::<Vec<_>>(),
+        ["a", "c", "b"]
+    );
+    // Instances written in one call share a time: pages still list each once.
+    let votes: Vec<Value> = (0..7)
+        .map(|i| json!({"board": format!("room:t{i}"), "member": "m1"}))
+        .collect();
+    let (status, body) = app
+        .post("/api/v1/votes", json!({"voter": "v3", "votes": votes}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (all, totals) = listing(&app, "room", 2).await;
+    let mut names: Vec<&str> = all.iter().map(|(i, _)| i.as_str()).collect();
+    assert_eq!(names.len(), 10, "{names:?}");
+    assert!(totals.iter().all(|&t| t == 10), "{totals:?}");
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), 10, "{names:?}");
+
+    // An instance leaves the listing when it expires: no sweep, no write needed.
+    app.vote("brief:x", json!({"member": "m1", "voter": "v1"}))
+        .await;
+    assert_eq!(
+        listing(&app, "brief", 50).await,
+        (vec![("x".into(), 1)], vec![1])
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(listing(&app, "brief", 50).await, (vec![], vec![0]));
+
+    app.board(json!({"slug": "plain", "title": "Plain"})).await;
+    for (path, status, expected) in [
+        (
+            "/api/v1/boards/room/instances?limit=0",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_field",
+        ),
+        (
+            "/api/v1/boards/room/instances?limit=1001",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_field",
+        ),
+        (
+            "/api/v1/boards/room/instances?cursor=soon",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_cursor",
+        ),
+        (
+            "/api/v1/boards/room/instances?cursor=12:a%20b",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_cursor",
+        ),
+        (
+            "/api/v1/boards/room:a/instances",
+            StatusCode::NOT_FOUND,
+            "board_not_found",
+        ),
+        (
+            "/api/v1/boards/plain/instances",
+            StatusCode::NOT_FOUND,
+            "board_not_found",
+        ),
+        (
+            "/api/v1/boards/nope/instances",
+            StatusCode::NOT_FOUND,
+            "board_not_found",
+        ),
+    ] {
+        let (got, body) = app.get(path).await;
+        assert_eq!((got, code(&body)), (status, expected), "{path}: {body}");
+    }
 }

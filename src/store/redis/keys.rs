@@ -144,6 +144,12 @@ impl BoardKeys {
         format!("{}instances", self.base)
     }
 
+    /// When each instance of a sharded family last had its shards' expiry refreshed
+    /// (zset: instance -> ms), trimmed with [`Self::instances`].
+    pub fn instances_refreshed(&self) -> String {
+        format!("{}instances:refreshed", self.base)
+    }
+
     /// The shards of a sharded board, in order; any other board is its own one shard.
     pub fn shards(&self) -> Vec<BoardKeys> {
         match self.storage {

@@ -19,6 +19,7 @@ mod board;
 mod connection;
 mod group_commit;
 mod initial;
+mod instances;
 pub mod keys;
 mod late;
 mod league;
@@ -45,6 +46,7 @@ use connection::Connection;
 pub use connection::RedisTarget;
 pub use group_commit::DEFAULT_GROUP as DEFAULT_VOTE_GROUP;
 use group_commit::GroupCommit;
+pub use instances::InstancePage;
 pub use keys::{BoardKeys, Keys, LeagueKeys};
 pub use late::LateMarks;
 pub use league::{

@@ -1,0 +1,154 @@
+//! `instances_seen.lua` and `instances_page.lua`: a family's listing of its live
+//! instances, in the family's own slot, and what keeps a sharded instance's shards alive
+//! together.
+//!
+//! The listing is a sorted set of instance -> last write (ms), trimmed by score on every
+//! write and read, so an instance leaves it `ttl` after its last write with no sweep job.
+//! It lives in the family's slot while the instances' keys live in their own, so a write
+//! notes its instance after its write script succeeded, in a second call: a failure
+//! there leaves the instance out of the listing until its next write, and never changes
+//! a score.
+
+use std::sync::LazyLock;
+
+use redis::{Script, Value};
+
+use super::keys::BoardKeys;
+use super::reply::{as_array, as_int, as_text, parse_units, reply_error};
+use super::{RedisFailure, RedisStore};
+use crate::domain::period::Bucket;
+use crate::domain::score::View;
+use crate::domain::scoring::Storage;
+
+static SEEN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("instances_seen.lua")));
+static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("instances_page.lua")));
+
+/// A sharded instance's shards are refreshed at most once per this fraction of its TTL,
+/// so its keys expire between 15/16 and 16/16 of the TTL after its last write.
+const REFRESH_SHARE: i64 = 16;
+
+/// One page of a family's live instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstancePage {
+    /// Every live instance.
+    pub total: i64,
+    /// (instance, last write in ms), most recent first.
+    pub instances: Vec<(String, i64)>,
+}
+
+impl RedisStore {
+    /// Notes that `instances` of `family` were written at `now_ms`, and for a sharded
+    /// family gives the current buckets of every shard of those whose refresh is due
+    /// their expiry anew (`buckets`: the buckets a write now lands in, and those whose
+    /// distinct voters it counts).
+    pub async fn instances_written(
+        &self,
+        family: &BoardKeys,
+        ttl_ms: i64,
+        now_ms: i64,
+        instances: &[&str],
+        buckets: &[Bucket],
+    ) -> Result<(), RedisFailure> {
+        let every = match family.storage() {
+            Storage::Sharded { .. } => (ttl_ms / REFRESH_SHARE).max(1),
+            _ => 0,
+        };
+        let mut call = SEEN.key(family.instances());
+        call.key(family.instances_refreshed())
+            .arg(now_ms)
+            .arg(ttl_ms)
+            .arg(every);
+        for instance in instances {
+            call.arg(*instance);
+        }
+        let reply = self
+            .run_script_all("instances_seen", &SEEN, &[call])
+            .await?;
+        let due: Vec<String> = match reply.first() {
+            Some(Value::Array(items)) => items.iter().filter_map(as_text).collect(),
+            other => return Err(reply_error("instances_seen", other.unwrap_or(&Value::Nil))),
+        };
+        if due.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for instance in &due {
+            for shard in family.instance(instance, ttl_ms).shards() {
+                for bucket in buckets {
+                    pipe.pexpire(shard.scores(View::Real, bucket), ttl_ms)
+                        .ignore();
+                    pipe.pexpire(shard.participants(bucket), ttl_ms).ignore();
+                }
+                pipe.pexpire(shard.votes_per_hour(), ttl_ms).ignore();
+            }
+        }
+        self.query::<()>("instances_refresh", pipe).await
+    }
+
+    /// A page of `family`'s live instances after the cursor (last write ms, instance).
+    pub async fn instances_page(
+        &self,
+        family: &BoardKeys,
+        ttl_ms: i64,
+        now_ms: i64,
+        limit: i64,
+        after: Option<(i64, &str)>,
+    ) -> Result<InstancePage, RedisFailure> {
+        let mut call = PAGE.key(family.instances());
+        call.arg(now_ms).arg(ttl_ms).arg(limit);
+        match after {
+            Some((ms, instance)) => call.arg(ms).arg(instance),
+            None => call.arg("").arg(""),
+        };
+        let reply = self
+            .run_script_all("instances_page", &PAGE, &[call])
+            .await?;
+        let value = reply.first().unwrap_or(&Value::Nil);
+        let bad = || reply_error("instances_page", value);
+        let items = as_array(value).ok_or_else(bad)?;
+        let total = items.first().and_then(as_int).ok_or_else(bad)?;
+        let instances = items[1..]
+            .chunks(2)
+            .map(|pair| {
+                let name = pair.first().and_then(as_text)?;
+                let ms = pair
+                    .get(1)
+                    .and_then(as_text)
+                    .and_then(|t| parse_units(&t))?;
+                Some((name, ms))
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?;
+        Ok(InstancePage { total, instances })
+    }
+
+    /// Members with a score in `bucket` of each board (a sharded one's over all its
+    /// shards), in one round trip.
+    pub async fn members_in(
+        &self,
+        boards: &[BoardKeys],
+        bucket: &Bucket,
+    ) -> Result<Vec<i64>, RedisFailure> {
+        if boards.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        let mut counted = Vec::with_capacity(boards.len());
+        for board in boards {
+            let shards = board.shards();
+            counted.push(shards.len());
+            for shard in &shards {
+                match board.storage() {
+                    Storage::TopN { .. } => pipe.hlen(shard.exact_scores(bucket)),
+                    _ => pipe.zcard(shard.scores(View::Real, bucket)),
+                };
+            }
+        }
+        let counts: Vec<i64> = self.query("members_in", pipe).await?;
+        let mut counts = counts.into_iter();
+        Ok(counted
+            .into_iter()
+            .map(|n| counts.by_ref().take(n).sum())
+            .collect())
+    }
+}
