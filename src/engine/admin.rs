@@ -108,7 +108,8 @@ pub async fn update_board(
     board_of(state, slug)
 }
 
-/// Deletes a board; its Redis keys are removed in the background.
+/// Deletes a board; its Redis keys (a family's instances' too, on every node) are removed
+/// in the background.
 pub async fn delete_board(
     state: &AppState,
     actor: &str,
@@ -130,11 +131,20 @@ pub async fn delete_board(
     .await;
     let redis = state.redis.clone();
     let keys = current.keys.clone();
+    let family = current.board.settings.instances.is_some();
     tokio::spawn(async move {
         match redis.unlink_board(&keys).await {
             Ok(n) => tracing::info!(keys = n, "removed a deleted board's redis keys"),
             Err(err) => {
                 tracing::warn!(error = %err, "failed to remove a deleted board's redis keys")
+            }
+        }
+        if family {
+            match redis.unlink_instances(&keys).await {
+                Ok(n) => tracing::info!(keys = n, "removed a deleted family's instances"),
+                Err(err) => {
+                    tracing::warn!(error = %err, "failed to remove a deleted family's instances; they expire")
+                }
             }
         }
     });

@@ -1,5 +1,5 @@
-//! On a 3-master Redis Cluster: boards and a sharded board's shards spread over the
-//! nodes, each hash tag's keys on one node; deletion finds keys on every node; a
+//! On a 3-master Redis Cluster: boards, a sharded board's shards and a family's
+//! instances spread over the nodes, each hash tag's keys on one node; deletion finds keys on every node; a
 //! configuration change reaches instances listening on any node. (The vote, read,
 //! rules, idempotency and layout modules run on the cluster too: `make test`.)
 
@@ -105,6 +105,41 @@ async fn boards_and_shards_spread_over_the_nodes_each_tag_on_one_node() {
     assert_eq!(
         (member["rank"].clone(), member["score"].clone()),
         (json!(20), json!(21))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_familys_instances_spread_over_the_nodes_each_on_one() {
+    let app = TestApp::spawn_with(on_the_cluster(shared_cluster().seeds())).await;
+    app.board(
+        json!({"slug": "room", "title": "Rooms", "membership": "open",
+        "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    for i in 0..12 {
+        let (status, body) = app
+            .vote(&format!("room:r{i}"), json!({"member": "m", "voter": "v"}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let tags = tags_by_node(&app.prefix).await;
+    let instances: Vec<_> = tags.iter().filter(|(t, _)| t.contains(":i:")).collect();
+    assert_eq!(instances.len(), 12, "{tags:?}");
+    assert!(
+        instances.iter().all(|(_, nodes)| nodes.len() == 1),
+        "an instance's keys live on one node: {tags:?}"
+    );
+    let nodes: BTreeSet<u16> = instances
+        .iter()
+        .flat_map(|(_, nodes)| nodes.iter().copied())
+        .collect();
+    assert!(nodes.len() >= 2, "instances on one node: {tags:?}");
+    // The listing lives in the family's own slot.
+    assert_eq!(
+        tags.keys()
+            .filter(|t| !t.contains(":i:"))
+            .collect::<Vec<_>>(),
+        ["{b:1}"]
     );
 }
 

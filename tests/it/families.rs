@@ -586,3 +586,48 @@ async fn a_family_lists_its_live_instances_most_recent_first() {
         assert_eq!((got, code(&body)), (status, expected), "{path}: {body}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_a_family_deletes_every_instance_in_the_background() {
+    let app = TestApp::spawn().await;
+    rooms(&app, "gone", 3600).await;
+    rooms(&app, "kept", 3600).await;
+    for i in 0..12 {
+        for family in ["gone", "kept"] {
+            let (status, body) = app
+                .vote(
+                    &format!("{family}:r{i}"),
+                    json!({"member": "m1", "voter": "v1"}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+    }
+    let mut redis = RawRedis::connect().await;
+    let count = |keys: Vec<String>, id: &str| {
+        keys.iter()
+            .filter(|k| k.contains(&format!("{{b:{id}:i:")))
+            .count()
+    };
+    let before = redis.keys(&format!("{}:*", app.prefix)).await;
+    assert!(count(before.clone(), "1") >= 12 * 10, "{before:?}");
+    let kept_before = count(before, "2");
+    let (status, body) = app.delete("/api/v1/admin/boards/gone").await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let keys = redis.keys(&format!("{}:*", app.prefix)).await;
+        if count(keys.clone(), "1") == 0 {
+            assert_eq!(count(keys.clone(), "2"), kept_before);
+            assert!(!keys.iter().any(|k| k.contains("{b:1}")), "{keys:?}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{keys:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (status, body) = app.vote("gone:r1", json!({"member": "m1"})).await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "board_not_found")
+    );
+}

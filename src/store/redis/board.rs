@@ -155,4 +155,11 @@ impl RedisStore {
     pub async fn unlink_board(&self, board: &BoardKeys) -> Result<u64, RedisFailure> {
         self.unlink_matching(&board.patterns()).await
     }
+
+    /// Deletes every key of a deleted family's instances (their shards too), on every
+    /// node: an instance's keys live in its own slot, anywhere. Keys an instance writes
+    /// meanwhile are no longer reachable, and expire with it.
+    pub async fn unlink_instances(&self, family: &BoardKeys) -> Result<u64, RedisFailure> {
+        self.unlink_everywhere(&family.instances_pattern()).await
+    }
 }

@@ -126,6 +126,17 @@ impl Connection {
         cursor: u64,
         pattern: &str,
     ) -> RedisResult<(u64, Vec<String>)> {
+        self.scan_step_at(Slot::for_key(slot_key), cursor, pattern)
+            .await
+    }
+
+    /// One SCAN step as [`Self::scan_step`], on the master serving `slot`.
+    pub async fn scan_step_at(
+        &mut self,
+        slot: Slot,
+        cursor: u64,
+        pattern: &str,
+    ) -> RedisResult<(u64, Vec<String>)> {
         let mut scan = redis::cmd("SCAN");
         scan.arg(cursor)
             .arg("MATCH")
@@ -135,16 +146,44 @@ impl Connection {
         match self {
             Self::Single(conn) => scan.query_async(conn).await,
             Self::Cluster(conn) => {
-                let route = SingleNodeRoutingInfo::SpecificNode(Route::with_key(
-                    slot_key,
-                    SlotAddr::Master,
-                ));
+                let route =
+                    SingleNodeRoutingInfo::SpecificNode(Route::with_slot(slot, SlotAddr::Master));
                 let reply = conn
                     .route_command(scan, RoutingInfo::SingleNode(route))
                     .await?;
                 Ok(redis::from_redis_value(reply)?)
             }
         }
+    }
+
+    /// One slot of each master, so that a SCAN sent to each walks every key once: one
+    /// server's any slot; a cluster's masters as `CLUSTER SLOTS` names them now.
+    pub async fn master_slots(&mut self) -> RedisResult<Vec<Slot>> {
+        let Self::Cluster(conn) = self else {
+            return Ok(Slot::new(0).into_iter().collect());
+        };
+        let ranges: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query_async(conn).await?;
+        let mut first: HashMap<String, u16> = HashMap::new();
+        for range in ranges {
+            let Value::Array(items) = range else { continue };
+            let (Some(Value::Int(start)), Some(Value::Array(master))) =
+                (items.first(), items.get(2))
+            else {
+                continue;
+            };
+            let address = match (master.first(), master.get(1)) {
+                (Some(Value::BulkString(host)), Some(Value::Int(port))) => {
+                    format!("{}:{port}", String::from_utf8_lossy(host))
+                }
+                _ => continue,
+            };
+            let slot = u16::try_from(*start).unwrap_or(0);
+            first
+                .entry(address)
+                .and_modify(|s| *s = (*s).min(slot))
+                .or_insert(slot);
+        }
+        Ok(first.into_values().filter_map(Slot::new).collect())
     }
 }
 

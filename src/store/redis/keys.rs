@@ -144,6 +144,11 @@ impl BoardKeys {
         format!("{}instances", self.base)
     }
 
+    /// What every key of every instance of this family (and of their shards) matches.
+    pub fn instances_pattern(&self) -> String {
+        format!("{}:i:*", self.base.trim_end_matches("}:"))
+    }
+
     /// When each instance of a sharded family last had its shards' expiry refreshed
     /// (zset: instance -> ms), trimmed with [`Self::instances`].
     pub fn instances_refreshed(&self) -> String {

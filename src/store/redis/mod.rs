@@ -277,6 +277,33 @@ impl RedisStore {
         .await
     }
 
+    /// Unlinks every key matching `pattern` on every master, whatever its slot: a SCAN of
+    /// each master, and the keys it finds unlinked in one pipeline per slot. Answers how
+    /// many keys went.
+    async fn unlink_everywhere(&self, pattern: &str) -> Result<u64, RedisFailure> {
+        let mut conn = self.conn.clone();
+        let mut removed = 0;
+        for slot in conn.master_slots().await? {
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, batch) = conn.scan_step_at(slot, cursor, pattern).await?;
+                if !batch.is_empty() {
+                    removed += batch.len() as u64;
+                    let mut pipe = redis::pipe();
+                    for key in &batch {
+                        pipe.unlink(key);
+                    }
+                    conn.query_split(pipe).await?;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+        }
+        Ok(removed)
+    }
+
     /// Unlinks every key matching each `(slot key, pattern)`: a SCAN on the node owning
     /// the slot key's slot. Answers how many keys went.
     async fn unlink_matching(&self, patterns: &[(String, String)]) -> Result<u64, RedisFailure> {
