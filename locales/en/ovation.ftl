@@ -272,6 +272,22 @@ board-instance-ttl = A room's board leaves Redis after this long without a write
 board-unit-minutes = minutes
 board-unit-hours = hours
 board-unit-days = days
+family-search = Room
+family-find = Find
+family-all = All rooms
+family-live = { $count ->
+    [one] 1 live room, most recently written first
+   *[other] { $shown } live rooms, most recently written first
+}
+family-matching = { $count ->
+    [one] 1 live room matches
+   *[other] { $shown } live rooms match
+}
+family-instance = Room
+family-last-write = Last write
+family-members = Members now
+family-none = No live rooms: a room's board is made by its first write.
+family-next = Next page →
 board-family-fixed = one board per room, each gone after { $lifetime } without a write
 lifetime = { $unit ->
     [days] { $count ->

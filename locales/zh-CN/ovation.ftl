@@ -226,6 +226,16 @@ board-instance-ttl = 房间的榜单在多久没有写入后从 Redis 中移除
 board-unit-minutes = 分钟
 board-unit-hours = 小时
 board-unit-days = 天
+family-search = 房间
+family-find = 查找
+family-all = 全部房间
+family-live = { $shown } 个活跃房间，最近写入的在前
+family-matching = { $shown } 个活跃房间匹配
+family-instance = 房间
+family-last-write = 最后写入
+family-members = 当前成员
+family-none = 没有活跃房间：房间的榜单在第一次写入时创建。
+family-next = 下一页 →
 board-family-fixed = 每个房间一个榜单，{ $lifetime }没有写入即移除
 lifetime = { $unit ->
     [days] { $count } 天

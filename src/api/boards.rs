@@ -293,6 +293,9 @@ pub struct InstancesQuery {
     pub limit: Option<i64>,
     /// `next_cursor` of the page before; none for the first page.
     pub cursor: Option<String>,
+    /// Only instances whose name contains this text (an instance name's characters:
+    /// letters, digits, `_`, `.`, `-`; 1 to 64); `total` then counts the matches.
+    pub search: Option<String>,
 }
 
 /// One live instance of a family.
@@ -340,7 +343,7 @@ impl From<boards::Instances> for InstancesResponse {
     responses(
         (status = 200, body = InstancesResponse),
         (status = 404, description = "board_not_found: no such board, or a board that is not a family", body = super::ErrorBody),
-        (status = 422, description = "invalid_field (limit), invalid_cursor", body = super::ErrorBody),
+        (status = 422, description = "invalid_field (limit, search), invalid_cursor", body = super::ErrorBody),
     ))]
 #[get("/boards/{board}/instances")]
 pub async fn get_instances(
@@ -362,6 +365,7 @@ pub async fn get_instances(
         &family,
         query.limit.unwrap_or(50),
         query.cursor.as_deref(),
+        query.search.as_deref(),
     )
     .await?;
     Ok(HttpResponse::Ok().json(InstancesResponse::from(page)))

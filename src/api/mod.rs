@@ -128,7 +128,7 @@ new key for every new write; reuse a key only to retry the very same request."),
         health::metrics,
     ),
     components(schemas(ErrorBody, ErrorDetail, RateLimitedBody, RateLimitedDetail, RefusingRule)),
-    modifiers(&BearerAuth, &CommonResponses)
+    modifiers(&BearerAuth, &CommonResponses, &BoardNames)
 )]
 pub struct ApiDoc;
 
@@ -233,6 +233,53 @@ impl utoipa::Modify for CommonResponses {
             .flatten()
             {
                 add(op);
+            }
+        }
+    }
+}
+
+/// Says, on every `/api/v1` operation whose path names a `{board}` that keeps rankings,
+/// that the board may be an instance of a family (`<family>:<instance>`), with the codes
+/// such a name can answer on its 404 and 422.
+struct BoardNames;
+
+impl utoipa::Modify for BoardNames {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::RefOr;
+
+        const NAME: &str = "the board's slug, or `<family>:<instance>` for an instance of a \
+            family (the instance: 1 to 64 letters, digits and `_` `.` `-`)";
+        const CODES: [(&str, &str); 2] = [
+            (
+                "404",
+                "`board_not_found` for an instance of a board that is not a family",
+            ),
+            (
+                "422",
+                "`instance_required`: a family named without an instance; \
+                `invalid_instance`: an instance name of the wrong shape",
+            ),
+        ];
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let ranked = path.starts_with("/api/v1/boards/{board}")
+                && !path.ends_with("/instances")
+                && path != "/api/v1/boards/{board}";
+            if !ranked {
+                continue;
+            }
+            for op in [&mut item.get, &mut item.post].into_iter().flatten() {
+                for param in op.parameters.iter_mut().flatten() {
+                    if let RefOr::T(param) = param
+                        && param.name == "board"
+                    {
+                        param.description = Some(NAME.to_owned());
+                    }
+                }
+                for (status, codes) in CODES {
+                    if let Some(RefOr::T(response)) = op.responses.responses.get_mut(status) {
+                        response.description = format!("{}; {codes}", response.description);
+                    }
+                }
             }
         }
     }

@@ -179,12 +179,14 @@ pub struct Instances {
 }
 
 /// The page of `family`'s instances written within its TTL after `cursor` (as a page
-/// answered it), `limit` at most (1 to [`MAX_INSTANCES_PAGE`]).
+/// answered it), `limit` at most (1 to [`MAX_INSTANCES_PAGE`]); with `search`, only
+/// those whose name contains it, `total` counting the matches.
 pub async fn instances(
     state: &AppState,
     family: &BoardConfig,
     limit: i64,
     cursor: Option<&str>,
+    search: Option<&str>,
 ) -> Result<Instances, EngineError> {
     let Some(lifetime) = family.board.settings.instances else {
         return Err(EngineError::not_found(
@@ -202,18 +204,34 @@ pub async fn instances(
         ));
     }
     let after = cursor.map(parse_cursor).transpose()?;
+    let after = after.as_ref().map(|(ms, i)| (*ms, i.as_str()));
+    let search = search
+        .map(|text| {
+            InstanceId::parse(text).map_err(|_| {
+                EngineError::invalid_field(
+                    "search",
+                    "search: 1 to 64 of the characters an instance name has (letters, digits, _ . -)",
+                )
+            })
+        })
+        .transpose()?;
     let now = Utc::now();
     let ttl_ms = lifetime.ttl_s * 1000;
-    let page = state
-        .redis
-        .instances_page(
-            &family.keys,
-            ttl_ms,
-            now.timestamp_millis(),
-            limit,
-            after.as_ref().map(|(ms, i)| (*ms, i.as_str())),
-        )
-        .await?;
+    let now_ms = now.timestamp_millis();
+    let page = match &search {
+        Some(text) => {
+            state
+                .redis
+                .instances_matching(&family.keys, ttl_ms, now_ms, text.as_str(), limit, after)
+                .await?
+        }
+        None => {
+            state
+                .redis
+                .instances_page(&family.keys, ttl_ms, now_ms, limit, after)
+                .await?
+        }
+    };
     let settings = &family.board.settings;
     let bucket = Bucket::containing(
         Period::default_of(&settings.periods),

@@ -464,10 +464,15 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
 /// Every page of `family`'s listing, `limit` at a time: the instances in order, and the
 /// `total` each page answered.
 async fn listing(app: &TestApp, family: &str, limit: i64) -> (Vec<(String, i64)>, Vec<i64>) {
+    searching(app, family, &format!("limit={limit}")).await
+}
+
+/// As [`listing`], with the query `query`.
+async fn searching(app: &TestApp, family: &str, query: &str) -> (Vec<(String, i64)>, Vec<i64>) {
     let (mut seen, mut totals) = (Vec::new(), Vec::new());
     let mut cursor: Option<String> = None;
     loop {
-        let mut path = format!("/api/v1/boards/{family}/instances?limit={limit}");
+        let mut path = format!("/api/v1/boards/{family}/instances?{query}");
         if let Some(c) = &cursor {
             path.push_str(&format!("&cursor={c}"));
         }
@@ -533,6 +538,20 @@ async fn a_family_lists_its_live_instances_most_recent_first() {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), 10, "{names:?}");
+    // A search counts its matches and pages through them as the listing does.
+    let (found, totals) = searching(&app, "room", "limit=3&search=t").await;
+    let mut found: Vec<&str> = found.iter().map(|(i, _)| i.as_str()).collect();
+    assert_eq!(totals, [7, 7, 7]);
+    found.sort_unstable();
+    assert_eq!(found, ["t0", "t1", "t2", "t3", "t4", "t5", "t6"]);
+    assert_eq!(
+        searching(&app, "room", "search=a").await,
+        (vec![("a".into(), 1)], vec![1])
+    );
+    assert_eq!(
+        searching(&app, "room", "search=zz").await,
+        (vec![], vec![0])
+    );
 
     // An instance leaves the listing when it expires: no sweep, no write needed.
     app.vote("brief:x", json!({"member": "m1", "voter": "v1"}))
@@ -565,6 +584,16 @@ async fn a_family_lists_its_live_instances_most_recent_first() {
             "/api/v1/boards/room/instances?cursor=12:a%20b",
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_cursor",
+        ),
+        (
+            "/api/v1/boards/room/instances?search=a*",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_field",
+        ),
+        (
+            "/api/v1/boards/room/instances?search=",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_field",
         ),
         (
             "/api/v1/boards/room:a/instances",

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::harness::TestApp;
 
 /// The value of the sample of `name` whose labels include every one of `labels`.
-fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+pub(crate) fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     text.lines()
         .filter(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
         .find(|l| {
@@ -249,6 +249,38 @@ async fn the_openapi_document_lists_every_endpoint_and_docs_are_served_offline()
                 assert!(op["responses"]["422"].is_object(), "{method} {path} 422");
             }
         }
+    }
+    // Every route naming a board that keeps rankings says it takes a family's instance.
+    for (path, method) in [
+        ("/api/v1/boards/{board}/votes", "post"),
+        ("/api/v1/boards/{board}/scores", "post"),
+        ("/api/v1/boards/{board}/top", "get"),
+        ("/api/v1/boards/{board}/members/{member}", "get"),
+        ("/api/v1/boards/{board}/members/{member}/history", "get"),
+        ("/api/v1/boards/{board}/members/{member}/around", "get"),
+        ("/api/v1/boards/{board}/stats", "get"),
+        ("/api/v1/boards/{board}/quota", "get"),
+    ] {
+        let op = &doc["paths"][path][method];
+        let unprocessable = op["responses"]["422"]["description"].as_str().unwrap();
+        assert!(
+            unprocessable.contains("`instance_required`")
+                && unprocessable.contains("`invalid_instance`"),
+            "{path}: {unprocessable}"
+        );
+        let board = op["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "board")
+            .unwrap();
+        assert!(
+            board["description"]
+                .as_str()
+                .unwrap()
+                .contains("`<family>:<instance>`"),
+            "{path}: {board}"
+        );
     }
     let vote_503 =
         doc["paths"]["/api/v1/boards/{board}/votes"]["post"]["responses"]["503"]["description"]

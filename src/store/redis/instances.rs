@@ -27,6 +27,9 @@ static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("insta
 /// so its keys expire between 15/16 and 16/16 of the TTL after its last write.
 const REFRESH_SHARE: i64 = 16;
 
+/// How many listing entries one ZSCAN step of a search looks at.
+const SEARCH_STEP: i64 = 1000;
+
 /// One page of a family's live instances.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstancePage {
@@ -34,6 +37,13 @@ pub struct InstancePage {
     pub total: i64,
     /// (instance, last write in ms), most recent first.
     pub instances: Vec<(String, i64)>,
+}
+
+/// Sorts (instance, last write) pairs as the listing orders them and keeps the first
+/// `keep`.
+fn most_recent_first(found: &mut Vec<(String, i64)>, keep: usize) {
+    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+    found.truncate(keep);
 }
 
 impl RedisStore {
@@ -120,6 +130,65 @@ impl RedisStore {
             .collect::<Option<Vec<_>>>()
             .ok_or_else(bad)?;
         Ok(InstancePage { total, instances })
+    }
+
+    /// A page of `family`'s live instances whose name contains `search` (a valid instance
+    /// name, so it holds no glob character), after the cursor as in
+    /// [`Self::instances_page`]: the listing walked with ZSCAN MATCH in steps of
+    /// [`SEARCH_STEP`] so that no call holds Redis long, every match counted in `total`.
+    pub async fn instances_matching(
+        &self,
+        family: &BoardKeys,
+        ttl_ms: i64,
+        now_ms: i64,
+        search: &str,
+        limit: i64,
+        after: Option<(i64, &str)>,
+    ) -> Result<InstancePage, RedisFailure> {
+        let live_since = now_ms - ttl_ms;
+        let before = |ms: i64, name: &str| match after {
+            Some((a_ms, a_name)) => ms < a_ms || (ms == a_ms && name < a_name),
+            None => true,
+        };
+        let keep = usize::try_from(limit).unwrap_or(0);
+        let mut found: Vec<(String, i64)> = Vec::new();
+        let mut total = 0;
+        let mut cursor = "0".to_owned();
+        loop {
+            let mut pipe = redis::pipe();
+            pipe.cmd("ZSCAN")
+                .arg(family.instances())
+                .arg(&cursor)
+                .arg("MATCH")
+                .arg(format!("*{search}*"))
+                .arg("COUNT")
+                .arg(SEARCH_STEP);
+            let ((next, items),): ((String, Vec<String>),) =
+                self.query("instances_matching", pipe).await?;
+            for pair in items.chunks(2) {
+                let [name, ms] = pair else { continue };
+                let Some(ms) = parse_units(ms) else { continue };
+                if ms <= live_since {
+                    continue;
+                }
+                total += 1;
+                if before(ms, name) {
+                    found.push((name.clone(), ms));
+                }
+            }
+            if found.len() > 2 * keep {
+                most_recent_first(&mut found, keep);
+            }
+            if next == "0" {
+                break;
+            }
+            cursor = next;
+        }
+        most_recent_first(&mut found, keep);
+        Ok(InstancePage {
+            total,
+            instances: found,
+        })
     }
 
     /// Members with a score in `bucket` of each board (a sharded one's over all its

@@ -2,6 +2,7 @@
 //! they share: a browser without JavaScript.
 
 mod boards;
+mod families;
 mod leagues;
 mod login;
 mod members;

@@ -10,11 +10,13 @@ use askama::Template;
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
+use super::family::{FamilyQuery, family_page};
 use super::ranked_board;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
 use crate::engine::activity;
-use crate::engine::boards::BoardRef;
+use crate::engine::admin as engine;
+use crate::engine::boards::{self, BoardRef};
 use crate::engine::leaderboard::{self, Selection, Top};
 use crate::engine::state::AppState;
 use crate::error::PageError;
@@ -64,7 +66,13 @@ struct BoardPage {
     user: String,
     csrf: String,
     flash: Option<String>,
+    /// `<slug>` or `<slug>:<instance>`: whose rankings these are.
     slug: String,
+    /// The board whose members, rules and settings these are: a family's for an
+    /// instance.
+    config_slug: String,
+    /// An instance of a family: never archived.
+    instance: bool,
     title: String,
     public: bool,
     /// (period, label, selected)
@@ -368,6 +376,8 @@ async fn live_page(
         csrf: chrome.csrf,
         flash: chrome.flash,
         slug: board.name(),
+        config_slug: board.config.board.slug.to_string(),
+        instance: board.instance.is_some(),
         title: settings.title.clone(),
         public: settings.public_page,
         periods: settings
@@ -420,16 +430,26 @@ async fn live_page(
     })
 }
 
+/// A board's live view; a family's page lists its live instances instead.
 pub(super) async fn get_board(
     state: web::Data<AppState>,
     session: Session,
     user: AdminUser,
+    req: HttpRequest,
     path: web::Path<String>,
-    query: web::Query<LiveQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let board = ranked_board(&state, &path)?;
-    let page = live_page(&state, Chrome::of(&session, &user), board, &query).await?;
-    html(&page)
+    let chrome = Chrome::of(&session, &user);
+    let name = boards::parse_name(&path)?;
+    let config = engine::board_of(&state, &name.slug)?;
+    if config.board.settings.instances.is_some() && name.instance.is_none() {
+        let query = web::Query::<FamilyQuery>::from_query(req.query_string())
+            .map_err(|e| PageError::BadRequest(e.to_string()))?;
+        return family_page(&state, chrome, config, query.into_inner()).await;
+    }
+    let query = web::Query::<LiveQuery>::from_query(req.query_string())
+        .map_err(|e| PageError::BadRequest(e.to_string()))?;
+    let board = BoardRef::of(config, &name)?;
+    html(&live_page(&state, chrome, board, &query).await?)
 }
 
 /// The live block alone, polled by htmx every two seconds.

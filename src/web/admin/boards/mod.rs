@@ -1,8 +1,9 @@
 //! Boards in the dashboard: the list (here), the create/edit form and deletion
-//! (`form`), the live view with its charts (`live`), and CSV export of a ranking
-//! (`export`).
+//! (`form`), the live view with its charts (`live`), a family's live instances
+//! (`family`), and CSV export of a ranking (`export`).
 
 mod export;
+mod family;
 mod form;
 mod live;
 

@@ -1,0 +1,205 @@
+//! A family's pages: the dashboard's list of its live rooms (searched, paged) and each
+//! room's live view, a room's public page, and metrics that name the family only.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use super::{Browser, card};
+use crate::harness::TestApp;
+use crate::ops::sample;
+
+/// The instance names the family page's rows link to, in order.
+fn listed(body: &str, family: &str) -> Vec<String> {
+    let marker = format!(r#"<tr><td><a href="/admin/boards/{family}:"#);
+    body.split(&marker)
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect()
+}
+
+/// The next page link's path, unescaped.
+fn next_page(body: &str) -> Option<String> {
+    let start = body.find(r#"id="next" href=""#)? + r#"id="next" href=""#.len();
+    Some(body[start..].split('"').next()?.replace("&amp;", "&"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_familys_page_lists_its_live_rooms_searched_and_paged_and_opens_each_live_view() {
+    let app = TestApp::spawn().await;
+    let family = format!("fam-{}", app.prefix);
+    app.board(
+        json!({"slug": family, "title": "Rooms", "membership": "open",
+        "public_page": true, "periods": ["day", "all"], "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    app.members(&family, &["m1", "m2"]).await;
+    let rooms: Vec<String> = (0..55).map(|i| format!("r{i:02}")).collect();
+    for room in &rooms {
+        let (status, body) = app
+            .vote(&format!("{family}:{room}"), json!({"member": "m1"}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    for (member, n) in [("m1", 2), ("m2", 3)] {
+        for _ in 0..n {
+            app.vote(&format!("{family}:8812"), json!({"member": member}))
+                .await;
+        }
+    }
+
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let first = browser.get(&format!("/admin/boards/{family}")).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    assert!(
+        first
+            .body
+            .contains("one board per room, each gone after 1 hour without a write"),
+        "{}",
+        first.body
+    );
+    assert!(
+        first
+            .body
+            .contains("56 live rooms, most recently written first"),
+        "{}",
+        first.body
+    );
+    let mut expected: Vec<String> = rooms.iter().rev().cloned().collect();
+    expected.insert(0, "8812".to_owned());
+    assert_eq!(listed(&first.body, &family), expected[..50]);
+    assert!(first.body.contains(&format!(
+        r#"<a href="/b/{family}:8812">/b/{family}:8812</a>"#
+    )));
+    let second = browser.get(&next_page(&first.body).unwrap()).await;
+    assert_eq!(second.status, StatusCode::OK, "{}", second.body);
+    assert_eq!(listed(&second.body, &family), expected[50..]);
+    assert_eq!(next_page(&second.body), None);
+
+    let found = browser
+        .get(&format!("/admin/boards/{family}?search=881"))
+        .await;
+    assert_eq!(listed(&found.body, &family), ["8812"]);
+    assert!(found.body.contains("1 live room matches"), "{}", found.body);
+    let found = browser
+        .get(&format!("/admin/boards/{family}?search=r1"))
+        .await;
+    assert_eq!(
+        listed(&found.body, &family),
+        (10..20).rev().map(|i| format!("r{i}")).collect::<Vec<_>>()
+    );
+    assert!(found.body.contains("10 live rooms match"), "{}", found.body);
+    let bad = browser
+        .get(&format!("/admin/boards/{family}?search=r%2A1"))
+        .await;
+    assert_eq!(bad.status, StatusCode::OK, "{}", bad.body);
+    assert!(
+        bad.body
+            .contains(r#"<p class="flash error" role="alert">search: "#),
+        "{}",
+        bad.body
+    );
+    assert_eq!(listed(&bad.body, &family), Vec::<String>::new());
+
+    // A room's live view: its own ranking and charts; members, rules and settings are
+    // the family's, and a room is never archived.
+    let live = browser
+        .get(&format!("/admin/boards/{family}:8812?period=day&view=real"))
+        .await;
+    assert_eq!(live.status, StatusCode::OK, "{}", live.body);
+    assert!(live.body.contains("<svg"), "charts are drawn");
+    assert!(
+        live.body.contains(
+            r#"<tr><td class="num">1</td><td class="up">new</td><td>Name m2 <span class="muted">m2</span></td><td class="num">3</td></tr>"#
+        ),
+        "{}",
+        live.body
+    );
+    assert!(
+        live.body
+            .contains(&format!(r#"<a href="/admin/boards/{family}/members">"#))
+    );
+    assert!(!live.body.contains("/archive\""), "{}", live.body);
+    let block = browser
+        .client
+        .get(format!(
+            "{}/admin/boards/{family}:8812/live?period=all&view=real",
+            browser.base
+        ))
+        .header("HX-Request", "true")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(block.status(), StatusCode::OK);
+    let block = block.text().await.unwrap();
+    assert!(!block.contains("<html"), "a block, not a page");
+    assert!(block.contains(r#"<td class="num">2</td></tr>"#), "{block}");
+    let csv = browser
+        .get(&format!(
+            "/admin/boards/{family}:8812/export.csv?period=all&view=real"
+        ))
+        .await;
+    assert_eq!(
+        csv.body,
+        "rank,member,name,score\n1,m2,Name m2,3\n2,m1,Name m1,2\n"
+    );
+    let never = browser
+        .get(&format!("/admin/boards/{family}:quiet?period=day"))
+        .await;
+    assert_eq!(never.status, StatusCode::OK, "{}", never.body);
+    assert!(never.body.contains("No votes in this bucket yet."));
+
+    // A room's public page votes into that room alone.
+    let visitor = Browser::new(&app);
+    let page = visitor.get(&format!("/b/{family}:8812?period=all")).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(card(&page.body, "m2").contains("3 votes<"), "{}", page.body);
+    let voted = visitor
+        .post(
+            &format!("/b/{family}:8812/vote"),
+            &[("_csrf", &page.csrf()), ("member", "m1"), ("period", "all")],
+        )
+        .await;
+    assert_eq!(voted.status, StatusCode::SEE_OTHER, "{}", voted.body);
+    assert_eq!(
+        voted.location(),
+        format!("/b/{family}:8812?period=all#m-m1")
+    );
+    let (_, top) = app
+        .get(&format!("/api/v1/boards/{family}:8812/top?period=all"))
+        .await;
+    assert_eq!(top["entries"][0]["score"], 3, "{top}");
+    assert_eq!(top["entries"][1]["score"], 3, "{top}");
+    let (_, top) = app
+        .get(&format!("/api/v1/boards/{family}:r00/top?period=all"))
+        .await;
+    assert_eq!(
+        top["entries"],
+        json!([{"rank": 1, "member": "m1", "name": "Name m1", "image_url": null, "score": 1}])
+    );
+
+    // Metrics name the family, never a room.
+    let text = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        sample(
+            &text,
+            "ovation_writes_total",
+            &[
+                ("kind", "vote"),
+                ("target", &family),
+                ("outcome", "accepted")
+            ]
+        ),
+        Some(61.0)
+    );
+    assert!(!text.contains(&format!("{family}:")), "{text}");
+}
