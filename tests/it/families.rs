@@ -1,6 +1,9 @@
 //! Board families: a board per live room, match or region, made by its first write
 //! (`instances: {"ttl_s": …}`), addressed as `<family>:<instance>`.
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -659,4 +662,239 @@ async fn deleting_a_family_deletes_every_instance_in_the_background() {
         (status, code(&body)),
         (StatusCode::NOT_FOUND, "board_not_found")
     );
+}
+
+/// One write of the model test: a vote to an instance of the votes family, or a score
+/// to one of the scores family (sharded).
+#[derive(Debug, Clone)]
+struct Write {
+    scores: bool,
+    instance: u8,
+    member: u8,
+    voter: u8,
+    /// Votes counted, or the score's value.
+    amount: i64,
+    /// A score's op: `best` (keep the higher), else `incr`.
+    best: bool,
+}
+
+fn a_write() -> impl Strategy<Value = Write> {
+    (
+        any::<bool>(),
+        0u8..10,
+        0u8..6,
+        0u8..8,
+        1i64..40,
+        any::<bool>(),
+    )
+        .prop_map(|(scores, instance, member, voter, amount, best)| Write {
+            scores,
+            instance,
+            member,
+            voter,
+            amount,
+            best,
+        })
+}
+
+/// What one instance must answer: every member's score, and its distinct voters.
+#[derive(Debug, Default)]
+struct Room {
+    scores: BTreeMap<String, i64>,
+    voters: BTreeSet<String>,
+}
+
+impl Room {
+    /// (member, score, rank): higher score first, then the greater member id; a rank
+    /// is one more than the members scoring higher.
+    fn ranking(&self) -> Vec<(String, i64, i64)> {
+        let mut ranking: Vec<(String, i64)> =
+            self.scores.iter().map(|(m, s)| (m.clone(), *s)).collect();
+        ranking.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+        ranking
+            .into_iter()
+            .map(|(m, s)| {
+                let rank = 1 + self.scores.values().filter(|o| **o > s).count() as i64;
+                (m, s, rank)
+            })
+            .collect()
+    }
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| tokio::runtime::Runtime::new().unwrap())
+}
+
+/// Plays `writes` over two families' instances, then reads every instance's top, each
+/// member's standing and its participants, and compares them with the model.
+async fn play_rooms(writes: &[Write]) {
+    let app = TestApp::spawn().await;
+    let families = ["votes", "gifts"];
+    app.board(
+        json!({"slug": "votes", "title": "Votes", "membership": "open",
+        "periods": ["day", "all"], "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    app.board(
+        json!({"slug": "gifts", "title": "Gifts", "membership": "open",
+        "scoring": "scores", "storage": {"kind": "sharded", "shards": 3},
+        "periods": ["day", "all"], "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    let mut model: BTreeMap<(usize, u8), Room> = BTreeMap::new();
+    for w in writes {
+        let family = usize::from(w.scores);
+        let board = format!("{}:i{}", families[family], w.instance);
+        let (member, voter) = (format!("m{}", w.member), format!("v{}", w.voter));
+        let room = model.entry((family, w.instance)).or_default();
+        let score = room.scores.entry(member.clone()).or_insert(0);
+        let (status, body) = if w.scores {
+            let op = if w.best { "best" } else { "incr" };
+            *score = if w.best {
+                (*score).max(w.amount)
+            } else {
+                *score + w.amount
+            };
+            app.post(
+                &format!("/api/v1/boards/{board}/scores"),
+                json!({"member": member, "op": op, "value": w.amount, "voter": voter}),
+            )
+            .await
+        } else {
+            *score += w.amount;
+            app.vote(
+                &board,
+                json!({"member": member, "voter": voter, "count": w.amount}),
+            )
+            .await
+        };
+        room.voters.insert(voter);
+        assert_eq!(status, StatusCode::OK, "{w:?}: {body}");
+    }
+    let empty = Room::default();
+    for (family, slug) in families.iter().enumerate() {
+        for instance in 0..10u8 {
+            let room = model.get(&(family, instance)).unwrap_or(&empty);
+            let board = format!("{slug}:i{instance}");
+            let (status, top) = app
+                .get(&format!(
+                    "/api/v1/boards/{board}/top?period=all&view=real&limit=100"
+                ))
+                .await;
+            assert_eq!(status, StatusCode::OK, "{top}");
+            let got: Vec<(String, i64, i64)> = top["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    (
+                        e["member"].as_str().unwrap().to_owned(),
+                        e["score"].as_i64().unwrap(),
+                        e["rank"].as_i64().unwrap(),
+                    )
+                })
+                .collect();
+            let ranking = room.ranking();
+            assert_eq!(got, ranking, "{board}");
+            assert_eq!(
+                (top["total_members"].as_i64(), top["participants"].as_i64()),
+                (
+                    Some(room.scores.len() as i64),
+                    Some(room.voters.len() as i64)
+                ),
+                "{board}: {top}"
+            );
+            for (member, score, rank) in &ranking {
+                let (status, standing) = app
+                    .get(&format!(
+                        "/api/v1/boards/{board}/members/{member}?period=all&view=real"
+                    ))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{standing}");
+                assert_eq!(
+                    (standing["score"].as_i64(), standing["rank"].as_i64()),
+                    (Some(*score), Some(*rank)),
+                    "{board} {member}: {standing}"
+                );
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_instance_answers_what_its_own_model_answers(
+        writes in prop::collection::vec(a_write(), 1..80),
+    ) {
+        runtime().block_on(play_rooms(&writes));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rules_count_exactly_per_instance_under_32_concurrent_clients() {
+    let app = std::sync::Arc::new(TestApp::spawn().await);
+    app.board(
+        json!({"slug": "room", "title": "Rooms", "membership": "open",
+        "periods": ["day", "all"], "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/room/rules",
+            json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    // Client c votes as voter c % 4, six times, in rooms c, c + 1, … (mod 4).
+    let clients: Vec<_> = (0..32u8)
+        .map(|c| {
+            let app = app.clone();
+            tokio::spawn(async move {
+                let mut outcomes = Vec::new();
+                for round in 0..6u8 {
+                    let room = (c + round) % 4;
+                    let (status, body) = app
+                        .vote(
+                            &format!("room:{room}"),
+                            json!({"member": "m1", "voter": format!("v{}", c % 4)}),
+                        )
+                        .await;
+                    outcomes.push(((room, c % 4), status, code(&body).to_owned()));
+                }
+                outcomes
+            })
+        })
+        .collect();
+    let mut tried: BTreeMap<(u8, u8), i64> = BTreeMap::new();
+    let mut accepted: BTreeMap<(u8, u8), i64> = BTreeMap::new();
+    for client in clients {
+        for (pair, status, code) in client.await.unwrap() {
+            *tried.entry(pair).or_default() += 1;
+            match status {
+                StatusCode::OK => *accepted.entry(pair).or_default() += 1,
+                StatusCode::TOO_MANY_REQUESTS => assert_eq!(code, "rate_limited"),
+                other => panic!("{pair:?}: {other} {code}"),
+            }
+        }
+    }
+    assert_eq!(tried.len(), 16, "{tried:?}");
+    for (pair, n) in &tried {
+        assert_eq!(
+            accepted.get(pair).copied().unwrap_or(0),
+            (*n).min(5),
+            "{pair:?} of {n}"
+        );
+    }
+    for room in 0..4u8 {
+        let expected: i64 = (0..4u8).map(|v| accepted[&(room, v)]).sum();
+        let (_, top) = app
+            .get(&format!(
+                "/api/v1/boards/room:{room}/top?period=day&view=real"
+            ))
+            .await;
+        assert_eq!(entries(&top), [("m1".to_owned(), expected)], "room:{room}");
+    }
 }
