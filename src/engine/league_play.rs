@@ -421,6 +421,7 @@ async fn score_once(
         rules: &settings.limits,
         timezone: settings.timezone,
         campaign_end: None,
+        campaign_idle: limits::CAMPAIGN_IDLE,
     };
     let rules = limits::checks(scope, &values, 1, now, now)?;
     let tag = format!("{:016x}", rand::random::<u64>());

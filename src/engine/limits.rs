@@ -24,8 +24,9 @@ use crate::store::redis::{Counter, CounterOf, RuleCheck};
 const GRACE: Duration = Duration::minutes(1);
 /// How long a campaign counter outlives the campaign's end.
 const CAMPAIGN_GRACE: Duration = Duration::days(1);
-/// How long a campaign counter lives after its last vote when the board sets no end.
-const CAMPAIGN_IDLE: Duration = Duration::days(400);
+/// How long a campaign counter lives after its last vote when the board sets no end
+/// (an instance's lives as long as the instance).
+pub const CAMPAIGN_IDLE: Duration = Duration::days(400);
 
 /// The rule as a refusal or an error names it: the limit is the one for this vote.
 pub fn rule_json(rule: &RateRule, limit: i64) -> Value {
@@ -46,15 +47,23 @@ pub struct RuleScope<'a> {
     pub timezone: Tz,
     /// When campaign counters may go (a board's `ends_at`).
     pub campaign_end: Option<DateTime<Utc>>,
+    /// How long a campaign counter lives after its last write when there is no end:
+    /// [`CAMPAIGN_IDLE`], or an instance's TTL (its campaign is its life).
+    pub campaign_idle: Duration,
 }
 
-impl BoardConfig {
+impl BoardRef {
     /// The board's rules and the clock they count by.
     pub fn rule_scope(&self) -> RuleScope<'_> {
+        let settings = self.settings();
         RuleScope {
-            rules: &self.rules,
-            timezone: self.board.settings.timezone,
-            campaign_end: self.board.settings.ends_at,
+            rules: &self.config.rules,
+            timezone: settings.timezone,
+            campaign_end: settings.ends_at,
+            campaign_idle: match (&self.instance, settings.instances) {
+                (Some(_), Some(family)) => Duration::seconds(family.ttl_s),
+                _ => CAMPAIGN_IDLE,
+            },
         }
     }
 }
@@ -138,7 +147,7 @@ fn counter(
             start: None,
             ttl_s: seconds_ceil(match scope.campaign_end {
                 Some(end) => (end - now).max(Duration::zero()) + CAMPAIGN_GRACE,
-                None => CAMPAIGN_IDLE,
+                None => scope.campaign_idle,
             }),
             refresh: true,
             retry_ms: None,
@@ -354,7 +363,7 @@ pub async fn quota(
             .map(|d| d.as_str().to_owned())
             .collect();
         if let Ok(subject) = spec.subject(values) {
-            counters.push(counter(config.rule_scope(), rule, &subject, now, now)?);
+            counters.push(counter(board.rule_scope(), rule, &subject, now, now)?);
             spans.push((
                 rules.len(),
                 spec.window.span(config.board.settings.timezone, now)?,

@@ -412,7 +412,7 @@ fn prepare(
             terminal: write.terminal.as_ref().map(ToString::to_string),
             ip: write.ip.map(ip_subject),
         };
-        limits::checks(board.config.rule_scope(), &values, count, at, now)?
+        limits::checks(board.rule_scope(), &values, count, at, now)?
     };
     let targets = targets(&board, &write, units, at, now)?;
     let voters = voter_buckets(&settings.periods, settings.timezone, at)?;

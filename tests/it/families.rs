@@ -355,6 +355,13 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/gifts/rules",
+            json!({"name": "a thousand ever", "dimensions": ["voter"], "window": "campaign", "limit": 1000}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
     let write = |room: &'static str, member: &'static str| {
         let app = &app;
         async move {
@@ -386,18 +393,22 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
         .await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
 
-    // Every key a write touched has an expiry: the instance's TTL, a rule counter's own
-    // when longer (a daily limit is not reset by idleness), a window slot's at least the
-    // window's span.
+    // Every key a write touched has an expiry: the instance's TTL, a calendar rule
+    // counter's own when longer (a daily limit is not reset by idleness), a window slot's
+    // at least the window's span. A campaign counter lives as long as the instance.
     for room in ["e", "f"] {
         let keys = instance_keys(&app, room).await;
         assert!(keys.len() > 20, "{keys:?}");
         for (key, ttl) in &keys {
             assert!(*ttl > 0, "{key} has no expiry");
-            if !key.contains(":rl:") && !is_window_slot(key) {
+            if !key.contains(":rl:") && !is_window_slot(key) || key.contains(":campaign:") {
                 assert!(*ttl <= 2000, "{key} lives {ttl} ms");
             }
         }
+        assert!(
+            keys.iter().any(|(k, _)| k.contains(":campaign:")),
+            "{keys:?}"
+        );
         assert!(keys.iter().any(|(k, _)| k.contains(":idem:")), "{keys:?}");
         assert_eq!(
             keys.iter().any(|(k, _)| k.contains(":rf:")),
