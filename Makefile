@@ -45,3 +45,4 @@ bench:
 	cargo bench --bench huge
 	cargo bench --bench cluster
 	cargo bench --bench league
+	cargo bench --bench families

@@ -32,7 +32,9 @@ use serde_json::Value;
 mod common;
 mod cpu;
 
-use common::{Proc, evalsha_stat, evalsha_usec, free_port, redis_cli, start_redis, wait_for_port};
+use common::{
+    Proc, env_number, evalsha_stat, evalsha_usec, free_port, redis_cli, start_redis, wait_for_port,
+};
 use cpu::CpuMeter;
 
 const WRITERS: usize = 64;
@@ -82,10 +84,7 @@ fn start_cluster() -> Vec<(Proc, u16)> {
 }
 
 fn seconds() -> u64 {
-    std::env::var("BENCH_CLUSTER_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10)
+    env_number("BENCH_CLUSTER_SECONDS", 10)
 }
 
 /// Runs `phase` until the host stole at most `STEAL_LIMIT`% of a core during it (three

@@ -29,21 +29,15 @@ use ovation::store::redis::{
 use rand::{Rng, SeedableRng};
 
 mod common;
+mod memory;
 
-use common::{evalsha_usec, redis_cli, start_redis, steal_seconds};
+use common::{env_number, evalsha_usec, redis_cli, start_redis, steal_seconds};
+use memory::used_memory;
 
 const WRITES: usize = 20_000;
 const READS: usize = 2_000;
 /// Steal above this share of a core (in %) makes a phase run again.
 const STEAL_LIMIT: f64 = 5.0;
-
-fn used_memory(port: u16) -> f64 {
-    redis_cli(port, &["INFO", "memory"])
-        .lines()
-        .find_map(|l| l.strip_prefix("used_memory:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0.0)
-}
 
 fn member(i: usize) -> String {
     format!("user-{i:08}")
@@ -213,10 +207,7 @@ async fn reads(
 
 fn main() {
     let (_redis, port) = start_redis();
-    let members: usize = std::env::var("BENCH_HUGE_MEMBERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let members: usize = env_number("BENCH_HUGE_MEMBERS", 10_000_000);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -30,8 +30,8 @@ mod common;
 mod cpu;
 mod http;
 
-use common::{evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
-use http::{CONNECTIONS, call, cpu_cell, round, start_server, until_quiet, wrk};
+use common::{env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
+use http::{CONNECTIONS, call, cpu_cell, round, server_bin, start_server, until_quiet, wrk};
 
 /// Players per bracket.
 const BRACKET: i64 = 50;
@@ -208,17 +208,9 @@ async fn redis_times(store: &RedisStore, port: u16, players: usize) -> (f64, f64
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let bin = std::env::var("BENCH_SERVER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("target/release/ovation"));
-    let seconds: u64 = std::env::var("BENCH_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
-    let players: usize = std::env::var("BENCH_LEAGUE_PLAYERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000);
+    let bin = server_bin(&root);
+    let seconds: u64 = env_number("BENCH_SECONDS", 10);
+    let players: usize = env_number("BENCH_LEAGUE_PLAYERS", 100_000);
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

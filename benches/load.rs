@@ -53,13 +53,17 @@ use serde_json::{Value, json};
 mod common;
 mod cpu;
 mod http;
+mod memory;
 
-use common::{evalsha_stat, evalsha_usec, redis_cli, start_redis, start_redis_from, steal_seconds};
+use common::{
+    env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, start_redis_from, steal_seconds,
+};
 use cpu::CpuMeter;
 use http::{
-    CONNECTIONS, Server, WrkResult, call, cpu_cell, round, start_server, start_server_with,
-    until_quiet, wrk,
+    CONNECTIONS, Server, WrkResult, call, cpu_cell, round, server_bin, start_server,
+    start_server_with, until_quiet, wrk,
 };
+use memory::used_memory;
 
 /// Empties Redis and its command statistics before a vote phase. A vote costs Redis more
 /// as the store fills (a larger keyspace, fuller sparse HyperLogLogs), so phases that are
@@ -507,13 +511,7 @@ async fn encodings(
             || async {
                 fresh_store(redis_port);
                 let c = ceiling(state, seconds, redis_pid).await;
-                let memory = redis_cli(redis_port, &["INFO", "memory"]);
-                let bytes = memory
-                    .lines()
-                    .find_map(|l| l.strip_prefix("used_memory:"))
-                    .and_then(|n| n.trim().parse().ok())
-                    .unwrap_or(0.0);
-                (c, evalsha_usec(redis_port), bytes)
+                (c, evalsha_usec(redis_port), used_memory(redis_port))
             },
         )
         .await;
@@ -577,23 +575,14 @@ async fn ceiling(state: &Arc<AppState>, seconds: u64, redis_pid: u32) -> Value {
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let seconds: u64 = std::env::var("BENCH_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
+    let seconds: u64 = env_number("BENCH_SECONDS", 10);
     let worker_counts: Vec<usize> = std::env::var("BENCH_WORKERS")
         .unwrap_or_else(|_| "1,2".into())
         .split(',')
         .filter_map(|w| w.trim().parse().ok())
         .collect();
-    let repeats: usize = std::env::var("BENCH_REPEATS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3)
-        .max(1);
-    let server_bin = std::env::var("BENCH_SERVER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("target/release/ovation"));
+    let repeats: usize = env_number("BENCH_REPEATS", 3_usize).max(1);
+    let server_bin = server_bin(&root);
     assert!(
         server_bin.exists(),
         "build the server first: cargo build --release"

@@ -28,7 +28,7 @@ use rand::{Rng, SeedableRng};
 
 mod common;
 
-use common::{evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
+use common::{env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
 
 /// Casts `votes` votes one after another and answers Redis's µs per vote.
 async fn vote_usec(
@@ -125,10 +125,7 @@ fn page(board: &BoardKeys, clock: i64) -> WindowPageQuery {
 
 fn main() {
     let (_redis, port) = start_redis();
-    let votes: usize = std::env::var("BENCH_ROLLING_VOTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000);
+    let votes: usize = env_number("BENCH_ROLLING_VOTES", 20_000);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

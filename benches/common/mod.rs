@@ -5,6 +5,15 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The number in the environment variable `name`, or `default` when it is unset or not
+/// a number.
+pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -43,16 +52,17 @@ pub fn redis_cli(port: u16, args: &[&str]) -> String {
 /// A field of EVALSHA's command statistics since the last CONFIG RESETSTAT: `calls`,
 /// `usec` or `usec_per_call`.
 pub fn evalsha_stat(port: u16, field: &str) -> f64 {
-    let prefix = format!("{field}=");
+    command_stat(port, "evalsha", field)
+}
+
+/// A field of `command`'s statistics (lower case) since the last CONFIG RESETSTAT.
+pub fn command_stat(port: u16, command: &str, field: &str) -> f64 {
+    let (line, prefix) = (format!("cmdstat_{command}:"), format!("{field}="));
     redis_cli(port, &["INFO", "commandstats"])
         .lines()
-        .find(|l| l.starts_with("cmdstat_evalsha:"))
-        .and_then(|l| {
-            l.trim_start_matches("cmdstat_evalsha:")
-                .split(',')
-                .find(|f| f.starts_with(&prefix))
-        })
-        .and_then(|f| f[prefix.len()..].trim().parse().ok())
+        .find_map(|l| l.strip_prefix(line.as_str()))
+        .and_then(|l| l.split(',').find_map(|f| f.strip_prefix(prefix.as_str())))
+        .and_then(|f| f.trim().parse().ok())
         .unwrap_or(0.0)
 }
 

@@ -171,6 +171,13 @@ pub struct Server {
     pub settings: Settings,
 }
 
+/// The server the benchmarks start: `BENCH_SERVER`, else the release build.
+pub fn server_bin(root: &Path) -> std::path::PathBuf {
+    std::env::var("BENCH_SERVER")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| root.join("target/release/ovation"))
+}
+
 pub fn start_server(
     bin: &Path,
     db_dir: &Path,

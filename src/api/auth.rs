@@ -8,7 +8,7 @@ use std::future::{Ready, ready};
 use actix_web::{FromRequest, HttpRequest, dev::Payload, http::header, web};
 
 use crate::domain::auth::Scope;
-use crate::domain::ids::{BoardSlug, LeagueSlug};
+use crate::domain::ids::{BoardName, LeagueSlug};
 use crate::engine::auth::{Caller, authenticate, require};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -47,11 +47,12 @@ fn scoped(req: &HttpRequest, scope: Scope) -> Result<Caller, ApiError> {
         .map(|v| v.to_str().unwrap_or(""));
     let caller = authenticate(state, header)?;
     let caller = require(caller.as_ref(), scope)?;
-    // A slug that does not parse names nothing: the handler answers its 404.
+    // A name that does not parse names nothing: the handler answers its 404 or 422. An
+    // instance is reached through its family.
     if let Some(board) = req.match_info().get("board")
-        && let Ok(slug) = BoardSlug::parse(board)
+        && let Ok(name) = BoardName::parse(board)
     {
-        caller.reach_board(&slug)?;
+        caller.reach_board(&name.slug)?;
     }
     if let Some(league) = req.match_info().get("league")
         && let Ok(slug) = LeagueSlug::parse(league)

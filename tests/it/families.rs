@@ -79,6 +79,14 @@ async fn a_family_is_a_board_setting_checked_and_fixed_at_creation() {
     );
 }
 
+/// Adds rule `rule` to `board`.
+async fn add_rule(app: &TestApp, board: &str, rule: Value) {
+    let (status, body) = app
+        .post(&format!("/api/v1/admin/boards/{board}/rules"), rule)
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
 /// A votes family with a voter rule of ten votes a day, members m1 and m2 registered
 /// (the family is open: any member may be voted for).
 async fn rooms(app: &TestApp, slug: &str, ttl_s: i64) {
@@ -86,13 +94,12 @@ async fn rooms(app: &TestApp, slug: &str, ttl_s: i64) {
         "periods": ["hour", "day", "all", "rolling:24h"], "instances": {"ttl_s": ttl_s}}))
         .await;
     app.members(slug, &["m1", "m2"]).await;
-    let (status, body) = app
-        .post(
-            &format!("/api/v1/admin/boards/{slug}/rules"),
-            json!({"name": "ten a day", "dimensions": ["voter"], "window": "day", "limit": 10}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    add_rule(
+        app,
+        slug,
+        json!({"name": "ten a day", "dimensions": ["voter"], "window": "day", "limit": 10}),
+    )
+    .await;
 }
 
 /// (member, score) of a top answer.
@@ -223,6 +230,16 @@ async fn a_family_needs_an_instance_and_an_instance_needs_a_family() {
     rooms(&app, "room", 3600).await;
     app.board(json!({"slug": "plain", "title": "Plain", "membership": "open"}))
         .await;
+    app.board(
+        json!({"slug": "gifts", "title": "Gifts", "membership": "open",
+        "scoring": "scores", "public_page": true, "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    app.board(
+        json!({"slug": "tally", "title": "Tally", "membership": "open",
+        "scoring": "scores"}),
+    )
+    .await;
     let long = format!("room:{}", "x".repeat(65));
     let cases: Vec<(String, StatusCode, &str)> = vec![
         (
@@ -265,19 +282,40 @@ async fn a_family_needs_an_instance_and_an_instance_needs_a_family() {
             "vote {board}: {body}"
         );
         for read in [
-            "top",
-            "members/m1",
-            "members/m1/around",
-            "stats",
-            "members/m1/history",
+            format!("/api/v1/boards/{board}/top"),
+            format!("/api/v1/boards/{board}/members/m1"),
+            format!("/api/v1/boards/{board}/members/m1/around"),
+            format!("/api/v1/boards/{board}/stats"),
+            format!("/api/v1/boards/{board}/members/m1/history"),
+            format!("/api/v1/boards/{board}/quota?voter=v1"),
+            format!("/api/v1/ranks?board={board}&members=m1"),
+            format!("/api/v1/tops?boards={board}"),
         ] {
-            let (got, body) = app.get(&format!("/api/v1/boards/{board}/{read}")).await;
-            assert_eq!(
-                (got, code(&body)),
-                (*status, *expected),
-                "{read} {board}: {body}"
-            );
+            let (got, body) = app.get(&read).await;
+            assert_eq!((got, code(&body)), (*status, *expected), "{read}: {body}");
         }
+        let scores = board
+            .replacen("room", "gifts", 1)
+            .replacen("plain", "tally", 1);
+        let (got, body) = app
+            .post(
+                &format!("/api/v1/boards/{scores}/scores"),
+                json!({"member": "m1", "op": "incr", "value": 1}),
+            )
+            .await;
+        assert_eq!(
+            (got, code(&body)),
+            (*status, *expected),
+            "scores {scores}: {body}"
+        );
+        // A voting page is a room's: any other name is no voting page.
+        let page = app
+            .client
+            .get(format!("{}/b/{scores}", app.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), StatusCode::NOT_FOUND, "/b/{scores}");
     }
     // Batch items name instances one by one.
     let (status, body) = app
@@ -348,20 +386,13 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
         "instances": {"ttl_s": 2}}),
     )
     .await;
-    let (status, body) = app
-        .post(
-            "/api/v1/admin/boards/gifts/rules",
-            json!({"name": "a hundred a day", "dimensions": ["voter"], "window": "day", "limit": 100}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let (status, body) = app
-        .post(
-            "/api/v1/admin/boards/gifts/rules",
-            json!({"name": "a thousand ever", "dimensions": ["voter"], "window": "campaign", "limit": 1000}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    add_rule(
+        &app,
+        "gifts",
+        json!({"name": "a hundred a day", "dimensions": ["voter"], "window": "day", "limit": 100}),
+    )
+    .await;
+    add_rule(&app, "gifts", json!({"name": "a thousand ever", "dimensions": ["voter"], "window": "campaign", "limit": 1000})).await;
     let write = |room: &'static str, member: &'static str| {
         let app = &app;
         async move {
@@ -852,13 +883,12 @@ async fn rules_count_exactly_per_instance_under_32_concurrent_clients() {
         "periods": ["day", "all"], "instances": {"ttl_s": 3600}}),
     )
     .await;
-    let (status, body) = app
-        .post(
-            "/api/v1/admin/boards/room/rules",
-            json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    add_rule(
+        &app,
+        "room",
+        json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5}),
+    )
+    .await;
     // Client c votes as voter c % 4, six times, in rooms c, c + 1, … (mod 4).
     let clients: Vec<_> = (0..32u8)
         .map(|c| {
@@ -908,4 +938,78 @@ async fn rules_count_exactly_per_instance_under_32_concurrent_clients() {
             .await;
         assert_eq!(entries(&top), [("m1".to_owned(), expected)], "room:{room}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_limited_to_a_family_reaches_its_instances_and_no_other_board() {
+    let app = TestApp::spawn().await;
+    rooms(&app, "room", 3600).await;
+    app.board(json!({"slug": "plain", "title": "Plain", "membership": "open"}))
+        .await;
+    let mut keys = Vec::new();
+    for board in ["room", "plain"] {
+        let (status, created) = app
+            .post(
+                "/api/v1/admin/api-keys",
+                json!({"name": board, "scopes": ["vote", "read"], "boards": [board]}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        keys.push(created["key"].as_str().unwrap().to_owned());
+    }
+    let (rooms_key, plain_key) = (&keys[0], &keys[1]);
+    let body = json!({"member": "m1", "voter": "v1"});
+    let (status, answer) = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/boards/room:8812/votes",
+            Some(rooms_key),
+            Some(&body),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (status, answer) = app
+        .call(
+            reqwest::Method::GET,
+            "/api/v1/boards/room:8812/top?period=all&view=real",
+            Some(rooms_key),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(entries(&answer), [("m1".to_owned(), 1)]);
+    // Refused before the body is read: a body that is not JSON is never looked at.
+    let refused = app
+        .client
+        .post(format!("{}/api/v1/boards/room:8812/votes", app.base))
+        .bearer_auth(plain_key)
+        .header("Content-Type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let refused: Value = refused.json().await.unwrap();
+    assert_eq!(code(&refused), "key_not_allowed", "{refused}");
+    for path in [
+        "/api/v1/boards/room:8812/top",
+        "/api/v1/boards/room/instances",
+    ] {
+        let (status, answer) = app
+            .call(reqwest::Method::GET, path, Some(plain_key), None)
+            .await;
+        assert_eq!(
+            (status, code(&answer)),
+            (StatusCode::FORBIDDEN, "key_not_allowed"),
+            "{path}: {answer}"
+        );
+    }
+    let (_, top) = app
+        .get("/api/v1/boards/room:8812/top?period=all&view=real")
+        .await;
+    assert_eq!(
+        entries(&top),
+        [("m1".to_owned(), 1)],
+        "nothing more counted"
+    );
 }

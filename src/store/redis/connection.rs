@@ -75,17 +75,22 @@ impl Connection {
         }
     }
 
-    /// Runs the commands of `pipe` (not atomic, none ignored), one pipeline per slot in
-    /// parallel, and answers their replies in the order of `pipe`; a command Redis refused
-    /// answers its `Value::ServerError` in its place. A pipeline of one slot goes as it is:
+    /// Runs the commands of `pipe` (not atomic, none ignored), on a cluster one pipeline
+    /// per slot in parallel, and answers their replies in the order of `pipe`; a command
+    /// Redis refused answers its `Value::ServerError` in its place. On one server, or in
+    /// one slot, the pipeline goes as it is:
     /// copying a batch's calls delayed it enough, in a debug build, for a script cache
     /// flushed every 200 µs to refuse every retry (`retries::a_script_cache_flushed…`).
     pub async fn query_split(&self, mut pipe: Pipeline) -> RedisResult<Vec<Value>> {
-        let slots: Vec<Option<Slot>> = pipe
-            .cmd_iter()
-            .map(|cmd| routing_key(cmd).map(Slot::for_key))
-            .collect();
-        // One slot (the usual case: one board): the pipeline as it is, no copies.
+        let slots: Vec<Option<Slot>> = match self {
+            Self::Single(_) => Vec::new(),
+            Self::Cluster(_) => pipe
+                .cmd_iter()
+                .map(|cmd| routing_key(cmd).map(Slot::for_key))
+                .collect(),
+        };
+        // One server, or one slot (the usual case: one board): the pipeline as it is, no
+        // copies.
         if slots.windows(2).all(|w| w[0] == w[1]) {
             pipe.ignore_errors();
             let mut conn = self.clone();

@@ -94,6 +94,12 @@ async fn member_history(
     let config = board(&state, &board_slug)?;
     let member = MemberId::parse(&member).map_err(|e| PageError::NotFound(e.message))?;
     let settings = &config.board.settings;
+    if settings.instances.is_some() {
+        return Err(PageError::NotFound(format!(
+            "board {board_slug} is a family: a member's history is in each of its boards \
+            (GET /api/v1/boards/{board_slug}:<instance>/members/{member}/history)"
+        )));
+    }
     let calendar: Vec<Period> = settings
         .periods
         .iter()
@@ -204,7 +210,11 @@ struct MembersPage {
     csrf: String,
     flash: Option<String>,
     slug: String,
+    /// The periods whose rank and score each row shows: none for a family, whose
+    /// members score in its instances.
     periods: Vec<&'static str>,
+    /// A family: its members have no history of their own (each instance has theirs).
+    family: bool,
     members: Vec<MemberRow>,
     /// The search, and where this page starts in the matching members.
     q: String,
@@ -327,7 +337,8 @@ async fn members_page(
         csrf: chrome.csrf,
         flash: chrome.flash,
         slug: config.board.slug.to_string(),
-        periods: settings.periods.iter().map(|p| p.as_str()).collect(),
+        periods: periods.iter().map(|p| p.as_str()).collect(),
+        family: settings.instances.is_some(),
         members: rows,
         q: query.q.clone(),
         first: first + 1,

@@ -150,6 +150,23 @@ async fn a_familys_page_lists_its_live_rooms_searched_and_paged_and_opens_each_l
     assert_eq!(never.status, StatusCode::OK, "{}", never.body);
     assert!(never.body.contains("No votes in this bucket yet."));
 
+    // The family's members score in its rooms: their page shows no ranks and no history.
+    let members = browser
+        .get(&format!("/admin/boards/{family}/members"))
+        .await;
+    assert_eq!(members.status, StatusCode::OK, "{}", members.body);
+    assert!(members.body.contains("Name m1"), "{}", members.body);
+    assert!(
+        !members.body.contains(r#"<th class="num">"#),
+        "{}",
+        members.body
+    );
+    assert!(!members.body.contains("/history"), "{}", members.body);
+    let history = browser
+        .get(&format!("/admin/boards/{family}/members/m1/history"))
+        .await;
+    assert_eq!(history.status, StatusCode::NOT_FOUND, "{}", history.body);
+
     // A room's public page votes into that room alone.
     let visitor = Browser::new(&app);
     let page = visitor.get(&format!("/b/{family}:8812?period=all")).await;
