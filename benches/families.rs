@@ -3,10 +3,11 @@
 //! (`scores`, periods hour, day and all, one rule per voter and day) written over HTTP
 //! in batches of 100 score writes, 16 batches in flight.
 //! 1. Redis per write to a new instance: one gift to each of 100,000 new rooms.
-//! 2. Redis per write to an existing instance: nine more members in each room (the rooms
-//!    then hold 10 members each), then 100,000 gifts to random members of random rooms.
-//!    The same gifts to a plain board of the same settings tell what expiry and the
-//!    listing add. Redis time per write is EVALSHA's (the write script and the listing's note,
+//! 2. Redis per write to an existing instance: nine more members in each of the first
+//!    100,000 rooms (they then hold 10 members each), then 100,000 gifts to random members
+//!    of random rooms. Phases 1 and 2 run three times in turn (phase 1 with new rooms each
+//!    time); the table shows medians and the spread of the paired ratios, and how many
+//!    PEXPIREs (the expiry) a write ran and their time. Redis time per write is EVALSHA's (the write script and the listing's note,
 //!    whose commands it includes) over the writes, and is stated in ZINCRBYs measured in
 //!    the same run (`usec_per_call` of ZINCRBY on a sorted set of 10 members).
 //! 3. Memory: Redis's per room of 10 members (after the fill), and the server's resident memory before
@@ -15,8 +16,7 @@
 //! 4. The listing's first page (50 rooms) with 100,000 live rooms, by wrk.
 //!
 //! The write phases and the listing record the host's steal and run again (three tries
-//! at most) when it lost more than 5% of a core; a run again of phase 1 writes to rooms
-//! that are new again. Prints a markdown table and writes JSON to `bench/results/`.
+//! at most) when it lost more than 5% of a core. Prints a markdown table and writes JSON to `bench/results/`.
 //! `BENCH_FAMILY_ROOMS` sets the rooms (default 100,000), `BENCH_SECONDS` the listing
 //! phase's length (default 10).
 
@@ -49,13 +49,22 @@ const BATCH: usize = 100;
 const IN_FLIGHT: usize = 16;
 /// Members per room.
 const MEMBERS: usize = 10;
+/// How many times phases 1 and 2 run, in turn.
+const REPEATS: usize = 3;
 /// The TTL of the rooms that come and go in phase 3, in seconds.
 const BRIEF_TTL_S: u64 = 3;
 
-/// A gifts board: a family when `ttl_s` is given.
-fn gifts(slug: &str, ttl_s: Option<u64>) -> Value {
+/// A gifts family whose rooms live `ttl_s`.
+fn family(slug: &str, ttl_s: u64) -> Value {
     json!({"slug": slug, "title": slug, "membership": "open", "scoring": "scores",
-        "periods": ["hour", "day", "all"], "instances": ttl_s.map(|t| json!({"ttl_s": t}))})
+        "periods": ["hour", "day", "all"], "instances": {"ttl_s": ttl_s}})
+}
+
+/// The median of `values`.
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
 }
 
 /// One write: (board, member); a room is `<family>:<room>`.
@@ -118,7 +127,7 @@ async fn send(
 }
 
 /// A phase of writes: its wall time, writes/s, Redis µs per write and EVALSHA calls per
-/// write, steal, and refused writes.
+/// write, the expiry's share, steal, and refused writes.
 struct Writes {
     seconds: f64,
     per_s: f64,
@@ -126,6 +135,9 @@ struct Writes {
     calls_per_write: f64,
     /// EVALSHA's µs per call: the write script and the listing's note together.
     usec_per_call: f64,
+    /// The expiry's own commands inside the script: PEXPIREs per write, and their µs.
+    pexpire_per_write: f64,
+    pexpire_usec: f64,
     steal: f64,
     refused: usize,
 }
@@ -137,6 +149,8 @@ impl Writes {
             "zincrby_units_per_write": round(self.redis_usec / zincrby_usec, 1),
             "evalsha_calls_per_write": round(self.calls_per_write, 3),
             "evalsha_usec_per_call": round(self.usec_per_call, 2),
+            "pexpire_per_write": round(self.pexpire_per_write, 2),
+            "pexpire_usec_per_write": round(self.pexpire_usec, 2),
             "steal_pct": round(self.steal, 1), "refused": self.refused})
     }
 }
@@ -156,6 +170,8 @@ async fn timed(
         redis_usec: evalsha_stat(port, "usec") / n as f64,
         calls_per_write: evalsha_stat(port, "calls") / n as f64,
         usec_per_call: evalsha_usec(port),
+        pexpire_per_write: command_stat(port, "pexpire", "calls") / n as f64,
+        pexpire_usec: command_stat(port, "pexpire", "usec") / n as f64,
         steal,
         refused,
     }
@@ -237,22 +253,21 @@ async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
         .timeout(Duration::from_secs(600))
         .build()
         .unwrap();
+    let base = server.base.clone();
     let admin = |path: &str, body: Value| {
-        let (client, base, path) = (client.clone(), server.base.clone(), path.to_owned());
+        let (client, base, path) = (client.clone(), base.clone(), path.to_owned());
         async move { call(&client, &base, reqwest::Method::POST, &path, body).await }
     };
     let live_rooms = |slug: &str| {
-        let (client, base) = (client.clone(), server.base.clone());
+        let (client, base) = (client.clone(), base.clone());
         let path = format!("/api/v1/boards/{slug}/instances?limit=1");
         async move {
             let page = call(&client, &base, reqwest::Method::GET, &path, Value::Null).await;
             page["total"].as_u64().unwrap() as usize
         }
     };
-    admin("/api/v1/admin/boards", gifts("room", Some(3600))).await;
-    admin("/api/v1/admin/boards", gifts("brief", Some(BRIEF_TTL_S))).await;
-    admin("/api/v1/admin/boards", gifts("plain", None)).await;
-    for slug in ["room", "brief", "plain"] {
+    for (slug, ttl_s) in [("room", 3600), ("brief", BRIEF_TTL_S)] {
+        admin("/api/v1/admin/boards", family(slug, ttl_s)).await;
         admin(
             &format!("/api/v1/admin/boards/{slug}/rules"),
             json!({"name": "a million a day", "dimensions": ["voter"], "window": "day", "limit": 1_000_000}),
@@ -262,7 +277,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
     // Warm the server (connections, scripts, caches) before its memory is read.
     send(
         &client,
-        &server.base,
+        &base,
         10_000,
         Arc::new(|i| (format!("brief:warm-{}", i % 100), "m0".to_owned())),
     )
@@ -271,99 +286,66 @@ async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
     let rss_before = rss(server.pid);
     let memory_before = used_memory(port);
 
-    // 1. One gift to each of `rooms` new rooms; a run again starts with new rooms.
-    let mut attempt = 0;
-    let new_rooms = until_quiet(
-        |w: &Writes| w.steal,
-        || {
-            attempt += 1;
-            let tag = attempt;
-            timed(
-                &client,
-                &server.base,
-                port,
-                rooms,
-                Arc::new(move |i| (format!("room:r{tag}-{i}"), "m1".to_owned())),
-            )
-        },
-    )
-    .await;
-    let live = attempt;
+    // 1 and 2, REPEATS times in turn: one gift to each of `rooms` new rooms (new ones each
+    // time), and gifts to random members of the first rooms, filled to ten members first.
+    // Each run of phase 1 (a run again too) writes to rooms tagged anew.
+    let tags = std::cell::Cell::new(0);
+    let to_new = || {
+        let tag = tags.get();
+        tags.set(tag + 1);
+        timed(
+            &client,
+            &base,
+            port,
+            rooms,
+            Arc::new(move |i| (format!("room:r{tag}-{i}"), "m1".to_owned())),
+        )
+    };
+    let mut new_runs = vec![until_quiet(|w: &Writes| w.steal, to_new).await];
+    let filled = tags.get() - 1;
+    let to_existing = || {
+        timed(
+            &client,
+            &base,
+            port,
+            rooms,
+            Arc::new(move |i| {
+                let h = (i as u64).wrapping_mul(2_654_435_761);
+                (
+                    format!("room:r{filled}-{}", h as usize % rooms),
+                    format!("m{}", 1 + (h >> 32) as usize % MEMBERS),
+                )
+            }),
+        )
+    };
     let memory_one = used_memory(port);
-
-    // 2. Nine more members in each room, then gifts to random members of random rooms.
     let fill = send(
         &client,
-        &server.base,
+        &base,
         rooms * (MEMBERS - 1),
         Arc::new(move |i| {
             (
-                format!("room:r{live}-{}", i % rooms),
+                format!("room:r{filled}-{}", i % rooms),
                 format!("m{}", 2 + i / rooms),
             )
         }),
     )
     .await;
     let memory_filled = used_memory(port);
-    let existing = until_quiet(
-        |w: &Writes| w.steal,
-        || {
-            timed(
-                &client,
-                &server.base,
-                port,
-                rooms,
-                Arc::new(move |i| {
-                    let h = (i as u64).wrapping_mul(2_654_435_761);
-                    (
-                        format!("room:r{live}-{}", h as usize % rooms),
-                        format!("m{}", 1 + (h >> 32) as usize % MEMBERS),
-                    )
-                }),
-            )
-        },
-    )
-    .await;
-    // The same gifts to a plain board of the same settings: what expiry and the listing
-    // add to a write.
-    send(
-        &client,
-        &server.base,
-        MEMBERS,
-        Arc::new(|i| ("plain".to_owned(), format!("m{}", 1 + i))),
-    )
-    .await;
-    let plain = until_quiet(
-        |w: &Writes| w.steal,
-        || {
-            timed(
-                &client,
-                &server.base,
-                port,
-                rooms,
-                Arc::new(|i| {
-                    let h = (i as u64).wrapping_mul(2_654_435_761);
-                    (
-                        "plain".to_owned(),
-                        format!("m{}", 1 + (h >> 32) as usize % MEMBERS),
-                    )
-                }),
-            )
-        },
-    )
-    .await;
-    // A room of one member (every attempt's rooms), and nine more members in each room.
-    let per_room = (memory_one - memory_before) / (rooms * attempt) as f64
+    let mut existing_runs = vec![until_quiet(|w: &Writes| w.steal, to_existing).await];
+    for _ in 1..REPEATS {
+        new_runs.push(until_quiet(|w: &Writes| w.steal, to_new).await);
+        existing_runs.push(until_quiet(|w: &Writes| w.steal, to_existing).await);
+    }
+    // A room of one member (every run's rooms so far), and nine more in each of `rooms`.
+    let per_room = (memory_one - memory_before) / (rooms * (filled + 1)) as f64
         + (memory_filled - memory_one) / rooms as f64;
     let rss_live = rss(server.pid);
+    let live = rooms * tags.get();
 
     // 4. The listing's first page with every room live.
-    assert_eq!(
-        live_rooms("room").await,
-        rooms * attempt,
-        "every room is live"
-    );
-    let url = format!("{}/api/v1/boards/room/instances?limit=50", server.base);
+    assert_eq!(live_rooms("room").await, live, "every room is live");
+    let url = format!("{base}/api/v1/boards/room/instances?limit=50");
     let pids = [("redis", redis.0.id()), ("server", server.pid)];
     let listing = until_quiet(
         |w: &http::WrkResult| w.steal(),
@@ -374,7 +356,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
     // 3. Rooms that come and go: the server's memory after they expired.
     send(
         &client,
-        &server.base,
+        &base,
         rooms,
         Arc::new(|i| (format!("brief:b{i}"), "m1".to_owned())),
     )
@@ -383,18 +365,40 @@ async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
     assert_eq!(live_rooms("brief").await, 0, "the brief rooms expired");
     let rss_after = rss(server.pid);
 
+    let usec = |runs: &[Writes]| median(&runs.iter().map(|w| w.redis_usec).collect::<Vec<_>>());
+    let (new_usec, existing_usec) = (usec(&new_runs), usec(&existing_runs));
+    let ratio = new_usec / existing_usec.max(0.001);
+    let paired: Vec<f64> = new_runs
+        .iter()
+        .zip(&existing_runs)
+        .map(|(n, e)| n.redis_usec / e.redis_usec.max(0.001))
+        .collect();
+    let spread = |v: &[f64]| {
+        (
+            v.iter().copied().fold(f64::INFINITY, f64::min),
+            v.iter().copied().fold(0.0, f64::max),
+        )
+    };
+    let (low, high) = spread(&paired);
+    let steal = spread(
+        &new_runs
+            .iter()
+            .chain(&existing_runs)
+            .map(|w| w.steal)
+            .collect::<Vec<_>>(),
+    )
+    .1;
     let date = Utc::now().format("%Y-%m-%d").to_string();
-    let ratio = new_rooms.redis_usec / existing.redis_usec.max(0.001);
     let report = json!({
         "date": date,
         "machine": {"cores": cores, "note": "load generator, server and Redis share these cores"},
         "rooms": rooms, "members_per_room": MEMBERS, "batch": BATCH, "in_flight": IN_FLIGHT,
+        "repeats": REPEATS,
         "zincrby_usec": round(unit, 3), "zincrby_steal_pct": round(unit_steal, 1),
-        "write_to_new_room": new_rooms.json(unit),
-        "write_to_existing_room": existing.json(unit),
-        "write_to_plain_board": plain.json(unit),
+        "write_to_new_room": new_runs.iter().map(|w| w.json(unit)).collect::<Vec<_>>(),
+        "write_to_existing_room": existing_runs.iter().map(|w| w.json(unit)).collect::<Vec<_>>(),
         "new_to_existing_ratio": round(ratio, 3),
-        "existing_to_plain_ratio": round(existing.redis_usec / plain.redis_usec.max(0.001), 3),
+        "paired_ratios": paired.iter().map(|r| round(*r, 3)).collect::<Vec<_>>(),
         "fill": {"writes": rooms * (MEMBERS - 1), "seconds": round(fill.0, 1), "steal_pct": round(fill.1, 1), "refused": fill.2},
         "redis_bytes_per_room": round(per_room, 0),
         "listing_first_page": listing.json(&[]),
@@ -407,32 +411,30 @@ async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
     println!("| what | figure | host steal |");
     println!("|---|---|---|");
     println!("| ZINCRBY, the unit (10-member sorted set) | {unit:.2} µs | {unit_steal:.1}% |");
-    for (what, w) in [
-        ("a gift to a new room", &new_rooms),
-        ("a gift to an existing room", &existing),
-        ("a gift to a plain board, the same settings", &plain),
+    for (what, runs, median_usec) in [
+        ("a gift to a new room", &new_runs, new_usec),
+        ("a gift to an existing room", &existing_runs, existing_usec),
     ] {
+        let pick = |f: fn(&Writes) -> f64| median(&runs.iter().map(f).collect::<Vec<_>>());
         println!(
-            "| Redis per {what} ({rooms} writes over HTTP) | {:.1} µs = {:.1} ZINCRBY ({:.2} EVALSHA per write); {:.0} writes/s over HTTP; {} refused | {:.1}% |",
-            w.redis_usec,
-            w.redis_usec / unit,
-            w.calls_per_write,
-            w.per_s,
-            w.refused,
-            w.steal
+            "| Redis per {what} ({rooms} writes over HTTP, median of {REPEATS}) | {median_usec:.1} µs = {:.1} ZINCRBY ({:.2} EVALSHA per write); of it {:.1} PEXPIRE taking {:.1} µs; {:.0} writes/s over HTTP; {} refused | ≤ {:.1}% |",
+            median_usec / unit,
+            pick(|w| w.calls_per_write),
+            pick(|w| w.pexpire_per_write),
+            pick(|w| w.pexpire_usec),
+            pick(|w| w.per_s),
+            runs.iter().map(|w| w.refused).sum::<usize>(),
+            runs.iter().map(|w| w.steal).fold(0.0, f64::max)
         );
     }
-    println!("| new ÷ existing (target ≤ 1.3) | {ratio:.2} | |");
     println!(
-        "| existing room ÷ plain board (what expiry and the listing add) | {:.2} | |",
-        existing.redis_usec / plain.redis_usec.max(0.001)
+        "| new ÷ existing (target ≤ 1.3) | {ratio:.2} (paired runs {low:.2}–{high:.2}) | ≤ {steal:.1}% |"
     );
     println!(
         "| Redis memory per room of {MEMBERS} members (hour, day, all; listing included) | {per_room:.0} B | |"
     );
     println!(
-        "| listing's first page, {} live rooms, 64 connections, {seconds} s | {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} errors; CPU {} | {:.1}% |",
-        rooms * attempt,
+        "| listing's first page, {live} live rooms, 64 connections, {seconds} s | {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} errors; CPU {} | {:.1}% |",
         listing.rps,
         listing.p50_ms,
         listing.p99_ms,
@@ -441,8 +443,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
         listing.steal()
     );
     println!(
-        "| server RSS: before the rooms / {} rooms live / after {rooms} more came and expired | {:.1} / {:.1} / {:.1} MiB | |",
-        rooms * attempt,
+        "| server RSS: before the rooms / {live} rooms live / after {rooms} more came and expired | {:.1} / {:.1} / {:.1} MiB | |",
         mib(rss_before),
         mib(rss_live),
         mib(rss_after)
