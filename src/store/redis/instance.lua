@@ -6,16 +6,14 @@
 -- of keys kept apart: a rule's counter or log (KEYS[rule_key + 1 .. rule_key + 2r])
 -- never loses time it already has (GT), so a voter's daily limit is not reset by the
 -- instance's TTL while the day lasts; the idempotency record (KEYS[first], when `keyed`)
--- never gains any (LT), so it keeps its own shorter TTL. `seen`, when given, holds the
--- keys a call has already expired (a call of several writes to one instance shares most
--- of them).
+-- never gains any (LT), so it keeps its own shorter TTL. `seen` holds the keys a call
+-- has already expired: a call of several writes to one instance shares most of them, and
+-- one write passes some keys twice (a layout's unused key slots name a key it has).
 local function instance_expire(first, last, keyed, rule_key, r, ttl, seen)
   for k = first, last do
     local key = KEYS[k]
-    if not (seen and seen[key]) then
-      if seen then
-        seen[key] = true
-      end
+    if not seen[key] then
+      seen[key] = true
       if k == first and keyed then
         call('PEXPIRE', key, ttl, 'LT')
       elseif k > rule_key and k <= rule_key + 2 * r then

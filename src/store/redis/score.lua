@@ -185,6 +185,6 @@ if idem_ttl > 0 then
   redis.call('SET', KEYS[1], ARGV[6] .. '|' .. table.concat(scores, ','), 'EX', idem_ttl)
 end
 if ARGV[18] ~= '0' then
-  instance_expire(1, rule_key + 2 * r, idem_ttl > 0, rule_key, r, ARGV[18])
+  instance_expire(1, rule_key + 2 * r, idem_ttl > 0, rule_key, r, ARGV[18], {})
 end
 return result

@@ -312,7 +312,7 @@ end
 -- Gives the keys of the votes counted on family instances their expiry: after the
 -- shared writes, which may be the first to make a key.
 local function expire_instances(expiries)
-  local seen = m > 1 and {} or nil
+  local seen = {}
   for _, e in ipairs(expiries) do
     instance_expire(e[1], e[2], e[3], e[4], e[5], e[6], seen)
   end
