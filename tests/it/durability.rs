@@ -150,15 +150,7 @@ async fn a_redis_that_comes_back_empty_is_noticed_counted_and_reconciled() {
         }
     })
     .await;
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     let resets = metrics
         .lines()
         .find_map(|l| l.strip_prefix("ovation_redis_resets_total "))

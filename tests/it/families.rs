@@ -102,6 +102,17 @@ async fn rooms(app: &TestApp, slug: &str, ttl_s: i64) {
     .await;
 }
 
+/// (member, score) of `board`'s top in the real view of `period`.
+async fn ranking(app: &TestApp, board: &str, period: &str) -> Vec<(String, i64)> {
+    let (status, top) = app
+        .get(&format!(
+            "/api/v1/boards/{board}/top?period={period}&view=real"
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{top}");
+    entries(&top)
+}
+
 /// (member, score) of a top answer.
 fn entries(top: &Value) -> Vec<(String, i64)> {
     top["entries"]
@@ -147,23 +158,13 @@ async fn each_instance_is_made_by_its_first_write_and_keeps_its_own_rankings_and
         assert_eq!(body["board"], format!("room:{room}"));
     }
     for period in ["hour", "day", "all", "rolling:24h"] {
-        let (_, a) = app
-            .get(&format!(
-                "/api/v1/boards/room:a/top?period={period}&view=real"
-            ))
-            .await;
         assert_eq!(
-            entries(&a),
+            ranking(&app, "room:a", period).await,
             [("m2".into(), 5), ("m1".into(), 3)],
             "{period}"
         );
-        let (_, b) = app
-            .get(&format!(
-                "/api/v1/boards/room:b/top?period={period}&view=real"
-            ))
-            .await;
         assert_eq!(
-            entries(&b),
+            ranking(&app, "room:b", period).await,
             [("guest".into(), 7), ("m2".into(), 1)],
             "{period}"
         );
@@ -215,12 +216,11 @@ async fn each_instance_is_made_by_its_first_write_and_keeps_its_own_rankings_and
         assert_eq!(status, StatusCode::OK, "{body}");
     }
     for room in ["c", "d"] {
-        let (_, top) = app
-            .get(&format!(
-                "/api/v1/boards/room:{room}/top?period=all&view=real"
-            ))
-            .await;
-        assert_eq!(entries(&top), [("m1".into(), 1)], "room:{room}");
+        assert_eq!(
+            ranking(&app, &format!("room:{room}"), "all").await,
+            [("m1".into(), 1)],
+            "room:{room}"
+        );
     }
 }
 
@@ -337,10 +337,7 @@ async fn a_family_needs_an_instance_and_an_instance_needs_a_family() {
     assert_eq!(code(&results[2]), "invalid_instance", "{body}");
     assert_eq!(code(&results[3]), "board_not_found", "{body}");
     assert_eq!(results[4]["board"], "room:y", "{body}");
-    let (_, top) = app
-        .get("/api/v1/boards/room:y/top?period=all&view=real")
-        .await;
-    assert_eq!(entries(&top), [("m2".into(), 2)]);
+    assert_eq!(ranking(&app, "room:y", "all").await, [("m2".into(), 2)]);
     // Nothing was written under the family's own name.
     let mut redis = RawRedis::connect().await;
     let rankings = redis.keys(&format!("{}:*:z:*", app.prefix)).await;
@@ -459,13 +456,7 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
         ("gifts:f", vec![]),
     ] {
         for period in ["hour", "all"] {
-            let (status, top) = app
-                .get(&format!(
-                    "/api/v1/boards/{board}/top?period={period}&view=real"
-                ))
-                .await;
-            assert_eq!(status, StatusCode::OK, "{top}");
-            let mut got = entries(&top);
+            let mut got = ranking(&app, board, period).await;
             got.sort();
             assert_eq!(got, expected, "{board} {period}");
         }
@@ -494,12 +485,11 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     for period in ["all", "rolling:24h"] {
-        let (_, top) = app
-            .get(&format!(
-                "/api/v1/boards/room:f/top?period={period}&view=real"
-            ))
-            .await;
-        assert_eq!(entries(&top), [("m1".to_owned(), 1)], "{period}");
+        assert_eq!(
+            ranking(&app, "room:f", period).await,
+            [("m1".to_owned(), 1)],
+            "{period}"
+        );
     }
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     let (_, top) = app.get("/api/v1/boards/room:e/top?period=all").await;
@@ -931,12 +921,11 @@ async fn rules_count_exactly_per_instance_under_32_concurrent_clients() {
     }
     for room in 0..4u8 {
         let expected: i64 = (0..4u8).map(|v| accepted[&(room, v)]).sum();
-        let (_, top) = app
-            .get(&format!(
-                "/api/v1/boards/room:{room}/top?period=day&view=real"
-            ))
-            .await;
-        assert_eq!(entries(&top), [("m1".to_owned(), expected)], "room:{room}");
+        assert_eq!(
+            ranking(&app, &format!("room:{room}"), "day").await,
+            [("m1".to_owned(), expected)],
+            "room:{room}"
+        );
     }
 }
 
@@ -1004,11 +993,8 @@ async fn a_key_limited_to_a_family_reaches_its_instances_and_no_other_board() {
             "{path}: {answer}"
         );
     }
-    let (_, top) = app
-        .get("/api/v1/boards/room:8812/top?period=all&view=real")
-        .await;
     assert_eq!(
-        entries(&top),
+        ranking(&app, "room:8812", "all").await,
         [("m1".to_owned(), 1)],
         "nothing more counted"
     );

@@ -526,6 +526,18 @@ impl TestApp {
     }
 
     /// Casts one vote with the master key.
+    /// What `GET /metrics` answers.
+    pub async fn metrics(&self) -> String {
+        let resp = self
+            .client
+            .get(format!("{}/metrics", self.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        resp.text().await.unwrap()
+    }
+
     pub async fn vote(&self, board: &str, body: Value) -> (StatusCode, Value) {
         self.post(&format!("/api/v1/boards/{board}/votes"), body)
             .await

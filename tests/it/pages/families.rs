@@ -197,15 +197,7 @@ async fn a_familys_page_lists_its_live_rooms_searched_and_paged_and_opens_each_l
     );
 
     // Metrics name the family, never a room.
-    let text = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.metrics().await;
     assert_eq!(
         sample(
             &text,
