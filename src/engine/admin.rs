@@ -26,12 +26,7 @@ use crate::store::sql;
 pub use crate::store::sql::audit::{AuditEntry, AuditFilter};
 
 /// The cached board with this slug, or `board_not_found`.
-pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, EngineError> {
-    state
-        .config
-        .board(slug)
-        .ok_or_else(|| EngineError::not_found(Code::BoardNotFound, format!("no board {slug}")))
-}
+pub use super::boards::board_of;
 
 async fn changed(state: &AppState, change: Change) -> Result<(), EngineError> {
     config_sync::changed(state, change).await

@@ -14,7 +14,7 @@ use super::error::EngineError;
 use super::state::AppState;
 use crate::domain::board::BoardSettings;
 use crate::domain::code::Code;
-use crate::domain::ids::{BoardName, InstanceId};
+use crate::domain::ids::{BoardName, BoardSlug, InstanceId};
 use crate::domain::period::{Bucket, Period, voter_buckets};
 use crate::store::redis::BoardKeys;
 
@@ -285,11 +285,17 @@ pub fn parse_name(raw: &str) -> Result<BoardName, EngineError> {
     })
 }
 
+/// The board `slug` names, as a whole (a family's own settings, members and rules): 404
+/// `board_not_found` when there is none.
+pub fn board_of(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, EngineError> {
+    state
+        .config
+        .board(slug)
+        .ok_or_else(|| EngineError::not_found(Code::BoardNotFound, format!("no board {slug}")))
+}
+
 /// Finds the board `name` names, for writing or reading rankings: 404 `board_not_found`
 /// when there is no such board.
 pub fn find(state: &AppState, name: &BoardName) -> Result<BoardRef, EngineError> {
-    let config = state.config.board(&name.slug).ok_or_else(|| {
-        EngineError::not_found(Code::BoardNotFound, format!("no board {}", name.slug))
-    })?;
-    BoardRef::of(config, name)
+    BoardRef::of(board_of(state, &name.slug)?, name)
 }

@@ -60,23 +60,20 @@ pub fn readable_config(
     raw: &str,
 ) -> Result<(Arc<BoardConfig>, BoardName), EngineError> {
     let name = boards::parse_name(raw)?;
-    let board = state.config.board(&name.slug);
+    let board = boards::board_of(state, &name.slug);
     match caller {
         Some(c) => {
             c.require(Scope::Read)?;
             c.reach_board(&name.slug)?;
         }
-        None if board.as_ref().is_some_and(|b| b.board.settings.public_page) => {}
+        None if board.as_ref().is_ok_and(|b| b.board.settings.public_page) => {}
         None => {
             return Err(EngineError::Unauthorized(
                 "this board is not public: use an API key".into(),
             ));
         }
     }
-    let board = board.ok_or_else(|| {
-        EngineError::not_found(Code::BoardNotFound, format!("no board {}", name.slug))
-    })?;
-    Ok((board, name))
+    Ok((board?, name))
 }
 
 /// Finds the board whose rankings `raw` names (a plain board, or an instance of a

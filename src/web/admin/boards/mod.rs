@@ -53,8 +53,7 @@ pub fn board(state: &AppState, raw: &str) -> Result<std::sync::Arc<BoardConfig>,
 /// The board whose rankings a dashboard path names: a plain board, or an instance of a
 /// family (`<slug>:<instance>`).
 pub fn ranked_board(state: &AppState, raw: &str) -> Result<BoardRef, PageError> {
-    let name = boards::parse_name(raw)?;
-    Ok(BoardRef::of(engine::board_of(state, &name.slug)?, &name)?)
+    Ok(boards::find(state, &boards::parse_name(raw)?)?)
 }
 
 struct BoardRow {
