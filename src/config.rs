@@ -59,6 +59,9 @@ pub struct Settings {
     /// `OVATION_ARCHIVE_CHECK_MS`: how often an instance looks for closed buckets to
     /// archive (one instance at a time works).
     pub archive_check: Duration,
+    /// `OVATION_LEDGER_DRAIN_MS`: how often an instance moves boards' ledger entries from
+    /// Redis to SQL (one instance per board at a time) and looks at what waits.
+    pub ledger_drain: Duration,
     /// `OVATION_LEAGUE_CHECK_MS`: how often an instance looks for seasons that are over
     /// and closes them (one instance per league at a time), and, in a task of its own,
     /// for webhook deliveries that are due.
@@ -101,6 +104,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("read_cache_ms", "250"),
     ("config_check_ms", "2000"),
     ("archive_check_ms", "20000"),
+    ("ledger_drain_ms", "250"),
     ("league_check_ms", "1000"),
     ("session_idle_s", "1800"),
     ("session_absolute_s", "43200"),
@@ -238,6 +242,7 @@ impl Settings {
             Duration::from_millis(parse_number(get("archive_check_ms"), 50, 600_000)?);
         let league_check =
             Duration::from_millis(parse_number(get("league_check_ms"), 50, 600_000)?);
+        let ledger_drain = Duration::from_millis(parse_number(get("ledger_drain_ms"), 10, 60_000)?);
         let session_idle = Duration::from_secs(parse_number(get("session_idle_s"), 1, 86_400)?);
         let session_absolute =
             Duration::from_secs(parse_number(get("session_absolute_s"), 1, 30 * 86_400)?);
@@ -259,6 +264,7 @@ impl Settings {
             read_cache,
             config_check,
             archive_check,
+            ledger_drain,
             league_check,
             session_idle,
             session_absolute,

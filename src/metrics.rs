@@ -19,7 +19,10 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
-use metrics::{Counter, Histogram, counter, describe_counter, describe_histogram, histogram};
+use metrics::{
+    Counter, Histogram, counter, describe_counter, describe_gauge, describe_histogram, gauge,
+    histogram,
+};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// Latency buckets (seconds) of the HTTP and Redis histograms.
@@ -90,6 +93,18 @@ fn describe() {
     describe_counter!(
         "ovation_redis_resets_total",
         "Times this instance found Redis empty (restarted without its data)"
+    );
+    describe_gauge!(
+        "ovation_ledger_lag_seconds",
+        "By board: age of the oldest accepted write not yet in the SQL ledger (0 when none)"
+    );
+    describe_gauge!(
+        "ovation_ledger_pending",
+        "By board: accepted writes in Redis not yet in the SQL ledger"
+    );
+    describe_counter!(
+        "ovation_ledger_drained_total",
+        "By board: ledger entries this instance moved from Redis to SQL"
     );
 }
 
@@ -224,6 +239,17 @@ pub fn webhook_delivery(outcome: &'static str) {
 /// Counts a read-cache lookup.
 pub fn read_cache(hit: bool) {
     READ_CACHE.with(|lookups| lookups[usize::from(hit)].increment(1));
+}
+
+/// A board's ledger backlog as this instance last saw it.
+pub fn ledger_backlog(board: &str, pending: u64, lag_s: f64) {
+    gauge!("ovation_ledger_pending", "board" => board.to_owned()).set(pending as f64);
+    gauge!("ovation_ledger_lag_seconds", "board" => board.to_owned()).set(lag_s);
+}
+
+/// Counts ledger entries moved to SQL.
+pub fn ledger_drained(board: &str, entries: usize) {
+    counter!("ovation_ledger_drained_total", "board" => board.to_owned()).increment(entries as u64);
 }
 
 /// Counts a Redis found empty.

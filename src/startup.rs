@@ -21,7 +21,7 @@ use crate::engine::read_cache::ReadCache;
 use crate::engine::readiness;
 use crate::engine::state::AppState;
 use crate::engine::users;
-use crate::engine::{archive, league_close, reconcile, webhooks};
+use crate::engine::{archive, league_close, ledger, reconcile, webhooks};
 use crate::store::redis::RedisStore;
 use crate::store::sql;
 use crate::telemetry::RequestSpan;
@@ -49,6 +49,7 @@ impl Application {
         readiness::warn_at_start(&state).await;
         tokio::spawn(reconcile::watch(state.clone(), state.settings.config_check));
         tokio::spawn(archive::run(state.clone(), state.settings.archive_check));
+        tokio::spawn(ledger::run(state.clone(), state.settings.ledger_drain));
         tokio::spawn(league_close::run(
             state.clone(),
             state.settings.league_check,
@@ -135,6 +136,7 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
     Ok(AppState {
         metrics: crate::metrics::handle(),
         durability: Arc::new(Durability::new(settings.allow_eviction)),
+        backlogs: Arc::default(),
         reads: Arc::new(ReadCache::new(settings.read_cache)),
         sessions: SessionPolicy {
             idle: settings.session_idle,

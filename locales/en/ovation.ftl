@@ -308,6 +308,7 @@ lifetime = { $unit ->
     }
 }
 board-public = Public voting page at /b/<slug>
+board-ledger = Keep a ledger: every accepted write recorded, for audits, recounts and revocations (not for one board per room)
 board-delete-confirm = Type the slug { $slug } to delete the board, its members, rules and rankings
 board-delete = Delete board
 keys-new-secret = New key — copy it now, it is not shown again:

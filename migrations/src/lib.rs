@@ -19,6 +19,7 @@ mod m20261125_000014_add_reward_delivered_to;
 mod m20261125_000015_webhook_guards;
 mod m20261125_000016_index_bracket_results;
 mod m20261125_000017_add_board_instances;
+mod m20261125_000018_create_ledger;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -44,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000015_webhook_guards::Migration),
             Box::new(m20261125_000016_index_bracket_results::Migration),
             Box::new(m20261125_000017_add_board_instances::Migration),
+            Box::new(m20261125_000018_create_ledger::Migration),
         ]
     }
 }

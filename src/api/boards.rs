@@ -215,6 +215,8 @@ pub struct BoardResponse {
     pub archive_top: i64,
     /// Set on a family: its boards are `<slug>:<instance>`, each made by its first write.
     pub instances: Option<InstancesSettings>,
+    /// Whether accepted writes are recorded in the board's ledger.
+    pub ledger: bool,
     pub periods: Vec<PeriodInfo>,
     pub members: Vec<MemberInfo>,
 }
@@ -255,6 +257,7 @@ impl BoardResponse {
             retention: RetentionSettings::of(s.retention),
             archive_top: s.archive_top,
             instances: s.instances.map(|i| InstancesSettings { ttl_s: i.ttl_s }),
+            ledger: s.ledger,
             periods: s
                 .periods
                 .iter()

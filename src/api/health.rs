@@ -40,6 +40,18 @@ pub struct Readiness {
     pub redis_durability: Option<RedisDurability>,
     /// Why the instance is not ready, when it is not.
     pub message: Option<String>,
+    /// Accepted writes not yet in the SQL ledger, as this instance's drain last saw them.
+    pub ledger: LedgerBacklog,
+}
+
+/// The ledger's backlog.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerBacklog {
+    /// Seconds since the oldest entry still waiting in Redis was accepted (the largest
+    /// over boards); 0 when none waits.
+    pub lag_s: f64,
+    /// Entries waiting in Redis, over all boards.
+    pub pending: u64,
 }
 
 /// Redis and SQL both answer, and Redis does not evict keys (unless
@@ -61,6 +73,10 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         sql: if ready.sql { "ok" } else { "unavailable" },
         message: ready.refusal.clone(),
         redis_durability: ready.redis.clone().map(Into::into),
+        ledger: LedgerBacklog {
+            lag_s: ready.ledger.0,
+            pending: ready.ledger.1,
+        },
     };
     if ready.ready() {
         HttpResponse::Ok().json(body)

@@ -118,6 +118,9 @@ pub struct BoardSettings {
     /// `Some` for a family: a template whose instances come into being with their first
     /// write; fixed at creation.
     pub instances: Option<Instances>,
+    /// Whether every accepted write is recorded in the board's ledger (on by default for
+    /// `votes` boards, off for `scores` boards and families; see `domain::ledger`).
+    pub ledger: bool,
 }
 
 /// How a family's instances live: each leaves Redis `ttl_s` after its last write.
@@ -164,7 +167,14 @@ impl BoardSettings {
             retention: Retention::default(),
             archive_top: ARCHIVE_TOP_DEFAULT,
             instances: None,
+            ledger: true,
         }
+    }
+
+    /// Whether a board created with these settings keeps a ledger when the request does
+    /// not say: a plain `votes` board does.
+    pub fn ledger_by_default(&self) -> bool {
+        self.scoring == Scoring::Votes && self.instances.is_none()
     }
 
     /// Checks the rules that span fields.
@@ -206,6 +216,12 @@ impl BoardSettings {
             ));
         }
         self.check_scoring()?;
+        if self.ledger && self.instances.is_some() {
+            return Err(Invalid::new(
+                Code::InvalidField,
+                "ledger: a family's instances keep no ledger yet (leave it false)",
+            ));
+        }
         if let (Some(start), Some(end)) = (self.starts_at, self.ends_at)
             && start >= end
         {

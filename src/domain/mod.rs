@@ -1,5 +1,5 @@
 //! Pure types and rules: identifiers, periods and buckets, scores, board settings,
-//! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions.
+//! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions, ledger entries.
 //!
 //! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
 //! carried inward as these types.
@@ -10,6 +10,7 @@ pub mod code;
 pub mod idempotency;
 pub mod ids;
 pub mod league;
+pub mod ledger;
 pub mod limit;
 pub mod period;
 pub mod retention;

@@ -204,7 +204,8 @@ impl Storage {
 }
 
 /// What a score write does to the member's score in each bucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Op {
     /// Add the value.
     Incr,

@@ -14,6 +14,9 @@ pub struct Readiness {
     pub sql: bool,
     /// Why Redis makes the instance not ready though it answers (it evicts keys).
     pub refusal: Option<String>,
+    /// The ledger's backlog as the drain last saw it: the oldest waiting entry's age in
+    /// seconds (the largest over boards), and the entries waiting over all boards.
+    pub ledger: (f64, u64),
 }
 
 impl Readiness {
@@ -30,6 +33,7 @@ pub async fn check(state: &AppState) -> Readiness {
         refusal: redis.as_ref().and_then(|r| state.durability.refusal(r)),
         redis,
         sql: sql.is_ok(),
+        ledger: state.backlogs.total(chrono::Utc::now().timestamp_millis()),
     }
 }
 

@@ -6,6 +6,7 @@ use sea_orm::DatabaseConnection;
 
 use crate::config::Settings;
 use crate::domain::session::SessionPolicy;
+use crate::engine::backlog::Backlogs;
 use crate::engine::config::ConfigCache;
 use crate::engine::durability::Durability;
 use crate::engine::read_cache::ReadCache;
@@ -30,6 +31,8 @@ pub struct AppState {
     pub sessions: SessionPolicy,
     /// What Redis can lose, and when it last came back empty.
     pub durability: Arc<Durability>,
+    /// What the ledger's drain last saw waiting in Redis, per board.
+    pub backlogs: Arc<Backlogs>,
     /// Renders `/metrics`.
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }

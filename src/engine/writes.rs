@@ -19,6 +19,7 @@ use crate::domain::board::{BoardSettings, Membership};
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardName, Channel, MemberId, Terminal, VoterId};
+use crate::domain::ledger::Entry;
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::domain::period::{Bucket, epoch_hour, voter_buckets};
 use crate::domain::retention::is_late;
@@ -146,6 +147,37 @@ impl Prepared {
         }
     }
 
+    /// The write's ledger entry, encoded, when its board keeps a ledger; `recorded` is
+    /// when it arrived.
+    fn ledger_entry(&self, recorded: DateTime<Utc>) -> Option<String> {
+        if !self.board.settings().ledger {
+            return None;
+        }
+        let w = &self.write;
+        let (count, op, value, display, carry) = match (&self.targets, &w.what) {
+            (Targets::Vote { increment, .. }, What::Vote { count }) => {
+                (*count, None, None, increment.display, increment.carry)
+            }
+            (Targets::Score { op, units, .. }, _) => (1, Some(*op), Some(*units), 0, 0),
+            (Targets::Vote { .. }, What::Score { .. }) => return None,
+        };
+        let entry = Entry {
+            id: rand::random(),
+            at: self.at.timestamp_millis(),
+            recorded: recorded.timestamp_millis(),
+            member: w.member.to_string(),
+            voter: w.voter.as_ref().map(ToString::to_string),
+            channel: w.channel.as_ref().map(ToString::to_string),
+            terminal: w.terminal.as_ref().map(ToString::to_string),
+            count,
+            op,
+            value,
+            display,
+            carry,
+        };
+        Some(entry.encode())
+    }
+
     /// What is stored beside the write's scores for idempotent replays: the request's
     /// fingerprint and the (period, bucket) labels, as `<fingerprint>|<labels JSON>`.
     fn receipt(&self) -> String {
@@ -167,7 +199,13 @@ enum Call<'a> {
     Score(ScoreCall<'a>),
 }
 
-fn call<'a>(p: &'a Prepared, caller: &'a Caller, receipt: &'a str, state: &AppState) -> Call<'a> {
+fn call<'a>(
+    p: &'a Prepared,
+    caller: &'a Caller,
+    receipt: &'a str,
+    ledger: Option<&'a str>,
+    state: &AppState,
+) -> Call<'a> {
     let write = WriteFacts {
         member: p.write.member.as_str(),
         voter: p.write.voter.as_ref().map(VoterId::as_str),
@@ -182,6 +220,7 @@ fn call<'a>(p: &'a Prepared, caller: &'a Caller, receipt: &'a str, state: &AppSt
         late: p.late,
         rules: &p.rules,
         voters: &p.voters,
+        ledger,
     };
     match &p.targets {
         Targets::Vote {
@@ -228,9 +267,10 @@ pub async fn apply(
         .collect();
     let ready: Vec<&Prepared> = prepared.iter().filter_map(|p| p.as_ref().ok()).collect();
     let receipts: Vec<String> = ready.iter().map(|p| p.receipt()).collect();
+    let entries: Vec<Option<String>> = ready.iter().map(|p| p.ledger_entry(now)).collect();
     let (mut votes, mut scores) = (Vec::new(), Vec::new());
-    for (p, receipt) in ready.iter().zip(&receipts) {
-        match call(p, caller, receipt, state) {
+    for ((p, receipt), entry) in ready.iter().zip(&receipts).zip(&entries) {
+        match call(p, caller, receipt, entry.as_deref(), state) {
             Call::Vote(c) => votes.push(c),
             Call::Score(c) => scores.push(c),
         }
@@ -320,7 +360,8 @@ pub fn vote_invocation(
 ) -> Result<Invocation, EngineError> {
     let prepared = prepare(state, caller, write, Utc::now())?;
     let receipt = prepared.receipt();
-    match call(&prepared, caller, &receipt, state) {
+    let entry = prepared.ledger_entry(Utc::now());
+    match call(&prepared, caller, &receipt, entry.as_deref(), state) {
         Call::Vote(vote) => Ok(vote.invocation()),
         Call::Score(_) => Err(anyhow::anyhow!("a score write has no vote.lua invocation").into()),
     }

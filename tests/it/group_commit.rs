@@ -49,8 +49,8 @@ async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
 }
 
 /// An app on a Redis of its own (so its command statistics are the app's alone) with
-/// the largest vote group `vote_group`, an open board `slug` with one rule, and a
-/// connection to that Redis, its statistics just reset.
+/// the largest vote group `vote_group`, an open board `slug` with one rule and no ledger,
+/// and a connection to that Redis, its statistics just reset.
 async fn own_board(
     vote_group: usize,
     slug: &str,
@@ -63,7 +63,8 @@ async fn own_board(
         ..Options::default()
     })
     .await;
-    app.board(json!({"slug": slug, "title": slug, "membership": "open"}))
+    // No ledger: its drain would run scripts of its own.
+    app.board(json!({"slug": slug, "title": slug, "membership": "open", "ledger": false}))
         .await;
     let (status, body) = app
         .post(&format!("/api/v1/admin/boards/{slug}/rules"), rule)

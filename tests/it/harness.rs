@@ -370,6 +370,8 @@ pub struct Options {
     pub config_check: Duration,
     /// How often the archive task runs; an hour by default, so other tests see none.
     pub archive_check: Duration,
+    /// How often the ledger's drain moves entries to SQL.
+    pub ledger_drain: Duration,
     /// How often the league task closes seasons that are over and sends webhooks.
     pub league_check: Duration,
     /// Dashboard sessions' idle and absolute timeouts.
@@ -393,6 +395,7 @@ impl Default for Options {
             read_cache: Duration::ZERO,
             config_check: Duration::from_secs(2),
             archive_check: Duration::from_secs(3600),
+            ledger_drain: Duration::from_millis(100),
             league_check: Duration::from_millis(200),
             session_idle: Duration::from_secs(1800),
             session_absolute: Duration::from_secs(43_200),
@@ -431,6 +434,7 @@ impl TestApp {
             read_cache: opts.read_cache,
             config_check: opts.config_check,
             archive_check: opts.archive_check,
+            ledger_drain: opts.ledger_drain,
             league_check: opts.league_check,
             session_idle: opts.session_idle,
             session_absolute: opts.session_absolute,
@@ -525,7 +529,6 @@ impl TestApp {
         assert_eq!(status, StatusCode::OK, "{body}");
     }
 
-    /// Casts one vote with the master key.
     /// What `GET /metrics` answers.
     pub async fn metrics(&self) -> String {
         let resp = self
@@ -538,6 +541,7 @@ impl TestApp {
         resp.text().await.unwrap()
     }
 
+    /// Casts one vote with the master key.
     pub async fn vote(&self, board: &str, body: Value) -> (StatusCode, Value) {
         self.post(&format!("/api/v1/boards/{board}/votes"), body)
             .await

@@ -19,6 +19,7 @@ mod keys;
 mod layouts;
 mod league_play;
 mod leagues;
+mod ledger;
 mod limits;
 mod ops;
 mod pages;

@@ -76,6 +76,10 @@ pub struct BoardRequest {
     /// plain board. Fixed at creation.
     #[serde(default, deserialize_with = "nullable")]
     pub instances: Option<Option<InstancesSettings>>,
+    /// Record every accepted write in the board's ledger (`GET …/ledger`). Default: on
+    /// for a `votes` board, off for a `scores` board; a family keeps none. Turning it
+    /// off stops recording; what was recorded stays.
+    pub ledger: Option<bool>,
 }
 
 impl BoardRequest {
@@ -139,6 +143,9 @@ impl BoardRequest {
         if let Some(instances) = self.instances {
             s.instances = instances.map(|i| Instances::new(i.ttl_s)).transpose()?;
         }
+        if let Some(ledger) = self.ledger {
+            s.ledger = ledger;
+        }
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {
                 EngineError::invalid(
@@ -178,6 +185,9 @@ pub async fn create_board(
         .ok_or_else(|| ApiError::invalid(Code::InvalidTitle, "title is required"))?;
     let mut settings = BoardSettings::new(title);
     body.apply(&mut settings)?;
+    if body.ledger.is_none() {
+        settings.ledger = settings.ledger_by_default();
+    }
     let board = engine::create_board(&state, &actor, slug, settings).await?;
     Ok(HttpResponse::Created().json(BoardResponse::of(&board)?))
 }

@@ -3,6 +3,7 @@
 pub mod api_keys;
 pub mod boards;
 pub mod leagues;
+pub mod ledger;
 pub mod members;
 pub mod rules;
 
@@ -21,6 +22,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(boards::update_board)
             .service(boards::delete_board)
             .service(boards::archive_board)
+            .service(ledger::get_ledger)
             .service(members::upsert_members)
             .service(members::import_members)
             .service(members::update_member)

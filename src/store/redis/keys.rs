@@ -267,6 +267,25 @@ impl BoardKeys {
         format!("{}headroom", self.base)
     }
 
+    /// The ledger's entries not yet in SQL (list of `domain::ledger::Entry` JSON, oldest
+    /// first): the write scripts append, the drain trims what SQL holds. A sharded
+    /// board's shards keep one each (see [`Self::shards`]).
+    pub fn ledger(&self) -> String {
+        format!("{}lg", self.base)
+    }
+
+    /// The id of the last entry the drain trimmed from [`Self::ledger`] (string): when
+    /// it is not the id SQL recorded last, Redis lost its data or went back in time, and
+    /// the drain looks for the entries SQL already holds by their ids.
+    pub fn ledger_trimmed(&self) -> String {
+        format!("{}lg:trimmed", self.base)
+    }
+
+    /// Who drains [`Self::ledger`] now (string: the holder's token, with a lease).
+    pub fn ledger_lease(&self) -> String {
+        format!("{}lg:lease", self.base)
+    }
+
     /// Votes per hour (hash: hours since the epoch -> votes).
     pub fn votes_per_hour(&self) -> String {
         format!("{}vph", self.base)

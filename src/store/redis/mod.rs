@@ -24,6 +24,7 @@ pub mod keys;
 mod late;
 mod league;
 mod lease;
+mod ledger;
 mod member;
 mod page;
 mod release;
@@ -54,6 +55,7 @@ pub use league::{
     PreviousSeason, SeasonRecord, Standing,
 };
 pub use lease::Lease;
+pub use ledger::LedgerHead;
 pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
 pub use release::Release;

@@ -23,6 +23,7 @@
 --   +1 the bucket's distinct voters (HyperLogLog)
 --   +2 the member's distinct voters in it (HyperLogLog)
 -- then two keys per rule i = 0 .. r-1, at 4 + 2n + 2h + 2i (see rules.lua)
+-- and last the ledger of the board (or of the shard; list of entries, oldest first)
 --
 -- ARGV[1]  member id
 -- ARGV[2]  op: 'incr', 'decr', 'set' or 'best'
@@ -46,7 +47,9 @@
 --          and marks rankings it found gone, as a late vote does (see vote.lua)
 -- ARGV[18] a family instance's TTL in ms: every key the write touches expires that long
 --          after it (see instance.lua); '0' on a plain board
--- then six per rule i, at 18 + 6i (see rules.lua)
+-- ARGV[19] the write's ledger entry (domain::ledger::Entry as JSON), or '' when the
+--          board keeps no ledger (and in a reserve step): appended when the write counts
+-- then six per rule i, at 19 + 6i (see rules.lua)
 --
 -- Returns one of
 --   {'ok', score_0, score_1, ...}    the member's new score per period (decimal strings)
@@ -72,7 +75,7 @@ local top_n = retain > 0
 local h = tonumber(ARGV[16])
 local voter_key = 4 + 2 * n
 local rule_key = voter_key + 2 * h
-local rule_arg = 18
+local rule_arg = 19
 
 local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rule_arg, r, 1,
   KEYS[3], ARGV[12])
@@ -177,6 +180,9 @@ if late then
   end
 end
 
+if ARGV[19] ~= '' then
+  redis.call('RPUSH', KEYS[rule_key + 2 * r + 1], ARGV[19])
+end
 if idem_ttl > 0 then
   local scores = {}
   for i = 2, #result do

@@ -77,6 +77,7 @@ impl ScoreCall<'_> {
         }
         let rules = || step.rules.iter().map(|&i| &w.rules[i]);
         rules::push_keys(rules(), keys, &mut inv);
+        inv.key(keys.ledger());
         let (retain, trim_at) = match keys.storage() {
             Storage::TopN { retain, trim_at } => (retain, trim_at),
             _ => (0, 0),
@@ -109,7 +110,12 @@ impl ScoreCall<'_> {
             } else {
                 "0".to_owned()
             })
-            .arg(keys.ttl_ms());
+            .arg(keys.ttl_ms())
+            .arg(if step.records {
+                w.ledger.unwrap_or("")
+            } else {
+                ""
+            });
         rules::push_args(rules(), &mut inv);
         inv
     }

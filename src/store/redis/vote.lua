@@ -27,6 +27,7 @@
 --   +2 the member's distinct voters in it       (HyperLogLog)
 -- then two keys per rule i = 0 .. r-1, at 5 + 3n + 2h + 2i (see rules.lua)
 -- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
+-- and last the board's ledger (list of entries, oldest first; see ARGV[20])
 --
 -- ARGV[1]  n, the number of enabled periods
 -- ARGV[2]  h, the number of voter buckets
@@ -56,8 +57,12 @@
 --          over into its next bucket, else '0'
 -- ARGV[19] a family instance's TTL in ms: every key the vote writes expires that long
 --          after it (see instance.lua and window_add); '0' on a plain board
--- then six per rule i, at 19 + 6i (see rules.lua; a rule counts the real increment)
--- then five per rolling window k, at 19 + 6r + 5k:
+-- ARGV[20] the vote's ledger entry (domain::ledger::Entry as JSON), or '' when the board
+--          keeps no ledger: a counted vote appends it to the ledger (all of a call's
+--          entries in one RPUSH per ledger, in the order of the votes), a refused vote or
+--          a replay appends nothing; the drain (engine::ledger) moves them to SQL
+-- then six per rule i, at 20 + 6i (see rules.lua; a rule counts the real increment)
+-- then five per rolling window k, at 20 + 6r + 5k:
 --   +1 s, its slots
 --   +2 the clock's slot (now)
 --   +3 the vote's slot (its time)
@@ -143,7 +148,7 @@ local function overflows(kb, ab, n, h, r, w, member, real_inc, all_key)
     end
   end
   local o = period_key + 3 * n + 2 * h + 2 * r
-  local slots_arg = ab + 19 + 6 * r + 1
+  local slots_arg = ab + 20 + 6 * r + 1
   for i = 0, w - 1 do
     if exceeds(KEYS[o + 2], member, real_inc, max_units)
         or exceeds(KEYS[o + 3], member, display_inc, max_units) then
@@ -166,6 +171,9 @@ if m > 1 then
   board_voters, hour_votes = {keys = {}, writes = {}}, {keys = {}, writes = {}}
 end
 
+-- The entries a call appends to each ledger (one RPUSH per ledger, after the votes).
+local ledger = {keys = {}, writes = {}}
+
 -- Vote j's part of the shared write on `key`, which gets `item` (`shared` is
 -- board_voters) or `inc` more in the field `item` (hour_votes).
 local function shared_add(shared, key, j, item, inc)
@@ -184,10 +192,11 @@ local function shared_add(shared, key, j, item, inc)
   end
 end
 
--- Casts vote j, whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is ARGV[ab + i].
--- Answers its reply and, for a vote counted on a family instance, what instance_expire
--- needs to give its keys their expiry once the call's shared writes are made.
-local function cast(j, kb, ab)
+-- Casts vote j, whose own KEYS[i] is KEYS[kb + i] (i up to `keys`) and own ARGV[i] is
+-- ARGV[ab + i]. Answers its reply and, for a vote counted on a family instance, what
+-- instance_expire needs to give its keys their expiry once the call's shared writes are
+-- made.
+local function cast(j, kb, ab, keys)
   local n, h, r = tonumber(ARGV[ab + 1]), tonumber(ARGV[ab + 2]), tonumber(ARGV[ab + 3])
   local w = tonumber(ARGV[ab + 4])
   local member, real_text = ARGV[ab + 5], ARGV[ab + 6]
@@ -197,7 +206,7 @@ local function cast(j, kb, ab)
   local period_key = kb + 5
   local voter_key = period_key + 3 * n
   local rule_key = voter_key + 2 * h
-  local rule_arg = ab + 19
+  local rule_arg = ab + 20
   local display_text, carry_text = ARGV[ab + 7], ARGV[ab + 8]
   local all_at = string.find(ARGV[ab + 18], 'a', 1, true)
   local all_key = all_at and period_key + 3 * (all_at - 1)
@@ -299,6 +308,10 @@ local function cast(j, kb, ab)
     end
   end
 
+  local entry = ARGV[ab + 20]
+  if entry ~= '' then
+    shared_add(ledger, KEYS[kb + keys], j, entry)
+  end
   if keyed then
     call('SET', KEYS[kb + 1], ARGV[ab + 11] .. '|' .. table.concat(result, ',', 2), 'EX',
       idem_ttl)
@@ -322,7 +335,7 @@ local replies, expiries = {}, {}
 local kb, at = 0, 1
 for j = 1, m do
   local keys, args = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
-  local ok, reply, expiry = pcall(cast, j, kb, at + 2)
+  local ok, reply, expiry = pcall(cast, j, kb, at + 2, keys)
   if not ok then
     reply = as_error(reply)
   elseif expiry then
@@ -330,13 +343,6 @@ for j = 1, m do
   end
   replies[j] = reply
   kb, at = kb + keys, at + 2 + args
-end
-
-if m == 1 then
-  if #expiries > 0 then
-    expire_instances(expiries)
-  end
-  return replies
 end
 
 -- The shared writes. One that fails answers its error for every vote that wrote to it,
@@ -353,14 +359,19 @@ local function share(shared, write)
     end
   end
 end
-share(board_voters, function(key, voters)
-  call('PFADD', key, unpack(voters))
+share(ledger, function(key, entries)
+  call('RPUSH', key, unpack(entries))
 end)
-share(hour_votes, function(key, counts)
-  for field, count in pairs(counts) do
-    call('HINCRBY', key, field, string.format('%d', count))
-  end
-end)
+if m > 1 then
+  share(board_voters, function(key, voters)
+    call('PFADD', key, unpack(voters))
+  end)
+  share(hour_votes, function(key, counts)
+    for field, count in pairs(counts) do
+      call('HINCRBY', key, field, string.format('%d', count))
+    end
+  end)
+end
 if #expiries > 0 then
   expire_instances(expiries)
 end

@@ -167,6 +167,7 @@ impl VoteCall<'_> {
                 inv.key(key);
             }
         }
+        inv.key(self.board.ledger());
         // Only a rolling rule's log names the vote's entries.
         let tag = if w
             .rules
@@ -208,7 +209,8 @@ impl VoteCall<'_> {
             .arg(refusals_ttl_s(self.board))
             .arg(if w.late { "1" } else { "0" })
             .arg(periods)
-            .arg(self.board.ttl_ms());
+            .arg(self.board.ttl_ms())
+            .arg(w.ledger.unwrap_or(""));
         rules::push_args(w.rules, &mut inv);
         for w in self.windows {
             w.args(&mut inv);

@@ -35,6 +35,9 @@ pub struct WriteFacts<'a> {
     pub rules: &'a [RuleCheck],
     /// The buckets whose distinct voters the write adds to (`period::voter_buckets`).
     pub voters: &'a [Bucket],
+    /// The write's ledger entry (`domain::ledger::Entry`, encoded), when the board
+    /// keeps a ledger: the script appends it when the write counts.
+    pub ledger: Option<&'a str>,
 }
 
 impl<'a> WriteFacts<'a> {
@@ -51,6 +54,7 @@ impl<'a> WriteFacts<'a> {
             late: false,
             rules: &[],
             voters: &[],
+            ledger: None,
         }
     }
 

@@ -50,6 +50,7 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
                 .map(Instances::new)
                 .transpose()
                 .map_err(|e| corrupt("instance_ttl_s", e))?,
+            ledger: row.ledger,
             title: row.title,
             description: row.description,
         },
@@ -81,6 +82,7 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.retention = Set(s.retention.encode());
     model.archive_top = Set(s.archive_top);
     model.instance_ttl_s = Set(s.instances.map(|i| i.ttl_s));
+    model.ledger = Set(s.ledger);
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

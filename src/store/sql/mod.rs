@@ -8,6 +8,7 @@ pub mod audit;
 pub mod boards;
 pub mod entities;
 pub mod leagues;
+pub mod ledger;
 pub mod members;
 pub mod rules;
 pub mod users;

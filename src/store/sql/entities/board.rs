@@ -35,6 +35,8 @@ pub struct Model {
     pub archive_top: i64,
     /// A family's instance lifetime in seconds; null for a plain board.
     pub instance_ttl_s: Option<i64>,
+    /// Whether accepted writes are recorded in the ledger.
+    pub ledger: bool,
     pub created_at: DateTime,
     pub updated_at: DateTime,
 }

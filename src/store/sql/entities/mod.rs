@@ -12,6 +12,8 @@ pub mod league_player;
 pub mod league_result;
 pub mod league_reward;
 pub mod league_season;
+pub mod ledger_cursor;
+pub mod ledger_entry;
 pub mod member;
 pub mod member_removal;
 pub mod rate_rule;

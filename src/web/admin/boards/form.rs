@@ -44,6 +44,8 @@ pub struct BoardForm {
     #[serde(default)]
     embed_origins: String,
     public_page: Option<String>,
+    /// Checked: every accepted write is recorded in the ledger (ignored for a family).
+    ledger: Option<String>,
     /// Create only, like the storage fields below.
     scoring: String,
     decimals: String,
@@ -88,6 +90,7 @@ impl BoardForm {
             archive_top: s.archive_top.to_string(),
             embed_origins: s.embed_origins.join("\n"),
             public_page: s.public_page.then(|| "on".to_owned()),
+            ledger: s.ledger.then(|| "on".to_owned()),
             scoring: s.scoring.as_str().to_owned(),
             decimals: s.scoring.decimals().to_string(),
             storage_kind: s.storage.kind().to_owned(),
@@ -191,6 +194,11 @@ impl BoardForm {
                     ttl_s: self.instance_ttl_s()?,
                 })),
                 (true, _) => Some(None),
+            },
+            // A family keeps no ledger: creating one takes the default (off).
+            ledger: match (creating, self.instances.as_str()) {
+                (true, "family") => None,
+                _ => Some(self.ledger.is_some()),
             },
         })
     }

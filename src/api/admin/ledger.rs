@@ -1,0 +1,156 @@
+//! A board's vote ledger, for auditors: pages by `seq`, or every entry as NDJSON.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::board_slug;
+use crate::api::auth::Admin;
+use crate::domain::ledger::Recorded;
+use crate::domain::score::View;
+use crate::domain::scoring::to_points;
+use crate::engine::ledger;
+use crate::engine::state::AppState;
+use crate::error::ApiError;
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LedgerQuery {
+    /// Entries after this `seq` (default 0: from the first).
+    pub after: Option<i64>,
+    /// Default 1000, at most 10,000 (a page only; the NDJSON stream has no limit).
+    pub limit: Option<i64>,
+}
+
+/// One accepted write, as the ledger keeps it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerEntry {
+    /// 1, 2, 3, … per board, without gaps, in the order the board accepted its writes.
+    pub seq: i64,
+    /// The write's time: a backfill's `at`, else when it arrived.
+    pub at: DateTime<Utc>,
+    /// When the write arrived.
+    pub recorded_at: DateTime<Utc>,
+    pub member: String,
+    pub voter: Option<String>,
+    pub channel: Option<String>,
+    pub terminal: Option<String>,
+    /// Votes (1 for a score write).
+    pub count: i64,
+    /// A vote: what it added to the display view (votes × multiplier).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<f64>)]
+    pub display: Option<serde_json::Number>,
+    /// A vote: what it carried into the next bucket's display view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<f64>)]
+    pub carry: Option<serde_json::Number>,
+    /// A score write: `incr`, `decr`, `set` or `best`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    /// A score write: its value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<f64>)]
+    pub value: Option<serde_json::Number>,
+    /// The revocation that struck it out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked: Option<i64>,
+}
+
+impl LedgerEntry {
+    fn of(r: Recorded, decimals: u8) -> Self {
+        let e = r.entry;
+        let time = |ms: i64| DateTime::from_timestamp_millis(ms).unwrap_or_default();
+        let vote = e.op.is_none();
+        Self {
+            seq: r.seq,
+            at: time(e.at),
+            recorded_at: time(e.recorded),
+            member: e.member,
+            voter: e.voter,
+            channel: e.channel,
+            terminal: e.terminal,
+            count: e.count,
+            display: vote.then(|| View::Display.to_votes(e.display)),
+            carry: vote.then(|| View::Display.to_votes(e.carry)),
+            op: e.op.map(|o| o.as_str().to_owned()),
+            value: e.value.map(|v| to_points(v, decimals)),
+            revoked: r.revoked,
+        }
+    }
+}
+
+/// A page of a board's ledger.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerResponse {
+    pub entries: Vec<LedgerEntry>,
+    /// `after` for the next page; null at the end.
+    pub next_after: Option<i64>,
+    /// Accepted writes still in Redis, not yet in SQL (within seconds they are).
+    pub pending: u64,
+}
+
+/// A board's ledger: every write it accepted, in order. With `Accept:
+/// application/x-ndjson`, every entry after `after` as one JSON object a line (no
+/// `limit`; `pending` is then in the `X-Ledger-Pending` header), streamed from SQL.
+#[utoipa::path(get, path = "/api/v1/admin/boards/{board}/ledger", tag = "admin",
+    params(("board" = String, Path), LedgerQuery),
+    responses(
+        (status = 200, body = LedgerResponse, content_type = "application/json"),
+        (status = 200, description = "every entry after `after`, one `LedgerEntry` a line", body = LedgerEntry, content_type = "application/x-ndjson"),
+        (status = 404, description = "board_not_found (or a family, whose instances keep no ledger)", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_field (after, limit)", body = crate::api::ErrorBody),
+    ))]
+#[get("/boards/{board}/ledger")]
+pub async fn get_ledger(
+    state: web::Data<AppState>,
+    _admin: Admin,
+    req: HttpRequest,
+    board: web::Path<String>,
+    query: web::Query<LedgerQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = board_slug(&board)?;
+    let after = query.after.unwrap_or(0);
+    let decimals = crate::engine::boards::board_of(&state, &slug)?
+        .board
+        .settings
+        .scoring
+        .decimals();
+    if wants_ndjson(&req) {
+        let pending = ledger::pending(&state, &slug).await?;
+        let entries = ledger::stream(&state, &slug, after)?.map(move |entry| {
+            let entry = entry.map_err(|err| {
+                tracing::error!(error = %err, "the ledger stream stopped");
+                std::io::Error::other("the ledger stream stopped")
+            })?;
+            let mut line = serde_json::to_vec(&LedgerEntry::of(entry, decimals))
+                .map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            Ok::<_, std::io::Error>(web::Bytes::from(line))
+        });
+        return Ok(HttpResponse::Ok()
+            .content_type("application/x-ndjson")
+            .insert_header(("X-Ledger-Pending", pending.to_string()))
+            .streaming(entries));
+    }
+    let page = ledger::page(&state, &slug, after, query.limit.unwrap_or(1000)).await?;
+    Ok(HttpResponse::Ok().json(LedgerResponse {
+        entries: page
+            .entries
+            .into_iter()
+            .map(|e| LedgerEntry::of(e, decimals))
+            .collect(),
+        next_after: page.next_after,
+        pending: page.pending,
+    }))
+}
+
+fn wants_ndjson(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("application/x-ndjson"))
+}

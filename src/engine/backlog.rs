@@ -1,0 +1,78 @@
+//! What the ledger's drain last saw: per board, the entries in Redis not yet in SQL and
+//! when the oldest of them was accepted. `/readyz` and `/metrics` report it; every
+//! instance looks at every board's ledger on each pass, holder of its lease or not.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// One board's backlog.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Backlog {
+    pub pending: u64,
+    /// When the oldest pending entry was accepted (ms since the epoch).
+    pub oldest_ms: Option<i64>,
+}
+
+impl Backlog {
+    /// Seconds since the oldest pending entry was accepted; 0 when none is pending.
+    pub fn lag_s(&self, now_ms: i64) -> f64 {
+        self.oldest_ms
+            .map_or(0.0, |t| (now_ms - t).max(0) as f64 / 1000.0)
+    }
+}
+
+/// Every board's backlog, by board id.
+#[derive(Debug, Default)]
+pub struct Backlogs {
+    boards: Mutex<HashMap<i64, Backlog>>,
+}
+
+impl Backlogs {
+    /// Replaces what is known with one pass's findings (boards left out are gone).
+    pub fn replace(&self, seen: HashMap<i64, Backlog>) {
+        if let Ok(mut boards) = self.boards.lock() {
+            *boards = seen;
+        }
+    }
+
+    /// The largest lag of any board, and the entries pending over all of them.
+    pub fn total(&self, now_ms: i64) -> (f64, u64) {
+        let Ok(boards) = self.boards.lock() else {
+            return (0.0, 0);
+        };
+        boards.values().fold((0.0, 0), |(lag, pending), b| {
+            (lag.max(b.lag_s(now_ms)), pending + b.pending)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_total_lag_is_the_oldest_boards_and_pending_adds_up() {
+        let backlogs = Backlogs::default();
+        assert_eq!(backlogs.total(10_000), (0.0, 0));
+        backlogs.replace(HashMap::from([
+            (
+                1,
+                Backlog {
+                    pending: 3,
+                    oldest_ms: Some(8_500),
+                },
+            ),
+            (
+                2,
+                Backlog {
+                    pending: 2,
+                    oldest_ms: Some(9_000),
+                },
+            ),
+            (3, Backlog::default()),
+        ]));
+        assert_eq!(backlogs.total(10_000), (1.5, 5));
+        backlogs.replace(HashMap::new());
+        assert_eq!(backlogs.total(10_000), (0.0, 0));
+    }
+}

@@ -1,0 +1,305 @@
+//! **The vote ledger**: the drain that moves every board's accepted writes from Redis
+//! to SQL, and the reads an auditor makes of it.
+//!
+//! A write script appends each counted write's entry (`domain::ledger::Entry`) to its
+//! board's ledger in Redis, in the same run as the scores (`vote.lua`, `score.lua`). On
+//! every instance, [`run`] looks at every board's ledger each `OVATION_LEDGER_DRAIN_MS`;
+//! where entries wait, the holder of the board's lease moves them to SQL, oldest first,
+//! a batch at a time:
+//!
+//! 1. read the head of the ledger (up to [`BATCH`] entries) and SQL's cursor (the id of
+//!    the last entry SQL holds from that ledger);
+//! 2. the cursor among them: a drain stopped between its commit and its trim; trim up to
+//!    it and read again;
+//! 3. otherwise store them in one transaction: numbered on from the board's last `seq`,
+//!    and the cursor moved to the last of them only if it is still where step 1 read it
+//!    (another drain that got there first makes this one stop);
+//! 4. trim them from Redis, only if the head is still what step 1 read
+//!    (`ledger_trim.lua`), remembering the last entry trimmed.
+//!
+//! So an entry reaches SQL once, in order, with no gap, whoever drains and wherever one
+//! stops. When Redis does not remember the last trimmed entry as SQL's cursor (it lost
+//! its data, or a failover went back in time), entries SQL already holds may be at the
+//! head again: the drain then leaves out those whose ids SQL holds among its latest.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use futures_util::{Stream, StreamExt};
+
+use super::backlog::Backlog;
+use super::boards;
+use super::config::BoardConfig;
+use super::error::EngineError;
+use super::state::AppState;
+use crate::domain::ids::BoardSlug;
+use crate::domain::ledger::{Entry, Recorded};
+use crate::metrics;
+use crate::store::redis::{BoardKeys, Lease};
+use crate::store::sql::SqlError;
+use crate::store::sql::ledger::{self as sql, LedgerOf};
+
+/// Entries per read and per SQL transaction.
+pub const BATCH: usize = 1000;
+
+/// Batches one board's drain moves per pass before it looks at the next board.
+const PASS_BATCHES: usize = 100;
+
+/// How long a lease lasts unless renewed: another instance takes over a board this long
+/// after its drain stopped.
+const LEASE: Duration = Duration::from_secs(5);
+
+/// The drain, on every instance: a pass over every board each `every`.
+pub async fn run(state: AppState, every: Duration) {
+    let token = format!("{:016x}", rand::random::<u64>());
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        drain_all(&state, &token).await;
+    }
+}
+
+/// One pass: each board's ledgers looked at, and drained where this instance holds (or
+/// takes) the board's lease; the backlog recorded for `/readyz` and `/metrics`.
+pub async fn drain_all(state: &AppState, token: &str) {
+    let mut seen = HashMap::new();
+    for board in state.config.boards() {
+        // A family keeps no ledger (its instances' would be in their own slots).
+        if board.board.settings.instances.is_some() {
+            continue;
+        }
+        let slug = board.board.slug.as_str();
+        match drain_board(state, &board, token).await {
+            Ok(backlog) => {
+                metrics::ledger_backlog(slug, backlog.pending, backlog.lag_s(now_ms()));
+                seen.insert(board.board.id, backlog);
+            }
+            Err(err) => {
+                tracing::warn!(board = slug, error = %err, "ledger drain stopped; the next pass resumes")
+            }
+        }
+    }
+    state.backlogs.replace(seen);
+}
+
+fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+/// Drains one board when entries wait and this instance holds its lease; answers what
+/// waits after.
+async fn drain_board(
+    state: &AppState,
+    board: &BoardConfig,
+    token: &str,
+) -> Result<Backlog, EngineError> {
+    let sources = board.keys.shards();
+    let mut waiting = backlog(state, &sources).await?;
+    if waiting.pending == 0 {
+        return Ok(waiting);
+    }
+    let lease: Lease = state.redis.ledger_lease(&board.keys, token, LEASE);
+    if !state.redis.take_lease(&lease).await? {
+        return Ok(waiting);
+    }
+    let of = LedgerOf {
+        board_id: board.board.id,
+    };
+    let mut moved = 0;
+    for (source, keys) in sources.iter().enumerate() {
+        moved += drain_source(state, of, source as i32, keys).await?;
+    }
+    if moved > 0 {
+        metrics::ledger_drained(board.board.slug.as_str(), moved);
+        waiting = backlog(state, &sources).await?;
+    }
+    Ok(waiting)
+}
+
+/// What waits in a board's ledgers.
+async fn backlog(state: &AppState, sources: &[BoardKeys]) -> Result<Backlog, EngineError> {
+    let mut total = Backlog::default();
+    for source in sources {
+        let head = state.redis.ledger_head(source, 1).await?;
+        total.pending += head.length;
+        if let Some(first) = head.entries.first() {
+            let at = decode(first)?.recorded;
+            total.oldest_ms = Some(total.oldest_ms.map_or(at, |t| t.min(at)));
+        }
+    }
+    Ok(total)
+}
+
+fn decode(text: &str) -> Result<Entry, EngineError> {
+    Entry::decode(text)
+        .ok_or_else(|| anyhow::anyhow!("a ledger entry in Redis does not read: {text:.200}").into())
+}
+
+/// Moves one ledger's entries to SQL, a batch at a time; answers how many it stored.
+async fn drain_source(
+    state: &AppState,
+    of: LedgerOf,
+    source: i32,
+    keys: &BoardKeys,
+) -> Result<usize, EngineError> {
+    let mut moved = 0;
+    for _ in 0..PASS_BATCHES {
+        let head = state.redis.ledger_head(keys, BATCH).await?;
+        let Some(last_text) = head.entries.last() else {
+            break;
+        };
+        let entries = head
+            .entries
+            .iter()
+            .map(|t| decode(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let cursor = sql::cursor(&state.db, of, source).await?;
+        if let Some(at) = cursor.and_then(|c| entries.iter().position(|e| e.id == c)) {
+            // Stored before, not trimmed: a drain stopped between the two.
+            state
+                .redis
+                .ledger_trim(keys, at + 1, &head.entries[at], entries[at].id)
+                .await?;
+            continue;
+        }
+        let last_id = entries[entries.len() - 1].id;
+        let mut new = entries;
+        if cursor.is_some() && head.trimmed != cursor {
+            let ids: Vec<i64> = new.iter().map(|e| e.id).collect();
+            let known = sql::known_ids(&state.db, of, &ids).await?;
+            new.retain(|e| !known.contains(&e.id));
+        }
+        match sql::append(&state.db, of, source, cursor, last_id, &new).await {
+            Err(SqlError::Conflict) => break,
+            stored => stored?,
+        }
+        moved += new.len();
+        if !state
+            .redis
+            .ledger_trim(keys, head.entries.len(), last_text, last_id)
+            .await?
+        {
+            break;
+        }
+    }
+    Ok(moved)
+}
+
+/// A page of a board's ledger.
+#[derive(Debug, Clone)]
+pub struct LedgerPage {
+    pub entries: Vec<Recorded>,
+    /// The `seq` to ask after for the next page; `None` at the end.
+    pub next_after: Option<i64>,
+    /// Accepted writes not yet in SQL.
+    pub pending: u64,
+}
+
+/// The largest page of a ledger.
+pub const PAGE_MAX: i64 = 10_000;
+
+/// The board's ledger entries after `seq` `after`, at most `limit` (1 to
+/// [`PAGE_MAX`]).
+pub async fn page(
+    state: &AppState,
+    slug: &BoardSlug,
+    after: i64,
+    limit: i64,
+) -> Result<LedgerPage, EngineError> {
+    let board = ledger_board(state, slug)?;
+    check_after(after)?;
+    if !(1..=PAGE_MAX).contains(&limit) {
+        return Err(EngineError::invalid_field(
+            "limit",
+            format!("limit must be between 1 and {PAGE_MAX}"),
+        ));
+    }
+    let limit = limit as u64;
+    let of = LedgerOf {
+        board_id: board.board.id,
+    };
+    let (entries, pending) = tokio::join!(
+        sql::page(&state.db, of, after, limit + 1),
+        state.redis.ledger_pending(&board.keys)
+    );
+    let mut entries = entries?;
+    let next_after = if entries.len() as u64 > limit {
+        entries.truncate(limit as usize);
+        entries.last().map(|e| e.seq)
+    } else {
+        None
+    };
+    Ok(LedgerPage {
+        entries,
+        next_after,
+        pending: pending?,
+    })
+}
+
+/// Accepted writes of the board not yet in SQL.
+pub async fn pending(state: &AppState, slug: &BoardSlug) -> Result<u64, EngineError> {
+    let board = ledger_board(state, slug)?;
+    Ok(state.redis.ledger_pending(&board.keys).await?)
+}
+
+fn check_after(after: i64) -> Result<(), EngineError> {
+    if after < 0 {
+        return Err(EngineError::invalid_field(
+            "after",
+            "after must be a seq: 0 or more",
+        ));
+    }
+    Ok(())
+}
+
+/// A board that may have a ledger: any board but a family.
+fn ledger_board(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, EngineError> {
+    let board = boards::board_of(state, slug)?;
+    if board.board.settings.instances.is_some() {
+        return Err(EngineError::not_found(
+            crate::domain::code::Code::BoardNotFound,
+            format!("board {slug} is a family: its instances keep no ledger"),
+        ));
+    }
+    Ok(board)
+}
+
+/// Every entry of the board's ledger after `seq` `after`, in order, as the stream is
+/// read: one SQL cursor in a task of its own, handing over a few entries at a time, so
+/// memory stays flat however long the ledger. An error ends the stream with it.
+pub fn stream(
+    state: &AppState,
+    slug: &BoardSlug,
+    after: i64,
+) -> Result<impl Stream<Item = Result<Recorded, EngineError>> + use<>, EngineError> {
+    let board = ledger_board(state, slug)?;
+    check_after(after)?;
+    let of = LedgerOf {
+        board_id: board.board.id,
+    };
+    let db = state.db.clone();
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Recorded, EngineError>>(256);
+    tokio::spawn(async move {
+        let rows = match sql::stream(&db, of, after).await {
+            Ok(rows) => rows,
+            Err(err) => {
+                let _ = tx.send(Err(err.into())).await;
+                return;
+            }
+        };
+        futures_util::pin_mut!(rows);
+        while let Some(row) = rows.next().await {
+            let failed = row.is_err();
+            // The reader went away: stop reading.
+            if tx.send(row.map_err(EngineError::from)).await.is_err() || failed {
+                return;
+            }
+        }
+    });
+    Ok(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    }))
+}

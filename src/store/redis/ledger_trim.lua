@@ -1,0 +1,21 @@
+-- ledger_trim.lua: take the entries SQL now holds off the head of a ledger, only when
+-- the head is still what the drain read (compare, then trim), and remember the last
+-- entry trimmed. A drain that stalled past its lease, or one whose SQL commit another
+-- drain superseded, trims nothing it did not store: entries are unique (each has its own
+-- id), so the comparison cannot match a different entry.
+--
+-- KEYS[1]  the ledger (list of entries, oldest first)
+-- KEYS[2]  the id of the last entry trimmed (string)
+-- ARGV[1]  n, how many entries SQL holds from the head
+-- ARGV[2]  the n-th entry, as the drain read it
+-- ARGV[3]  its id
+--
+-- Returns 1 when the n entries were trimmed, 0 when the head had changed (nothing is).
+
+local n = tonumber(ARGV[1])
+if redis.call('LINDEX', KEYS[1], n - 1) ~= ARGV[2] then
+  return 0
+end
+redis.call('LTRIM', KEYS[1], n, -1)
+redis.call('SET', KEYS[2], ARGV[3])
+return 1

@@ -1,0 +1,219 @@
+//! The vote ledger in SQL: entries in `seq` order per board, and per Redis ledger the
+//! last entry moved here (its cursor), written in the same transaction as the entries
+//! it covers, so a drain stopped anywhere resumes without a gap or a duplicate.
+
+use std::collections::HashSet;
+
+use futures_util::{Stream, StreamExt};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set, StreamTrait, TransactionTrait,
+};
+
+use super::SqlError;
+use super::entities::{ledger_cursor, ledger_entry};
+use crate::domain::ledger::{Entry, Recorded};
+use crate::domain::scoring::Op;
+
+/// Rows per INSERT: 16 bound values each, far below every backend's limit.
+const CHUNK: usize = 1000;
+
+/// How far back (in `seq`) the drain looks for entries SQL already holds, after Redis
+/// lost its data or went back in time: far more than a replica lags.
+const RECENT: i64 = 1_000_000;
+
+/// Which board's ledger: a plain board's id (a family instance's name comes later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LedgerOf {
+    pub board_id: i64,
+}
+
+const PLAIN: &str = "";
+
+/// The id of the last entry of the board's Redis ledger `source` that SQL holds.
+pub async fn cursor(
+    db: &impl ConnectionTrait,
+    of: LedgerOf,
+    source: i32,
+) -> Result<Option<i64>, SqlError> {
+    Ok(
+        ledger_cursor::Entity::find_by_id((of.board_id, PLAIN.to_owned(), source))
+            .one(db)
+            .await?
+            .map(|c| c.last_entry_id),
+    )
+}
+
+/// Of `ids`, those among the board's latest entries in SQL.
+pub async fn known_ids(
+    db: &impl ConnectionTrait,
+    of: LedgerOf,
+    ids: &[i64],
+) -> Result<HashSet<i64>, SqlError> {
+    let last = last_seq(db, of).await?;
+    let mut known = HashSet::new();
+    for chunk in ids.chunks(CHUNK) {
+        let rows: Vec<i64> = entries(of)
+            .filter(ledger_entry::Column::Seq.gt(last - RECENT))
+            .filter(ledger_entry::Column::EntryId.is_in(chunk.iter().copied()))
+            .select_only()
+            .column(ledger_entry::Column::EntryId)
+            .into_tuple()
+            .all(db)
+            .await?;
+        known.extend(rows);
+    }
+    Ok(known)
+}
+
+fn entries(of: LedgerOf) -> sea_orm::Select<ledger_entry::Entity> {
+    ledger_entry::Entity::find()
+        .filter(ledger_entry::Column::BoardId.eq(of.board_id))
+        .filter(ledger_entry::Column::Instance.eq(PLAIN))
+}
+
+/// The board's last `seq` (0 before its first entry).
+pub async fn last_seq(db: &impl ConnectionTrait, of: LedgerOf) -> Result<i64, SqlError> {
+    let last: Option<Option<i64>> = entries(of)
+        .select_only()
+        .expr(ledger_entry::Column::Seq.max())
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(last.flatten().unwrap_or(0))
+}
+
+/// Stores `new` after the board's last entry, numbered on from its last `seq`, and moves
+/// the cursor of `source` from `from` (what the drain read; `None`: no cursor yet) to
+/// `to`, all in one transaction. [`SqlError::Conflict`] when the cursor is no longer at
+/// `from` (another drain stored these entries first): nothing is written.
+pub async fn append(
+    db: &DatabaseConnection,
+    of: LedgerOf,
+    source: i32,
+    from: Option<i64>,
+    to: i64,
+    new: &[Entry],
+) -> Result<(), SqlError> {
+    let txn = db.begin().await?;
+    match from {
+        Some(from) => {
+            let moved = ledger_cursor::Entity::update_many()
+                .col_expr(ledger_cursor::Column::LastEntryId, Expr::value(to))
+                .filter(ledger_cursor::Column::BoardId.eq(of.board_id))
+                .filter(ledger_cursor::Column::Instance.eq(PLAIN))
+                .filter(ledger_cursor::Column::Source.eq(source))
+                .filter(ledger_cursor::Column::LastEntryId.eq(from))
+                .exec(&txn)
+                .await?;
+            if moved.rows_affected != 1 {
+                return Err(SqlError::Conflict);
+            }
+        }
+        None => {
+            ledger_cursor::ActiveModel {
+                board_id: Set(of.board_id),
+                instance: Set(PLAIN.to_owned()),
+                source: Set(source),
+                last_entry_id: Set(to),
+            }
+            .insert(&txn)
+            .await
+            .map_err(SqlError::from_write)?;
+        }
+    }
+    let mut seq = last_seq(&txn, of).await?;
+    for chunk in new.chunks(CHUNK) {
+        let rows = chunk.iter().map(|e| {
+            seq += 1;
+            row(of, seq, e)
+        });
+        ledger_entry::Entity::insert_many(rows)
+            .exec(&txn)
+            .await
+            .map_err(SqlError::from_write)?;
+    }
+    txn.commit().await?;
+    Ok(())
+}
+
+fn row(of: LedgerOf, seq: i64, e: &Entry) -> ledger_entry::ActiveModel {
+    ledger_entry::ActiveModel {
+        board_id: Set(of.board_id),
+        instance: Set(PLAIN.to_owned()),
+        seq: Set(seq),
+        entry_id: Set(e.id),
+        at_ms: Set(e.at),
+        recorded_ms: Set(e.recorded),
+        member: Set(e.member.clone()),
+        voter: Set(e.voter.clone()),
+        channel: Set(e.channel.clone()),
+        terminal: Set(e.terminal.clone()),
+        count: Set(e.count),
+        op: Set(e.op.map(|o| o.as_str().to_owned())),
+        value: Set(e.value),
+        display: Set(e.display),
+        carry: Set(e.carry),
+        revoked: Set(None),
+    }
+}
+
+fn recorded(m: ledger_entry::Model) -> Result<Recorded, SqlError> {
+    let op =
+        m.op.as_deref()
+            .map(Op::parse)
+            .transpose()
+            .map_err(|e| SqlError::Corrupt(format!("ledger entry {} op: {e}", m.seq)))?;
+    Ok(Recorded {
+        seq: m.seq,
+        revoked: m.revoked,
+        entry: Entry {
+            id: m.entry_id,
+            at: m.at_ms,
+            recorded: m.recorded_ms,
+            member: m.member,
+            voter: m.voter,
+            channel: m.channel,
+            terminal: m.terminal,
+            count: m.count,
+            op,
+            value: m.value,
+            display: m.display,
+            carry: m.carry,
+        },
+    })
+}
+
+/// Up to `limit` entries after `seq` `after`, in order.
+pub async fn page(
+    db: &impl ConnectionTrait,
+    of: LedgerOf,
+    after: i64,
+    limit: u64,
+) -> Result<Vec<Recorded>, SqlError> {
+    entries(of)
+        .filter(ledger_entry::Column::Seq.gt(after))
+        .order_by_asc(ledger_entry::Column::Seq)
+        .limit(limit)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(recorded)
+        .collect()
+}
+
+/// Every entry after `seq` `after`, in order, read from one SQL cursor as the stream is
+/// polled: memory stays flat however long the ledger.
+pub async fn stream<'a, C: ConnectionTrait + StreamTrait + Send>(
+    db: &'a C,
+    of: LedgerOf,
+    after: i64,
+) -> Result<impl Stream<Item = Result<Recorded, SqlError>> + Send + 'a, SqlError> {
+    let rows = entries(of)
+        .filter(ledger_entry::Column::Seq.gt(after))
+        .order_by_asc(ledger_entry::Column::Seq)
+        .stream(db)
+        .await?;
+    Ok(rows.map(|row| row.map_err(SqlError::from).and_then(recorded)))
+}

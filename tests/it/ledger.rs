@@ -1,0 +1,502 @@
+//! The vote ledger: every counted write recorded once, in order, gapless, moved to SQL by
+//! the drain (with two instances draining, and after a drain stopped between its commit
+//! and its trim, or a Redis that lost its place), and read back by auditors.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::harness::{MASTER_KEY, Options, RawRedis, TestApp, num};
+use ovation::domain::ids::BoardSlug;
+use ovation::domain::ledger::Entry;
+use ovation::store::sql::ledger::{self as sql, LedgerOf};
+
+/// Every entry of `board`'s ledger, read page by page (`limit` a page), once nothing is
+/// pending.
+async fn ledger(app: &TestApp, board: &str, limit: usize) -> Vec<Value> {
+    drained(app, board).await;
+    let (mut entries, mut after) = (Vec::new(), 0);
+    loop {
+        let (status, page) = app
+            .get(&format!(
+                "/api/v1/admin/boards/{board}/ledger?after={after}&limit={limit}"
+            ))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let got = page["entries"].as_array().unwrap();
+        assert!(got.len() <= limit, "{page}");
+        entries.extend(got.iter().cloned());
+        match page["next_after"].as_i64() {
+            Some(next) => after = next,
+            None => return entries,
+        }
+    }
+}
+
+/// Waits until `board`'s ledger has nothing pending in Redis.
+async fn drained(app: &TestApp, board: &str) {
+    for _ in 0..300 {
+        let (status, page) = app
+            .get(&format!("/api/v1/admin/boards/{board}/ledger?limit=1"))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        if page["pending"] == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the ledger of {board} was not drained in 15 s");
+}
+
+fn assert_gapless(entries: &[Value]) {
+    let seqs: Vec<i64> = entries.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    let expected: Vec<i64> = (1..=entries.len() as i64).collect();
+    assert_eq!(seqs, expected, "seq runs 1, 2, 3, … without a gap");
+}
+
+/// (member, voter, count) of each entry, counted.
+fn tally(entries: &[Value]) -> BTreeMap<(String, String, i64), usize> {
+    let mut tally = BTreeMap::new();
+    for e in entries {
+        let key = (
+            e["member"].as_str().unwrap().to_owned(),
+            e["voter"].as_str().unwrap_or("").to_owned(),
+            e["count"].as_i64().unwrap(),
+        );
+        *tally.entry(key).or_insert(0) += 1;
+    }
+    tally
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ledger_holds_exactly_the_counted_votes_of_32_clients_gapless() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "led", "title": "Ledger", "max_count": 5}))
+        .await;
+    app.members("led", &["m1", "m2", "m3"]).await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/led/rules",
+            json!({"name": "four a day", "dimensions": ["voter"], "window": "day", "limit": 4}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let clients = (0..32u64).map(|c| {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ c);
+            let mut counted = Vec::new();
+            let mut sent: Vec<Value> = Vec::new();
+            for i in 0..12 {
+                // A replay of an earlier keyed vote now and then: it counts nothing more.
+                let body = if !sent.is_empty() && rng.random_bool(0.2) {
+                    sent[rng.random_range(0..sent.len())].clone()
+                } else {
+                    let body = json!({
+                        "member": format!("m{}", rng.random_range(1..=3)),
+                        "voter": format!("u{}", rng.random_range(0..40)),
+                        "count": rng.random_range(1..=3),
+                        "idempotency_key": format!("c{c}-{i}"),
+                    });
+                    sent.push(body.clone());
+                    body
+                };
+                let (status, answer) = app.vote("led", body.clone()).await;
+                match status {
+                    StatusCode::OK if answer["replayed"] == false => counted.push(body),
+                    StatusCode::OK => {}
+                    StatusCode::TOO_MANY_REQUESTS => {
+                        assert_eq!(answer["error"]["code"], "rate_limited", "{answer}")
+                    }
+                    other => panic!("{other}: {answer}"),
+                }
+            }
+            counted
+        })
+    });
+    let mut counted = Vec::new();
+    for client in clients {
+        counted.extend(client.await.unwrap());
+    }
+    let entries = ledger(&app, "led", 7).await;
+    assert_gapless(&entries);
+    let mut expected = BTreeMap::new();
+    for v in &counted {
+        let key = (
+            v["member"].as_str().unwrap().to_owned(),
+            v["voter"].as_str().unwrap().to_owned(),
+            v["count"].as_i64().unwrap(),
+        );
+        *expected.entry(key).or_insert(0) += 1;
+    }
+    assert_eq!(tally(&entries), expected, "the ledger is the counted votes");
+    // The scores are the ledger's sums.
+    for m in ["m1", "m2", "m3"] {
+        let sum: i64 = entries
+            .iter()
+            .filter(|e| e["member"] == m)
+            .map(|e| e["count"].as_i64().unwrap())
+            .sum();
+        let (_, read) = app
+            .get(&format!(
+                "/api/v1/boards/led/members/{m}?period=all&view=real"
+            ))
+            .await;
+        assert_eq!(num(&read["score"]), sum as f64, "{m}: {read}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_instances_draining_at_once_store_each_entry_once() {
+    let first = TestApp::spawn_with(Options {
+        ledger_drain: Duration::from_millis(10),
+        ..Options::default()
+    })
+    .await;
+    first
+        .board(json!({"slug": "twice", "title": "Twice", "membership": "open"}))
+        .await;
+    let second = TestApp::spawn_with(Options {
+        prefix: first.prefix.clone(),
+        database: Some(first.database.clone()),
+        ledger_drain: Duration::from_millis(10),
+        ..Options::default()
+    })
+    .await;
+    let writers = (0..16).map(|c| {
+        let app = if c % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        tokio::spawn(async move {
+            for i in 0..25 {
+                let (status, body) = app
+                    .vote(
+                        "twice",
+                        json!({"member": format!("m{}", i % 4), "voter": format!("c{c}v{i}")}),
+                    )
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{body}");
+            }
+        })
+    });
+    for w in writers {
+        w.await.unwrap();
+    }
+    let entries = ledger(&second, "twice", 1000).await;
+    assert_gapless(&entries);
+    let voters: HashSet<&str> = entries
+        .iter()
+        .map(|e| e["voter"].as_str().unwrap())
+        .collect();
+    assert_eq!((entries.len(), voters.len()), (400, 400));
+}
+
+/// The test's own view of the app's stores, as another instance would build it.
+async fn stores(app: &TestApp) -> ovation::engine::state::AppState {
+    ovation::startup::connect(app.settings.clone())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_drain_stopped_between_commit_and_trim_resumes_without_duplicates() {
+    // The app's own drain runs once at start, then not for an hour: the test drains.
+    let app = TestApp::spawn_with(Options {
+        ledger_drain: Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "stop", "title": "Stop", "membership": "open"}))
+        .await;
+    for i in 0..30 {
+        app.vote("stop", json!({"member": "m1", "voter": format!("a{i}")}))
+            .await;
+    }
+    let state = stores(&app).await;
+    let board = state
+        .config
+        .board(&BoardSlug::parse("stop").unwrap())
+        .unwrap();
+    let of = LedgerOf {
+        board_id: board.board.id,
+    };
+    // A drain that committed the first 30 entries and stopped before trimming them.
+    let head = state.redis.ledger_head(&board.keys, 1000).await.unwrap();
+    assert_eq!(head.length, 30);
+    let entries: Vec<Entry> = head
+        .entries
+        .iter()
+        .map(|t| Entry::decode(t).unwrap())
+        .collect();
+    let last = entries.last().unwrap().id;
+    sql::append(&state.db, of, 0, None, last, &entries)
+        .await
+        .unwrap();
+    for i in 0..20 {
+        app.vote("stop", json!({"member": "m2", "voter": format!("b{i}")}))
+            .await;
+    }
+    ovation::engine::ledger::drain_all(&state, "resumer").await;
+    let stored = ledger(&app, "stop", 1000).await;
+    assert_gapless(&stored);
+    let voters: Vec<&str> = stored
+        .iter()
+        .map(|e| e["voter"].as_str().unwrap())
+        .collect();
+    let expected: Vec<String> = (0..30)
+        .map(|i| format!("a{i}"))
+        .chain((0..20).map(|i| format!("b{i}")))
+        .collect();
+    assert_eq!(
+        voters, expected,
+        "each entry once, in the order it was counted"
+    );
+
+    // Redis goes back in time (a failover to a replica that missed the trim): entries SQL
+    // holds are at the head again, and Redis no longer remembers the last trim.
+    let mut raw = RawRedis::connect().await;
+    let ledger_key = board.keys.ledger();
+    let again: Vec<String> = entries[20..].iter().map(Entry::encode).collect();
+    let _: () = raw
+        .query(redis::cmd("RPUSH").arg(&ledger_key).arg(&again))
+        .await;
+    let _: () = raw
+        .query(redis::cmd("DEL").arg(board.keys.ledger_trimmed()))
+        .await;
+    app.vote("stop", json!({"member": "m3", "voter": "c0"}))
+        .await;
+    ovation::engine::ledger::drain_all(&state, "resumer").await;
+    let stored = ledger(&app, "stop", 1000).await;
+    assert_gapless(&stored);
+    assert_eq!(
+        stored.len(),
+        51,
+        "the repeated entries are not stored twice"
+    );
+    assert_eq!(stored[50]["voter"], "c0");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ledger_setting_defaults_by_kind_and_turning_it_off_keeps_what_is_stored() {
+    let app = TestApp::spawn().await;
+    let votes = app
+        .board(json!({"slug": "v", "title": "V", "membership": "open"}))
+        .await;
+    assert_eq!(votes["ledger"], true);
+    let scores = app
+        .board(json!({"slug": "s", "title": "S", "scoring": "scores", "membership": "open"}))
+        .await;
+    assert_eq!(scores["ledger"], false);
+    let family = app
+        .board(json!({"slug": "f", "title": "F", "instances": {"ttl_s": 60}}))
+        .await;
+    assert_eq!(family["ledger"], false);
+    let (status, body) = app
+        .patch("/api/v1/admin/boards/f", json!({"ledger": true}))
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_field")),
+        "{body}"
+    );
+    let (status, body) = app.get("/api/v1/admin/boards/f/ledger").await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("board_not_found")),
+        "{body}"
+    );
+
+    app.vote("v", json!({"member": "m1", "voter": "u1"})).await;
+    let (status, body) = app
+        .patch("/api/v1/admin/boards/v", json!({"ledger": false}))
+        .await;
+    assert_eq!(
+        (status, body["ledger"].clone()),
+        (StatusCode::OK, json!(false))
+    );
+    app.vote("v", json!({"member": "m1", "voter": "u2"})).await;
+    let (status, body) = app
+        .post(
+            "/api/v1/scores",
+            json!({"scores": [{"board": "s", "member": "p1", "op": "incr", "value": 5}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let stored = ledger(&app, "v", 100).await;
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0]["voter"], "u1");
+    assert!(ledger(&app, "s", 100).await.is_empty());
+    let (_, read) = app
+        .get("/api/v1/boards/v/members/m1?period=all&view=real")
+        .await;
+    assert_eq!(read["score"], 2, "votes still count with the ledger off");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn score_writes_are_recorded_with_their_operator_on_every_layout() {
+    let app = TestApp::spawn().await;
+    for (slug, storage) in [
+        ("full", json!({"kind": "full"})),
+        ("sharded", json!({"kind": "sharded", "shards": 4})),
+    ] {
+        app.board(
+            json!({"slug": slug, "title": slug, "scoring": "scores", "decimals": 1,
+            "membership": "open", "storage": storage, "ledger": true}),
+        )
+        .await;
+        let writes: Vec<Value> = (0..24)
+            .map(|i| {
+                let op = ["incr", "set", "best"][i % 3];
+                json!({"board": slug, "member": format!("w{i}"), "op": op,
+                    "value": i as f64 + 0.5})
+            })
+            .collect();
+        let (status, body) = app.post("/api/v1/scores", json!({"scores": writes})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(
+            body["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r.get("error").is_none()),
+            "{body}"
+        );
+        let stored = ledger(&app, slug, 10).await;
+        assert_gapless(&stored);
+        let mut got: Vec<(String, String, f64)> = stored
+            .iter()
+            .map(|e| {
+                assert_eq!((e["count"].clone(), e.get("display")), (json!(1), None));
+                (
+                    e["member"].as_str().unwrap().to_owned(),
+                    e["op"].as_str().unwrap().to_owned(),
+                    num(&e["value"]),
+                )
+            })
+            .collect();
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut expected: Vec<(String, String, f64)> = (0..24)
+            .map(|i| {
+                (
+                    format!("w{i}"),
+                    ["incr", "set", "best"][i % 3].to_owned(),
+                    i as f64 + 0.5,
+                )
+            })
+            .collect();
+        expected.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(got, expected, "{slug}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_auditor_streams_the_whole_ledger_as_ndjson_and_sees_what_is_pending() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "audit", "title": "Audit", "membership": "open",
+        "multiplier": 1.5, "carry_over": 0.1}),
+    )
+    .await;
+    for i in 0..25 {
+        app.vote(
+            "audit",
+            json!({"member": format!("m{}", i % 3), "voter": format!("u{i}"), "count": 2,
+                "channel": "app", "terminal": "ios"}),
+        )
+        .await;
+    }
+    let pages = ledger(&app, "audit", 4).await;
+    assert_eq!(pages.len(), 25);
+    assert_eq!(
+        (
+            pages[0]["display"].clone(),
+            pages[0]["carry"].clone(),
+            pages[0]["channel"].clone(),
+            pages[0]["terminal"].clone()
+        ),
+        (json!(3), json!(0.3), json!("app"), json!("ios"))
+    );
+    let resp = app
+        .client
+        .get(format!(
+            "{}/api/v1/admin/boards/audit/ledger?after=5",
+            app.base
+        ))
+        .bearer_auth(MASTER_KEY)
+        .header("Accept", "application/x-ndjson")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(
+        resp.headers()["content-type"].to_str().unwrap(),
+        "application/x-ndjson"
+    );
+    assert_eq!(resp.headers()["x-ledger-pending"], "0");
+    let text = resp.text().await.unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines, pages[5..].to_vec());
+
+    // With the drain stopped, votes wait in Redis and are counted as pending.
+    let paused = TestApp::spawn_with(Options {
+        ledger_drain: Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    paused
+        .board(json!({"slug": "wait", "title": "Wait", "membership": "open"}))
+        .await;
+    for i in 0..3 {
+        paused
+            .vote("wait", json!({"member": "m1", "voter": format!("u{i}")}))
+            .await;
+    }
+    let (status, page) = paused.get("/api/v1/admin/boards/wait/ledger").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        page,
+        json!({"entries": [], "next_after": null, "pending": 3})
+    );
+    for bad in ["after=-1", "limit=0", "limit=10001"] {
+        let (status, body) = paused
+            .get(&format!("/api/v1/admin/boards/wait/ledger?{bad}"))
+            .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_field")),
+            "{bad}: {body}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_lag_is_in_readyz_and_metrics() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "lag", "title": "Lag", "membership": "open"}))
+        .await;
+    app.vote("lag", json!({"member": "m1"})).await;
+    drained(&app, "lag").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, ready) = app.get("/readyz").await;
+    assert_eq!(status, StatusCode::OK, "{ready}");
+    assert_eq!(ready["ledger"], json!({"lag_s": 0.0, "pending": 0}));
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains("ovation_ledger_lag_seconds{board=\"lag\"} 0"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ovation_ledger_drained_total{board=\"lag\"} 1"),
+        "{metrics}"
+    );
+}
