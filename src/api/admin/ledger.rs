@@ -99,8 +99,8 @@ pub struct LedgerResponse {
 #[utoipa::path(get, path = "/api/v1/admin/boards/{board}/ledger", tag = "admin",
     params(("board" = String, Path), LedgerQuery),
     responses(
-        (status = 200, body = LedgerResponse, content_type = "application/json"),
-        (status = 200, description = "every entry after `after`, one `LedgerEntry` a line", body = LedgerEntry, content_type = "application/x-ndjson"),
+        (status = 200, description = "a page (`application/json`), or every entry after `after`, one `LedgerEntry` a line (`application/x-ndjson`)",
+            content((LedgerResponse = "application/json"), (LedgerEntry = "application/x-ndjson"))),
         (status = 404, description = "board_not_found (or a family, whose instances keep no ledger)", body = crate::api::ErrorBody),
         (status = 422, description = "invalid_field (after, limit)", body = crate::api::ErrorBody),
     ))]
