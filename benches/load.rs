@@ -46,7 +46,7 @@ use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Termina
 use ovation::engine::auth::Caller;
 use ovation::engine::state::AppState;
 use ovation::engine::writes::{What, Write, vote_invocation};
-use ovation::store::redis::{VOTE_SOURCE, VOTER_ARGV, repeated_call};
+use ovation::store::redis::{LEDGER_ARGV, VOTE_SOURCE, VOTER_ARGV, repeated_call};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -180,8 +180,9 @@ fn monitor_args(line: &str) -> Vec<String> {
     args
 }
 
-/// One vote's EVALSHA as the server sends it, captured with MONITOR, with a random voter
-/// and a fresh idempotency key (`__rand_int__`) for `redis-benchmark` to fill in. It has
+/// One vote's EVALSHA as the server sends it, captured with MONITOR, with a random voter,
+/// a fresh idempotency key and ledger entry id (`__rand_int__`) for `redis-benchmark` to
+/// fill in. It has
 /// one random range for every placeholder, so the member stays the captured one; the
 /// project's generator varies it.
 async fn capture_call(
@@ -236,6 +237,15 @@ async fn capture_call(
         args[3] = format!("{record}__rand_int__");
     }
     args[3 + keys + VOTER_ARGV - 1] = "u__rand_int__".to_owned();
+    // A ledger entry of its own per replay: the drain tells entries apart by their ids
+    // (`{"id":<n>,…}`; a leading 1 keeps the zero-padded placeholder a JSON number).
+    let entry = &mut args[3 + keys + LEDGER_ARGV - 1];
+    if let Some(rest) = entry
+        .strip_prefix("{\"id\":")
+        .and_then(|e| e.find(',').map(|at| e[at..].to_owned()))
+    {
+        *entry = format!("{{\"id\":1__rand_int__{rest}");
+    }
     args
 }
 
@@ -313,7 +323,7 @@ async fn http_votes(
 
 /// Board shapes for [`shapes`]: name, slug, changes to the `bench` board, its rules kept,
 /// the vote's idempotency key.
-const SHAPES: [(&str, &str, &str, bool, bool); 6] = [
+const SHAPES: [(&str, &str, &str, bool, bool); 7] = [
     (
         "full semantics: 5 periods x 2 views, carry-over 0.1, 3 rules, a voter",
         "bench",
@@ -327,6 +337,13 @@ const SHAPES: [(&str, &str, &str, bool, bool); 6] = [
         "{}",
         true,
         true,
+    ),
+    (
+        "full semantics without the ledger",
+        "s-noledger",
+        r#"{"ledger": false}"#,
+        true,
+        false,
     ),
     (
         "no carry-over",

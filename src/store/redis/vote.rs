@@ -28,6 +28,10 @@ static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(VOTE_SOURCE));
 /// header). The benchmark rewrites it in captured calls.
 pub const VOTER_ARGV: usize = 3 + 9;
 
+/// Where `vote.lua` takes the ledger entry in a call of one vote (its own ARGV[20]): the
+/// benchmark gives each replay of a captured call an entry id of its own.
+pub const LEDGER_ARGV: usize = 3 + 20;
+
 /// One vote's part of a `vote.lua` call (its own KEYS and ARGV), or a whole call.
 #[derive(Debug, Default)]
 pub struct Segment {
