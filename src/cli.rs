@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::api::admin::members::read_csv;
 use crate::config::Settings;
 use crate::domain::ids::BoardSlug;
-use crate::engine::{admin, users};
+use crate::engine::{admin, recount, users};
 use crate::{startup, telemetry};
 
 /// Real-time voting and leaderboards. Settings come from ovation.toml and OVATION_*
@@ -36,6 +36,13 @@ pub enum Command {
     /// Import members from a CSV file (id,name,image_url,initial_votes,multiplier) into a
     /// board. The whole file is checked before anything is written.
     Import { board: String, file: PathBuf },
+    /// Recount a board from its ledger and compare every bucket with Redis; with
+    /// --repair, set what differs to the recount.
+    Recount {
+        board: String,
+        #[arg(long)]
+        repair: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -81,7 +88,45 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Import { board, file } => import(settings, &board, &file).await,
+        Command::Recount { board, repair } => recount(settings, &board, repair).await,
     }
+}
+
+/// The user who runs a command, as the audit log names them.
+fn cli_actor() -> String {
+    format!("cli:{}", std::env::var("USER").unwrap_or_default())
+}
+
+async fn recount(settings: Settings, board: &str, repair: bool) -> anyhow::Result<()> {
+    let state = startup::connect(settings).await?;
+    let slug = BoardSlug::parse(board)?;
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} entries ({per_sec}, {eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let found = recount::recount(&state, &cli_actor(), &slug, repair, &progress).await?;
+    bar.finish();
+    for m in &found.mismatches {
+        println!(
+            "{} {} {}: {} live {}, recounted {}{}",
+            m.period,
+            m.bucket,
+            m.view.as_str(),
+            m.member,
+            m.view.to_votes(m.live),
+            m.view.to_votes(m.recounted),
+            if m.repaired { " (repaired)" } else { "" }
+        );
+    }
+    println!(
+        "{slug}: {} entries, {} buckets compared, {} not in Redis any more, {} mismatches, {} repaired",
+        found.entries, found.buckets, found.skipped, found.mismatched, found.repaired
+    );
+    Ok(())
 }
 
 /// A password from the terminal without echo, or a line of standard input.
@@ -121,7 +166,7 @@ async fn import(settings: Settings, board: &str, file: &std::path::Path) -> anyh
         ProgressStyle::with_template("{bar:40} {pos}/{len} members ({per_sec}, {eta} left)")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let actor = format!("cli:{}", std::env::var("USER").unwrap_or_default());
+    let actor = cli_actor();
     let mut written = 0;
     for chunk in members.chunks(IMPORT_CHUNK) {
         written += admin::upsert_members(&state, &actor, &slug, chunk.to_vec()).await?;

@@ -1,6 +1,7 @@
 //! The vote ledger: `boards.ledger` (whether a board's accepted writes are recorded; on
 //! for the `votes` boards that exist, as for new ones), `ledger_entries` (every accepted
-//! write, numbered per board by `seq` without gaps) and `ledger_cursors` (per board and
+//! write, numbered per board by `seq` without gaps; indexed by voter for revocations and
+//! by time for recounts) and `ledger_cursors` (per board and
 //! Redis source, the last entry moved to SQL: the drain's place, committed with the
 //! entries it covers).
 
@@ -67,6 +68,17 @@ impl MigrationTrait for Migration {
                     .table(LedgerEntries::Table)
                     .col(LedgerEntries::BoardId)
                     .col(LedgerEntries::Voter)
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_index(
+                Index::create()
+                    .name("ix_ledger_entries_at")
+                    .table(LedgerEntries::Table)
+                    .col(LedgerEntries::BoardId)
+                    .col(LedgerEntries::Instance)
+                    .col(LedgerEntries::AtMs)
                     .to_owned(),
             )
             .await?;

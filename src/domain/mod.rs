@@ -13,6 +13,7 @@ pub mod league;
 pub mod ledger;
 pub mod limit;
 pub mod period;
+pub mod recount;
 pub mod retention;
 pub mod score;
 pub mod scoring;

@@ -21,13 +21,29 @@ impl Backlog {
     }
 }
 
-/// Every board's backlog, by board id.
-#[derive(Debug, Default)]
+/// Every board's backlog, by board id, and the token this instance's drain holds the
+/// boards' leases with (a recount drains with it too, so it never waits on itself).
+#[derive(Debug)]
 pub struct Backlogs {
     boards: Mutex<HashMap<i64, Backlog>>,
+    token: String,
+}
+
+impl Default for Backlogs {
+    fn default() -> Self {
+        Self {
+            boards: Mutex::default(),
+            token: format!("{:016x}", rand::random::<u64>()),
+        }
+    }
 }
 
 impl Backlogs {
+    /// This instance's drain token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     /// Replaces what is known with one pass's findings (boards left out are gone).
     pub fn replace(&self, seen: HashMap<i64, Backlog>) {
         if let Ok(mut boards) = self.boards.lock() {

@@ -53,7 +53,7 @@ const LEASE: Duration = Duration::from_secs(5);
 
 /// The drain, on every instance: a pass over every board each `every`.
 pub async fn run(state: AppState, every: Duration) {
-    let token = format!("{:016x}", rand::random::<u64>());
+    let token = state.backlogs.token().to_owned();
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -88,6 +88,29 @@ pub async fn drain_all(state: &AppState, token: &str) {
 fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }
+
+/// Drains `board` until every entry accepted before now is in SQL (this instance's
+/// drain, or another's that holds the lease); 503 when that takes over 10 s.
+pub async fn settle(state: &AppState, board: &BoardConfig) -> Result<(), EngineError> {
+    let since = now_ms();
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    loop {
+        let waiting = drain_board(state, board, state.backlogs.token()).await?;
+        // An entry still waiting was accepted after `since`: what came before is in SQL.
+        if waiting.oldest_ms.is_none_or(|t| t > since) {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(EngineError::Unavailable(
+                "the ledger did not reach SQL within 10 s; try again".to_owned(),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// How long [`settle`] waits for the drain.
+const SETTLE: Duration = Duration::from_secs(10);
 
 /// Drains one board when entries wait and this instance holds its lease; answers what
 /// waits after.
@@ -256,7 +279,10 @@ fn check_after(after: i64) -> Result<(), EngineError> {
 }
 
 /// A board that may have a ledger: any board but a family.
-fn ledger_board(state: &AppState, slug: &BoardSlug) -> Result<Arc<BoardConfig>, EngineError> {
+pub(super) fn ledger_board(
+    state: &AppState,
+    slug: &BoardSlug,
+) -> Result<Arc<BoardConfig>, EngineError> {
     let board = boards::board_of(state, slug)?;
     if board.board.settings.instances.is_some() {
         return Err(EngineError::not_found(

@@ -19,6 +19,7 @@ pub mod limits;
 pub mod read_cache;
 pub mod readiness;
 pub mod reconcile;
+pub mod recount;
 pub mod state;
 pub mod users;
 pub mod webhooks;

@@ -132,3 +132,48 @@ async fn import_checks_the_whole_file_then_writes_every_member() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn recount_on_the_command_line_reports_and_repairs() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "cli-rc", "title": "Recount", "membership": "open"}))
+        .await;
+    for i in 0..5 {
+        app.vote("cli-rc", json!({"member": "m1", "voter": format!("u{i}")}))
+            .await;
+    }
+    let mut raw = crate::harness::RawRedis::connect().await;
+    // The first board of a fresh database has id 1.
+    let tampered = format!("{}:{{b:1}}:z:r:all:all", app.prefix);
+    let _: () = raw
+        .query(redis::cmd("ZADD").arg(&tampered).arg(9).arg("m1"))
+        .await;
+    let out = ovation(&app, &["recount", "cli-rc"], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "all all real: m1 live 9, recounted 5\n\
+         cli-rc: 5 entries, 5 buckets compared, 0 not in Redis any more, 1 mismatches, 0 repaired\n"
+    );
+    let out = ovation(&app, &["recount", "cli-rc", "--repair"], "");
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("1 mismatches, 1 repaired\n"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let (_, read) = app
+        .get("/api/v1/boards/cli-rc/members/m1?period=all&view=real")
+        .await;
+    assert_eq!(read["score"], 5);
+    let out = ovation(&app, &["recount", "nope"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: no board nope"
+    );
+}

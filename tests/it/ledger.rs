@@ -500,3 +500,206 @@ async fn the_lag_is_in_readyz_and_metrics() {
         "{metrics}"
     );
 }
+
+/// A board of every calendar period in a zone of its own, a multiplier, carry-over and
+/// initial votes, fed `n` votes backfilled over the last ten days and a few now.
+async fn recountable(app: &TestApp, slug: &str, seed: u64) {
+    app.board(
+        json!({"slug": slug, "title": "Recount", "timezone": "Asia/Shanghai",
+        "multiplier": 1.5, "carry_over": 0.1, "max_count": 9}),
+    )
+    .await;
+    let (status, body) = app
+        .put(
+            &format!("/api/v1/admin/boards/{slug}/members"),
+            json!({"members": [{"id": "m1", "name": "One", "initial_votes": 100},
+                {"id": "m2", "name": "Two"}, {"id": "m3", "name": "Three", "multiplier": 2}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let now = chrono::Utc::now();
+    for i in 0..150 {
+        let mut vote = json!({"member": format!("m{}", rng.random_range(1..=3)),
+            "voter": format!("u{}", rng.random_range(0..30)), "count": rng.random_range(1..=9)});
+        if i % 10 != 0 {
+            let ago = chrono::Duration::seconds(rng.random_range(60..10 * 86_400));
+            vote["at"] = json!((now - ago).to_rfc3339());
+        }
+        let (status, body) = app.vote(slug, vote).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+}
+
+/// Display units as the API shows them: whole votes as integers.
+fn votes(units: f64) -> Value {
+    let v = units / 1e6;
+    if v.fract() == 0.0 {
+        json!(v as i64)
+    } else {
+        json!(v)
+    }
+}
+
+async fn recount(app: &TestApp, slug: &str, repair: bool) -> Value {
+    let (status, body) = app
+        .post(
+            &format!("/api/v1/admin/boards/{slug}/recount?repair={repair}"),
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recount_agrees_with_redis_then_finds_and_repairs_what_was_tampered_with() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let app = TestApp::spawn().await;
+    recountable(&app, "rc", seed).await;
+    let clean = recount(&app, "rc", false).await;
+    assert_eq!(
+        (
+            clean["entries"].clone(),
+            clean["mismatches"].clone(),
+            clean["skipped"].clone()
+        ),
+        (json!(150), json!([]), json!(0)),
+        "{clean}"
+    );
+    // Every bucket the votes touched (and carried into), both views, is compared.
+    assert!(clean["buckets"].as_u64().unwrap() >= 2 * 5, "{clean}");
+
+    // Tampering: a closed day's real score, the all-time display board, a stranger in an
+    // hour.
+    let state = stores(&app).await;
+    let board = state
+        .config
+        .board(&BoardSlug::parse("rc").unwrap())
+        .unwrap();
+    let tz = board.board.settings.timezone;
+    let (_, day_top) = app
+        .get("/api/v1/boards/rc/top?period=all&view=real&limit=1")
+        .await;
+    let leader = day_top["entries"][0]["member"].as_str().unwrap().to_owned();
+    let all = ovation::domain::period::Bucket::all();
+    let old_day = ovation::domain::period::Bucket::containing(
+        ovation::domain::period::Period::Day,
+        tz,
+        chrono::Utc::now() - chrono::Duration::days(12),
+    )
+    .unwrap();
+    let hour = ovation::domain::period::Bucket::containing(
+        ovation::domain::period::Period::Hour,
+        tz,
+        chrono::Utc::now(),
+    )
+    .unwrap();
+    use ovation::domain::score::View;
+    let mut raw = RawRedis::connect().await;
+    let live_all: f64 = raw
+        .query(
+            redis::cmd("ZSCORE")
+                .arg(board.keys.scores(View::Display, &all))
+                .arg(&leader),
+        )
+        .await;
+    let _: () = raw
+        .query(
+            redis::cmd("ZINCRBY")
+                .arg(board.keys.scores(View::Display, &all))
+                .arg(2_000_000)
+                .arg(&leader),
+        )
+        .await;
+    let _: () = raw
+        .query(
+            redis::cmd("ZADD")
+                .arg(board.keys.scores(View::Real, &old_day))
+                .arg(4)
+                .arg("m2"),
+        )
+        .await;
+    let _: () = raw
+        .query(
+            redis::cmd("ZADD")
+                .arg(board.keys.scores(View::Real, &hour))
+                .arg(7)
+                .arg("ghost"),
+        )
+        .await;
+    let found = recount(&app, "rc", false).await;
+    let mut mismatches = found["mismatches"].as_array().unwrap().clone();
+    mismatches.sort_by_key(|m| m["period"].as_str().unwrap().to_owned());
+    assert_eq!(
+        mismatches,
+        vec![
+            json!({"period": "all", "bucket": "all", "view": "display", "member": leader,
+                "live": votes(live_all + 2e6), "recounted": votes(live_all), "repaired": false}),
+            json!({"period": "day", "bucket": old_day.label, "view": "real", "member": "m2",
+                "live": 4, "recounted": 0, "repaired": false}),
+            json!({"period": "hour", "bucket": hour.label, "view": "real", "member": "ghost",
+                "live": 7, "recounted": 0, "repaired": false}),
+        ],
+        "{found}"
+    );
+    let repaired = recount(&app, "rc", true).await;
+    assert_eq!(
+        (repaired["mismatched"].clone(), repaired["repaired"].clone()),
+        (json!(3), json!(3)),
+        "{repaired}"
+    );
+    let again = recount(&app, "rc", false).await;
+    assert_eq!(again["mismatches"], json!([]), "{again}");
+    let (_, read) = app
+        .get(&format!("/api/v1/boards/rc/members/{leader}?period=all"))
+        .await;
+    assert_eq!(num(&read["score"]), live_all / 1e6);
+    let audit = ovation::store::sql::audit::list(
+        &state.db,
+        &ovation::store::sql::audit::AuditFilter {
+            actor: None,
+            action: Some("board.recount".into()),
+            target: None,
+        },
+        10,
+    )
+    .await
+    .unwrap();
+    assert_eq!(audit.len(), 1, "a repair is audited, a comparison is not");
+    assert_eq!(
+        (audit[0].target.as_str(), audit[0].detail.as_str()),
+        ("board rc", r#"{"entries":150,"mismatched":3,"repaired":3}"#)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recount_while_votes_go_on_reports_nothing_that_is_not_wrong() {
+    let app = TestApp::spawn().await;
+    recountable(&app, "busy", 7).await;
+    let voting = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            for i in 0..300 {
+                app.vote(
+                    "busy",
+                    json!({"member": format!("m{}", i % 3 + 1), "voter": format!("l{i}")}),
+                )
+                .await;
+            }
+        })
+    };
+    for _ in 0..3 {
+        let found = recount(&app, "busy", true).await;
+        assert_eq!(
+            (found["mismatches"].clone(), found["repaired"].clone()),
+            (json!([]), json!(0)),
+            "{found}"
+        );
+    }
+    voting.await.unwrap();
+    let found = recount(&app, "busy", false).await;
+    assert_eq!(found["entries"], 450, "{found}");
+    assert_eq!(found["mismatches"], json!([]), "{found}");
+}

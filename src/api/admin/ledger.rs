@@ -1,7 +1,8 @@
-//! A board's vote ledger, for auditors: pages by `seq`, or every entry as NDJSON.
+//! A board's vote ledger, for auditors: pages by `seq`, or every entry as NDJSON; a
+//! recount of the board from it.
 
 use actix_web::http::header;
-use actix_web::{HttpRequest, HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -12,8 +13,8 @@ use crate::api::auth::Admin;
 use crate::domain::ledger::Recorded;
 use crate::domain::score::View;
 use crate::domain::scoring::to_points;
-use crate::engine::ledger;
 use crate::engine::state::AppState;
+use crate::engine::{ledger, recount};
 use crate::error::ApiError;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -145,6 +146,98 @@ pub async fn get_ledger(
             .collect(),
         next_after: page.next_after,
         pending: page.pending,
+    }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RecountQuery {
+    /// Set every score that differs to the recount (default false: compare only).
+    pub repair: Option<bool>,
+}
+
+/// One score that differs from the ledger.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MismatchInfo {
+    pub period: String,
+    pub bucket: String,
+    /// `real` or `display`.
+    pub view: String,
+    pub member: String,
+    /// What Redis holds (0: nothing).
+    #[schema(value_type = f64)]
+    pub live: serde_json::Number,
+    /// What the ledger adds up to.
+    #[schema(value_type = f64)]
+    pub recounted: serde_json::Number,
+    /// Set to the recount (`repair=true`; false when the score moved meanwhile).
+    pub repaired: bool,
+}
+
+/// What a recount found.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RecountResponse {
+    /// Buckets compared (every calendar period's, both views).
+    pub buckets: u64,
+    /// Ledger entries replayed (revoked ones apart).
+    pub entries: u64,
+    /// Closed buckets Redis no longer holds (archived and released), not compared.
+    pub skipped: u64,
+    /// The differences, at most 10,000 listed.
+    pub mismatches: Vec<MismatchInfo>,
+    /// Every difference found, listed or not.
+    pub mismatched: u64,
+    /// Differences set to the recount.
+    pub repaired: u64,
+}
+
+/// Recounts a `votes` board from its ledger — every bucket of every calendar period, both
+/// views, carry-over and initial votes — and compares it with Redis; `repair=true` sets
+/// what differs to the recount (audited). Votes may go on meanwhile: a difference in a
+/// bucket still taking votes is reported only when it holds still.
+#[utoipa::path(post, path = "/api/v1/admin/boards/{board}/recount", tag = "admin",
+    params(("board" = String, Path), RecountQuery),
+    responses(
+        (status = 200, body = RecountResponse),
+        (status = 404, description = "board_not_found (or a family)", body = crate::api::ErrorBody),
+        (status = 409, description = "wrong_scoring: a scores board (its set and best depend on the order writes arrived in)", body = crate::api::ErrorBody),
+        (status = 503, description = "store_unavailable: Redis or SQL did not answer, or the ledger did not catch up within 10 s", body = crate::api::ErrorBody),
+    ))]
+#[post("/boards/{board}/recount")]
+pub async fn recount_board(
+    state: web::Data<AppState>,
+    Admin(caller): Admin,
+    board: web::Path<String>,
+    query: web::Query<RecountQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let slug = board_slug(&board)?;
+    let found = recount::recount(
+        &state,
+        &caller.actor,
+        &slug,
+        query.repair.unwrap_or(false),
+        &|_, _| {},
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(RecountResponse {
+        buckets: found.buckets,
+        entries: found.entries,
+        skipped: found.skipped,
+        mismatches: found
+            .mismatches
+            .into_iter()
+            .map(|m| MismatchInfo {
+                period: m.period.to_string(),
+                bucket: m.bucket,
+                view: m.view.as_str().to_owned(),
+                member: m.member,
+                live: m.view.to_votes(m.live),
+                recounted: m.view.to_votes(m.recounted),
+                repaired: m.repaired,
+            })
+            .collect(),
+        mismatched: found.mismatched,
+        repaired: found.repaired,
     }))
 }
 

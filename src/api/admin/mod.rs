@@ -23,6 +23,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(boards::delete_board)
             .service(boards::archive_board)
             .service(ledger::get_ledger)
+            .service(ledger::recount_board)
             .service(members::upsert_members)
             .service(members::import_members)
             .service(members::update_member)

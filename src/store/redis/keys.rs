@@ -214,6 +214,23 @@ impl BoardKeys {
         }
     }
 
+    /// What every calendar bucket's ranking of the board matches (see [`Self::scores`]).
+    pub fn rankings_pattern(&self) -> String {
+        format!("{}z:*", self.base)
+    }
+
+    /// The view, period and bucket label a ranking's key names (see [`Self::scores`]).
+    pub fn ranking_of<'k>(&self, key: &'k str) -> Option<(View, &'k str, &'k str)> {
+        let rest = key.strip_prefix(self.base.as_str())?.strip_prefix("z:")?;
+        let mut parts = rest.splitn(3, ':');
+        let view = match parts.next()? {
+            "r" => View::Real,
+            "d" => View::Display,
+            _ => return None,
+        };
+        Some((view, parts.next()?, parts.next()?))
+    }
+
     fn window_total(&self, window: Rolling, view: &str) -> String {
         format!("{}w:{window}:total:{view}", self.base)
     }
@@ -516,6 +533,22 @@ mod tests {
             "ov:{b:7}:z:d:day:2019-03-17"
         );
         assert_eq!(keys.participants(&day), "ov:{b:7}:p:day:2019-03-17");
+        let repeated = Bucket::parse(
+            crate::domain::period::Period::Hour,
+            "America/New_York".parse().unwrap(),
+            "2024-11-03T01-05:00",
+        )
+        .unwrap();
+        for (view, bucket) in [(View::Display, &day), (View::Real, &repeated)] {
+            let key = keys.scores(view, bucket);
+            assert_eq!(
+                keys.ranking_of(&key),
+                Some((view, bucket.period.as_str(), bucket.label.as_str())),
+                "{key}"
+            );
+        }
+        assert_eq!(keys.ranking_of("ov:{b:8}:z:d:day:2019-03-17"), None);
+        assert_eq!(keys.ranking_of(&keys.votes_per_hour()), None);
         assert_eq!(
             keys.member_participants(&day, "m1"),
             "ov:{b:7}:pm:day:2019-03-17:m1"

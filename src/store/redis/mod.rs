@@ -27,6 +27,7 @@ mod lease;
 mod ledger;
 mod member;
 mod page;
+mod recount;
 mod release;
 mod reply;
 mod rules;

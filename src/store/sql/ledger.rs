@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use futures_util::{Stream, StreamExt};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set, StreamTrait, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, StreamTrait, TransactionTrait,
 };
 
 use super::SqlError;
@@ -201,6 +201,74 @@ pub async fn page(
         .into_iter()
         .map(recorded)
         .collect()
+}
+
+/// How many entries the board's ledger holds, revoked ones apart.
+pub async fn counted(db: &impl ConnectionTrait, of: LedgerOf) -> Result<u64, SqlError> {
+    Ok(entries(of)
+        .filter(ledger_entry::Column::Revoked.is_null())
+        .count(db)
+        .await?)
+}
+
+/// Every entry not revoked, in time order (`at`, then `seq`), read from one SQL cursor as
+/// the stream is polled.
+pub async fn stream_in_time<'a, C: ConnectionTrait + StreamTrait + Send>(
+    db: &'a C,
+    of: LedgerOf,
+) -> Result<impl Stream<Item = Result<Recorded, SqlError>> + Send + 'a, SqlError> {
+    let rows = entries(of)
+        .filter(ledger_entry::Column::Revoked.is_null())
+        .order_by_asc(ledger_entry::Column::AtMs)
+        .order_by_asc(ledger_entry::Column::Seq)
+        .stream(db)
+        .await?;
+    Ok(rows.map(|row| row.map_err(SqlError::from).and_then(recorded)))
+}
+
+/// The `seq` of the entry with id `id`, among the board's latest.
+pub async fn seq_of(
+    db: &impl ConnectionTrait,
+    of: LedgerOf,
+    id: i64,
+) -> Result<Option<i64>, SqlError> {
+    let last = last_seq(db, of).await?;
+    Ok(entries(of)
+        .filter(ledger_entry::Column::Seq.gt(last - RECENT))
+        .filter(ledger_entry::Column::EntryId.eq(id))
+        .select_only()
+        .column(ledger_entry::Column::Seq)
+        .into_tuple()
+        .one(db)
+        .await?)
+}
+
+/// What `member`'s entries not revoked, up to `seq` `upto`, from `from_ms` (inclusive)
+/// to `to_ms` (exclusive) add up to: (votes, display units, carried units).
+pub async fn member_sums(
+    db: &impl ConnectionTrait,
+    of: LedgerOf,
+    member: &str,
+    upto: i64,
+    from_ms: i64,
+    to_ms: i64,
+) -> Result<(i64, i64, i64), SqlError> {
+    let rows: Vec<(i64, i64, i64)> = entries(of)
+        .filter(ledger_entry::Column::Revoked.is_null())
+        .filter(ledger_entry::Column::Seq.lte(upto))
+        .filter(ledger_entry::Column::Member.eq(member))
+        .filter(ledger_entry::Column::AtMs.gte(from_ms))
+        .filter(ledger_entry::Column::AtMs.lt(to_ms))
+        .select_only()
+        .column(ledger_entry::Column::Count)
+        .column(ledger_entry::Column::Display)
+        .column(ledger_entry::Column::Carry)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(rows.iter().fold((0, 0, 0), |(r, d, c), (rr, dd, cc)| {
+        (r + rr, d + dd, c + cc)
+    }))
 }
 
 /// Every entry after `seq` `after`, in order, read from one SQL cursor as the stream is

@@ -59,9 +59,17 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
         .connect_timeout(Duration::from_secs(5))
         .acquire_timeout(Duration::from_secs(5))
         .sqlx_logging(false);
-    Database::connect(options)
+    let db = Database::connect(options)
         .await
-        .with_context(|| format!("failed to connect to the database at {}", redact(url)))
+        .with_context(|| format!("failed to connect to the database at {}", redact(url)))?;
+    if url.starts_with("sqlite:") {
+        // Readers then never block the writer: a long ledger export or recount reads
+        // while the drain keeps committing.
+        db.execute_unprepared("PRAGMA journal_mode=WAL")
+            .await
+            .context("failed to turn on SQLite's write-ahead log")?;
+    }
+    Ok(db)
 }
 
 /// Applies pending migrations; answers how many there were.
