@@ -1,7 +1,8 @@
 //! The vote ledger: `boards.ledger` (whether a board's accepted writes are recorded; on
 //! for the `votes` boards that exist, as for new ones), `ledger_entries` (every accepted
 //! write, numbered per board by `seq` without gaps; indexed by voter for revocations and
-//! by time for recounts) and `ledger_cursors` (per board and
+//! by time for recounts), `revocations` (a voter's votes struck out, with the reason)
+//! and `ledger_cursors` (per board and
 //! Redis source, the last entry moved to SQL: the drain's place, committed with the
 //! entries it covers).
 
@@ -99,10 +100,42 @@ impl MigrationTrait for Migration {
                     )
                     .to_owned(),
             )
+            .await?;
+        manager
+            .create_table(
+                Table::create()
+                    .table(Revocations::Table)
+                    .if_not_exists()
+                    .col(big_pk_auto(Revocations::Id))
+                    .col(big_integer(Revocations::BoardId))
+                    .col(string_len(Revocations::Voter, 128))
+                    .col(big_integer_null(Revocations::FromMs))
+                    .col(big_integer_null(Revocations::ToMs))
+                    .col(text(Revocations::Reason))
+                    .col(string_len(Revocations::Actor, 200))
+                    .col(date_time(Revocations::CreatedAt))
+                    .col(big_integer(Revocations::Votes))
+                    .col(text(Revocations::ByMember))
+                    .col(boolean(Revocations::Applied).default(false))
+                    .to_owned(),
+            )
+            .await?;
+        manager
+            .create_index(
+                Index::create()
+                    .name("ix_revocations_board")
+                    .table(Revocations::Table)
+                    .col(Revocations::BoardId)
+                    .col(Revocations::Id)
+                    .to_owned(),
+            )
             .await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        manager
+            .drop_table(Table::drop().table(Revocations::Table).to_owned())
+            .await?;
         manager
             .drop_table(Table::drop().table(LedgerCursors::Table).to_owned())
             .await?;
@@ -147,6 +180,22 @@ enum LedgerEntries {
     Display,
     Carry,
     Revoked,
+}
+
+#[derive(DeriveIden)]
+enum Revocations {
+    Table,
+    Id,
+    BoardId,
+    Voter,
+    FromMs,
+    ToMs,
+    Reason,
+    Actor,
+    CreatedAt,
+    Votes,
+    ByMember,
+    Applied,
 }
 
 #[derive(DeriveIden)]

@@ -1,8 +1,14 @@
 //! The vote ledger's entry: one accepted write, as its script records it in Redis and
 //! the drain moves it to SQL, where it gets its place (`seq`, per board, gapless).
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::Invalid;
+use super::code::Code;
+use super::ids::VoterId;
 use super::scoring::Op;
 
 /// One accepted write. A vote carries its `count` and the units it added to the display
@@ -56,6 +62,68 @@ pub struct Recorded {
     pub revoked: Option<i64>,
 }
 
+/// A voter's votes struck out of a board: those accepted in `[from, to)` (open ends:
+/// from the first, up to the revocation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revocation {
+    pub id: i64,
+    pub voter: String,
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    pub reason: String,
+    pub actor: String,
+    pub created_at: DateTime<Utc>,
+    /// Votes struck out (their counts summed), and per member.
+    pub votes: i64,
+    pub by_member: BTreeMap<String, i64>,
+}
+
+/// The most a revocation's reason may hold.
+pub const REASON_MAX: usize = 2000;
+
+/// A revocation asked for, checked: a voter, a time range whose start comes before its
+/// end, and a reason of 1 to [`REASON_MAX`] bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevocationRequest {
+    pub voter: VoterId,
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    pub reason: String,
+}
+
+impl RevocationRequest {
+    pub fn new(
+        voter: VoterId,
+        from: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
+        reason: String,
+    ) -> Result<Self, Invalid> {
+        if let (Some(from), Some(to)) = (from, to)
+            && from >= to
+        {
+            return Err(Invalid::new(Code::InvalidWindow, "from must be before to"));
+        }
+        if reason.trim().is_empty() || reason.len() > REASON_MAX {
+            return Err(Invalid::new(
+                Code::InvalidField,
+                format!("reason: 1 to {REASON_MAX} bytes saying why"),
+            ));
+        }
+        Ok(Self {
+            voter,
+            from,
+            to,
+            reason,
+        })
+    }
+
+    /// Whether a vote at `at_ms` falls in the range.
+    pub fn covers(&self, at_ms: i64) -> bool {
+        self.from.is_none_or(|f| f.timestamp_millis() <= at_ms)
+            && self.to.is_none_or(|t| at_ms < t.timestamp_millis())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +155,40 @@ mod tests {
         };
         assert_eq!(Entry::decode(&score.encode()), Some(score));
         assert_eq!(Entry::decode("not json"), None);
+    }
+
+    #[test]
+    fn a_revocation_needs_a_reason_and_a_range_that_runs_forward() {
+        let voter = VoterId::parse("bot-1").unwrap();
+        let at = |s: &str| Some(s.parse::<DateTime<Utc>>().unwrap());
+        let ok = RevocationRequest::new(
+            voter.clone(),
+            at("2026-11-24T00:00:00Z"),
+            at("2026-11-25T00:00:00Z"),
+            "bought votes".into(),
+        )
+        .unwrap();
+        let ms = |s: &str| at(s).unwrap().timestamp_millis();
+        assert!(ok.covers(ms("2026-11-24T00:00:00Z")));
+        assert!(!ok.covers(ms("2026-11-25T00:00:00Z")));
+        assert!(!ok.covers(ms("2026-11-23T23:59:59Z")));
+        let open = RevocationRequest::new(voter.clone(), None, None, "x".into()).unwrap();
+        assert!(open.covers(0) && open.covers(i64::MAX));
+        for (from, to, reason, code) in [
+            (
+                at("2026-11-25T00:00:00Z"),
+                at("2026-11-25T00:00:00Z"),
+                "x",
+                Code::InvalidWindow,
+            ),
+            (None, None, " ", Code::InvalidField),
+        ] {
+            assert_eq!(
+                RevocationRequest::new(voter.clone(), from, to, reason.into())
+                    .unwrap_err()
+                    .code,
+                code
+            );
+        }
     }
 }

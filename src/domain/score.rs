@@ -16,7 +16,7 @@ pub const DISPLAY_UNITS_PER_VOTE: i64 = 1_000_000;
 pub const MAX_UNITS: i64 = 1 << 53;
 
 /// Which scores a board shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum View {
     /// Exactly the votes cast.
     Real,

@@ -20,6 +20,7 @@ pub mod read_cache;
 pub mod readiness;
 pub mod reconcile;
 pub mod recount;
+pub mod revocations;
 pub mod state;
 pub mod users;
 pub mod webhooks;

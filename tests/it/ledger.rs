@@ -703,3 +703,192 @@ async fn a_recount_while_votes_go_on_reports_nothing_that_is_not_wrong() {
     assert_eq!(found["entries"], 450, "{found}");
     assert_eq!(found["mismatches"], json!([]), "{found}");
 }
+
+/// One vote the test cast: (voter, member, count, at).
+type Cast = (String, String, i64, chrono::DateTime<chrono::Utc>);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revocation_takes_a_voters_votes_out_of_every_bucket_view_carry_and_count() {
+    use ovation::domain::period::{Bucket, Period};
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "rv", "title": "Revoke", "timezone": "Europe/Berlin",
+        "multiplier": 1.5, "carry_over": 0.1, "max_count": 5, "membership": "open"}),
+    )
+    .await;
+    let now = chrono::Utc::now();
+    let mut cast: Vec<Cast> = Vec::new();
+    for i in 0..120 {
+        let voter = if i % 3 == 0 {
+            "bot".to_owned()
+        } else {
+            format!("u{}", rng.random_range(0..12))
+        };
+        let member = format!("m{}", rng.random_range(1..=3));
+        let count = rng.random_range(1..=5);
+        let at = now - chrono::Duration::seconds(rng.random_range(0..4 * 86_400));
+        let (status, body) = app
+            .vote(
+                "rv",
+                json!({"member": member, "voter": voter, "count": count, "at": at.to_rfc3339()}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        cast.push((voter, member, count, at));
+    }
+    // The bot's votes of the last two days go; its older ones stay.
+    let from = now - chrono::Duration::days(2);
+    let (status, revoked) = app
+        .post(
+            "/api/v1/admin/boards/rv/revocations",
+            json!({"voter": "bot", "from": from.to_rfc3339(), "to": null, "reason": "a bot farm"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{revoked}");
+    let gone = |c: &Cast| c.0 == "bot" && c.3 >= from;
+    let mut by_member = BTreeMap::new();
+    for c in cast.iter().filter(|c| gone(c)) {
+        *by_member.entry(c.1.clone()).or_insert(0) += c.2;
+    }
+    assert_eq!(
+        (
+            revoked["votes"].as_i64(),
+            revoked["by_member"].clone(),
+            revoked["reason"].clone()
+        ),
+        (
+            Some(by_member.values().sum::<i64>()),
+            json!(by_member),
+            json!("a bot farm")
+        ),
+        "{revoked}"
+    );
+    let kept: Vec<&Cast> = cast.iter().filter(|c| !gone(c)).collect();
+
+    // Every bucket of every period, both views with carry-over, against the votes kept.
+    let tz: chrono_tz::Tz = "Europe/Berlin".parse().unwrap();
+    for period in [
+        Period::Hour,
+        Period::Day,
+        Period::Week,
+        Period::Month,
+        Period::All,
+    ] {
+        let mut model: BTreeMap<(String, String), (i64, i64)> = BTreeMap::new();
+        for (_, member, count, at) in &kept {
+            let bucket = Bucket::containing(period, tz, *at).unwrap();
+            let e = model
+                .entry((bucket.label.clone(), member.clone()))
+                .or_default();
+            e.0 += count;
+            // Display in hundredths: 1.5 a vote, 0.15 carried.
+            e.1 += count * 150;
+            if let Some(next) = bucket.next(tz) {
+                model.entry((next.label, member.clone())).or_default().1 += count * 15;
+            }
+        }
+        for ((label, member), (real, display_hundredths)) in &model {
+            if period == Period::Hour && rng.random_range(0..4) != 0 {
+                continue;
+            }
+            for (view, expected) in [
+                ("real", *real as f64),
+                ("display", *display_hundredths as f64 / 100.0),
+            ] {
+                let (status, read) = app
+                    .get(&format!(
+                        "/api/v1/boards/rv/members/{member}?period={period}&at={label}&view={view}"
+                    ))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{read}");
+                let score = read["score"].as_f64().unwrap_or(0.0);
+                assert!(
+                    (score - expected).abs() < 1e-9,
+                    "{period} {label} {member} {view}: {score} != {expected}"
+                );
+            }
+        }
+    }
+    // Participants: the distinct voters left in each day; votes per hour add up.
+    for day in 0..4 {
+        let at = now - chrono::Duration::days(day);
+        let bucket = Bucket::containing(Period::Day, tz, at).unwrap();
+        let voters: HashSet<&str> = kept
+            .iter()
+            .filter(|c| Bucket::containing(Period::Day, tz, c.3).unwrap() == bucket)
+            .map(|c| c.0.as_str())
+            .collect();
+        let (_, stats) = app
+            .get(&format!(
+                "/api/v1/boards/rv/stats?period=day&at={}",
+                bucket.label
+            ))
+            .await;
+        assert_eq!(
+            stats["participants"].as_u64(),
+            Some(voters.len() as u64),
+            "{} {stats}",
+            bucket.label
+        );
+    }
+    for m in ["m1", "m2", "m3"] {
+        let voters: HashSet<&str> = kept
+            .iter()
+            .filter(|c| c.1 == m)
+            .map(|c| c.0.as_str())
+            .collect();
+        let (_, read) = app
+            .get(&format!("/api/v1/boards/rv/members/{m}?period=all"))
+            .await;
+        assert_eq!(
+            read["participants"].as_u64(),
+            Some(voters.len() as u64),
+            "{m}: {read}"
+        );
+    }
+    let recounted = recount(&app, "rv", false).await;
+    assert_eq!(recounted["mismatches"], json!([]), "{recounted}");
+    assert_eq!(
+        recounted["entries"].as_u64(),
+        Some(kept.len() as u64),
+        "{recounted}"
+    );
+
+    // Once: a repeat strikes out nothing more; both are listed, newest first.
+    let (status, again) = app
+        .post(
+            "/api/v1/admin/boards/rv/revocations",
+            json!({"voter": "bot", "from": from.to_rfc3339(), "reason": "again"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{again}");
+    assert_eq!(
+        (again["votes"].clone(), again["by_member"].clone()),
+        (json!(0), json!({}))
+    );
+    let (_, list) = app.get("/api/v1/admin/boards/rv/revocations").await;
+    let reasons: Vec<&str> = list["revocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, ["again", "a bot farm"]);
+    let stored = ledger(&app, "rv", 1000).await;
+    let struck = stored.iter().filter(|e| e.get("revoked").is_some()).count();
+    assert_eq!(struck, cast.iter().filter(|c| gone(c)).count());
+    for bad in [
+        json!({"voter": "", "reason": "x"}),
+        json!({"voter": "bot", "reason": ""}),
+        json!({"voter": "bot", "reason": "x", "from": "yesterday"}),
+        json!({"voter": "bot", "reason": "x", "from": now.to_rfc3339(), "to": from.to_rfc3339()}),
+    ] {
+        let (status, body) = app
+            .post("/api/v1/admin/boards/rv/revocations", bad.clone())
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+    }
+}

@@ -5,6 +5,7 @@ pub mod boards;
 pub mod leagues;
 pub mod ledger;
 pub mod members;
+pub mod revocations;
 pub mod rules;
 
 use actix_web::web;
@@ -24,6 +25,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(boards::archive_board)
             .service(ledger::get_ledger)
             .service(ledger::recount_board)
+            .service(revocations::create_revocation)
+            .service(revocations::list_revocations)
             .service(members::upsert_members)
             .service(members::import_members)
             .service(members::update_member)

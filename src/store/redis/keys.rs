@@ -266,6 +266,17 @@ impl BoardKeys {
         )
     }
 
+    /// The revocations whose Redis step is done (hash: `<revocation id>:<chunk>` -> 1),
+    /// so repeating one changes nothing twice.
+    pub fn revocations_done(&self) -> String {
+        format!("{}revoked", self.base)
+    }
+
+    /// A key of the board's slot for one operation's scratch work, named by `tag`.
+    pub fn scratch_named(&self, tag: &str) -> String {
+        format!("{}tmp:{tag}", self.base)
+    }
+
     /// Two keys a script may use for a moment and delete before it returns.
     pub fn scratch(&self) -> [String; 2] {
         [format!("{}tmp:a", self.base), format!("{}tmp:b", self.base)]

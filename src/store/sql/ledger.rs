@@ -2,7 +2,9 @@
 //! last entry moved here (its cursor), written in the same transaction as the entries
 //! it covers, so a drain stopped anywhere resumes without a gap or a duplicate.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, Utc};
 
 use futures_util::{Stream, StreamExt};
 use sea_orm::sea_query::Expr;
@@ -11,9 +13,9 @@ use sea_orm::{
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, StreamTrait, TransactionTrait,
 };
 
-use super::SqlError;
-use super::entities::{ledger_cursor, ledger_entry};
-use crate::domain::ledger::{Entry, Recorded};
+use super::entities::{ledger_cursor, ledger_entry, revocation};
+use super::{SqlError, from_naive, to_naive};
+use crate::domain::ledger::{Entry, Recorded, Revocation, RevocationRequest};
 use crate::domain::scoring::Op;
 
 /// Rows per INSERT: 16 bound values each, far below every backend's limit.
@@ -284,4 +286,202 @@ pub async fn stream<'a, C: ConnectionTrait + StreamTrait + Send>(
         .stream(db)
         .await?;
     Ok(rows.map(|row| row.map_err(SqlError::from).and_then(recorded)))
+}
+
+/// Strikes out every entry of `request`'s voter in its time range that is not struck
+/// out yet, and records the revocation, in one transaction; answers it with the entries
+/// it struck out.
+pub async fn revoke(
+    db: &DatabaseConnection,
+    of: LedgerOf,
+    request: &RevocationRequest,
+    actor: &str,
+) -> Result<(Revocation, Vec<Entry>), SqlError> {
+    let txn = db.begin().await?;
+    let mut query = entries(of)
+        .filter(ledger_entry::Column::Revoked.is_null())
+        .filter(ledger_entry::Column::Voter.eq(request.voter.as_str()));
+    if let Some(from) = request.from {
+        query = query.filter(ledger_entry::Column::AtMs.gte(from.timestamp_millis()));
+    }
+    if let Some(to) = request.to {
+        query = query.filter(ledger_entry::Column::AtMs.lt(to.timestamp_millis()));
+    }
+    let struck: Vec<Recorded> = query
+        .order_by_asc(ledger_entry::Column::Seq)
+        .all(&txn)
+        .await?
+        .into_iter()
+        .map(recorded)
+        .collect::<Result<_, _>>()?;
+    let mut by_member = BTreeMap::new();
+    for r in &struck {
+        *by_member.entry(r.entry.member.clone()).or_insert(0) += r.entry.count;
+    }
+    let votes = by_member.values().sum();
+    let now = Utc::now();
+    let row = revocation::ActiveModel {
+        board_id: Set(of.board_id),
+        voter: Set(request.voter.to_string()),
+        from_ms: Set(request.from.map(|t| t.timestamp_millis())),
+        to_ms: Set(request.to.map(|t| t.timestamp_millis())),
+        reason: Set(request.reason.clone()),
+        actor: Set(actor.to_owned()),
+        created_at: Set(to_naive(now)),
+        votes: Set(votes),
+        by_member: Set(serde_json::to_string(&by_member).unwrap_or_default()),
+        applied: Set(false),
+        ..Default::default()
+    }
+    .insert(&txn)
+    .await?;
+    let seqs: Vec<i64> = struck.iter().map(|r| r.seq).collect();
+    for chunk in seqs.chunks(CHUNK) {
+        entries_of_seqs(of, chunk)
+            .col_expr(ledger_entry::Column::Revoked, Expr::value(row.id))
+            .exec(&txn)
+            .await?;
+    }
+    txn.commit().await?;
+    Ok((
+        to_revocation(row)?,
+        struck.into_iter().map(|r| r.entry).collect(),
+    ))
+}
+
+fn entries_of_seqs(of: LedgerOf, seqs: &[i64]) -> sea_orm::UpdateMany<ledger_entry::Entity> {
+    ledger_entry::Entity::update_many()
+        .filter(ledger_entry::Column::BoardId.eq(of.board_id))
+        .filter(ledger_entry::Column::Instance.eq(PLAIN))
+        .filter(ledger_entry::Column::Seq.is_in(seqs.iter().copied()))
+}
+
+fn to_revocation(row: revocation::Model) -> Result<Revocation, SqlError> {
+    let time = |ms: Option<i64>| ms.and_then(DateTime::from_timestamp_millis);
+    Ok(Revocation {
+        id: row.id,
+        by_member: serde_json::from_str(&row.by_member)
+            .map_err(|e| SqlError::Corrupt(format!("revocation {} by_member: {e}", row.id)))?,
+        voter: row.voter,
+        from: time(row.from_ms),
+        to: time(row.to_ms),
+        reason: row.reason,
+        actor: row.actor,
+        created_at: from_naive(row.created_at),
+        votes: row.votes,
+    })
+}
+
+/// Records that revocation `id`'s Redis step is done.
+pub async fn mark_applied(db: &impl ConnectionTrait, id: i64) -> Result<(), SqlError> {
+    revocation::Entity::update_many()
+        .col_expr(revocation::Column::Applied, Expr::value(true))
+        .filter(revocation::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// The board's revocations whose Redis step is not done, with their entries.
+pub async fn unapplied(
+    db: &impl ConnectionTrait,
+    of: LedgerOf,
+) -> Result<Vec<(i64, Vec<Entry>)>, SqlError> {
+    let ids: Vec<i64> = revocation::Entity::find()
+        .filter(revocation::Column::BoardId.eq(of.board_id))
+        .filter(revocation::Column::Applied.eq(false))
+        .select_only()
+        .column(revocation::Column::Id)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut out = Vec::new();
+    for id in ids {
+        let struck = entries(of)
+            .filter(ledger_entry::Column::Revoked.eq(id))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|m| recorded(m).map(|r| r.entry))
+            .collect::<Result<_, _>>()?;
+        out.push((id, struck));
+    }
+    Ok(out)
+}
+
+/// The board's revocations, newest first, at most `limit`.
+pub async fn revocations(
+    db: &impl ConnectionTrait,
+    of: LedgerOf,
+    limit: u64,
+) -> Result<Vec<Revocation>, SqlError> {
+    revocation::Entity::find()
+        .filter(revocation::Column::BoardId.eq(of.board_id))
+        .order_by_desc(revocation::Column::Id)
+        .limit(limit)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(to_revocation)
+        .collect()
+}
+
+/// A voter's entries on the board, per member: (member, votes counted, votes struck
+/// out), by member.
+pub async fn voter_votes(
+    db: &impl ConnectionTrait,
+    of: LedgerOf,
+    voter: &str,
+) -> Result<Vec<(String, i64, i64)>, SqlError> {
+    let rows: Vec<(String, i64, Option<i64>)> = entries(of)
+        .filter(ledger_entry::Column::Voter.eq(voter))
+        .select_only()
+        .column(ledger_entry::Column::Member)
+        .column(ledger_entry::Column::Count)
+        .column(ledger_entry::Column::Revoked)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut by_member: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for (member, count, revoked) in rows {
+        let e = by_member.entry(member).or_default();
+        if revoked.is_some() {
+            e.1 += count;
+        } else {
+            e.0 += count;
+        }
+    }
+    Ok(by_member
+        .into_iter()
+        .map(|(m, (counted, struck))| (m, counted, struck))
+        .collect())
+}
+
+/// The distinct voters of the entries not struck out, up to `seq` `upto` (`None`: all),
+/// after `seq` `after`, from `from_ms` to `to_ms`, of `member` when given: one SQL cursor.
+pub async fn voters_of<'a, C: ConnectionTrait + StreamTrait + Send>(
+    db: &'a C,
+    of: LedgerOf,
+    seqs: (i64, i64),
+    (from_ms, to_ms): (i64, i64),
+    member: Option<&str>,
+) -> Result<impl Stream<Item = Result<String, SqlError>> + Send + 'a, SqlError> {
+    let mut query = entries(of)
+        .filter(ledger_entry::Column::Revoked.is_null())
+        .filter(ledger_entry::Column::Voter.is_not_null())
+        .filter(ledger_entry::Column::Seq.gt(seqs.0))
+        .filter(ledger_entry::Column::Seq.lte(seqs.1))
+        .filter(ledger_entry::Column::AtMs.gte(from_ms))
+        .filter(ledger_entry::Column::AtMs.lt(to_ms));
+    if let Some(member) = member {
+        query = query.filter(ledger_entry::Column::Member.eq(member));
+    }
+    let rows = query
+        .select_only()
+        .column(ledger_entry::Column::Voter)
+        .distinct()
+        .into_tuple::<String>()
+        .stream(db)
+        .await?;
+    Ok(rows.map(|row| row.map_err(SqlError::from)))
 }

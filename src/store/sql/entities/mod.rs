@@ -17,4 +17,5 @@ pub mod ledger_entry;
 pub mod member;
 pub mod member_removal;
 pub mod rate_rule;
+pub mod revocation;
 pub mod webhook_delivery;
