@@ -470,3 +470,92 @@ async fn the_dashboard_archives_on_demand_and_shows_archived_buckets_and_a_membe
     let audit = browser.get("/admin/audit").await;
     assert!(audit.body.contains("board.archive"), "{}", audit.body);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn staff_look_a_voter_up_and_strike_out_their_votes_with_a_reason() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "rvp", "title": "Revoke page", "membership": "open"}))
+        .await;
+    for (voter, member) in [
+        ("bot-7", "m1"),
+        ("bot-7", "m1"),
+        ("bot-7", "m2"),
+        ("fan", "m1"),
+    ] {
+        app.vote("rvp", json!({"member": member, "voter": voter}))
+            .await;
+    }
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let board = browser.get("/admin/boards/rvp").await;
+    assert!(
+        board
+            .body
+            .contains(r#"href="/admin/boards/rvp/revocations""#),
+        "the board links its revocations"
+    );
+    // The ledger reaches SQL within a drain or two.
+    let mut page = browser
+        .get("/admin/boards/rvp/revocations?voter=bot-7")
+        .await;
+    for _ in 0..50 {
+        if page
+            .body
+            .contains("<tr><td>m2</td><td>1</td><td>0</td></tr>")
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        page = browser
+            .get("/admin/boards/rvp/revocations?voter=bot-7")
+            .await;
+    }
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body
+            .contains("<tr><td>m1</td><td>2</td><td>0</td></tr>")
+            && page
+                .body
+                .contains("<tr><td>m2</td><td>1</td><td>0</td></tr>"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("Strike out bot-7&#39;s votes now"),
+        "{}",
+        page.body
+    );
+    let refused = browser
+        .post(
+            "/admin/boards/rvp/revocations",
+            &[("_csrf", &csrf), ("voter", "bot-7"), ("reason", " ")],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    let done = browser
+        .post(
+            "/admin/boards/rvp/revocations",
+            &[("_csrf", &csrf), ("voter", "bot-7"), ("reason", "bot farm")],
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER);
+    let page = browser
+        .get("/admin/boards/rvp/revocations?voter=bot-7")
+        .await;
+    assert!(
+        page.body.contains("3 votes of bot-7 struck out."),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("<tr><td>m1</td><td>0</td><td>2</td></tr>")
+            && page.body.contains("<td>bot farm</td>"),
+        "{}",
+        page.body
+    );
+    let (_, read) = app
+        .get("/api/v1/boards/rvp/members/m1?period=all&view=real")
+        .await;
+    assert_eq!(read["score"], 1, "only the fan's vote is left");
+}

@@ -1,11 +1,13 @@
 //! Boards in the dashboard: the list (here), the create/edit form and deletion
 //! (`form`), the live view with its charts (`live`), a family's live instances
-//! (`family`), and CSV export of a ranking (`export`).
+//! (`family`), CSV export of a ranking (`export`), and revocations of a voter's votes
+//! (`revocations`).
 
 mod export;
 mod family;
 mod form;
 mod live;
+mod revocations;
 
 use actix_session::Session;
 use actix_web::http::Method;
@@ -41,6 +43,16 @@ pub fn routes(r: &mut impl Router) {
     r.add(Method::POST, "/boards/{board}", form::update_board);
     r.add(Method::POST, "/boards/{board}/delete", form::delete_board);
     r.add(Method::POST, "/boards/{board}/archive", form::archive_board);
+    r.add(
+        Method::GET,
+        "/boards/{board}/revocations",
+        revocations::get_revocations,
+    );
+    r.add(
+        Method::POST,
+        "/boards/{board}/revocations",
+        revocations::create_revocation,
+    );
 }
 
 /// The board named in a dashboard path, as a whole (a family's own settings, members
