@@ -309,6 +309,7 @@ lifetime = { $unit ->
 }
 board-public = Public voting page at /b/<slug>
 board-ledger = Keep a ledger: every accepted write recorded, for audits, recounts and revocations (not for one board per room)
+board-late-grace = Late grace after the end, in seconds (0 to 3600): votes stamped before the end still count when a gateway delivers them this late
 board-delete-confirm = Type the slug { $slug } to delete the board, its members, rules and rankings
 board-delete = Delete board
 keys-new-secret = New key — copy it now, it is not shown again:

@@ -1,5 +1,6 @@
 //! The vote ledger: `boards.ledger` (whether a board's accepted writes are recorded; on
-//! for the `votes` boards that exist, as for new ones), `ledger_entries` (every accepted
+//! for the `votes` boards that exist, as for new ones), `boards.late_grace_s` (how long
+//! after `ends_at` a write stamped before it is still taken), `ledger_entries` (every accepted
 //! write, numbered per board by `seq` without gaps; indexed by voter for revocations and
 //! by time for recounts), `revocations` (a voter's votes struck out, with the reason)
 //! and `ledger_cursors` (per board and
@@ -14,14 +15,21 @@ pub struct Migration;
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .alter_table(
-                Table::alter()
-                    .table(Boards::Table)
-                    .add_column(boolean(Boards::Ledger).default(false))
-                    .to_owned(),
-            )
-            .await?;
+        // One column per statement: SQLite alters one column at a time.
+        let columns = [
+            boolean(Boards::Ledger).default(false).to_owned(),
+            big_integer(Boards::LateGraceS).default(0).to_owned(),
+        ];
+        for mut column in columns {
+            manager
+                .alter_table(
+                    Table::alter()
+                        .table(Boards::Table)
+                        .add_column(&mut column)
+                        .to_owned(),
+                )
+                .await?;
+        }
         manager
             .exec_stmt(
                 Query::update()
@@ -149,6 +157,14 @@ impl MigrationTrait for Migration {
                     .drop_column(Boards::Ledger)
                     .to_owned(),
             )
+            .await?;
+        manager
+            .alter_table(
+                Table::alter()
+                    .table(Boards::Table)
+                    .drop_column(Boards::LateGraceS)
+                    .to_owned(),
+            )
             .await
     }
 }
@@ -157,6 +173,7 @@ impl MigrationTrait for Migration {
 enum Boards {
     Table,
     Ledger,
+    LateGraceS,
     Scoring,
     InstanceTtlS,
 }

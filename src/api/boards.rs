@@ -217,6 +217,8 @@ pub struct BoardResponse {
     pub instances: Option<InstancesSettings>,
     /// Whether accepted writes are recorded in the board's ledger.
     pub ledger: bool,
+    /// Seconds after `ends_at` a write stamped before it is still taken.
+    pub late_grace_s: i64,
     pub periods: Vec<PeriodInfo>,
     pub members: Vec<MemberInfo>,
 }
@@ -258,6 +260,7 @@ impl BoardResponse {
             archive_top: s.archive_top,
             instances: s.instances.map(|i| InstancesSettings { ttl_s: i.ttl_s }),
             ledger: s.ledger,
+            late_grace_s: s.late_grace_s,
             periods: s
                 .periods
                 .iter()

@@ -85,6 +85,8 @@ pub mod bounds {
     pub const URL_MAX: usize = 2048;
     /// A family's instances live at most a year past their last write.
     pub const INSTANCE_TTL_MAX_S: i64 = 31_536_000;
+    /// The longest late grace: an hour.
+    pub const LATE_GRACE_MAX_S: i64 = 3_600;
 }
 
 /// A board's settings, valid as a whole.
@@ -121,6 +123,11 @@ pub struct BoardSettings {
     /// Whether every accepted write is recorded in the board's ledger (on by default for
     /// `votes` boards, off for `scores` boards and families; see `domain::ledger`).
     pub ledger: bool,
+    /// How long after `ends_at` (seconds, 0 to [`bounds::LATE_GRACE_MAX_S`]) a write
+    /// stamped before it is still taken: gateways that queue votes sent before the
+    /// cut-off deliver them late. A caller without the backfill scope may then send `at`
+    /// up to this long in the past.
+    pub late_grace_s: i64,
 }
 
 /// How a family's instances live: each leaves Redis `ttl_s` after its last write.
@@ -168,6 +175,7 @@ impl BoardSettings {
             archive_top: ARCHIVE_TOP_DEFAULT,
             instances: None,
             ledger: true,
+            late_grace_s: 0,
         }
     }
 
@@ -216,6 +224,15 @@ impl BoardSettings {
             ));
         }
         self.check_scoring()?;
+        if !(0..=bounds::LATE_GRACE_MAX_S).contains(&self.late_grace_s) {
+            return Err(Invalid::new(
+                Code::InvalidField,
+                format!(
+                    "late_grace_s must be a whole number of seconds from 0 to {}",
+                    bounds::LATE_GRACE_MAX_S
+                ),
+            ));
+        }
         if self.ledger && self.instances.is_some() {
             return Err(Invalid::new(
                 Code::InvalidField,

@@ -892,3 +892,75 @@ async fn a_revocation_takes_a_voters_votes_out_of_every_bucket_view_carry_and_co
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_late_grace_takes_votes_stamped_before_the_end_from_a_vote_key() {
+    let app = TestApp::spawn().await;
+    let now = chrono::Utc::now();
+    let ended = now - chrono::Duration::minutes(10);
+    let settings = |slug: &str, grace: i64| {
+        json!({"slug": slug, "title": slug, "membership": "open", "late_grace_s": grace,
+            "starts_at": (now - chrono::Duration::days(1)).to_rfc3339(), "ends_at": ended.to_rfc3339()})
+    };
+    let graced = app.board(settings("graced", 3600)).await;
+    assert_eq!(graced["late_grace_s"], 3600);
+    app.board(settings("strict", 0)).await;
+    let (status, body) = app
+        .post("/api/v1/admin/boards", settings("too-long", 3601))
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_field")),
+        "{body}"
+    );
+    let key = app.key(&["vote"], None).await;
+    let vote = |board: &'static str, at: Option<chrono::DateTime<chrono::Utc>>| {
+        let mut body = json!({"member": "m1", "voter": "late"});
+        if let Some(at) = at {
+            body["at"] = json!(at.to_rfc3339());
+        }
+        let (app, key) = (app.clone(), key.clone());
+        async move {
+            let (status, body) = app
+                .call(
+                    reqwest::Method::POST,
+                    &format!("/api/v1/boards/{board}/votes"),
+                    Some(&key),
+                    Some(&body),
+                )
+                .await;
+            (status, body["error"]["code"].as_str().map(str::to_owned))
+        }
+    };
+    let before_end = ended - chrono::Duration::minutes(5);
+    assert_eq!(
+        vote("graced", Some(before_end)).await,
+        (StatusCode::OK, None)
+    );
+    assert_eq!(
+        vote("graced", None).await,
+        (StatusCode::CONFLICT, Some("campaign_ended".to_owned())),
+        "a vote stamped now is after the end"
+    );
+    assert_eq!(
+        vote("graced", Some(ended + chrono::Duration::minutes(1))).await,
+        (StatusCode::CONFLICT, Some("campaign_ended".to_owned()))
+    );
+    assert_eq!(
+        vote("graced", Some(now - chrono::Duration::hours(2))).await,
+        (StatusCode::FORBIDDEN, Some("forbidden".to_owned())),
+        "older than the grace: only a backfill key may"
+    );
+    assert_eq!(
+        vote("strict", Some(before_end)).await,
+        (StatusCode::FORBIDDEN, Some("forbidden".to_owned())),
+        "no grace: as before"
+    );
+    let stored = ledger(&app, "graced", 10).await;
+    assert_eq!(stored.len(), 1);
+    let at: chrono::DateTime<chrono::Utc> = stored[0]["at"].as_str().unwrap().parse().unwrap();
+    let recorded: chrono::DateTime<chrono::Utc> =
+        stored[0]["recorded_at"].as_str().unwrap().parse().unwrap();
+    assert_eq!(at.timestamp_millis(), before_end.timestamp_millis());
+    assert!(recorded > ended, "recorded when it arrived, after the end");
+}

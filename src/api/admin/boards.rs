@@ -80,6 +80,10 @@ pub struct BoardRequest {
     /// for a `votes` board, off for a `scores` board; a family keeps none. Turning it
     /// off stops recording; what was recorded stays.
     pub ledger: Option<bool>,
+    /// Seconds after `ends_at` (0, the default, to 3,600) a write stamped before it is
+    /// still taken: for gateways that queue votes sent before the cut-off. A `vote` key
+    /// may then send `at` up to this long in the past.
+    pub late_grace_s: Option<i64>,
 }
 
 impl BoardRequest {
@@ -145,6 +149,9 @@ impl BoardRequest {
         }
         if let Some(ledger) = self.ledger {
             s.ledger = ledger;
+        }
+        if let Some(grace) = self.late_grace_s {
+            s.late_grace_s = grace;
         }
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {

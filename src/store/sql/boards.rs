@@ -51,6 +51,7 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
                 .transpose()
                 .map_err(|e| corrupt("instance_ttl_s", e))?,
             ledger: row.ledger,
+            late_grace_s: row.late_grace_s,
             title: row.title,
             description: row.description,
         },
@@ -83,6 +84,7 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.archive_top = Set(s.archive_top);
     model.instance_ttl_s = Set(s.instances.map(|i| i.ttl_s));
     model.ledger = Set(s.ledger);
+    model.late_grace_s = Set(s.late_grace_s);
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

@@ -37,6 +37,8 @@ pub struct Model {
     pub instance_ttl_s: Option<i64>,
     /// Whether accepted writes are recorded in the ledger.
     pub ledger: bool,
+    /// Seconds after `ends_at` a write stamped before it is still taken.
+    pub late_grace_s: i64,
     pub created_at: DateTime,
     pub updated_at: DateTime,
 }

@@ -38,6 +38,9 @@ pub struct BoardForm {
     starts_at: String,
     ends_at: String,
     max_count: String,
+    /// Seconds after the end a write stamped before it is still taken.
+    #[serde(default)]
+    late_grace_s: String,
     #[serde(default)]
     display_decimals: String,
     /// One origin per line.
@@ -82,6 +85,7 @@ impl BoardForm {
             starts_at: s.starts_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             ends_at: s.ends_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             max_count: s.max_count.to_string(),
+            late_grace_s: s.late_grace_s.to_string(),
             display_decimals: s.display_decimals.to_string(),
             retention_hour: days(s.retention.hour),
             retention_day: days(s.retention.day),
@@ -177,6 +181,7 @@ impl BoardForm {
                 month: whole(&self.retention_month, "days in Redis of months")?,
             }),
             archive_top: whole(&self.archive_top, "entries archived")?,
+            late_grace_s: whole(&self.late_grace_s, "the late grace")?,
             scoring: creating.then(|| self.scoring.trim().to_owned()),
             decimals: whole(&self.decimals, "decimals")?,
             storage: match self.storage_kind.trim() {
