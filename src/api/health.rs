@@ -28,7 +28,8 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         .body(state.metrics.render())
 }
 
-/// Readiness: Redis and SQL answer, and Redis does not evict keys.
+/// Readiness: Redis and SQL answer, Redis does not evict keys, and no board is being
+/// rebuilt from its ledger.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Readiness {
     /// `ok`, `unavailable`, or `evicting` (an evicting `maxmemory-policy`).
@@ -52,14 +53,28 @@ pub struct LedgerBacklog {
     pub lag_s: f64,
     /// Entries waiting in Redis, over all boards.
     pub pending: u64,
+    /// Boards being rebuilt from their ledgers after Redis lost them (the instance is not
+    /// ready until they are); null when none is.
+    pub rebuild: Option<Rebuild>,
 }
 
-/// Redis and SQL both answer, and Redis does not evict keys (unless
-/// `OVATION_ALLOW_EVICTION`); the body also says which persistence Redis has and when it
-/// last came back empty.
+/// A rebuild from the ledger under way.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Rebuild {
+    pub boards: usize,
+    /// Entries replayed so far.
+    pub done: i64,
+    /// Entries to replay.
+    pub total: i64,
+}
+
+/// Redis and SQL both answer, Redis does not evict keys (unless
+/// `OVATION_ALLOW_EVICTION`), and no board is being rebuilt from its ledger after Redis
+/// lost it; the body also says which persistence Redis has, when it last came back
+/// empty, and the ledger's backlog and rebuild.
 #[utoipa::path(get, path = "/readyz", tag = "ops", responses(
     (status = 200, description = "ready", body = Readiness),
-    (status = 503, description = "a store is unreachable, or Redis evicts keys", body = Readiness)
+    (status = 503, description = "a store is unreachable, Redis evicts keys, or boards are being rebuilt from their ledgers", body = Readiness)
 ))]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
@@ -71,11 +86,22 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
             (Some(_), None) => "ok",
         },
         sql: if ready.sql { "ok" } else { "unavailable" },
-        message: ready.refusal.clone(),
+        message: ready.refusal.clone().or_else(|| {
+            ready.rebuild.map(|(boards, done, total)| {
+                format!(
+                    "rebuilding {boards} board(s) from their ledgers: {done} of {total} entries"
+                )
+            })
+        }),
         redis_durability: ready.redis.clone().map(Into::into),
         ledger: LedgerBacklog {
             lag_s: ready.ledger.0,
             pending: ready.ledger.1,
+            rebuild: ready.rebuild.map(|(boards, done, total)| Rebuild {
+                boards,
+                done,
+                total,
+            }),
         },
     };
     if ready.ready() {

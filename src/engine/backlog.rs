@@ -27,6 +27,8 @@ impl Backlog {
 pub struct Backlogs {
     boards: Mutex<HashMap<i64, Backlog>>,
     token: String,
+    /// Boards being rebuilt from their ledger: board id -> (replayed, to replay).
+    rebuilds: Mutex<HashMap<i64, (i64, i64)>>,
 }
 
 impl Default for Backlogs {
@@ -34,11 +36,38 @@ impl Default for Backlogs {
         Self {
             boards: Mutex::default(),
             token: format!("{:016x}", rand::random::<u64>()),
+            rebuilds: Mutex::default(),
         }
     }
 }
 
 impl Backlogs {
+    /// Records a board's rebuild progress: `done` of `until` entries replayed.
+    pub fn rebuilding(&self, board: i64, done: i64, until: i64) {
+        if let Ok(mut rebuilds) = self.rebuilds.lock() {
+            rebuilds.insert(board, (done, until));
+        }
+    }
+
+    /// Every rebuild is done.
+    pub fn rebuilt(&self) {
+        if let Ok(mut rebuilds) = self.rebuilds.lock() {
+            rebuilds.clear();
+        }
+    }
+
+    /// Rebuilds under way: (boards, entries replayed, entries to replay).
+    pub fn rebuild_progress(&self) -> Option<(usize, i64, i64)> {
+        let rebuilds = self.rebuilds.lock().ok()?;
+        (!rebuilds.is_empty()).then(|| {
+            rebuilds
+                .values()
+                .fold((rebuilds.len(), 0, 0), |(n, d, u), (done, until)| {
+                    (n, d + done, u + until)
+                })
+        })
+    }
+
     /// This instance's drain token.
     pub fn token(&self) -> &str {
         &self.token

@@ -132,8 +132,10 @@ async fn drain_board(
         board_id: board.board.id,
     };
     let mut moved = 0;
+    // A votes board Redis lost is rebuilt from its ledger (`engine::rebuild`).
+    let rebuilds = !board.board.settings.scoring.is_scores();
     for (source, keys) in sources.iter().enumerate() {
-        moved += drain_source(state, of, source as i32, keys).await?;
+        moved += drain_source(state, of, source as i32, keys, rebuilds).await?;
     }
     if moved > 0 {
         metrics::ledger_drained(board.board.slug.as_str(), moved);
@@ -162,11 +164,13 @@ fn decode(text: &str) -> Result<Entry, EngineError> {
 }
 
 /// Moves one ledger's entries to SQL, a batch at a time; answers how many it stored.
+/// `rebuilds`: the board is rebuilt from its ledger when Redis loses it.
 async fn drain_source(
     state: &AppState,
     of: LedgerOf,
     source: i32,
     keys: &BoardKeys,
+    rebuilds: bool,
 ) -> Result<usize, EngineError> {
     let mut moved = 0;
     for _ in 0..PASS_BATCHES {
@@ -190,6 +194,12 @@ async fn drain_source(
         }
         let last_id = entries[entries.len() - 1].id;
         let mut new = entries;
+        if rebuilds && cursor.is_some() && head.trimmed.is_none() {
+            // Redis came back empty: what SQL holds now is what a rebuild replays, and
+            // nothing of this new life may be stored before that is recorded.
+            let last = sql::last_seq(&state.db, of).await?;
+            state.redis.start_rebuild(keys, last).await?;
+        }
         if cursor.is_some() && head.trimmed != cursor {
             let ids: Vec<i64> = new.iter().map(|e| e.id).collect();
             let known = sql::known_ids(&state.db, of, &ids).await?;

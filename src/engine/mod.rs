@@ -18,6 +18,7 @@ pub mod ledger;
 pub mod limits;
 pub mod read_cache;
 pub mod readiness;
+pub mod rebuild;
 pub mod reconcile;
 pub mod recount;
 pub mod revocations;

@@ -17,11 +17,14 @@ pub struct Readiness {
     /// The ledger's backlog as the drain last saw it: the oldest waiting entry's age in
     /// seconds (the largest over boards), and the entries waiting over all boards.
     pub ledger: (f64, u64),
+    /// Boards being rebuilt from their ledgers after Redis lost them: (boards, entries
+    /// replayed, entries to replay). Not ready until they are.
+    pub rebuild: Option<(usize, i64, i64)>,
 }
 
 impl Readiness {
     pub fn ready(&self) -> bool {
-        self.redis.is_some() && self.sql && self.refusal.is_none()
+        self.redis.is_some() && self.sql && self.refusal.is_none() && self.rebuild.is_none()
     }
 }
 
@@ -34,6 +37,7 @@ pub async fn check(state: &AppState) -> Readiness {
         redis,
         sql: sql.is_ok(),
         ledger: state.backlogs.total(chrono::Utc::now().timestamp_millis()),
+        rebuild: state.backlogs.rebuild_progress(),
     }
 }
 

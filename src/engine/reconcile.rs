@@ -3,7 +3,7 @@
 //! Admin changes commit SQL first and then run a Redis step that can be repeated: a
 //! member's initial votes are applied by target value, and a deleted member's removal
 //! from Redis waits in SQL (`member_removals`) until it is done. Reconciling runs those
-//! steps again from what SQL holds. It runs at start-up, after a Redis that came back
+//! steps again from what SQL holds, and rebuilds boards Redis lost from their ledgers. It runs at start-up, after a Redis that came back
 //! empty (`watch` looks for the marker key that `engine::durability` describes), and in
 //! the background after a failed step.
 
@@ -20,10 +20,11 @@ use crate::store::sql;
 /// Longest pause between two tries of a background reconcile.
 const MAX_DELAY: Duration = Duration::from_secs(5);
 
-/// Finishes pending member removals and brings every board's initial votes to what SQL
-/// holds.
+/// Finishes pending member removals, rebuilds the boards Redis lost from their ledgers
+/// (`engine::rebuild`), and brings every board's initial votes to what SQL holds.
 pub async fn reconcile(state: &AppState) -> Result<(), EngineError> {
     finish_removals(state).await?;
+    super::rebuild::rebuild_lost(state).await?;
     // A family's members have no initial votes (`BoardSettings::admits_member`).
     for board in state
         .config

@@ -964,3 +964,106 @@ async fn a_late_grace_takes_votes_stamped_before_the_end_from_a_vote_key() {
     assert_eq!(at.timestamp_millis(), before_end.timestamp_millis());
     assert!(recorded > ended, "recorded when it arrived, after the end");
 }
+
+/// Every read the rebuild must bring back: each touched bucket's ranking in both views,
+/// each day's participants, each member's all-time participants, the votes per hour.
+async fn reads(app: &TestApp, board: &str, labels: &[(String, String)]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (period, label) in labels {
+        for view in ["real", "display"] {
+            let (_, top) = app
+                .get(&format!(
+                    "/api/v1/boards/{board}/top?period={period}&at={label}&view={view}&limit=100"
+                ))
+                .await;
+            out.push(json!([period, label, view, top["entries"]]));
+        }
+        if period == "day" {
+            let (_, stats) = app
+                .get(&format!(
+                    "/api/v1/boards/{board}/stats?period=day&at={label}"
+                ))
+                .await;
+            out.push(json!([
+                label,
+                stats["participants"],
+                crate::harness::hourly_total(&stats)
+            ]));
+        }
+    }
+    for m in ["m1", "m2", "m3"] {
+        let (_, read) = app
+            .get(&format!("/api/v1/boards/{board}/members/{m}?period=all"))
+            .await;
+        out.push(json!([m, read["participants"]]));
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_board_redis_lost_is_rebuilt_from_its_ledger_before_the_instance_is_ready() {
+    use crate::durability::{eventually, readyz, redis};
+    use crate::harness::RedisServer;
+    use ovation::domain::period::{Bucket, Period};
+    use ovation::store::redis::RedisTarget;
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis: RedisTarget::Single(server.url()),
+        config_check: Duration::from_millis(200),
+        ..Options::default()
+    })
+    .await;
+    recountable(&app, "lost", 11).await;
+    // A revoked vote stays out after the rebuild.
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/lost/revocations",
+            json!({"voter": "u3", "reason": "test"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let stored = ledger(&app, "lost", 1000).await;
+    let tz: chrono_tz::Tz = "Asia/Shanghai".parse().unwrap();
+    let mut labels = std::collections::BTreeSet::new();
+    for e in &stored {
+        let at: chrono::DateTime<chrono::Utc> = e["at"].as_str().unwrap().parse().unwrap();
+        for period in [
+            Period::Hour,
+            Period::Day,
+            Period::Week,
+            Period::Month,
+            Period::All,
+        ] {
+            let b = Bucket::containing(period, tz, at).unwrap();
+            labels.insert((period.to_string(), b.label.clone()));
+            if let Some(next) = b.next(tz) {
+                labels.insert((period.to_string(), next.label));
+            }
+        }
+    }
+    let labels: Vec<(String, String)> = labels.into_iter().collect();
+    let before = reads(&app, "lost", &labels).await;
+
+    let mut conn = redis(&server.url()).await;
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    eventually(Duration::from_secs(20), "rebuilt and ready", || {
+        let app = app.clone();
+        async move {
+            let (status, body) = readyz(&app).await;
+            status == StatusCode::OK
+                && body["redis_durability"]["reset_at"].is_string()
+                && body["ledger"]["rebuild"].is_null()
+        }
+    })
+    .await;
+    let after = reads(&app, "lost", &labels).await;
+    assert_eq!(after, before, "every read is back");
+    // A vote of Redis's new life counts once, beside the rebuilt ones.
+    app.vote("lost", json!({"member": "m2", "voter": "new"}))
+        .await;
+    let stored_after = ledger(&app, "lost", 1000).await;
+    assert_eq!(stored_after.len(), stored.len() + 1);
+    assert_gapless(&stored_after);
+    let found = recount(&app, "lost", false).await;
+    assert_eq!(found["mismatches"], json!([]), "{found}");
+}

@@ -309,6 +309,12 @@ impl BoardKeys {
         format!("{}lg:trimmed", self.base)
     }
 
+    /// A rebuild of the board from its ledger after Redis lost it (hash: `until` -> the
+    /// last `seq` to replay, `done` -> replayed so far); lost again with the board.
+    pub fn ledger_rebuild(&self) -> String {
+        format!("{}lg:rebuild", self.base)
+    }
+
     /// Who drains [`Self::ledger`] now (string: the holder's token, with a lease).
     pub fn ledger_lease(&self) -> String {
         format!("{}lg:lease", self.base)

@@ -1,0 +1,162 @@
+//! **Rebuilding a board Redis lost from its ledger.** When Redis comes back empty, a
+//! board with entries in SQL has lost the scores they made. A board is found lost when
+//! SQL holds a drain cursor for it but Redis remembers no trim and no longer holds the
+//! cursor's entry (`lg:trimmed` and the list are the board's own keys, so this is per
+//! board, also on a cluster that lost one master). Its rebuild replays, in `seq` order a
+//! batch at a time, every entry SQL held when the loss was found (`lg:rebuild`'s
+//! `until`, which the drain also records before it stores the first entry of Redis's new
+//! life, so the new life's votes are never replayed on top of themselves): both views of
+//! every calendar period, carry-over, distinct voters and hourly counts. Initial votes
+//! come back through `reconcile`; rule counters and rolling windows start afresh, and
+//! `scores` boards are not rebuilt (a `set` or `best` depends on what it found).
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::DateTime;
+
+use super::config::BoardConfig;
+use super::error::EngineError;
+use super::ledger::BATCH;
+use super::state::AppState;
+use crate::domain::ledger::Entry;
+use crate::domain::period::{Bucket, epoch_hour_of_ms, voter_buckets};
+use crate::domain::score::View;
+use crate::store::redis::Replay;
+use crate::store::sql::ledger::{self as sql, LedgerOf};
+
+/// Rebuilds every board Redis lost, and finishes rebuilds another instance started.
+pub async fn rebuild_lost(state: &AppState) -> Result<(), EngineError> {
+    let boards: Vec<_> = state
+        .config
+        .boards()
+        .into_iter()
+        .filter(|b| b.board.settings.instances.is_none())
+        .collect();
+    for board in boards {
+        rebuild_board(state, &board).await?;
+    }
+    state.backlogs.rebuilt();
+    Ok(())
+}
+
+async fn rebuild_board(state: &AppState, board: &BoardConfig) -> Result<(), EngineError> {
+    // A score write's set or best depends on what it found: only votes replay.
+    if board.board.settings.scoring.is_scores() {
+        return Ok(());
+    }
+    let of = LedgerOf {
+        board_id: board.board.id,
+    };
+    let keys = &board.keys;
+    let Some(cursor) = sql::cursor(&state.db, of, 0).await? else {
+        return Ok(());
+    };
+    let (until, mut done) = match state.redis.rebuild_state(keys).await? {
+        Some(progress) => progress,
+        None => {
+            let head = state.redis.ledger_head(keys, BATCH).await?;
+            let holds_cursor = head
+                .entries
+                .iter()
+                .filter_map(|t| Entry::decode(t))
+                .any(|e| e.id == cursor);
+            if head.trimmed.is_some() || holds_cursor {
+                return Ok(());
+            }
+            tracing::error!(board = %board.board.slug, "Redis lost this board: rebuilding it from its ledger");
+            state
+                .redis
+                .start_rebuild(keys, sql::last_seq(&state.db, of).await?)
+                .await?;
+            state
+                .redis
+                .rebuild_state(keys)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("a rebuild just started is not in Redis"))?
+        }
+    };
+    while done < until {
+        state.backlogs.rebuilding(board.board.id, done, until);
+        let page = sql::page(&state.db, of, done, BATCH as u64).await?;
+        let batch: Vec<&Entry> = page
+            .iter()
+            .filter(|r| r.seq <= until && r.revoked.is_none())
+            .map(|r| &r.entry)
+            .collect();
+        let to = page
+            .iter()
+            .map(|r| r.seq)
+            .filter(|&s| s <= until)
+            .max()
+            .unwrap_or(until);
+        let replay = replay_of(board, &batch)?;
+        if !state.redis.replay(keys, done, to, &replay).await? {
+            // Another instance moved the rebuild on: carry on from where it is.
+            done = state
+                .redis
+                .rebuild_state(keys)
+                .await?
+                .map_or(until, |(_, d)| d);
+            continue;
+        }
+        done = to;
+    }
+    Ok(())
+}
+
+/// What `entries` add to the board's keys: scores by bucket, view and member, voters by
+/// bucket (and member), votes by hour.
+fn replay_of(board: &BoardConfig, entries: &[&Entry]) -> Result<Replay, EngineError> {
+    let settings = &board.board.settings;
+    let tz = settings.timezone;
+    let mut scores: BTreeMap<(String, View, String), (Bucket, i64)> = BTreeMap::new();
+    let mut add = |bucket: &Bucket, view: View, member: &str, units: i64| {
+        if units != 0 {
+            let key = (
+                format!("{}:{}", bucket.period, bucket.label),
+                view,
+                member.to_owned(),
+            );
+            scores.entry(key).or_insert_with(|| (bucket.clone(), 0)).1 += units;
+        }
+    };
+    let mut voters: BTreeMap<(String, Option<String>), (Bucket, Vec<String>)> = BTreeMap::new();
+    let mut hours: HashMap<i64, i64> = HashMap::new();
+    for e in entries {
+        let at = DateTime::from_timestamp_millis(e.at).unwrap_or_default();
+        for &period in settings.periods.iter().filter(|p| p.rolling().is_none()) {
+            let bucket = Bucket::containing(period, tz, at)?;
+            add(&bucket, View::Real, &e.member, e.count);
+            add(&bucket, View::Display, &e.member, e.display);
+            if period.is_periodic()
+                && let Some(next) = bucket.next(tz)
+            {
+                add(&next, View::Display, &e.member, e.carry);
+            }
+        }
+        if let Some(voter) = &e.voter {
+            for bucket in voter_buckets(&settings.periods, tz, at)? {
+                let label = format!("{}:{}", bucket.period, bucket.label);
+                for member in [None, Some(e.member.clone())] {
+                    voters
+                        .entry((label.clone(), member))
+                        .or_insert_with(|| (bucket.clone(), Vec::new()))
+                        .1
+                        .push(voter.clone());
+                }
+            }
+        }
+        *hours.entry(epoch_hour_of_ms(e.at)).or_insert(0) += e.count;
+    }
+    Ok(Replay {
+        scores: scores
+            .into_iter()
+            .map(|((_, view, member), (bucket, units))| (bucket, view, member, units))
+            .collect(),
+        voters: voters
+            .into_iter()
+            .map(|((_, member), (bucket, voters))| (bucket, member, voters))
+            .collect(),
+        hours: hours.into_iter().collect(),
+    })
+}

@@ -1,0 +1,90 @@
+//! Rebuilding a board Redis lost from its ledger: the rebuild's progress in the board's
+//! slot (`lg:rebuild`: the last `seq` to replay and how far it got, lost again with the
+//! board's keys) and `replay.lua`, which applies one batch of entries exactly once.
+
+use std::sync::LazyLock;
+
+use redis::Script;
+
+use super::keys::BoardKeys;
+use super::reply::{as_int, reply_error};
+use super::{RedisFailure, RedisStore};
+use crate::domain::period::Bucket;
+use crate::domain::score::View;
+
+static REPLAY: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("replay.lua")));
+
+/// What one batch of entries adds back.
+#[derive(Debug, Default)]
+pub struct Replay {
+    /// (bucket, view, member, units).
+    pub scores: Vec<(Bucket, View, String, i64)>,
+    /// (bucket, member for a member's own set, voters).
+    pub voters: Vec<(Bucket, Option<String>, Vec<String>)>,
+    /// (epoch hour, votes).
+    pub hours: Vec<(i64, i64)>,
+}
+
+impl RedisStore {
+    /// The board's rebuild: (last seq to replay, replayed so far), if one was started
+    /// since Redis last lost the board.
+    pub async fn rebuild_state(
+        &self,
+        board: &BoardKeys,
+    ) -> Result<Option<(i64, i64)>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.hget(board.ledger_rebuild(), "until")
+            .hget(board.ledger_rebuild(), "done");
+        let (until, done): (Option<i64>, Option<i64>) = self.query("rebuild_state", pipe).await?;
+        Ok(until.zip(done))
+    }
+
+    /// Starts the board's rebuild up to `until` unless one was started already (by the
+    /// drain, which records it before it stores an entry of Redis's new life, or by
+    /// another instance): the first `until` stands.
+    pub async fn start_rebuild(&self, board: &BoardKeys, until: i64) -> Result<(), RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.hset_nx(board.ledger_rebuild(), "until", until)
+            .ignore()
+            .hset_nx(board.ledger_rebuild(), "done", 0)
+            .ignore();
+        self.query("start_rebuild", pipe).await
+    }
+
+    /// Applies `replay` as the entries after `from` up to `to`, when the rebuild is at
+    /// `from`; answers whether it was.
+    pub async fn replay(
+        &self,
+        board: &BoardKeys,
+        from: i64,
+        to: i64,
+        replay: &Replay,
+    ) -> Result<bool, RedisFailure> {
+        let mut call = REPLAY.key(board.ledger_rebuild());
+        call.key(board.votes_per_hour())
+            .arg(from)
+            .arg(to)
+            .arg(replay.scores.len());
+        for (bucket, view, member, units) in &replay.scores {
+            call.key(board.scores(*view, bucket)).arg(member).arg(units);
+        }
+        call.arg(replay.voters.len());
+        for (bucket, member, voters) in &replay.voters {
+            call.key(match member {
+                Some(m) => board.member_participants(bucket, m),
+                None => board.participants(bucket),
+            })
+            .arg(voters.len())
+            .arg(voters);
+        }
+        for (hour, votes) in &replay.hours {
+            call.arg(hour).arg(votes);
+        }
+        let reply = self.run_script_all("replay", &REPLAY, &[call]).await?;
+        reply
+            .first()
+            .and_then(as_int)
+            .map(|applied| applied == 1)
+            .ok_or_else(|| reply_error("replay", &redis::Value::Array(reply)))
+    }
+}
