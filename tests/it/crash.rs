@@ -82,7 +82,7 @@ impl Restart {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "the crash test: run by `make test-faults` (and CI)"]
-async fn every_acknowledged_vote_counts_once_across_a_redis_crash() {
+async fn every_acknowledged_vote_counts_once_across_a_redis_crash_and_is_in_the_ledger_once() {
     let dir = tempfile::tempdir().unwrap();
     let port = crate::harness::free_port();
     let mut redis = RedisServer::start_durable(port, dir.path());
@@ -175,5 +175,37 @@ async fn every_acknowledged_vote_counts_once_across_a_redis_crash() {
     assert!(unavailable_before_restart > 0, "the outage was seen");
     assert_eq!(lost, 0, "every acknowledged vote counts");
     assert_eq!(double, 0, "no vote counts twice");
+
+    // The ledger holds every acknowledged vote once: as many entries, gapless, and per
+    // member as many as its score.
+    let entries = crate::ledger::ledger(&app, "crash", 10_000).await;
+    crate::ledger::assert_gapless(&entries);
+    let mut per_member = std::collections::BTreeMap::new();
+    for e in &entries {
+        *per_member
+            .entry(e["member"].as_str().unwrap().to_owned())
+            .or_insert(0u64) += e["count"].as_u64().unwrap();
+    }
+    let scores: std::collections::BTreeMap<String, u64> = top["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["member"].as_str().unwrap().to_owned(),
+                e["score"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    println!("  ledger entries:            {}", entries.len());
+    assert_eq!(
+        entries.len() as u64,
+        acknowledged,
+        "one entry per acknowledged vote"
+    );
+    assert_eq!(
+        per_member, scores,
+        "the ledger adds up to every member's score"
+    );
     drop(redis);
 }

@@ -16,7 +16,7 @@ use ovation::store::sql::ledger::{self as sql, LedgerOf};
 
 /// Every entry of `board`'s ledger, read page by page (`limit` a page), once nothing is
 /// pending.
-async fn ledger(app: &TestApp, board: &str, limit: usize) -> Vec<Value> {
+pub(crate) async fn ledger(app: &TestApp, board: &str, limit: usize) -> Vec<Value> {
     drained(app, board).await;
     let (mut entries, mut after) = (Vec::new(), 0);
     loop {
@@ -51,7 +51,7 @@ async fn drained(app: &TestApp, board: &str) {
     panic!("the ledger of {board} was not drained in 15 s");
 }
 
-fn assert_gapless(entries: &[Value]) {
+pub(crate) fn assert_gapless(entries: &[Value]) {
     let seqs: Vec<i64> = entries.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
     let expected: Vec<i64> = (1..=entries.len() as i64).collect();
     assert_eq!(seqs, expected, "seq runs 1, 2, 3, … without a gap");
