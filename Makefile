@@ -46,3 +46,4 @@ bench:
 	cargo bench --bench cluster
 	cargo bench --bench league
 	cargo bench --bench families
+	cargo bench --bench ledger
