@@ -27,8 +27,9 @@ impl Backlog {
 pub struct Backlogs {
     boards: Mutex<HashMap<i64, Backlog>>,
     token: String,
-    /// Boards being rebuilt from their ledger: board id -> (replayed, to replay).
-    rebuilds: Mutex<HashMap<i64, (i64, i64)>>,
+    /// A rebuild from the ledgers due or under way (from the moment Redis was found
+    /// empty): board id -> (replayed, to replay) of the boards it reached.
+    rebuilds: Mutex<Option<HashMap<i64, (i64, i64)>>>,
 }
 
 impl Default for Backlogs {
@@ -42,27 +43,37 @@ impl Default for Backlogs {
 }
 
 impl Backlogs {
+    /// Redis was found empty: a rebuild is due until [`Self::rebuilt`].
+    pub fn rebuild_due(&self) {
+        if let Ok(mut rebuilds) = self.rebuilds.lock() {
+            rebuilds.get_or_insert_with(HashMap::new);
+        }
+    }
+
     /// Records a board's rebuild progress: `done` of `until` entries replayed.
     pub fn rebuilding(&self, board: i64, done: i64, until: i64) {
         if let Ok(mut rebuilds) = self.rebuilds.lock() {
-            rebuilds.insert(board, (done, until));
+            rebuilds
+                .get_or_insert_with(HashMap::new)
+                .insert(board, (done, until));
         }
     }
 
     /// Every rebuild is done.
     pub fn rebuilt(&self) {
         if let Ok(mut rebuilds) = self.rebuilds.lock() {
-            rebuilds.clear();
+            *rebuilds = None;
         }
     }
 
-    /// Rebuilds under way: (boards, entries replayed, entries to replay).
+    /// A rebuild due or under way: (boards reached, entries replayed, entries to
+    /// replay).
     pub fn rebuild_progress(&self) -> Option<(usize, i64, i64)> {
         let rebuilds = self.rebuilds.lock().ok()?;
-        (!rebuilds.is_empty()).then(|| {
-            rebuilds
+        rebuilds.as_ref().map(|boards| {
+            boards
                 .values()
-                .fold((rebuilds.len(), 0, 0), |(n, d, u), (done, until)| {
+                .fold((boards.len(), 0, 0), |(n, d, u), (done, until)| {
                     (n, d + done, u + until)
                 })
         })

@@ -156,5 +156,7 @@ fn noticed_reset(state: &AppState) {
         "Redis came back empty: its votes and scores are lost; applying initial votes and pending removals again"
     );
     crate::metrics::redis_reset();
+    // Not ready until the boards with a ledger are rebuilt (`engine::rebuild`).
+    state.backlogs.rebuild_due();
     state.durability.record_reset();
 }

@@ -489,7 +489,10 @@ async fn the_lag_is_in_readyz_and_metrics() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (status, ready) = app.get("/readyz").await;
     assert_eq!(status, StatusCode::OK, "{ready}");
-    assert_eq!(ready["ledger"], json!({"lag_s": 0.0, "pending": 0}));
+    assert_eq!(
+        ready["ledger"],
+        json!({"lag_s": 0.0, "pending": 0, "rebuild": null})
+    );
     let metrics = app.metrics().await;
     assert!(
         metrics.contains("ovation_ledger_lag_seconds{board=\"lag\"} 0"),
