@@ -109,6 +109,28 @@ pub async fn settle(state: &AppState, board: &BoardConfig) -> Result<(), EngineE
     }
 }
 
+/// The `seq` of the last entry trimmed from the board's Redis ledger (`trimmed`, its id
+/// as Redis remembers it): every entry up to it is in SQL and out of Redis, every later
+/// one still in Redis. 0 before the first drain; 503 when Redis no longer knows (it came
+/// back empty and the drain has not run since).
+pub(super) async fn trimmed_seq(
+    state: &AppState,
+    of: LedgerOf,
+    trimmed: Option<i64>,
+) -> Result<i64, EngineError> {
+    let lost = || {
+        EngineError::Unavailable(
+            "Redis lost the ledger's place (it came back empty); try again once the drain has run"
+                .to_owned(),
+        )
+    };
+    match trimmed {
+        Some(id) => sql::seq_of(&state.db, of, id).await?.ok_or_else(lost),
+        None if sql::cursor(&state.db, of, 0).await?.is_none() => Ok(0),
+        None => Err(lost()),
+    }
+}
+
 /// How long [`settle`] waits for the drain.
 const SETTLE: Duration = Duration::from_secs(10);
 

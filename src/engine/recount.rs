@@ -20,7 +20,7 @@ use serde_json::json;
 use super::admin::audit;
 use super::config::BoardConfig;
 use super::error::EngineError;
-use super::ledger::{ledger_board, settle};
+use super::ledger::{ledger_board, settle, trimmed_seq};
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
@@ -182,13 +182,6 @@ pub async fn recount(
     Ok(found)
 }
 
-fn lost_place() -> EngineError {
-    EngineError::Unavailable(
-        "Redis lost the ledger's place (it came back empty); recount once the drain has run"
-            .to_owned(),
-    )
-}
-
 /// Members' initial votes, on the all-time display board.
 fn add_initial(board: &BoardConfig, display: &mut Scores) {
     for m in board.members.values().filter(|m| m.initial_votes != 0) {
@@ -303,14 +296,7 @@ impl Checker<'_> {
             .redis
             .score_with_pending(&self.board.keys, bucket, view, member)
             .await?;
-        let upto = match trimmed {
-            Some(id) => sql::seq_of(&self.state.db, self.of, id)
-                .await?
-                .ok_or_else(lost_place)?,
-            None if sql::cursor(&self.state.db, self.of, 0).await?.is_none() => 0,
-            // Redis no longer knows which entries SQL holds (it came back empty).
-            None => return Err(lost_place()),
-        };
+        let upto = trimmed_seq(self.state, self.of, trimmed).await?;
         let tz = self.board.board.settings.timezone;
         let before = bucket.previous(tz);
         let range = |b: &Bucket| {

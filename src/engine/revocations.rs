@@ -15,7 +15,7 @@ use serde_json::json;
 use super::admin::audit;
 use super::config::BoardConfig;
 use super::error::EngineError;
-use super::ledger::{ledger_board, settle};
+use super::ledger::{ledger_board, settle, trimmed_seq};
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
@@ -177,13 +177,7 @@ async fn rebuild_voters(
     let mut read = 0;
     for _ in 0..CATCH_UPS {
         let trimmed = redis.ledger_trimmed(&board.keys).await?;
-        let upto = match trimmed {
-            Some(id) => sql::seq_of(&state.db, of, id)
-                .await?
-                .ok_or_else(lost_place)?,
-            None if sql::cursor(&state.db, of, 0).await?.is_none() => 0,
-            None => return Err(lost_place()),
-        };
+        let upto = trimmed_seq(state, of, trimmed).await?;
         let found =
             sql::voters_of(&state.db, of, (read, upto), range, voters.member.as_deref()).await?;
         futures_util::pin_mut!(found);
@@ -207,13 +201,6 @@ async fn rebuild_voters(
     Err(EngineError::Unavailable(
         "the ledger kept moving while participants were rebuilt; the next revocation on this board finishes it".to_owned(),
     ))
-}
-
-fn lost_place() -> EngineError {
-    EngineError::Unavailable(
-        "Redis lost the ledger's place (it came back empty); try again once the drain has run"
-            .to_owned(),
-    )
 }
 
 /// The board's revocations, newest first.
