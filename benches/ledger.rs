@@ -252,7 +252,13 @@ async fn drain_rate(database_url: &str, port: u16, rows: usize) -> f64 {
             .unwrap();
     }
     let started = Instant::now();
-    while state.redis.ledger_pending(&config.keys).await.unwrap() > 0 {
+    while state
+        .redis
+        .ledger_pending(std::slice::from_ref(&config.keys))
+        .await
+        .unwrap()
+        > 0
+    {
         ledger::drain_all(&state, "bench").await;
     }
     rows as f64 / started.elapsed().as_secs_f64()
@@ -344,9 +350,7 @@ async fn run() {
     );
     let state = state(&recount_db, port, "rc:").await;
     let config = board(&state, "recounted").await;
-    let of = LedgerOf {
-        board_id: config.board.id,
-    };
+    let of = LedgerOf::board(config.board.id);
     let mut rng = rand::rngs::StdRng::seed_from_u64(13);
     let filled = Instant::now();
     let mut last = None;

@@ -308,7 +308,7 @@ lifetime = { $unit ->
     }
 }
 board-public = Public voting page at /b/<slug>
-board-ledger = Keep a ledger: every accepted write recorded, for audits, recounts and revocations (not for one board per room)
+board-ledger = Keep a ledger: every accepted write recorded, for audits, recounts and revocations (one board per room: each room's own ledger, to read; starts off, turn it on here once created)
 board-late-grace = Late grace after the end, in seconds (0 to 3600): votes stamped before the end still count when a gateway delivers them this late
 board-delete-confirm = Type the slug { $slug } to delete the board, its members, rules and rankings
 board-delete = Delete board

@@ -244,7 +244,7 @@ lifetime = { $unit ->
    *[seconds] { $count } 秒
 }
 board-public = 在 /b/<slug> 开放公开投票页
-board-ledger = 保留账本：记录每一次被接受的写入，用于审计、重新计票与撤销（每房间一榜的榜单不适用）
+board-ledger = 保留账本：记录每一次被接受的写入，用于审计、重新计票与撤销（每房间一榜：每个房间有自己的账本，可供查阅；创建时关闭，创建后可在此开启）
 board-late-grace = 截止后的宽限（秒，0 到 3600）：截止前投出的票在网关延迟送达时仍然计入
 board-delete-confirm = 输入标识 { $slug } 以删除此榜单及其成员、规则和排名
 board-delete = 删除榜单

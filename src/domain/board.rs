@@ -233,12 +233,6 @@ impl BoardSettings {
                 ),
             ));
         }
-        if self.ledger && self.instances.is_some() {
-            return Err(Invalid::new(
-                Code::InvalidField,
-                "ledger: a family's instances keep no ledger yet (leave it false)",
-            ));
-        }
         if let (Some(start), Some(end)) = (self.starts_at, self.ends_at)
             && start >= end
         {

@@ -126,6 +126,7 @@ pub enum Code {
     InstanceRequired,
     InvalidTtl,
     InvalidCursor,
+    NotForFamily,
 }
 
 impl Code {
@@ -152,6 +153,7 @@ impl Code {
             Self::InstanceRequired => "instance_required",
             Self::InvalidTtl => "invalid_ttl",
             Self::InvalidCursor => "invalid_cursor",
+            Self::NotForFamily => "not_for_family",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

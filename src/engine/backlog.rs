@@ -1,6 +1,8 @@
 //! What the ledger's drain last saw: per board, the entries in Redis not yet in SQL and
 //! when the oldest of them was accepted. `/readyz` and `/metrics` report it; every
 //! instance looks at every board's ledger on each pass, holder of its lease or not.
+//! Also the family instances whose ledger entries this instance could not note for the
+//! drain (`Backlogs::unnoted`), which its drain notes on its next pass.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -30,6 +32,9 @@ pub struct Backlogs {
     /// A rebuild from the ledgers due or under way (from the moment Redis was found
     /// empty): board id -> (replayed, to replay) of the boards it reached.
     rebuilds: Mutex<Option<HashMap<i64, (i64, i64)>>>,
+    /// Family id -> instance -> when its entries were appended (ms): instances whose
+    /// writes appended ledger entries the family's note of them did not reach.
+    unnoted: Mutex<HashMap<i64, HashMap<String, i64>>>,
 }
 
 impl Default for Backlogs {
@@ -38,6 +43,7 @@ impl Default for Backlogs {
             boards: Mutex::default(),
             token: format!("{:016x}", rand::random::<u64>()),
             rebuilds: Mutex::default(),
+            unnoted: Mutex::default(),
         }
     }
 }
@@ -77,6 +83,26 @@ impl Backlogs {
                     (n, d + done, u + until)
                 })
         })
+    }
+
+    /// Instances of family `family` whose ledger entries (appended at `ms`) the drain
+    /// was not told of: it notes them on its next pass.
+    pub fn unnoted(&self, family: i64, instances: &[&str], ms: i64) {
+        if let Ok(mut unnoted) = self.unnoted.lock() {
+            let waiting = unnoted.entry(family).or_default();
+            for instance in instances {
+                let at = waiting.entry((*instance).to_owned()).or_insert(ms);
+                *at = (*at).min(ms);
+            }
+        }
+    }
+
+    /// Takes the instances waiting to be noted, by family.
+    pub fn take_unnoted(&self) -> HashMap<i64, HashMap<String, i64>> {
+        self.unnoted
+            .lock()
+            .map(|mut u| std::mem::take(&mut *u))
+            .unwrap_or_default()
     }
 
     /// This instance's drain token.

@@ -97,43 +97,55 @@ impl BoardRef {
 }
 
 /// Notes in each family's listing that its instances in `written` were written at
-/// `now` (and keeps a sharded instance's shards alive together). The writes are
-/// answered already: a failure here is logged, and the instance is listed again by its
-/// next write.
-pub async fn note_written(state: &AppState, written: &[BoardRef], now: DateTime<Utc>) {
-    let mut by_family: Vec<(&BoardRef, Vec<&str>)> = Vec::new();
-    for board in written {
+/// `now` (and keeps a sharded instance's shards alive together), and for the drain those
+/// whose writes appended ledger entries (the `bool`). The writes are answered already: a
+/// failure here is logged, the instance is listed again by its next write, and the
+/// ledger's note is left to this instance's drain.
+pub async fn note_written(state: &AppState, written: &[(BoardRef, bool)], now: DateTime<Utc>) {
+    let mut by_family: Vec<(&BoardRef, Vec<(&str, bool)>)> = Vec::new();
+    for (board, ledgered) in written {
         let Some(instance) = &board.instance else {
             continue;
         };
+        let noted = (instance.as_str(), *ledgered);
         match by_family
             .iter_mut()
             .find(|(f, _)| f.config.board.id == board.config.board.id)
         {
-            Some((_, instances)) => instances.push(instance.as_str()),
-            None => by_family.push((board, vec![instance.as_str()])),
+            Some((_, instances)) => instances.push(noted),
+            None => by_family.push((board, vec![noted])),
         }
     }
     for (board, mut instances) in by_family {
-        instances.sort_unstable();
-        instances.dedup();
+        // An instance written both with and without an entry: "with" sorts first, stays.
+        instances.sort_unstable_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(&a.1)));
+        instances.dedup_by(|a, b| a.0 == b.0);
         let settings = board.settings();
         let Some(family) = settings.instances else {
             continue;
         };
         let buckets = current_buckets(settings, now);
+        let now_ms = now.timestamp_millis();
         if let Err(err) = state
             .redis
             .instances_written(
                 &board.config.keys,
                 family.ttl_s * 1000,
-                now.timestamp_millis(),
+                now_ms,
                 &instances,
                 &buckets,
             )
             .await
         {
             tracing::warn!(error = %err, family = %board.config.board.slug, "could not list written instances; their next write lists them");
+            let ledgered: Vec<&str> = instances
+                .iter()
+                .filter(|(_, l)| *l)
+                .map(|(i, _)| *i)
+                .collect();
+            state
+                .backlogs
+                .unnoted(board.config.board.id, &ledgered, now_ms);
         }
     }
 }

@@ -30,11 +30,12 @@ use chrono::Utc;
 use futures_util::{Stream, StreamExt};
 
 use super::backlog::Backlog;
-use super::boards;
+use super::boards::{self, BoardRef};
 use super::config::BoardConfig;
 use super::error::EngineError;
 use super::state::AppState;
-use crate::domain::ids::BoardSlug;
+use crate::domain::code::Code;
+use crate::domain::ids::{BoardName, BoardSlug};
 use crate::domain::ledger::{Entry, Recorded};
 use crate::metrics;
 use crate::store::redis::{BoardKeys, Lease};
@@ -62,17 +63,22 @@ pub async fn run(state: AppState, every: Duration) {
     }
 }
 
-/// One pass: each board's ledgers looked at, and drained where this instance holds (or
-/// takes) the board's lease; the backlog recorded for `/readyz` and `/metrics`.
+/// One pass: each board's ledgers looked at (a family's, its instances' that hold
+/// entries), and drained where this instance holds (or takes) the board's lease; the
+/// backlog recorded for `/readyz` and `/metrics`.
 pub async fn drain_all(state: &AppState, token: &str) {
+    let mut unnoted = state.backlogs.take_unnoted();
     let mut seen = HashMap::new();
     for board in state.config.boards() {
-        // A family keeps no ledger (its instances' would be in their own slots).
-        if board.board.settings.instances.is_some() {
-            continue;
-        }
         let slug = board.board.slug.as_str();
-        match drain_board(state, &board, token).await {
+        let drained = match board.board.settings.instances {
+            Some(family) => {
+                let unnoted = unnoted.remove(&board.board.id).unwrap_or_default();
+                drain_family(state, &board, family.ttl_s * 1000, token, unnoted).await
+            }
+            None => drain_board(state, &board, token).await,
+        };
+        match drained {
             Ok(backlog) => {
                 metrics::ledger_backlog(slug, backlog.pending, backlog.lag_s(now_ms()));
                 seen.insert(board.board.id, backlog);
@@ -115,7 +121,7 @@ pub async fn settle(state: &AppState, board: &BoardConfig) -> Result<(), EngineE
 /// back empty and the drain has not run since).
 pub(super) async fn trimmed_seq(
     state: &AppState,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     trimmed: Option<i64>,
 ) -> Result<i64, EngineError> {
     let lost = || {
@@ -142,7 +148,7 @@ async fn drain_board(
     token: &str,
 ) -> Result<Backlog, EngineError> {
     let sources = board.keys.shards();
-    let mut waiting = backlog(state, &sources).await?;
+    let waiting = backlog(state, &sources).await?;
     if waiting.pending == 0 {
         return Ok(waiting);
     }
@@ -150,20 +156,80 @@ async fn drain_board(
     if !state.redis.take_lease(&lease).await? {
         return Ok(waiting);
     }
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
-    let mut moved = 0;
     // A votes board Redis lost is rebuilt from its ledger (`engine::rebuild`).
     let rebuilds = !board.board.settings.scoring.is_scores();
-    for (source, keys) in sources.iter().enumerate() {
-        moved += drain_source(state, of, source as i32, keys, rebuilds).await?;
+    let of = LedgerOf::board(board.board.id);
+    let moved = drain_sources(state, of, &sources, rebuilds).await?;
+    if moved == 0 {
+        return Ok(waiting);
     }
-    if moved > 0 {
-        metrics::ledger_drained(board.board.slug.as_str(), moved);
-        waiting = backlog(state, &sources).await?;
+    metrics::ledger_drained(board.board.slug.as_str(), moved);
+    backlog(state, &sources).await
+}
+
+/// Instances of a family one pass looks at, those noted longest ago first.
+const PASS_INSTANCES: usize = 1000;
+
+/// Drains the instances of a family whose ledgers hold entries, when this instance holds
+/// the family's lease; answers what waits after, over the [`PASS_INSTANCES`] noted
+/// longest ago (the lag: since the oldest was noted). `unnoted`: instances this
+/// instance's writes could not note, noted first.
+async fn drain_family(
+    state: &AppState,
+    board: &BoardConfig,
+    ttl_ms: i64,
+    token: &str,
+    unnoted: HashMap<String, i64>,
+) -> Result<Backlog, EngineError> {
+    let family = &board.keys;
+    let unnoted: Vec<(String, i64)> = unnoted.into_iter().collect();
+    if let Err(err) = state.redis.ledger_note(family, &unnoted).await {
+        for (instance, ms) in &unnoted {
+            state
+                .backlogs
+                .unnoted(board.board.id, &[instance.as_str()], *ms);
+        }
+        return Err(err.into());
     }
-    Ok(waiting)
+    let mut dirty = state.redis.ledger_dirty(family, PASS_INSTANCES).await?;
+    if dirty.is_empty() {
+        return Ok(Backlog::default());
+    }
+    let lease: Lease = state.redis.ledger_lease(family, token, LEASE);
+    if state.redis.take_lease(&lease).await? {
+        let mut moved = 0;
+        for (instance, _) in &dirty {
+            let sources = family.instance(instance, ttl_ms).shards();
+            let of = LedgerOf {
+                board_id: board.board.id,
+                instance,
+            };
+            moved += drain_sources(state, of, &sources, false).await?;
+            // Out first, then looked at again: a write that appended meanwhile notes its
+            // instance after appending, so it is either seen here or noted after this.
+            state.redis.ledger_clean(family, instance).await?;
+            let left = backlog(state, &sources).await?;
+            if left.pending > 0 {
+                let since = left.oldest_ms.unwrap_or_else(now_ms);
+                state
+                    .redis
+                    .ledger_note(family, &[(instance.clone(), since)])
+                    .await?;
+            }
+        }
+        if moved > 0 {
+            metrics::ledger_drained(board.board.slug.as_str(), moved);
+        }
+        dirty = state.redis.ledger_dirty(family, PASS_INSTANCES).await?;
+    }
+    let instances: Vec<BoardKeys> = dirty
+        .iter()
+        .map(|(instance, _)| family.instance(instance, ttl_ms))
+        .collect();
+    Ok(Backlog {
+        pending: state.redis.ledger_pending(&instances).await?,
+        oldest_ms: dirty.iter().map(|(_, ms)| *ms).min(),
+    })
 }
 
 /// What waits in a board's ledgers.
@@ -185,11 +251,27 @@ fn decode(text: &str) -> Result<Entry, EngineError> {
         .ok_or_else(|| anyhow::anyhow!("a ledger entry in Redis does not read: {text:.200}").into())
 }
 
+/// Moves the entries of a board's ledgers (`sources`: one, or a sharded board's shards')
+/// to SQL; answers how many it stored. `rebuilds`: the board is rebuilt from its ledger
+/// when Redis loses it.
+async fn drain_sources(
+    state: &AppState,
+    of: LedgerOf<'_>,
+    sources: &[BoardKeys],
+    rebuilds: bool,
+) -> Result<usize, EngineError> {
+    let mut moved = 0;
+    for (source, keys) in sources.iter().enumerate() {
+        moved += drain_source(state, of, source as i32, keys, rebuilds).await?;
+    }
+    Ok(moved)
+}
+
 /// Moves one ledger's entries to SQL, a batch at a time; answers how many it stored.
 /// `rebuilds`: the board is rebuilt from its ledger when Redis loses it.
 async fn drain_source(
     state: &AppState,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     source: i32,
     keys: &BoardKeys,
     rebuilds: bool,
@@ -260,11 +342,11 @@ pub const PAGE_MAX: i64 = 10_000;
 /// [`PAGE_MAX`]).
 pub async fn page(
     state: &AppState,
-    slug: &BoardSlug,
+    name: &BoardName,
     after: i64,
     limit: i64,
 ) -> Result<LedgerPage, EngineError> {
-    let board = ledger_board(state, slug)?;
+    let board = boards::find(state, name)?;
     check_after(after)?;
     if !(1..=PAGE_MAX).contains(&limit) {
         return Err(EngineError::invalid_field(
@@ -273,12 +355,11 @@ pub async fn page(
         ));
     }
     let limit = limit as u64;
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
     let (entries, pending) = tokio::join!(
-        sql::page(&state.db, of, after, limit + 1),
-        state.redis.ledger_pending(&board.keys)
+        sql::page(&state.db, ledger_of(&board), after, limit + 1),
+        state
+            .redis
+            .ledger_pending(std::slice::from_ref(&board.keys))
     );
     let mut entries = entries?;
     let next_after = if entries.len() as u64 > limit {
@@ -295,9 +376,20 @@ pub async fn page(
 }
 
 /// Accepted writes of the board not yet in SQL.
-pub async fn pending(state: &AppState, slug: &BoardSlug) -> Result<u64, EngineError> {
-    let board = ledger_board(state, slug)?;
-    Ok(state.redis.ledger_pending(&board.keys).await?)
+pub async fn pending(state: &AppState, name: &BoardName) -> Result<u64, EngineError> {
+    let board = boards::find(state, name)?;
+    Ok(state
+        .redis
+        .ledger_pending(std::slice::from_ref(&board.keys))
+        .await?)
+}
+
+/// Which ledger `board` keeps in SQL: a plain board's, or an instance's.
+fn ledger_of(board: &BoardRef) -> LedgerOf<'_> {
+    LedgerOf {
+        board_id: board.config.board.id,
+        instance: board.instance.as_ref().map_or("", |i| i.as_str()),
+    }
 }
 
 fn check_after(after: i64) -> Result<(), EngineError> {
@@ -310,16 +402,21 @@ fn check_after(after: i64) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// A board that may have a ledger: any board but a family.
+/// A board its ledger recounts and revokes votes on: any board but a family, whose
+/// instances' scores expire with them, so the ledger is their only record (422
+/// `not_for_family`).
 pub(super) fn ledger_board(
     state: &AppState,
     slug: &BoardSlug,
 ) -> Result<Arc<BoardConfig>, EngineError> {
     let board = boards::board_of(state, slug)?;
     if board.board.settings.instances.is_some() {
-        return Err(EngineError::not_found(
-            crate::domain::code::Code::BoardNotFound,
-            format!("board {slug} is a family: its instances keep no ledger"),
+        return Err(EngineError::invalid(
+            Code::NotForFamily,
+            format!(
+                "board {slug} is a family: its instances' ledgers are read \
+                 (GET …/{slug}:<instance>/ledger), not recounted or revoked from"
+            ),
         ));
     }
     Ok(board)
@@ -330,17 +427,20 @@ pub(super) fn ledger_board(
 /// memory stays flat however long the ledger. An error ends the stream with it.
 pub fn stream(
     state: &AppState,
-    slug: &BoardSlug,
+    name: &BoardName,
     after: i64,
 ) -> Result<impl Stream<Item = Result<Recorded, EngineError>> + use<>, EngineError> {
-    let board = ledger_board(state, slug)?;
+    let board = boards::find(state, name)?;
     check_after(after)?;
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
+    let board_id = board.config.board.id;
+    let instance = board.instance.map(|i| i.as_str().to_owned());
     let db = state.db.clone();
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Recorded, EngineError>>(256);
     tokio::spawn(async move {
+        let of = LedgerOf {
+            board_id,
+            instance: instance.as_deref().unwrap_or(""),
+        };
         let rows = match sql::stream(&db, of, after).await {
             Ok(rows) => rows,
             Err(err) => {

@@ -44,9 +44,7 @@ async fn rebuild_board(state: &AppState, board: &BoardConfig) -> Result<(), Engi
     if board.board.settings.scoring.is_scores() {
         return Ok(());
     }
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
+    let of = LedgerOf::board(board.board.id);
     let keys = &board.keys;
     let Some(cursor) = sql::cursor(&state.db, of, 0).await? else {
         return Ok(());

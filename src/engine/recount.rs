@@ -87,9 +87,7 @@ pub async fn recount(
             ),
         ));
     }
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
+    let of = LedgerOf::board(board.board.id);
     settle(state, &board).await?;
     let total = sql::counted(&state.db, of).await?;
     let tz = settings.timezone;
@@ -193,7 +191,7 @@ fn add_initial(board: &BoardConfig, display: &mut Scores) {
 struct Checker<'a> {
     state: &'a AppState,
     board: &'a BoardConfig,
-    of: LedgerOf,
+    of: LedgerOf<'a>,
     repair: bool,
     now: DateTime<Utc>,
     found: Recount,

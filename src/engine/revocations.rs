@@ -43,9 +43,7 @@ pub async fn revoke(
     request: RevocationRequest,
 ) -> Result<Revocation, EngineError> {
     let board = votes_board(state, slug)?;
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
+    let of = LedgerOf::board(board.board.id);
     settle(state, &board).await?;
     // A revocation whose Redis step failed before is finished first.
     for (id, struck) in sql::unapplied(&state.db, of).await? {
@@ -85,7 +83,7 @@ fn votes_board(
 async fn take_out(
     state: &AppState,
     board: &BoardConfig,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     id: i64,
     struck: &[Entry],
 ) -> Result<(), EngineError> {
@@ -162,7 +160,7 @@ fn bucket_key(bucket: &Bucket) -> String {
 async fn rebuild_voters(
     state: &AppState,
     board: &BoardConfig,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     voters: &Voters,
 ) -> Result<(), EngineError> {
     let redis = &state.redis;
@@ -206,9 +204,7 @@ async fn rebuild_voters(
 /// The board's revocations, newest first.
 pub async fn list(state: &AppState, slug: &BoardSlug) -> Result<Vec<Revocation>, EngineError> {
     let board = ledger_board(state, slug)?;
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
+    let of = LedgerOf::board(board.board.id);
     Ok(sql::revocations(&state.db, of, LISTED).await?)
 }
 
@@ -219,8 +215,6 @@ pub async fn voter_votes(
     voter: &str,
 ) -> Result<Vec<(String, i64, i64)>, EngineError> {
     let board = ledger_board(state, slug)?;
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
+    let of = LedgerOf::board(board.board.id);
     Ok(sql::voter_votes(&state.db, of, voter).await?)
 }

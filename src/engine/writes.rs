@@ -300,14 +300,15 @@ pub async fn apply(
             "redis answered fewer writes than were sent"
         ))
     };
-    // Family instances, which the family's listing notes once they are written.
-    let instances: Vec<Option<BoardRef>> = prepared
+    // Family instances, which the family's listing notes once they are written (and the
+    // drain, when they appended ledger entries).
+    let instances: Vec<Option<(BoardRef, bool)>> = prepared
         .iter()
         .map(|p| {
             p.as_ref()
                 .ok()
                 .filter(|p| p.board.instance.is_some())
-                .map(|p| p.board.clone())
+                .map(|p| (p.board.clone(), p.board.settings().ledger))
         })
         .collect();
     let answers: Vec<Result<Written, EngineError>> = prepared
@@ -331,7 +332,7 @@ pub async fn apply(
     for ((kind, board), answer) in labels.iter().zip(&answers) {
         metrics::write(*kind, board, outcome(answer.as_ref().map(|r| r.replayed)));
     }
-    let written: Vec<BoardRef> = instances
+    let written: Vec<(BoardRef, bool)> = instances
         .into_iter()
         .zip(&answers)
         .filter_map(|(board, answer)| board.filter(|_| answer.as_ref().is_ok_and(|w| !w.replayed)))

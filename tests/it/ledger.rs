@@ -224,9 +224,7 @@ async fn a_drain_stopped_between_commit_and_trim_resumes_without_duplicates() {
         .config
         .board(&BoardSlug::parse("stop").unwrap())
         .unwrap();
-    let of = LedgerOf {
-        board_id: board.board.id,
-    };
+    let of = LedgerOf::board(board.board.id);
     // A drain that committed the first 30 entries and stopped before trimming them.
     let head = state.redis.ledger_head(&board.keys, 1000).await.unwrap();
     assert_eq!(head.length, 30);
@@ -295,23 +293,54 @@ async fn the_ledger_setting_defaults_by_kind_and_turning_it_off_keeps_what_is_st
         .await;
     assert_eq!(scores["ledger"], false);
     let family = app
-        .board(json!({"slug": "f", "title": "F", "instances": {"ttl_s": 60}}))
+        .board(json!({"slug": "f", "title": "F", "membership": "open", "instances": {"ttl_s": 60}}))
         .await;
     assert_eq!(family["ledger"], false);
+    // A family without one: its instances' writes leave no entry.
+    let (status, body) = app
+        .vote("f:x", json!({"member": "m1", "voter": "u1"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(ledger(&app, "f:x", 10).await, Vec::<Value>::new());
     let (status, body) = app
         .patch("/api/v1/admin/boards/f", json!({"ledger": true}))
         .await;
     assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_field")),
+        (status, &body["ledger"]),
+        (StatusCode::OK, &json!(true)),
         "{body}"
     );
-    let (status, body) = app.get("/api/v1/admin/boards/f/ledger").await;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (StatusCode::NOT_FOUND, Some("board_not_found")),
-        "{body}"
-    );
+    let (status, body) = app
+        .vote("f:x", json!({"member": "m1", "voter": "u2"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let entries = ledger(&app, "f:x", 10).await;
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0]["voter"], "u2");
+    for (path, status, code) in [
+        (
+            "/api/v1/admin/boards/f/ledger",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "instance_required",
+        ),
+        (
+            "/api/v1/admin/boards/f:x%20y/ledger",
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_instance",
+        ),
+        (
+            "/api/v1/admin/boards/v:x/ledger",
+            StatusCode::NOT_FOUND,
+            "board_not_found",
+        ),
+    ] {
+        let (got, body) = app.get(path).await;
+        assert_eq!(
+            (got, body["error"]["code"].as_str()),
+            (status, Some(code)),
+            "{path}: {body}"
+        );
+    }
 
     app.vote("v", json!({"member": "m1", "voter": "u1"})).await;
     let (status, body) = app
@@ -1069,4 +1098,239 @@ async fn a_board_redis_lost_is_rebuilt_from_its_ledger_before_the_instance_is_re
     assert_gapless(&stored_after);
     let found = recount(&app, "lost", false).await;
     assert_eq!(found["mismatches"], json!([]), "{found}");
+}
+
+/// A family with a ledger (`room`, open membership, `ttl_s` 600).
+async fn ledger_family(app: &TestApp) {
+    let family = app
+        .board(
+            json!({"slug": "room", "title": "Rooms", "membership": "open",
+            "instances": {"ttl_s": 600}, "ledger": true}),
+        )
+        .await;
+    assert_eq!(family["ledger"], true, "{family}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_instance_of_a_family_keeps_its_own_gapless_ledger_of_its_counted_votes() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let app = TestApp::spawn().await;
+    ledger_family(&app).await;
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/room/rules",
+            json!({"name": "three a day", "dimensions": ["voter"], "window": "day", "limit": 3}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let rooms = ["r0", "r1", "r2", "r3"];
+    let clients = (0..16u64).map(|c| {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ c);
+            // (room, body) of each vote counted.
+            let mut counted: Vec<(String, Value)> = Vec::new();
+            let mut sent: Vec<(String, Value)> = Vec::new();
+            for i in 0..10 {
+                if rng.random_bool(0.25) {
+                    // One voter's batch over several rooms: one call, one answer each.
+                    let voter = format!("u{}", rng.random_range(0..12));
+                    let items: Vec<(String, Value)> = (0..3)
+                        .map(|k| {
+                            let room = rooms[rng.random_range(0..rooms.len())].to_owned();
+                            let body = json!({
+                                "board": format!("room:{room}"),
+                                "member": format!("m{}", rng.random_range(1..=3)),
+                                "idempotency_key": format!("c{c}-{i}-{k}"),
+                            });
+                            (room, body)
+                        })
+                        .collect();
+                    let votes: Vec<Value> = items.iter().map(|(_, b)| b.clone()).collect();
+                    let (status, answer) = app
+                        .post("/api/v1/votes", json!({"voter": voter, "votes": votes}))
+                        .await;
+                    assert_eq!(status, StatusCode::OK, "{answer}");
+                    for ((room, body), result) in
+                        items.into_iter().zip(answer["results"].as_array().unwrap())
+                    {
+                        match result["error"]["code"].as_str() {
+                            None => {
+                                let mut body = body;
+                                body["voter"] = json!(voter);
+                                counted.push((room, body))
+                            }
+                            Some(code) => assert_eq!(code, "rate_limited", "{result}"),
+                        }
+                    }
+                    continue;
+                }
+                let (room, body) = if !sent.is_empty() && rng.random_bool(0.2) {
+                    sent[rng.random_range(0..sent.len())].clone()
+                } else {
+                    let room = rooms[rng.random_range(0..rooms.len())].to_owned();
+                    let body = json!({
+                        "member": format!("m{}", rng.random_range(1..=3)),
+                        "voter": format!("u{}", rng.random_range(0..12)),
+                        "count": rng.random_range(1..=2),
+                        "idempotency_key": format!("c{c}-{i}"),
+                    });
+                    sent.push((room.clone(), body.clone()));
+                    (room, body)
+                };
+                let (status, answer) = app.vote(&format!("room:{room}"), body.clone()).await;
+                match status {
+                    StatusCode::OK if answer["replayed"] == false => counted.push((room, body)),
+                    StatusCode::OK => {}
+                    StatusCode::TOO_MANY_REQUESTS => {
+                        assert_eq!(answer["error"]["code"], "rate_limited", "{answer}")
+                    }
+                    other => panic!("{other}: {answer}"),
+                }
+            }
+            counted
+        })
+    });
+    let mut counted = Vec::new();
+    for client in clients {
+        counted.extend(client.await.unwrap());
+    }
+    for room in rooms {
+        let board = format!("room:{room}");
+        let entries = ledger(&app, &board, 5).await;
+        assert_gapless(&entries);
+        let mut expected = BTreeMap::new();
+        for (_, v) in counted.iter().filter(|(r, _)| r == room) {
+            let key = (
+                v["member"].as_str().unwrap().to_owned(),
+                v["voter"].as_str().unwrap().to_owned(),
+                v["count"].as_i64().unwrap_or(1),
+            );
+            *expected.entry(key).or_insert(0) += 1;
+        }
+        assert_eq!(
+            tally(&entries),
+            expected,
+            "{board}: the ledger is its counted votes"
+        );
+        for m in ["m1", "m2", "m3"] {
+            let sum: i64 = entries
+                .iter()
+                .filter(|e| e["member"] == m)
+                .map(|e| e["count"].as_i64().unwrap())
+                .sum();
+            let (_, read) = app
+                .get(&format!(
+                    "/api/v1/boards/{board}/members/{m}?period=all&view=real"
+                ))
+                .await;
+            assert_eq!(num(&read["score"]), sum as f64, "{board} {m}: {read}");
+        }
+    }
+    // An instance never written has an empty ledger.
+    let (status, page) = app.get("/api/v1/admin/boards/room:never/ledger").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(
+        page,
+        json!({"entries": [], "next_after": null, "pending": 0})
+    );
+    // A family's ledgers are its instances': it is not recounted nor revoked from whole.
+    for (status, body) in [
+        app.post("/api/v1/admin/boards/room/recount", json!({}))
+            .await,
+        app.post(
+            "/api/v1/admin/boards/room/revocations",
+            json!({"voter": "u1", "reason": "bots"}),
+        )
+        .await,
+        app.get("/api/v1/admin/boards/room/revocations").await,
+    ] {
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("not_for_family")),
+            "{body}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_drain_finds_instances_by_their_note_and_notes_those_a_write_could_not() {
+    // The app's own drain runs once at start, then not for an hour: the test drains.
+    let app = TestApp::spawn_with(Options {
+        ledger_drain: Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    ledger_family(&app).await;
+    for (room, votes) in [("a", 3), ("b", 2), ("c", 1)] {
+        for i in 0..votes {
+            let (status, body) = app
+                .vote(
+                    &format!("room:{room}"),
+                    json!({"member": "m1", "voter": format!("v{i}")}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+    }
+    let state = stores(&app).await;
+    let family = state
+        .config
+        .board(&BoardSlug::parse("room").unwrap())
+        .unwrap();
+    let noted = |dirty: Vec<(String, i64)>| -> Vec<String> {
+        let mut names: Vec<String> = dirty.into_iter().map(|(i, _)| i).collect();
+        names.sort();
+        names
+    };
+    let dirty = state.redis.ledger_dirty(&family.keys, 10).await.unwrap();
+    assert_eq!(noted(dirty), ["a", "b", "c"]);
+    // b's note did not reach Redis, and the instance that wrote it knows; c's is lost
+    // with nobody knowing (its writer went down too).
+    let mut raw = RawRedis::connect().await;
+    let _: () = raw
+        .query(
+            redis::cmd("ZREM")
+                .arg(family.keys.ledger_dirty())
+                .arg("b")
+                .arg("c"),
+        )
+        .await;
+    state.backlogs.unnoted(
+        family.board.id,
+        &["b"],
+        chrono::Utc::now().timestamp_millis(),
+    );
+    ovation::engine::ledger::drain_all(&state, "drainer").await;
+    assert_eq!(
+        noted(state.redis.ledger_dirty(&family.keys, 10).await.unwrap()),
+        Vec::<String>::new()
+    );
+    let a = ledger(&app, "room:a", 10).await;
+    assert_gapless(&a);
+    assert_eq!(a.len(), 3);
+    let b = ledger(&app, "room:b", 10).await;
+    assert_gapless(&b);
+    let voters: Vec<&str> = b.iter().map(|e| e["voter"].as_str().unwrap()).collect();
+    assert_eq!(voters, ["v0", "v1"]);
+    // The last entry trimmed is remembered as long as the instance lives.
+    let pttl: i64 = raw
+        .query(redis::cmd("PTTL").arg(family.keys.instance("a", 600_000).ledger_trimmed()))
+        .await;
+    assert!(0 < pttl && pttl <= 600_000, "{pttl}");
+    // c's entry waits in Redis, counted as pending, until c's next write notes it.
+    let (_, page) = app.get("/api/v1/admin/boards/room:c/ledger").await;
+    assert_eq!(
+        (&page["entries"], &page["pending"]),
+        (&json!([]), &json!(1)),
+        "{page}"
+    );
+    app.vote("room:c", json!({"member": "m1", "voter": "v9"}))
+        .await;
+    ovation::engine::ledger::drain_all(&state, "drainer").await;
+    let c = ledger(&app, "room:c", 10).await;
+    assert_gapless(&c);
+    let voters: Vec<&str> = c.iter().map(|e| e["voter"].as_str().unwrap()).collect();
+    assert_eq!(voters, ["v0", "v9"]);
 }

@@ -14,7 +14,7 @@ use crate::domain::ledger::Recorded;
 use crate::domain::score::View;
 use crate::domain::scoring::to_points;
 use crate::engine::state::AppState;
-use crate::engine::{ledger, recount};
+use crate::engine::{boards, ledger, recount};
 use crate::error::ApiError;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -98,12 +98,12 @@ pub struct LedgerResponse {
 /// application/x-ndjson`, every entry after `after` as one JSON object a line (no
 /// `limit`; `pending` is then in the `X-Ledger-Pending` header), streamed from SQL.
 #[utoipa::path(get, path = "/api/v1/admin/boards/{board}/ledger", tag = "admin",
-    params(("board" = String, Path), LedgerQuery),
+    params(("board" = String, Path, description = "the board's slug, or `<family>:<instance>` for an instance of a family, whose ledger is its own"), LedgerQuery),
     responses(
         (status = 200, description = "a page (`application/json`), or every entry after `after`, one `LedgerEntry` a line (`application/x-ndjson`)",
             content((LedgerResponse = "application/json"), (LedgerEntry = "application/x-ndjson"))),
-        (status = 404, description = "board_not_found (or a family, whose instances keep no ledger)", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_field (after, limit)", body = crate::api::ErrorBody),
+        (status = 404, description = "board_not_found (also for an instance of a board that is not a family)", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_field (after, limit); instance_required (a family named without an instance); invalid_instance", body = crate::api::ErrorBody),
     ))]
 #[get("/boards/{board}/ledger")]
 pub async fn get_ledger(
@@ -113,16 +113,16 @@ pub async fn get_ledger(
     board: web::Path<String>,
     query: web::Query<LedgerQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let slug = board_slug(&board)?;
+    let name = boards::parse_name(&board)?;
     let after = query.after.unwrap_or(0);
-    let decimals = crate::engine::boards::board_of(&state, &slug)?
+    let decimals = boards::board_of(&state, &name.slug)?
         .board
         .settings
         .scoring
         .decimals();
     if wants_ndjson(&req) {
-        let pending = ledger::pending(&state, &slug).await?;
-        let entries = ledger::stream(&state, &slug, after)?.map(move |entry| {
+        let pending = ledger::pending(&state, &name).await?;
+        let entries = ledger::stream(&state, &name, after)?.map(move |entry| {
             let entry = entry.map_err(|err| {
                 tracing::error!(error = %err, "the ledger stream stopped");
                 std::io::Error::other("the ledger stream stopped")
@@ -137,7 +137,7 @@ pub async fn get_ledger(
             .insert_header(("X-Ledger-Pending", pending.to_string()))
             .streaming(entries));
     }
-    let page = ledger::page(&state, &slug, after, query.limit.unwrap_or(1000)).await?;
+    let page = ledger::page(&state, &name, after, query.limit.unwrap_or(1000)).await?;
     Ok(HttpResponse::Ok().json(LedgerResponse {
         entries: page
             .entries
@@ -199,8 +199,9 @@ pub struct RecountResponse {
     params(("board" = String, Path), RecountQuery),
     responses(
         (status = 200, body = RecountResponse),
-        (status = 404, description = "board_not_found (or a family)", body = crate::api::ErrorBody),
+        (status = 404, description = "board_not_found", body = crate::api::ErrorBody),
         (status = 409, description = "wrong_scoring: a scores board (its set and best depend on the order writes arrived in)", body = crate::api::ErrorBody),
+        (status = 422, description = "not_for_family: a family (its instances' ledgers are read, not recounted)", body = crate::api::ErrorBody),
         (status = 503, description = "store_unavailable: Redis or SQL did not answer, or the ledger did not catch up within 10 s", body = crate::api::ErrorBody),
     ))]
 #[post("/boards/{board}/recount")]

@@ -78,9 +78,9 @@ pub struct RevocationsResponse {
     params(("board" = String, Path)), request_body = RevocationBody,
     responses(
         (status = 201, body = RevocationResponse),
-        (status = 404, description = "board_not_found (or a family)", body = crate::api::ErrorBody),
+        (status = 404, description = "board_not_found", body = crate::api::ErrorBody),
         (status = 409, description = "wrong_scoring: a scores board", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_voter, invalid_timestamp (from, to), invalid_window (from not before to), invalid_field (reason)", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_voter, invalid_timestamp (from, to), invalid_window (from not before to), invalid_field (reason), not_for_family (a family: its instances' votes are not revoked)", body = crate::api::ErrorBody),
         (status = 503, description = "store_unavailable", body = crate::api::ErrorBody),
     ))]
 #[post("/boards/{board}/revocations")]
@@ -108,6 +108,7 @@ pub async fn create_revocation(
     responses(
         (status = 200, body = RevocationsResponse),
         (status = 404, description = "board_not_found", body = crate::api::ErrorBody),
+        (status = 422, description = "not_for_family: a family", body = crate::api::ErrorBody),
     ))]
 #[get("/boards/{board}/revocations")]
 pub async fn list_revocations(

@@ -47,7 +47,8 @@ fn most_recent_first(found: &mut Vec<(String, i64)>, keep: usize) {
 }
 
 impl RedisStore {
-    /// Notes that `instances` of `family` were written at `now_ms`, and for a sharded
+    /// Notes that `instances` of `family` were written at `now_ms` (with whether their
+    /// writes appended ledger entries, which the drain then finds), and for a sharded
     /// family gives the current buckets of every shard of those whose refresh is due
     /// their expiry anew (`buckets`: the buckets a write now lands in, and those whose
     /// distinct voters it counts).
@@ -56,19 +57,25 @@ impl RedisStore {
         family: &BoardKeys,
         ttl_ms: i64,
         now_ms: i64,
-        instances: &[&str],
+        instances: &[(&str, bool)],
         buckets: &[Bucket],
     ) -> Result<(), RedisFailure> {
         let every = match family.storage() {
             Storage::Sharded { .. } => (ttl_ms / REFRESH_SHARE).max(1),
             _ => 0,
         };
+        let ledgered = instances.iter().filter(|(_, l)| *l).count();
         let mut call = SEEN.key(family.instances());
         call.key(family.instances_refreshed())
+            .key(family.ledger_dirty())
             .arg(now_ms)
             .arg(ttl_ms)
-            .arg(every);
-        for instance in instances {
+            .arg(every)
+            .arg(ledgered);
+        for (instance, _) in instances.iter().filter(|(_, l)| *l) {
+            call.arg(*instance);
+        }
+        for (instance, _) in instances.iter().filter(|(_, l)| !*l) {
             call.arg(*instance);
         }
         let reply = self

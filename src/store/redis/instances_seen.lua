@@ -4,12 +4,15 @@
 -- KEYS[1]  the family's live instances (zset: instance -> its last write, ms)
 -- KEYS[2]  a sharded family's last refresh of each instance's shards (zset: instance ->
 --          ms); any key of the family otherwise
+-- KEYS[3]  the instances whose ledgers hold entries not yet in SQL (zset: instance -> ms
+--          the oldest was noted)
 -- ARGV[1]  now, ms since the epoch
 -- ARGV[2]  the instances' TTL in ms: entries older than now - TTL have expired and are
 --          trimmed from both sets
 -- ARGV[3]  how often a sharded instance's shards are refreshed, in ms; 0 for a family
 --          that is not sharded
--- ARGV[4 ..] the instances written
+-- ARGV[4]  d: the first d instances written appended ledger entries
+-- ARGV[5 ..] the instances written
 --
 -- Returns the instances whose shards are due for a refresh (each write touches only its
 -- member's shard: the others' keys would expire while the instance is live); their
@@ -22,10 +25,15 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
 if every > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', cutoff)
 end
+local d = tonumber(ARGV[4])
 local due = {}
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   local instance = ARGV[i]
   redis.call('ZADD', KEYS[1], 'GT', now, instance)
+  if i - 4 <= d then
+    -- LT: an instance already noted keeps the time its oldest entry was noted.
+    redis.call('ZADD', KEYS[3], 'LT', now, instance)
+  end
   if every > 0 then
     local last = redis.call('ZSCORE', KEYS[2], instance)
     if not last or now - tonumber(last) >= every then

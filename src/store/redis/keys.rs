@@ -315,7 +315,16 @@ impl BoardKeys {
         format!("{}lg:rebuild", self.base)
     }
 
-    /// Who drains [`Self::ledger`] now (string: the holder's token, with a lease).
+    /// A family's instances whose ledgers hold entries not yet in SQL (zset: instance ->
+    /// when the oldest of them was noted, ms), in the family's own slot: a write notes
+    /// its instance after its script appended, the drain takes it out once it drained
+    /// the instance's ledger empty.
+    pub fn ledger_dirty(&self) -> String {
+        format!("{}lg:dirty", self.base)
+    }
+
+    /// Who drains [`Self::ledger`] now (string: the holder's token, with a lease); a
+    /// family's lease covers every instance's ledger.
     pub fn ledger_lease(&self) -> String {
         format!("{}lg:lease", self.base)
     }

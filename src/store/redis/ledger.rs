@@ -1,7 +1,9 @@
 //! A board's ledger in Redis: the entries its write scripts appended (`vote.lua`,
 //! `score.lua`) and not yet moved to SQL, read from the head by the drain
 //! (`engine::ledger`) and trimmed once SQL holds them (`ledger_trim.lua`). A sharded
-//! board's shards keep one ledger each; every other board keeps one.
+//! board's shards keep one ledger each; every other board keeps one. A family's
+//! instances keep one each (in their own slots), and the family notes in its own slot
+//! which of them hold entries (`ledger_dirty`), so the drain finds them without a scan.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -70,7 +72,8 @@ impl RedisStore {
         call.key(source.ledger_trimmed())
             .arg(n)
             .arg(last)
-            .arg(last_id);
+            .arg(last_id)
+            .arg(source.ttl_ms());
         let reply = self.run_script_all("ledger_trim", &TRIM, &[call]).await?;
         reply
             .first()
@@ -79,13 +82,64 @@ impl RedisStore {
             .ok_or_else(|| reply_error("ledger_trim", &redis::Value::Array(reply)))
     }
 
-    /// Entries of `board` not yet in SQL, over all its ledgers.
-    pub async fn ledger_pending(&self, board: &BoardKeys) -> Result<u64, RedisFailure> {
+    /// Entries of `boards` not yet in SQL, over all their ledgers.
+    pub async fn ledger_pending(&self, boards: &[BoardKeys]) -> Result<u64, RedisFailure> {
+        if boards.is_empty() {
+            return Ok(0);
+        }
         let mut pipe = redis::pipe();
-        for source in board.shards() {
+        for source in boards.iter().flat_map(BoardKeys::shards) {
             pipe.llen(source.ledger());
         }
         let lengths: Vec<u64> = self.query("ledger_pending", pipe).await?;
         Ok(lengths.iter().sum())
+    }
+
+    /// Up to `limit` instances of `family` whose ledgers hold entries, with when the
+    /// oldest was noted (ms), oldest first.
+    pub async fn ledger_dirty(
+        &self,
+        family: &BoardKeys,
+        limit: usize,
+    ) -> Result<Vec<(String, i64)>, RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.cmd("ZRANGE")
+            .arg(family.ledger_dirty())
+            .arg(0)
+            .arg(limit as isize - 1)
+            .arg("WITHSCORES");
+        let (dirty,): (Vec<(String, f64)>,) = self.query("ledger_dirty", pipe).await?;
+        Ok(dirty.into_iter().map(|(i, ms)| (i, ms as i64)).collect())
+    }
+
+    /// Notes that `instances` of `family` hold ledger entries, the oldest noted at the
+    /// ms given (an instance noted earlier keeps its earlier time).
+    pub async fn ledger_note(
+        &self,
+        family: &BoardKeys,
+        instances: &[(String, i64)],
+    ) -> Result<(), RedisFailure> {
+        if instances.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        let zadd = pipe.cmd("ZADD").arg(family.ledger_dirty()).arg("LT");
+        for (instance, ms) in instances {
+            zadd.arg(*ms).arg(instance);
+        }
+        pipe.ignore();
+        self.query("ledger_note", pipe).await
+    }
+
+    /// Takes `instance` out of `family`'s instances whose ledgers hold entries (the
+    /// drain, which then looks again and notes it anew if a write came meanwhile).
+    pub async fn ledger_clean(
+        &self,
+        family: &BoardKeys,
+        instance: &str,
+    ) -> Result<(), RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.zrem(family.ledger_dirty(), instance).ignore();
+        self.query("ledger_clean", pipe).await
     }
 }

@@ -9,6 +9,8 @@
 -- ARGV[1]  n, how many entries SQL holds from the head
 -- ARGV[2]  the n-th entry, as the drain read it
 -- ARGV[3]  its id
+-- ARGV[4]  how long KEYS[2] lasts, in ms (a family instance's TTL: its ledger is gone
+--          with it), or 0 to keep it
 --
 -- Returns 1 when the n entries were trimmed, 0 when the head had changed (nothing is).
 
@@ -17,5 +19,9 @@ if redis.call('LINDEX', KEYS[1], n - 1) ~= ARGV[2] then
   return 0
 end
 redis.call('LTRIM', KEYS[1], n, -1)
-redis.call('SET', KEYS[2], ARGV[3])
+if ARGV[4] == '0' then
+  redis.call('SET', KEYS[2], ARGV[3])
+else
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+end
 return 1

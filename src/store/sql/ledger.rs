@@ -25,22 +25,32 @@ const CHUNK: usize = 1000;
 /// lost its data or went back in time: far more than a replica lags.
 const RECENT: i64 = 1_000_000;
 
-/// Which board's ledger: a plain board's id (a family instance's name comes later).
+/// Which board's ledger: a plain board's, or one instance's of a family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LedgerOf {
+pub struct LedgerOf<'a> {
     pub board_id: i64,
+    /// The family instance's name; "" for a plain board.
+    pub instance: &'a str,
 }
 
-const PLAIN: &str = "";
+impl LedgerOf<'static> {
+    /// A plain board's ledger.
+    pub fn board(board_id: i64) -> Self {
+        Self {
+            board_id,
+            instance: "",
+        }
+    }
+}
 
 /// The id of the last entry of the board's Redis ledger `source` that SQL holds.
 pub async fn cursor(
     db: &impl ConnectionTrait,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     source: i32,
 ) -> Result<Option<i64>, SqlError> {
     Ok(
-        ledger_cursor::Entity::find_by_id((of.board_id, PLAIN.to_owned(), source))
+        ledger_cursor::Entity::find_by_id((of.board_id, of.instance.to_owned(), source))
             .one(db)
             .await?
             .map(|c| c.last_entry_id),
@@ -50,7 +60,7 @@ pub async fn cursor(
 /// Of `ids`, those among the board's latest entries in SQL.
 pub async fn known_ids(
     db: &impl ConnectionTrait,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     ids: &[i64],
 ) -> Result<HashSet<i64>, SqlError> {
     let last = last_seq(db, of).await?;
@@ -69,14 +79,14 @@ pub async fn known_ids(
     Ok(known)
 }
 
-fn entries(of: LedgerOf) -> sea_orm::Select<ledger_entry::Entity> {
+fn entries(of: LedgerOf<'_>) -> sea_orm::Select<ledger_entry::Entity> {
     ledger_entry::Entity::find()
         .filter(ledger_entry::Column::BoardId.eq(of.board_id))
-        .filter(ledger_entry::Column::Instance.eq(PLAIN))
+        .filter(ledger_entry::Column::Instance.eq(of.instance))
 }
 
 /// The board's last `seq` (0 before its first entry).
-pub async fn last_seq(db: &impl ConnectionTrait, of: LedgerOf) -> Result<i64, SqlError> {
+pub async fn last_seq(db: &impl ConnectionTrait, of: LedgerOf<'_>) -> Result<i64, SqlError> {
     let last: Option<Option<i64>> = entries(of)
         .select_only()
         .expr(ledger_entry::Column::Seq.max())
@@ -92,7 +102,7 @@ pub async fn last_seq(db: &impl ConnectionTrait, of: LedgerOf) -> Result<i64, Sq
 /// `from` (another drain stored these entries first): nothing is written.
 pub async fn append(
     db: &DatabaseConnection,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     source: i32,
     from: Option<i64>,
     to: i64,
@@ -104,7 +114,7 @@ pub async fn append(
             let moved = ledger_cursor::Entity::update_many()
                 .col_expr(ledger_cursor::Column::LastEntryId, Expr::value(to))
                 .filter(ledger_cursor::Column::BoardId.eq(of.board_id))
-                .filter(ledger_cursor::Column::Instance.eq(PLAIN))
+                .filter(ledger_cursor::Column::Instance.eq(of.instance))
                 .filter(ledger_cursor::Column::Source.eq(source))
                 .filter(ledger_cursor::Column::LastEntryId.eq(from))
                 .exec(&txn)
@@ -116,7 +126,7 @@ pub async fn append(
         None => {
             ledger_cursor::ActiveModel {
                 board_id: Set(of.board_id),
-                instance: Set(PLAIN.to_owned()),
+                instance: Set(of.instance.to_owned()),
                 source: Set(source),
                 last_entry_id: Set(to),
             }
@@ -140,10 +150,10 @@ pub async fn append(
     Ok(())
 }
 
-fn row(of: LedgerOf, seq: i64, e: &Entry) -> ledger_entry::ActiveModel {
+fn row(of: LedgerOf<'_>, seq: i64, e: &Entry) -> ledger_entry::ActiveModel {
     ledger_entry::ActiveModel {
         board_id: Set(of.board_id),
-        instance: Set(PLAIN.to_owned()),
+        instance: Set(of.instance.to_owned()),
         seq: Set(seq),
         entry_id: Set(e.id),
         at_ms: Set(e.at),
@@ -190,7 +200,7 @@ fn recorded(m: ledger_entry::Model) -> Result<Recorded, SqlError> {
 /// Up to `limit` entries after `seq` `after`, in order.
 pub async fn page(
     db: &impl ConnectionTrait,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     after: i64,
     limit: u64,
 ) -> Result<Vec<Recorded>, SqlError> {
@@ -206,7 +216,7 @@ pub async fn page(
 }
 
 /// How many entries the board's ledger holds, revoked ones apart.
-pub async fn counted(db: &impl ConnectionTrait, of: LedgerOf) -> Result<u64, SqlError> {
+pub async fn counted(db: &impl ConnectionTrait, of: LedgerOf<'_>) -> Result<u64, SqlError> {
     Ok(entries(of)
         .filter(ledger_entry::Column::Revoked.is_null())
         .count(db)
@@ -217,7 +227,7 @@ pub async fn counted(db: &impl ConnectionTrait, of: LedgerOf) -> Result<u64, Sql
 /// the stream is polled.
 pub async fn stream_in_time<'a, C: ConnectionTrait + StreamTrait + Send>(
     db: &'a C,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
 ) -> Result<impl Stream<Item = Result<Recorded, SqlError>> + Send + 'a, SqlError> {
     let rows = entries(of)
         .filter(ledger_entry::Column::Revoked.is_null())
@@ -231,7 +241,7 @@ pub async fn stream_in_time<'a, C: ConnectionTrait + StreamTrait + Send>(
 /// The `seq` of the entry with id `id`, among the board's latest.
 pub async fn seq_of(
     db: &impl ConnectionTrait,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     id: i64,
 ) -> Result<Option<i64>, SqlError> {
     let last = last_seq(db, of).await?;
@@ -249,7 +259,7 @@ pub async fn seq_of(
 /// to `to_ms` (exclusive) add up to: (votes, display units, carried units).
 pub async fn member_sums(
     db: &impl ConnectionTrait,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     member: &str,
     upto: i64,
     from_ms: i64,
@@ -277,7 +287,7 @@ pub async fn member_sums(
 /// polled: memory stays flat however long the ledger.
 pub async fn stream<'a, C: ConnectionTrait + StreamTrait + Send>(
     db: &'a C,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     after: i64,
 ) -> Result<impl Stream<Item = Result<Recorded, SqlError>> + Send + 'a, SqlError> {
     let rows = entries(of)
@@ -293,7 +303,7 @@ pub async fn stream<'a, C: ConnectionTrait + StreamTrait + Send>(
 /// it struck out.
 pub async fn revoke(
     db: &DatabaseConnection,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     request: &RevocationRequest,
     actor: &str,
 ) -> Result<(Revocation, Vec<Entry>), SqlError> {
@@ -349,10 +359,10 @@ pub async fn revoke(
     ))
 }
 
-fn entries_of_seqs(of: LedgerOf, seqs: &[i64]) -> sea_orm::UpdateMany<ledger_entry::Entity> {
+fn entries_of_seqs(of: LedgerOf<'_>, seqs: &[i64]) -> sea_orm::UpdateMany<ledger_entry::Entity> {
     ledger_entry::Entity::update_many()
         .filter(ledger_entry::Column::BoardId.eq(of.board_id))
-        .filter(ledger_entry::Column::Instance.eq(PLAIN))
+        .filter(ledger_entry::Column::Instance.eq(of.instance))
         .filter(ledger_entry::Column::Seq.is_in(seqs.iter().copied()))
 }
 
@@ -385,7 +395,7 @@ pub async fn mark_applied(db: &impl ConnectionTrait, id: i64) -> Result<(), SqlE
 /// The board's revocations whose Redis step is not done, with their entries.
 pub async fn unapplied(
     db: &impl ConnectionTrait,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
 ) -> Result<Vec<(i64, Vec<Entry>)>, SqlError> {
     let ids: Vec<i64> = revocation::Entity::find()
         .filter(revocation::Column::BoardId.eq(of.board_id))
@@ -412,7 +422,7 @@ pub async fn unapplied(
 /// The board's revocations, newest first, at most `limit`.
 pub async fn revocations(
     db: &impl ConnectionTrait,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     limit: u64,
 ) -> Result<Vec<Revocation>, SqlError> {
     revocation::Entity::find()
@@ -430,7 +440,7 @@ pub async fn revocations(
 /// out), by member.
 pub async fn voter_votes(
     db: &impl ConnectionTrait,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     voter: &str,
 ) -> Result<Vec<(String, i64, i64)>, SqlError> {
     let rows: Vec<(String, i64, Option<i64>)> = entries(of)
@@ -461,7 +471,7 @@ pub async fn voter_votes(
 /// after `seq` `after`, from `from_ms` to `to_ms`, of `member` when given: one SQL cursor.
 pub async fn voters_of<'a, C: ConnectionTrait + StreamTrait + Send>(
     db: &'a C,
-    of: LedgerOf,
+    of: LedgerOf<'_>,
     seqs: (i64, i64),
     (from_ms, to_ms): (i64, i64),
     member: Option<&str>,

@@ -47,7 +47,8 @@ pub struct BoardForm {
     #[serde(default)]
     embed_origins: String,
     public_page: Option<String>,
-    /// Checked: every accepted write is recorded in the ledger (ignored for a family).
+    /// Checked: every accepted write is recorded in the ledger (ignored when creating a
+    /// family, whose ledger starts off).
     ledger: Option<String>,
     /// Create only, like the storage fields below.
     scoring: String,
@@ -200,7 +201,7 @@ impl BoardForm {
                 })),
                 (true, _) => Some(None),
             },
-            // A family keeps no ledger: creating one takes the default (off).
+            // A family's ledger starts off, as the API's does; editing turns it on.
             ledger: match (creating, self.instances.as_str()) {
                 (true, "family") => None,
                 _ => Some(self.ledger.is_some()),
