@@ -3,10 +3,14 @@
 //!    in both views, carry-over 0.1, a voter's participants) without and with its entry,
 //!    one vote a call and 32 a call (group commit), in turns; next to one ZINCRBY's time
 //!    in the same run, the machine's own unit.
+//!    Next to it, the entry alone kept three ways (a list, a stream entry per vote, a
+//!    stream entry per call), 1 and 32 a call.
 //! 2. The drain: entries waiting in Redis moved to SQL by the engine's own drain pass, on
 //!    SQLite (a file) and on PostgreSQL (`BENCH_POSTGRES_URL`, default the local server;
 //!    a database of its own, dropped after): rows per second, against the votes per
-//!    second one Redis core takes (10^6 ÷ µs per vote).
+//!    second one Redis core takes (10^6 ÷ µs per vote); and on PostgreSQL, entries
+//!    arriving at that rate for `BENCH_LEDGER_LAG_S` seconds (default 20) while the
+//!    service's drain runs: the largest lag.
 //! 3. A recount of a board of `BENCH_LEDGER_ENTRIES` entries (default 10,000,000) in
 //!    SQLite, after the board was rebuilt from them into Redis: time, and the process's
 //!    resident memory at a tenth of the entries and at the end (flat in entries).
@@ -126,6 +130,64 @@ async fn vote_usec(
         evalsha_stat(port, "usec") / VOTES as f64
     };
     (per_vote, stolen)
+}
+
+/// The ways a script could keep a call's entries, for the question of which
+/// costs Redis less: `vote.lua`'s list (one RPUSH of every entry of the call), a stream
+/// entry per vote (an XADD each), and one stream entry per call (the call's entries
+/// joined into one XADD field, expanded to rows by the drain).
+const SHAPES: [(&str, &str); 3] = [
+    (
+        "a list, one RPUSH a call (what vote.lua does)",
+        "redis.call('RPUSH', KEYS[1], unpack(ARGV))",
+    ),
+    (
+        "a stream, one XADD per vote",
+        "for i = 1, #ARGV do redis.call('XADD', KEYS[1], '*', 'e', ARGV[i]) end",
+    ),
+    (
+        "a stream, one XADD per call (entries joined)",
+        "redis.call('XADD', KEYS[1], '*', 'e', table.concat(ARGV, '\\n'))",
+    ),
+];
+
+/// Redis µs per vote of appending [`VOTES`] entries, `group` a call, the way `body`
+/// does (a script of its own: the append alone, without the vote around it); and the
+/// steal of the run (% of a core).
+async fn append_usec(port: u16, body: &str, group: usize) -> (f64, f64) {
+    redis_cli(port, &["FLUSHDB"]);
+    redis_cli(port, &["CONFIG", "RESETSTAT"]);
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let script = redis::Script::new(body);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let now = Utc::now().timestamp_millis();
+    let (steal, at) = (steal_seconds(), Instant::now());
+    for _ in 0..VOTES / group {
+        let mut call = script.key("lb:{b:1}:lg");
+        for _ in 0..group {
+            call.arg(
+                Entry {
+                    id: rng.random(),
+                    at: now,
+                    recorded: now,
+                    member: format!("m{}", rng.random_range(1..=10)),
+                    voter: Some(format!("v{}", rng.random_range(1..=100_000))),
+                    channel: Some("app".into()),
+                    terminal: Some("ios".into()),
+                    count: 1,
+                    op: None,
+                    value: None,
+                    display: 1_500_000,
+                    carry: 100_000,
+                }
+                .encode(),
+            );
+        }
+        let _: redis::Value = call.invoke_async(&mut conn).await.unwrap();
+    }
+    let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
+    (evalsha_stat(port, "usec") / VOTES as f64, stolen)
 }
 
 /// µs of one ZINCRBY on a 10-member sorted set, from Redis's statistics.
@@ -264,6 +326,54 @@ async fn drain_rate(database_url: &str, port: u16, rows: usize) -> f64 {
     rows as f64 / started.elapsed().as_secs_f64()
 }
 
+/// The drain as it runs in the service (a pass every 250 ms) while entries arrive at
+/// `rate` a second for `seconds`, into the SQL database at `database_url`: the largest
+/// lag seen (seconds between the oldest waiting entry's arrival and now, looked at every
+/// 10 ms), and the entries still waiting at the end.
+async fn drain_lag(database_url: &str, port: u16, rate: f64, seconds: u64) -> (f64, u64) {
+    let state = state(database_url, port, "dl:").await;
+    let config = board(&state, "lagged").await;
+    let drain = tokio::spawn(ledger::run(
+        state.clone(),
+        std::time::Duration::from_millis(250),
+    ));
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+    let (started, mut pushed, mut lag) = (Instant::now(), 0_usize, 0.0_f64);
+    while started.elapsed().as_secs() < seconds {
+        let now = Utc::now().timestamp_millis();
+        let due = (started.elapsed().as_secs_f64() * rate) as usize;
+        if due > pushed {
+            let mut batch = entries(&mut rng, due - pushed, 1);
+            for e in &mut batch {
+                e.recorded = now;
+            }
+            let texts: Vec<String> = batch.iter().map(Entry::encode).collect();
+            let _: () = redis::cmd("RPUSH")
+                .arg(config.keys.ledger())
+                .arg(&texts)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            pushed = due;
+        }
+        let head = state.redis.ledger_head(&config.keys, 1).await.unwrap();
+        if let Some(first) = head.entries.first() {
+            let oldest = Entry::decode(first).unwrap().recorded;
+            lag = lag.max((now - oldest) as f64 / 1000.0);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    drain.abort();
+    let left = state
+        .redis
+        .ledger_pending(std::slice::from_ref(&config.keys))
+        .await
+        .unwrap();
+    (lag, left)
+}
+
 /// Resident memory of this process, bytes.
 fn rss() -> f64 {
     std::fs::read_to_string("/proc/self/status")
@@ -301,6 +411,18 @@ async fn run() {
         }
         rows.push((group, median(without), median(with), steal));
     }
+    let mut shapes = Vec::new();
+    for group in [1, 32] {
+        for (name, body) in SHAPES {
+            let (mut runs, mut steal) = (Vec::new(), 0.0_f64);
+            for _ in 0..3 {
+                let run = quiet(|| append_usec(port, body, group)).await;
+                runs.push(run.0);
+                steal = steal.max(run.1);
+            }
+            shapes.push((group, name, median(runs), steal));
+        }
+    }
     let unit = median((0..3).map(|_| zincrby_usec(port)).collect());
 
     // 2. The drain.
@@ -327,13 +449,17 @@ async fn run() {
                 .rsplit_once('/')
                 .map_or(pg_server.as_str(), |(b, _)| b);
             redis_cli(port, &["FLUSHDB"]);
-            let rate = drain_rate(&format!("{base}/{name}"), port, drained_rows).await;
+            let url = format!("{base}/{name}");
+            let rate = drain_rate(&url, port, drained_rows).await;
+            redis_cli(port, &["FLUSHDB"]);
+            let seconds = env_number("BENCH_LEDGER_LAG_S", 20);
+            let (lag, left) = drain_lag(&url, port, 1e6 / rows[1].2, seconds).await;
             let _ = sea_orm::ConnectionTrait::execute_unprepared(
                 &admin_db,
                 &format!("DROP DATABASE {name} WITH (FORCE)"),
             )
             .await;
-            Some(rate)
+            Some((rate, lag, left, seconds))
         }
         Err(err) => {
             println!("PostgreSQL not reachable at {pg_server} ({err}): its drain is not measured");
@@ -401,6 +527,12 @@ async fn run() {
             (with - without) / unit
         );
     }
+    for (group, name, usec, steal) in &shapes {
+        println!(
+            "| the entry alone, {group} a call, as {name} | {usec:.2} µs per vote = {:.2} ZINCRBY (steal ≤ {steal:.1} %) |",
+            usec / unit
+        );
+    }
     let one_core = 1e6 / rows[1].2;
     println!("| votes/s one Redis core takes (32 a call, with the ledger) | {one_core:.0} |");
     println!(
@@ -408,10 +540,15 @@ async fn run() {
         sqlite_rate / one_core
     );
     match pg_rate {
-        Some(r) => println!(
-            "| drain into PostgreSQL | {r:.0} rows/s ({:.2}× that rate) |",
-            r / one_core
-        ),
+        Some((r, lag, left, seconds)) => {
+            println!(
+                "| drain into PostgreSQL | {r:.0} rows/s ({:.2}× that rate) |",
+                r / one_core
+            );
+            println!(
+                "| PostgreSQL, entries arriving at that rate for {seconds} s, drained every 250 ms | largest lag {lag:.2} s, {left} waiting at the end |"
+            );
+        }
         None => println!("| drain into PostgreSQL | not measured |"),
     }
     println!(
@@ -428,7 +565,9 @@ async fn run() {
     let out = json!({
         "zincrby_usec": unit,
         "vote_usec": rows.iter().map(|(g, a, b, s)| json!({"group": g, "without": a, "with": b, "steal_pct": s})).collect::<Vec<_>>(),
-        "drain_rows_per_s": {"sqlite": sqlite_rate, "postgres": pg_rate, "rows": drained_rows},
+        "entry_shapes_usec": shapes.iter().map(|(g, n, u, s)| json!({"group": g, "shape": n, "usec": u, "steal_pct": s})).collect::<Vec<_>>(),
+        "drain_rows_per_s": {"sqlite": sqlite_rate, "postgres": pg_rate.map(|p| p.0), "rows": drained_rows},
+        "drain_lag_at_one_core": pg_rate.map(|(_, lag, left, seconds)| json!({"max_lag_s": lag, "waiting_at_end": left, "seconds": seconds, "rate": one_core})),
         "recount": {"entries": n, "seconds": recount_s, "buckets": found.buckets, "mismatched": found.mismatched,
             "rss_bytes": samples, "fill_s": fill_s, "rebuild_s": rebuild_s},
     });
