@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use rand::Rng;
-use sea_orm::TransactionTrait;
 use serde_json::{Value, json};
 
 use super::error::EngineError;
@@ -111,7 +110,9 @@ pub async fn delete_board(
     slug: &BoardSlug,
 ) -> Result<(), EngineError> {
     let current = board_of(state, slug)?;
-    let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
+    let txn = sql::begin_write(&state.db)
+        .await
+        .map_err(sql::SqlError::from)?;
     sql::boards::delete_board(&txn, current.board.id).await?;
     sql::archive::delete_board(&txn, current.board.id).await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
@@ -195,7 +196,9 @@ pub async fn upsert_members(
     {
         return Err(overflow(&member));
     }
-    let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
+    let txn = sql::begin_write(&state.db)
+        .await
+        .map_err(sql::SqlError::from)?;
     sql::members::upsert_members(&txn, board.board.id, &members).await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
     changed(state, Change::Board(slug.clone())).await?;
@@ -249,7 +252,9 @@ pub async fn delete_member(
         ));
     }
     let now = chrono::Utc::now();
-    let txn = state.db.begin().await.map_err(sql::SqlError::from)?;
+    let txn = sql::begin_write(&state.db)
+        .await
+        .map_err(sql::SqlError::from)?;
     sql::members::delete_member(&txn, board.board.id, member).await?;
     sql::members::record_removal(&txn, board.board.id, member, now).await?;
     txn.commit().await.map_err(sql::SqlError::from)?;

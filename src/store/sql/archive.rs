@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QueryOrder, Set, TransactionTrait,
+    QueryOrder, Set,
 };
 
 use super::entities::{archive_cursor, archived_bucket, archived_entry, board};
@@ -154,7 +154,7 @@ pub async fn write_bucket(
             bucket.period, bucket.label
         )));
     };
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let now = to_naive(Utc::now());
     let existing = bucket_row(board_id, bucket).one(&txn).await?;
     let (id, writes) = match existing {

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set, TransactionTrait,
+    QueryOrder, QuerySelect, Set,
 };
 
 use super::entities::{
@@ -96,7 +96,7 @@ pub async fn insert_league(
     webhook_secret: &str,
     first_ends_at: DateTime<Utc>,
 ) -> Result<League, SqlError> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let started = Utc::now();
     let now = to_naive(started);
     let mut model = league::ActiveModel {
@@ -148,7 +148,7 @@ pub async fn rotate_webhook_secret(
 /// Deletes a league with its seasons, results, rewards, players and deliveries, in one
 /// transaction.
 pub async fn delete_league(db: &DatabaseConnection, id: i64) -> Result<(), SqlError> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let seasons: Vec<i64> = league_season::Entity::find()
         .filter(league_season::Column::LeagueId.eq(id))
         .all(&txn)
@@ -297,7 +297,7 @@ pub async fn record_close(
     db: &DatabaseConnection,
     close: &CloseRecord<'_>,
 ) -> Result<bool, SqlError> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let now = Utc::now();
     let season_id = match season_query(close.league_id, close.season)
         .one(&txn)

@@ -10,7 +10,7 @@ use futures_util::{Stream, StreamExt};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, StreamTrait, TransactionTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, StreamTrait,
 };
 
 use super::entities::{ledger_cursor, ledger_entry, revocation};
@@ -108,7 +108,7 @@ pub async fn append(
     to: i64,
     new: &[Entry],
 ) -> Result<(), SqlError> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     match from {
         Some(from) => {
             let moved = ledger_cursor::Entity::update_many()
@@ -307,7 +307,7 @@ pub async fn revoke(
     request: &RevocationRequest,
     actor: &str,
 ) -> Result<(Revocation, Vec<Entry>), SqlError> {
-    let txn = db.begin().await?;
+    let txn = super::begin_write(db).await?;
     let mut query = entries(of)
         .filter(ledger_entry::Column::Revoked.is_null())
         .filter(ledger_entry::Column::Voter.eq(request.voter.as_str()));

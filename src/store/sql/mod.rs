@@ -18,7 +18,10 @@ use std::time::Duration;
 use anyhow::Context;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use migrations::{Migrator, MigratorTrait};
-use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbErr};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbErr,
+    SqliteTransactionMode, TransactionOptions, TransactionTrait,
+};
 
 /// What can go wrong reading or writing configuration.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +75,19 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     Ok(db)
 }
 
+/// Begins a transaction that writes. On SQLite it takes the write lock at its start
+/// (`BEGIN IMMEDIATE`, waiting out a writer that holds it): a transaction that read first
+/// would fail at its first write, at once and without waiting ("database is locked"),
+/// when another connection had written since its read — the drain, the archive and an
+/// admin change do write at the same time. PostgreSQL and MariaDB begin as always.
+pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    db.begin_with_options(TransactionOptions {
+        sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+        ..TransactionOptions::default()
+    })
+    .await
+}
+
 /// Applies pending migrations; answers how many there were.
 pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<usize> {
     let pending = Migrator::get_pending_migrations(db)
@@ -107,4 +123,49 @@ fn to_naive(t: DateTime<Utc>) -> NaiveDateTime {
 
 fn from_naive(t: NaiveDateTime) -> DateTime<Utc> {
     t.and_utc()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A write transaction that reads first, while another connection writes and commits:
+    /// begun with `begin_write` it holds the lock, so the other waits and both succeed (a
+    /// plain deferred BEGIN fails its first write with "database is locked").
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_write_transaction_that_reads_first_is_not_refused_on_sqlite() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
+        let db = connect(&url).await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (v INTEGER)")
+            .await
+            .unwrap();
+        let txn = begin_write(&db).await.unwrap();
+        txn.execute_unprepared("SELECT COUNT(*) FROM t")
+            .await
+            .unwrap();
+        let other = {
+            let db = db.clone();
+            tokio::spawn(async move { db.execute_unprepared("INSERT INTO t VALUES (2)").await })
+        };
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        txn.execute_unprepared("INSERT INTO t VALUES (1)")
+            .await
+            .unwrap();
+        txn.commit().await.unwrap();
+        other.await.unwrap().unwrap();
+        let rows = db
+            .query_all_raw(sea_orm::Statement::from_string(
+                db.get_database_backend(),
+                "SELECT v FROM t ORDER BY v",
+            ))
+            .await
+            .unwrap();
+        let values: Vec<i64> = rows.iter().map(|r| r.try_get("", "v").unwrap()).collect();
+        assert_eq!(
+            values,
+            [1, 2],
+            "the first transaction's write, then the other's"
+        );
+    }
 }
