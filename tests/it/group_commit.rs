@@ -355,3 +355,302 @@ async fn votes_queued_behind_a_redis_that_hangs_answer_503_within_the_timeout() 
     assert!(slowest < Duration::from_millis(3500), "took {slowest:?}");
     sleeper.await.unwrap();
 }
+
+/// Sum before you write: 64 clients vote at once on a 10-member board (hour, day and
+/// all-time in both views, carry-over 0.1, multiplier 1.5) with three rules, with replays
+/// among them, so calls hold many votes on the same members. The call writes each key
+/// and member once, and every vote still answers what it would have alone in the order
+/// the ledger shows it was counted: its member's score in each bucket is the sum of the
+/// counts of that member's entries up to its own; refusals are each rule's; the ledger
+/// holds exactly the counted votes.
+#[tokio::test(flavor = "multi_thread")]
+async fn summed_calls_answer_each_vote_as_if_applied_one_after_another() {
+    let seed: u64 = rand::random();
+    println!("seed {seed}");
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis: RedisTarget::Single(server.url()),
+        ..Options::default()
+    })
+    .await;
+    app.board(
+        json!({"slug": "tv", "title": "TV", "periods": ["hour", "day", "all"],
+        "multiplier": 1.5, "carry_over": 0.1, "max_count": 3}),
+    )
+    .await;
+    let members: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
+    app.members(
+        "tv",
+        &members.iter().map(String::as_str).collect::<Vec<_>>(),
+    )
+    .await;
+    for rule in [
+        json!({"name": "voter", "dimensions": ["voter"], "window": "day", "limit": 6}),
+        json!({"name": "voter and member", "dimensions": ["voter", "member"], "window": "day", "limit": 3}),
+        json!({"name": "member", "dimensions": ["member"], "window": "hour", "limit": 150}),
+    ] {
+        let (status, body) = app.post("/api/v1/admin/boards/tv/rules", rule).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let mut conn = redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let clients = (0..64u64).map(|c| {
+        let app = app.clone();
+        tokio::spawn(async move {
+            use rand::{Rng, SeedableRng};
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ c);
+            // (vote, answer) of each vote counted; (vote, rule) of each refused.
+            let (mut counted, mut refused) = (Vec::new(), Vec::new());
+            let mut sent: Vec<Value> = Vec::new();
+            for i in 0..6 {
+                // A batch of one voter's votes goes in one call, with other requests'.
+                let batch = if !sent.is_empty() && rng.random_bool(0.15) {
+                    sent[rng.random_range(0..sent.len())].clone()
+                } else {
+                    let votes: Vec<Value> = (0..rng.random_range(1..=6))
+                        .map(|k| {
+                            json!({
+                                "board": "tv",
+                                "member": format!("m{}", rng.random_range(0..10)),
+                                "count": rng.random_range(1..=3),
+                                "idempotency_key": format!("c{c}-{i}-{k}"),
+                            })
+                        })
+                        .collect();
+                    let voter = format!("u{}", rng.random_range(0..80));
+                    let batch = json!({"voter": voter, "votes": votes});
+                    sent.push(batch.clone());
+                    batch
+                };
+                let (status, answer) = app.post("/api/v1/votes", batch.clone()).await;
+                assert_eq!(status, StatusCode::OK, "{answer}");
+                let results = answer["results"].as_array().unwrap();
+                for (vote, result) in batch["votes"].as_array().unwrap().iter().zip(results) {
+                    let mut vote = vote.clone();
+                    vote["voter"] = batch["voter"].clone();
+                    match result["error"]["code"].as_str() {
+                        None if result["replayed"] == false => counted.push((vote, result.clone())),
+                        None => {}
+                        Some("rate_limited") => {
+                            refused.push((vote, result["error"]["rule"]["name"].clone()))
+                        }
+                        Some(other) => panic!("{other}: {result}"),
+                    }
+                }
+            }
+            (counted, refused)
+        })
+    });
+    let (mut counted, mut refused) = (Vec::new(), Vec::new());
+    for client in clients {
+        let (c, r) = client.await.unwrap();
+        counted.extend(c);
+        refused.extend(r);
+    }
+    let calls = command_calls(&mut conn).await;
+    let votes = counted.len() as u64;
+    assert!(votes > 100, "{votes} votes counted");
+    // Alone, each counted vote would ZINCRBY six rankings and carry into two.
+    assert!(
+        calls("zincrby") < votes * 8,
+        "{} ZINCRBYs for {votes} votes in {} calls: the calls summed nothing",
+        calls("zincrby"),
+        calls("evalsha") + calls("eval")
+    );
+
+    let entries = crate::ledger::ledger(&app, "tv", 1000).await;
+    crate::ledger::assert_gapless(&entries);
+    assert_eq!(entries.len(), counted.len(), "one entry per counted vote");
+    // Each member's answers, by all-time real score (which each counted vote raises),
+    // are its entries in ledger order.
+    for member in &members {
+        let counts: Vec<i64> = entries
+            .iter()
+            .filter(|e| e["member"] == member.as_str())
+            .map(|e| e["count"].as_i64().unwrap())
+            .collect();
+        let mut answers: Vec<&Value> = counted
+            .iter()
+            .filter(|(v, _)| v["member"] == member.as_str())
+            .map(|(_, a)| a)
+            .collect();
+        let all_real = |a: &Value| num(&a["scores"][2]["real"]);
+        answers.sort_by(|a, b| all_real(a).total_cmp(&all_real(b)));
+        assert_eq!(answers.len(), counts.len(), "{member}");
+        for (k, answer) in answers.iter().enumerate() {
+            let scores = answer["scores"].as_array().unwrap();
+            for (p, score) in scores.iter().enumerate() {
+                // The counts of this member's votes up to this one in the same bucket.
+                let real: i64 = (0..=k)
+                    .filter(|&i| answers[i]["scores"][p]["bucket"] == score["bucket"])
+                    .map(|i| counts[i])
+                    .sum();
+                assert_eq!(num(&score["real"]), real as f64, "{member} #{k}: {answer}");
+                let one_bucket = answers
+                    .iter()
+                    .all(|a| a["scores"][p]["bucket"] == score["bucket"]);
+                if one_bucket {
+                    // No carry-over came in (the test did not cross an hour or a day).
+                    assert_eq!(
+                        num(&score["display"]),
+                        real as f64 * 1.5,
+                        "{member} #{k}: {answer}"
+                    );
+                }
+            }
+        }
+    }
+    // Every refusal is its rule's: with what was counted, that rule's limit is passed.
+    let limit = |rule: &str| match rule {
+        "voter" => 6,
+        "voter and member" => 3,
+        "member" => 150,
+        other => panic!("rule {other}"),
+    };
+    for (vote, rule) in &refused {
+        let rule = rule.as_str().unwrap();
+        let same = |e: &&Value| match rule {
+            "voter" => e["voter"] == vote["voter"],
+            "voter and member" => e["voter"] == vote["voter"] && e["member"] == vote["member"],
+            _ => e["member"] == vote["member"],
+        };
+        let used: i64 = entries
+            .iter()
+            .filter(same)
+            .map(|e| e["count"].as_i64().unwrap())
+            .sum();
+        assert!(
+            used + vote["count"].as_i64().unwrap() > limit(rule),
+            "{vote} refused by {rule} with {used} used"
+        );
+    }
+    for voter in 0..80 {
+        let used: i64 = entries
+            .iter()
+            .filter(|e| e["voter"] == format!("u{voter}"))
+            .map(|e| e["count"].as_i64().unwrap())
+            .sum();
+        assert!(used <= 6, "u{voter}: {used}");
+    }
+    let (_, stats) = app.get("/api/v1/boards/tv/stats?period=all").await;
+    assert_eq!(
+        hourly_total(&stats),
+        entries
+            .iter()
+            .map(|e| e["count"].as_i64().unwrap())
+            .sum::<i64>()
+    );
+}
+
+/// A summed call refuses a vote that would take a score past 2^53 exactly where it would
+/// be refused alone: the call's earlier votes count toward the check, and the headroom
+/// mark (all-time scores below 10^15) lets a vote skip it only while what the call adds
+/// cannot reach 2^53.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_summed_call_refuses_past_two_to_the_53_where_a_vote_alone_would_be() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "near", "title": "Near", "multiplier": 1000000,
+        "max_count": 1000, "membership": "open", "ledger": false}),
+    )
+    .await;
+    // 999 × 10^6 × 10^6 = 9.99 × 10^14 display units a vote; nine make 8.991 × 10^15, a
+    // tenth would pass 2^53 (9.007 × 10^15).
+    let m1 = json!({"board": "near", "member": "m1", "count": 999});
+    let mut votes = vec![m1.clone(); 5];
+    votes.push(json!({"board": "near", "member": "m2", "count": 1}));
+    votes.extend(vec![m1.clone(); 5]);
+    let (status, body) = app
+        .post("/api/v1/votes", json!({"voter": "v", "votes": votes}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let results = body["results"].as_array().unwrap();
+    let all_display: Vec<Value> = results
+        .iter()
+        .map(|r| match r["error"]["code"].as_str() {
+            Some(code) => json!(code),
+            None => r["scores"].as_array().unwrap().last().unwrap()["display"].clone(),
+        })
+        .collect();
+    let step = 999_000_000.0;
+    let expected: Vec<Value> = (1..=5)
+        .map(|k| json!(k as f64 * step))
+        .chain([json!(1_000_000.0)])
+        .chain((6..=9).map(|k| json!(k as f64 * step)))
+        .chain([json!("score_overflow")])
+        .collect();
+    assert_eq!(
+        all_display
+            .iter()
+            .map(|v| v.as_f64().map_or(v.clone(), |f| json!(f)))
+            .collect::<Vec<_>>(),
+        expected,
+        "{body}"
+    );
+    // Alone: the same tenth is refused, and 16 more votes (1.6 × 10^13) still fit.
+    let (status, body) = app
+        .vote("near", json!({"member": "m1", "count": 999}))
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("score_overflow")),
+        "{body}"
+    );
+    let (status, body) = app.vote("near", json!({"member": "m1", "count": 16})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// A call's votes on the same members write each ranking key and member once, and each
+/// member's participants once: four votes on two members, five periods in both views,
+/// make 20 ZINCRBYs (not 40) and 6 PFADDs of members' participants (not 12), and still
+/// answer 1, 2 and 3 for the first member's votes in turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_writes_each_ranking_and_participants_key_once_per_member() {
+    let (_server, app, mut conn) = own_board(
+        ovation::store::redis::DEFAULT_VOTE_GROUP,
+        "once",
+        json!({"name": "plenty", "dimensions": ["voter"], "window": "day", "limit": 100}),
+    )
+    .await;
+    let batch = json!({"voter": "a", "votes": [
+        {"board": "once", "member": "m1"},
+        {"board": "once", "member": "m1"},
+        {"board": "once", "member": "m2"},
+        {"board": "once", "member": "m1"},
+    ]});
+    let (status, body) = app.post("/api/v1/votes", batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let all_time: Vec<(Value, f64)> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let all = r["scores"].as_array().unwrap().last().unwrap().clone();
+            (r["member"].clone(), num(&all["real"]))
+        })
+        .collect();
+    assert_eq!(
+        all_time,
+        [
+            (json!("m1"), 1.0),
+            (json!("m1"), 2.0),
+            (json!("m2"), 1.0),
+            (json!("m1"), 3.0)
+        ],
+        "{body}"
+    );
+    let calls = command_calls(&mut conn).await;
+    assert_eq!(calls("zincrby"), 20);
+    // Three member buckets (hour, day, all-time) for each of two members, and the
+    // board's three.
+    assert_eq!(calls("pfadd"), 6 + 3);
+    assert_eq!(real_score(&app, "once", "m1").await, 3.0);
+}

@@ -3,7 +3,9 @@
 -- into each next bucket, every rolling window, participants, the hourly counter and the
 -- idempotency record change together, or nothing changes. Each vote passes or fails on
 -- its own and sees the votes before it in the call (group commit: one call applies the
--- votes that were in flight together, see store/redis/group_commit.rs). window.lua,
+-- votes that were in flight together, see store/redis/group_commit.rs); what a call's
+-- votes add to each ranking is summed and written once per key and member, each vote
+-- still answering the scores it would have seen alone (see `sums`). window.lua,
 -- rules.lua and instance.lua come in front of this file.
 --
 -- ARGV[1] m, the number of votes. Then each vote in turn: its number of KEYS and of ARGV,
@@ -107,6 +109,63 @@ local function as_error(err)
   return redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
 
+-- Writes the votes of a call of several share, made once after them all: the voters each
+-- participants HyperLogLog gains, the board's and each member's (one PFADD takes them
+-- all) and each hour's count in the votes-per-hour hash. A vote refused, or failed
+-- before it got there, adds nothing. Each holds its keys in the order first written, and
+-- per key {the votes that wrote it, what is written}: voters, or field -> count. A call
+-- of one vote writes them at once (the tables would cost it more than they save).
+local m = tonumber(ARGV[1])
+local board_voters, member_voters, hour_votes
+if m > 1 then
+  board_voters, member_voters = {keys = {}, writes = {}}, {keys = {}, writes = {}}
+  hour_votes = {keys = {}, writes = {}}
+end
+
+-- Sum before you write: in a call of several votes, what the votes add to each ranking
+-- key and member is summed and written with one ZINCRBY (`flush`), and each vote's reply
+-- gets the score it would have seen alone: the new score less what the later votes of
+-- the call added. Per key: {votes = the votes that wrote it, mark = the headroom mark
+-- key when it is an all-time ranking, members = member -> {total = the call's sum so
+-- far, after = {{reply, slot, total after that vote}, ...}}, order = members as first
+-- written}. `idem` holds the idempotency records of the votes summed, set once their
+-- scores are known. A call of one vote writes at once.
+local sums, idem
+if m > 1 then
+  sums, idem = {keys = {}, writes = {}}, {}
+end
+
+-- What the call's votes have summed so far for `member` in `key`, not yet written.
+local function pending(key, member)
+  local write = sums and sums.writes[key]
+  local sum = write and write.members[member]
+  return sum and sum.total or 0
+end
+
+-- Vote j adds `inc` (units) to `member` in `key`; its reply `reply` gets the score after
+-- it in `slot` (none for carry-over).
+local function sum_add(key, member, inc, j, reply, slot, mark)
+  local write = sums.writes[key]
+  if not write then
+    write = {votes = {}, mark = mark, members = {}, order = {}}
+    sums.writes[key] = write
+    sums.keys[#sums.keys + 1] = key
+  end
+  if write.votes[#write.votes] ~= j then
+    write.votes[#write.votes + 1] = j
+  end
+  local sum = write.members[member]
+  if not sum then
+    sum = {total = 0, after = {}}
+    write.members[member] = sum
+    write.order[#write.order + 1] = member
+  end
+  sum.total = sum.total + inc
+  if slot then
+    sum.after[#sum.after + 1] = {reply, slot, sum.total}
+  end
+end
+
 -- The headroom mark's value for the board whose all-time scores are at `real` and
 -- `display`, from their leaders.
 local function headroom(real, display)
@@ -121,7 +180,7 @@ end
 
 local function exceeds(key, member, inc, max_units)
   local current = call('ZSCORE', key, member)
-  return (current and tonumber(current) or 0) + inc > max_units
+  return (current and tonumber(current) or 0) + pending(key, member) + inc > max_units
 end
 
 -- Whether any score the vote writes would pass the largest allowed score. Every bucket's
@@ -159,18 +218,6 @@ local function overflows(kb, ab, n, h, r, w, member, real_inc, all_key)
   return false
 end
 
--- Writes the votes of a call of several share, made once after them all: the voters each
--- board-wide participants HyperLogLog gains (one PFADD takes them all) and each hour's
--- count in the votes-per-hour hash. A vote refused, or failed before it got there, adds
--- nothing. Each holds its keys in the order first written, and per key {the votes that
--- wrote it, what is written}: voters, or field -> count. A call of one vote writes them
--- at once (the tables would cost it more than they save).
-local m = tonumber(ARGV[1])
-local board_voters, hour_votes
-if m > 1 then
-  board_voters, hour_votes = {keys = {}, writes = {}}, {keys = {}, writes = {}}
-end
-
 -- The entries a call appends to each ledger (one RPUSH per ledger, after the votes).
 local ledger = {keys = {}, writes = {}}
 
@@ -192,6 +239,52 @@ local function shared_add(shared, key, j, item, inc)
   end
 end
 
+local replies, expiries = {}, {}
+
+-- Writes what the call's votes have summed so far (see `sums`) and the idempotency
+-- records of those votes, then starts the sums afresh. A ZINCRBY that fails answers its
+-- error for every vote that wrote to its key, as a command of the vote's own would, and
+-- those votes get no idempotency record (a vote whose own command failed gets none).
+local function flush()
+  for _, key in ipairs(sums.keys) do
+    local write = sums.writes[key]
+    local ok, err = pcall(function()
+      for _, member in ipairs(write.order) do
+        local sum = write.members[member]
+        local score = tonumber(call('ZINCRBY', key, string.format('%d', sum.total), member))
+        local before = score - sum.total
+        for _, after in ipairs(sum.after) do
+          after[1][after[2]] = string.format('%.17g', before + after[3])
+        end
+        if write.mark and score >= 1e15 then
+          call('SET', write.mark, '0')
+        end
+      end
+    end)
+    if not ok then
+      local reply = as_error(err)
+      for _, j in ipairs(write.votes) do
+        replies[j] = reply
+      end
+    end
+  end
+  for _, record in ipairs(idem) do
+    local j, reply = record[1], record[2]
+    if replies[j] == reply then
+      call('SET', record[3], record[4] .. '|' .. table.concat(reply, ',', 2), 'EX', record[5])
+    end
+  end
+  sums, idem = {keys = {}, writes = {}}, {}
+end
+
+-- Whether a summed vote may skip the 2^53 check on a board whose all-time scores are all
+-- below 10^15 (the headroom mark '1'): what the call adds to the member's all-time scores
+-- with this vote stays below 8 * 10^15, so no score can pass 2^53 (about 9.007 * 10^15).
+local function summed_headroom(all_key, member, real_inc, display_inc)
+  return pending(KEYS[all_key + 1], member) + real_inc < 8e15
+    and pending(KEYS[all_key + 2], member) + display_inc < 8e15
+end
+
 -- Casts vote j, whose own KEYS[i] is KEYS[kb + i] (i up to `keys`) and own ARGV[i] is
 -- ARGV[ab + i]. Answers its reply and, for a vote counted on a family instance, what
 -- instance_expire needs to give its keys their expiry once the call's shared writes are
@@ -211,6 +304,14 @@ local function cast(j, kb, ab, keys)
   local all_at = string.find(ARGV[ab + 18], 'a', 1, true)
   local all_key = all_at and period_key + 3 * (all_at - 1)
   local mark_key = all_at and KEYS[kb + 5]
+  local late = ARGV[ab + 17] == '1'
+  if sums and (late or (keyed and idem[KEYS[kb + 1]])) then
+    -- A late vote looks at which rankings exist, and a key already used in this call
+    -- reads its record: both see the call's earlier votes written first.
+    flush()
+  end
+  -- This vote's scores are summed with the call's others (a late vote writes at once).
+  local summed = sums and not late
 
   -- The idempotency record, the rate-limit rules and the headroom mark: every counter is
   -- read first and consumed only when all of them admit.
@@ -223,7 +324,9 @@ local function cast(j, kb, ab, keys)
   if mark_key and not mark then
     mark = headroom(KEYS[all_key + 1], KEYS[all_key + 2])
   end
-  if not (mark == '1' and #real_text <= 15 and #display_text <= 15 and #carry_text <= 15)
+  local display_inc = summed and tonumber(display_text)
+  if not (mark == '1' and #real_text <= 15 and #display_text <= 15 and #carry_text <= 15
+        and (not summed or summed_headroom(all_key, member, real_inc, display_inc)))
       and overflows(kb, ab, n, h, r, w, member, real_inc, all_key) then
     return {'overflow'}
   end
@@ -232,7 +335,6 @@ local function cast(j, kb, ab, keys)
     ARGV[ab + 15])
 
   local carries = carry_text ~= '0' and ARGV[ab + 18]
-  local late = ARGV[ab + 17] == '1'
   if late then
     for p = 0, n - 1 do
       local ranking = KEYS[period_key + 3 * p + 1]
@@ -242,7 +344,23 @@ local function cast(j, kb, ab, keys)
     end
   end
   local result = {'ok'}
-  for p = 0, n - 1 do
+  if summed then
+    local carry_inc = carries and tonumber(carry_text)
+    if mark_key and mark ~= stored_mark then
+      call('SET', mark_key, mark)
+    end
+    for p = 0, n - 1 do
+      local base = period_key + 3 * p
+      local all = p + 1 == all_at and mark_key
+      sum_add(KEYS[base + 1], member, real_inc, j, result, 2 * p + 2, all)
+      sum_add(KEYS[base + 2], member, display_inc, j, result, 2 * p + 3, all)
+      -- 49 is '1'.
+      if carries and string.byte(carries, p + 1) == 49 then
+        sum_add(KEYS[base + 3], member, carry_inc, j)
+      end
+    end
+  end
+  for p = 0, summed and -1 or n - 1 do
     local base = period_key + 3 * p
     local real_score = call('ZINCRBY', KEYS[base + 1], real_text, member)
     local display_score = call('ZINCRBY', KEYS[base + 2], display_text, member)
@@ -269,19 +387,23 @@ local function cast(j, kb, ab, keys)
       else
         call('PFADD', KEYS[k], voter)
       end
-      call('PFADD', KEYS[k + 1], voter)
+      if summed then
+        shared_add(member_voters, KEYS[k + 1], j, voter)
+      else
+        call('PFADD', KEYS[k + 1], voter)
+      end
     end
   end
   if w > 0 then
     local o = rule_key + 2 * r
     local at = rule_arg + 6 * r
-    for _ = 1, w do
+    for k = 1, w do
       local slots = tonumber(ARGV[at + 1])
       local totals = window_add(o, slots, tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]),
         tonumber(ARGV[at + 4]), member, real_text, display_text, voter, ARGV[ab + 19],
         ARGV[at + 5])
-      result[#result + 1] = totals[1]
-      result[#result + 1] = totals[2]
+      result[2 * n + 2 * k] = totals[1]
+      result[2 * n + 2 * k + 1] = totals[2]
       o = o + 3 + 5 * slots
       at = at + 5
     end
@@ -312,7 +434,10 @@ local function cast(j, kb, ab, keys)
   if entry ~= '' then
     shared_add(ledger, KEYS[kb + keys], j, entry)
   end
-  if keyed then
+  if keyed and summed then
+    idem[#idem + 1] = {j, result, KEYS[kb + 1], ARGV[ab + 11], idem_ttl}
+    idem[KEYS[kb + 1]] = true
+  elseif keyed then
     call('SET', KEYS[kb + 1], ARGV[ab + 11] .. '|' .. table.concat(result, ',', 2), 'EX',
       idem_ttl)
   end
@@ -331,7 +456,6 @@ local function expire_instances(expiries)
   end
 end
 
-local replies, expiries = {}, {}
 local kb, at = 0, 1
 for j = 1, m do
   local keys, args = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
@@ -343,6 +467,10 @@ for j = 1, m do
   end
   replies[j] = reply
   kb, at = kb + keys, at + 2 + args
+end
+
+if sums then
+  flush()
 end
 
 -- The shared writes. One that fails answers its error for every vote that wrote to it,
@@ -363,9 +491,11 @@ share(ledger, function(key, entries)
   call('RPUSH', key, unpack(entries))
 end)
 if m > 1 then
-  share(board_voters, function(key, voters)
-    call('PFADD', key, unpack(voters))
-  end)
+  for _, voters in ipairs({board_voters, member_voters}) do
+    share(voters, function(key, items)
+      call('PFADD', key, unpack(items))
+    end)
+  end
   share(hour_votes, function(key, counts)
     for field, count in pairs(counts) do
       call('HINCRBY', key, field, string.format('%d', count))
