@@ -72,8 +72,9 @@
 --   +5 a family instance's TTL in ms for the slots the vote writes (see window_add)
 --
 -- Returns an array of each vote's reply, in order; a vote's reply is one of
---   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings:
---                              the n periods', then each rolling window's totals
+--   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings
+--                              (a summed vote's periods' as integers): the n periods',
+--                              then each rolling window's totals
 --   {'dup', receipt_and_scores}                        the first answer for this key
 --   {'limited', i, retry_ms}   rule i (0-based) refused: of the rules that refuse, the
 --                              one that keeps refusing longest; retry_ms is -1 for never
@@ -126,10 +127,11 @@ end
 -- key and member is summed and written with one ZINCRBY (`flush`), and each vote's reply
 -- gets the score it would have seen alone: the new score less what the later votes of
 -- the call added. Per key: {votes = the votes that wrote it, mark = the headroom mark
--- key when it is an all-time ranking, members = member -> {total = the call's sum so
--- far, after = {{reply, slot, total after that vote}, ...}}, order = members as first
--- written}. `idem` holds the idempotency records of the votes summed, set once their
--- scores are known. A call of one vote writes at once.
+-- key when it is an all-time ranking, members = member -> sum, order = members as first
+-- written}, where a sum is a flat array (no table per vote): the call's total so far,
+-- then for each vote that wants its score the triple reply, slot, total after it.
+-- `idem` holds the idempotency records of the votes summed, set once their scores are
+-- known. A call of one vote writes at once.
 local sums, idem
 if m > 1 then
   sums, idem = {keys = {}, writes = {}}, {}
@@ -139,7 +141,7 @@ end
 local function pending(key, member)
   local write = sums and sums.writes[key]
   local sum = write and write.members[member]
-  return sum and sum.total or 0
+  return sum and sum[1] or 0
 end
 
 -- Vote j adds `inc` (units) to `member` in `key`; its reply `reply` gets the score after
@@ -147,22 +149,23 @@ end
 local function sum_add(key, member, inc, j, reply, slot, mark)
   local write = sums.writes[key]
   if not write then
-    write = {votes = {}, mark = mark, members = {}, order = {}}
+    write = {votes = {j}, mark = mark, members = {}, order = {}}
     sums.writes[key] = write
     sums.keys[#sums.keys + 1] = key
-  end
-  if write.votes[#write.votes] ~= j then
+  elseif write.votes[#write.votes] ~= j then
     write.votes[#write.votes + 1] = j
   end
   local sum = write.members[member]
   if not sum then
-    sum = {total = 0, after = {}}
+    sum = {0}
     write.members[member] = sum
     write.order[#write.order + 1] = member
   end
-  sum.total = sum.total + inc
+  local total = sum[1] + inc
+  sum[1] = total
   if slot then
-    sum.after[#sum.after + 1] = {reply, slot, sum.total}
+    local k = #sum
+    sum[k + 1], sum[k + 2], sum[k + 3] = reply, slot, total
   end
 end
 
@@ -251,10 +254,12 @@ local function flush()
     local ok, err = pcall(function()
       for _, member in ipairs(write.order) do
         local sum = write.members[member]
-        local score = tonumber(call('ZINCRBY', key, string.format('%d', sum.total), member))
-        local before = score - sum.total
-        for _, after in ipairs(sum.after) do
-          after[1][after[2]] = string.format('%.17g', before + after[3])
+        local total = sum[1]
+        local score = tonumber(call('ZINCRBY', key, string.format('%d', total), member))
+        -- Whole numbers below 2^53: the reply carries them exactly as integers.
+        local before = score - total
+        for k = 2, #sum, 3 do
+          sum[k][sum[k + 1]] = before + sum[k + 2]
         end
         if write.mark and score >= 1e15 then
           call('SET', write.mark, '0')
@@ -271,7 +276,12 @@ local function flush()
   for _, record in ipairs(idem) do
     local j, reply = record[1], record[2]
     if replies[j] == reply then
-      call('SET', record[3], record[4] .. '|' .. table.concat(reply, ',', 2), 'EX', record[5])
+      local scores = {}
+      for i = 2, #reply do
+        local score = reply[i]
+        scores[i - 1] = type(score) == 'number' and string.format('%d', score) or score
+      end
+      call('SET', record[3], record[4] .. '|' .. table.concat(scores, ','), 'EX', record[5])
     end
   end
   sums, idem = {keys = {}, writes = {}}, {}
