@@ -297,6 +297,17 @@ fn entries(rng: &mut rand::rngs::StdRng, n: usize, days: i64) -> Vec<Entry> {
     out
 }
 
+/// Appends `entries` to the ledger `key`, as the vote script would.
+async fn push(conn: &mut redis::aio::MultiplexedConnection, key: &str, entries: &[Entry]) {
+    let texts: Vec<String> = entries.iter().map(Entry::encode).collect();
+    let _: () = redis::cmd("RPUSH")
+        .arg(key)
+        .arg(&texts)
+        .query_async(conn)
+        .await
+        .unwrap();
+}
+
 /// Rows per second the drain moves from Redis to the SQL database at `database_url`.
 async fn drain_rate(database_url: &str, port: u16, rows: usize) -> f64 {
     let state = state(database_url, port, "dr:").await;
@@ -305,13 +316,7 @@ async fn drain_rate(database_url: &str, port: u16, rows: usize) -> f64 {
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     for chunk in entries(&mut rng, rows, 1).chunks(10_000) {
-        let texts: Vec<String> = chunk.iter().map(Entry::encode).collect();
-        let _: () = redis::cmd("RPUSH")
-            .arg(config.keys.ledger())
-            .arg(&texts)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
+        push(&mut conn, &config.keys.ledger(), chunk).await;
     }
     let started = Instant::now();
     while state
@@ -349,13 +354,7 @@ async fn drain_lag(database_url: &str, port: u16, rate: f64, seconds: u64) -> (f
             for e in &mut batch {
                 e.recorded = now;
             }
-            let texts: Vec<String> = batch.iter().map(Entry::encode).collect();
-            let _: () = redis::cmd("RPUSH")
-                .arg(config.keys.ledger())
-                .arg(&texts)
-                .query_async(&mut conn)
-                .await
-                .unwrap();
+            push(&mut conn, &config.keys.ledger(), &batch).await;
             pushed = due;
         }
         let head = state.redis.ledger_head(&config.keys, 1).await.unwrap();

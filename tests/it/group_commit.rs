@@ -70,6 +70,12 @@ async fn own_board(
         .post(&format!("/api/v1/admin/boards/{slug}/rules"), rule)
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
+    let conn = reset_stats(&server).await;
+    (server, app, conn)
+}
+
+/// A connection to `server`, its command statistics just reset.
+async fn reset_stats(server: &RedisServer) -> redis::aio::MultiplexedConnection {
     let mut conn = redis::Client::open(server.url())
         .unwrap()
         .get_multiplexed_async_connection()
@@ -80,7 +86,7 @@ async fn own_board(
         .query_async(&mut conn)
         .await
         .unwrap();
-    (server, app, conn)
+    conn
 }
 
 /// 200 single-vote requests at once from 40 voters (five each) on a board that admits
@@ -392,16 +398,7 @@ async fn summed_calls_answer_each_vote_as_if_applied_one_after_another() {
         let (status, body) = app.post("/api/v1/admin/boards/tv/rules", rule).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
     }
-    let mut conn = redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let mut conn = reset_stats(&server).await;
     let clients = (0..64u64).map(|c| {
         let app = app.clone();
         tokio::spawn(async move {

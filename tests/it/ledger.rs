@@ -57,18 +57,38 @@ pub(crate) fn assert_gapless(entries: &[Value]) {
     assert_eq!(seqs, expected, "seq runs 1, 2, 3, … without a gap");
 }
 
-/// (member, voter, count) of each entry, counted.
-fn tally(entries: &[Value]) -> BTreeMap<(String, String, i64), usize> {
+/// (member, voter, count) of each entry or vote (a vote without a count counts 1),
+/// counted.
+fn tally<'a>(
+    entries: impl IntoIterator<Item = &'a Value>,
+) -> BTreeMap<(String, String, i64), usize> {
     let mut tally = BTreeMap::new();
     for e in entries {
         let key = (
             e["member"].as_str().unwrap().to_owned(),
             e["voter"].as_str().unwrap_or("").to_owned(),
-            e["count"].as_i64().unwrap(),
+            e["count"].as_i64().unwrap_or(1),
         );
         *tally.entry(key).or_insert(0) += 1;
     }
     tally
+}
+
+/// Each of `members`' all-time real score on `board` is the sum of its ledger entries.
+async fn assert_scores_are_sums(app: &TestApp, board: &str, entries: &[Value], members: &[&str]) {
+    for m in members {
+        let sum: i64 = entries
+            .iter()
+            .filter(|e| e["member"] == *m)
+            .map(|e| e["count"].as_i64().unwrap())
+            .sum();
+        let (_, read) = app
+            .get(&format!(
+                "/api/v1/boards/{board}/members/{m}?period=all&view=real"
+            ))
+            .await;
+        assert_eq!(num(&read["score"]), sum as f64, "{board} {m}: {read}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -125,30 +145,12 @@ async fn the_ledger_holds_exactly_the_counted_votes_of_32_clients_gapless() {
     }
     let entries = ledger(&app, "led", 7).await;
     assert_gapless(&entries);
-    let mut expected = BTreeMap::new();
-    for v in &counted {
-        let key = (
-            v["member"].as_str().unwrap().to_owned(),
-            v["voter"].as_str().unwrap().to_owned(),
-            v["count"].as_i64().unwrap(),
-        );
-        *expected.entry(key).or_insert(0) += 1;
-    }
-    assert_eq!(tally(&entries), expected, "the ledger is the counted votes");
-    // The scores are the ledger's sums.
-    for m in ["m1", "m2", "m3"] {
-        let sum: i64 = entries
-            .iter()
-            .filter(|e| e["member"] == m)
-            .map(|e| e["count"].as_i64().unwrap())
-            .sum();
-        let (_, read) = app
-            .get(&format!(
-                "/api/v1/boards/led/members/{m}?period=all&view=real"
-            ))
-            .await;
-        assert_eq!(num(&read["score"]), sum as f64, "{m}: {read}");
-    }
+    assert_eq!(
+        tally(&entries),
+        tally(&counted),
+        "the ledger is the counted votes"
+    );
+    assert_scores_are_sums(&app, "led", &entries, &["m1", "m2", "m3"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -1200,33 +1202,13 @@ async fn each_instance_of_a_family_keeps_its_own_gapless_ledger_of_its_counted_v
         let board = format!("room:{room}");
         let entries = ledger(&app, &board, 5).await;
         assert_gapless(&entries);
-        let mut expected = BTreeMap::new();
-        for (_, v) in counted.iter().filter(|(r, _)| r == room) {
-            let key = (
-                v["member"].as_str().unwrap().to_owned(),
-                v["voter"].as_str().unwrap().to_owned(),
-                v["count"].as_i64().unwrap_or(1),
-            );
-            *expected.entry(key).or_insert(0) += 1;
-        }
+        let votes = counted.iter().filter(|(r, _)| r == room).map(|(_, v)| v);
         assert_eq!(
             tally(&entries),
-            expected,
+            tally(votes),
             "{board}: the ledger is its counted votes"
         );
-        for m in ["m1", "m2", "m3"] {
-            let sum: i64 = entries
-                .iter()
-                .filter(|e| e["member"] == m)
-                .map(|e| e["count"].as_i64().unwrap())
-                .sum();
-            let (_, read) = app
-                .get(&format!(
-                    "/api/v1/boards/{board}/members/{m}?period=all&view=real"
-                ))
-                .await;
-            assert_eq!(num(&read["score"]), sum as f64, "{board} {m}: {read}");
-        }
+        assert_scores_are_sums(&app, &board, &entries, &["m1", "m2", "m3"]).await;
     }
     // An instance never written has an empty ledger.
     let (status, page) = app.get("/api/v1/admin/boards/room:never/ledger").await;
