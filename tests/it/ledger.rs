@@ -57,6 +57,28 @@ pub(crate) fn assert_gapless(entries: &[Value]) {
     assert_eq!(seqs, expected, "seq runs 1, 2, 3, … without a gap");
 }
 
+/// Whether a vote that answered `status` and `answer` counted: a replay did not, and a
+/// refusal is a rate limit's.
+fn counts(status: StatusCode, answer: &Value) -> bool {
+    match status {
+        StatusCode::OK => answer["replayed"] == false,
+        StatusCode::TOO_MANY_REQUESTS => {
+            assert_eq!(answer["error"]["code"], "rate_limited", "{answer}");
+            false
+        }
+        other => panic!("{other}: {answer}"),
+    }
+}
+
+/// What every client task found, together.
+async fn gather<T>(clients: impl IntoIterator<Item = tokio::task::JoinHandle<Vec<T>>>) -> Vec<T> {
+    let mut all = Vec::new();
+    for client in clients {
+        all.extend(client.await.unwrap());
+    }
+    all
+}
+
 /// (member, voter, count) of each entry or vote (a vote without a count counts 1),
 /// counted.
 fn tally<'a>(
@@ -127,22 +149,14 @@ async fn the_ledger_holds_exactly_the_counted_votes_of_32_clients_gapless() {
                     body
                 };
                 let (status, answer) = app.vote("led", body.clone()).await;
-                match status {
-                    StatusCode::OK if answer["replayed"] == false => counted.push(body),
-                    StatusCode::OK => {}
-                    StatusCode::TOO_MANY_REQUESTS => {
-                        assert_eq!(answer["error"]["code"], "rate_limited", "{answer}")
-                    }
-                    other => panic!("{other}: {answer}"),
+                if counts(status, &answer) {
+                    counted.push(body);
                 }
             }
             counted
         })
     });
-    let mut counted = Vec::new();
-    for client in clients {
-        counted.extend(client.await.unwrap());
-    }
+    let counted = gather(clients).await;
     let entries = ledger(&app, "led", 7).await;
     assert_gapless(&entries);
     assert_eq!(
@@ -1182,22 +1196,14 @@ async fn each_instance_of_a_family_keeps_its_own_gapless_ledger_of_its_counted_v
                     (room, body)
                 };
                 let (status, answer) = app.vote(&format!("room:{room}"), body.clone()).await;
-                match status {
-                    StatusCode::OK if answer["replayed"] == false => counted.push((room, body)),
-                    StatusCode::OK => {}
-                    StatusCode::TOO_MANY_REQUESTS => {
-                        assert_eq!(answer["error"]["code"], "rate_limited", "{answer}")
-                    }
-                    other => panic!("{other}: {answer}"),
+                if counts(status, &answer) {
+                    counted.push((room, body));
                 }
             }
             counted
         })
     });
-    let mut counted = Vec::new();
-    for client in clients {
-        counted.extend(client.await.unwrap());
-    }
+    let counted = gather(clients).await;
     for room in rooms {
         let board = format!("room:{room}");
         let entries = ledger(&app, &board, 5).await;
