@@ -387,13 +387,26 @@ async fn the_ledger_setting_defaults_by_kind_and_turning_it_off_keeps_what_is_st
 #[tokio::test(flavor = "multi_thread")]
 async fn score_writes_are_recorded_with_their_operator_on_every_layout() {
     let app = TestApp::spawn().await;
-    for (slug, storage) in [
-        ("full", json!({"kind": "full"})),
-        ("sharded", json!({"kind": "sharded", "shards": 4})),
+    // (the board created, the board written, its storage, its instances): the last an
+    // instance of a sharded family, whose shards keep a ledger each.
+    for (created, slug, storage, instances) in [
+        ("full", "full", json!({"kind": "full"}), Value::Null),
+        (
+            "sharded",
+            "sharded",
+            json!({"kind": "sharded", "shards": 4}),
+            Value::Null,
+        ),
+        (
+            "fam",
+            "fam:x",
+            json!({"kind": "sharded", "shards": 4}),
+            json!({"ttl_s": 600}),
+        ),
     ] {
         app.board(
-            json!({"slug": slug, "title": slug, "scoring": "scores", "decimals": 1,
-            "membership": "open", "storage": storage, "ledger": true}),
+            json!({"slug": created, "title": created, "scoring": "scores", "decimals": 1,
+            "membership": "open", "storage": storage, "ledger": true, "instances": instances}),
         )
         .await;
         let writes: Vec<Value> = (0..24)
