@@ -206,6 +206,11 @@ impl<DB: Database> PoolInner<DB> {
 
         let Floating { inner: idle, guard } = floating.into_idle();
 
+        // Ovation's patch (upstream sqlx #4289, unreleased in 0.9.0): counted idle before it
+        // can be popped, so a concurrent pop cannot take `num_idle` below zero, which
+        // wrapped it and left the maintenance task spinning a core.
+        self.num_idle.fetch_add(1, Ordering::AcqRel);
+
         if self.idle_conns.push(idle).is_err() {
             panic!("BUG: connection queue overflow in release()");
         }
@@ -213,8 +218,6 @@ impl<DB: Database> PoolInner<DB> {
         // NOTE: we need to make sure we drop the permit *after* we push to the idle queue
         // don't decrease the size
         guard.release_permit();
-
-        self.num_idle.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Try to atomically increment the pool size for a new connection.
