@@ -175,43 +175,33 @@ async fn insert_unnested(
     if new.is_empty() {
         return Ok(());
     }
-    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    // One column's array: whole numbers, or text with '' for NULL.
+    let ints = |f: fn(&Entry) -> i64| sea_orm::Value::from(new.iter().map(f).collect::<Vec<_>>());
+    let texts = |f: fn(&Entry) -> Option<String>| {
+        sea_orm::Value::from(
+            new.iter()
+                .map(|e| f(e).unwrap_or_default())
+                .collect::<Vec<String>>(),
+        )
+    };
     let values: Vec<sea_orm::Value> = vec![
         of.board_id.into(),
         of.instance.into(),
         (last + 1..=last + new.len() as i64)
             .collect::<Vec<i64>>()
             .into(),
-        new.iter().map(|e| e.id).collect::<Vec<i64>>().into(),
-        new.iter().map(|e| e.at).collect::<Vec<i64>>().into(),
-        new.iter().map(|e| e.recorded).collect::<Vec<i64>>().into(),
-        new.iter()
-            .map(|e| e.member.clone())
-            .collect::<Vec<String>>()
-            .into(),
-        new.iter()
-            .map(|e| text(&e.voter))
-            .collect::<Vec<String>>()
-            .into(),
-        new.iter()
-            .map(|e| text(&e.channel))
-            .collect::<Vec<String>>()
-            .into(),
-        new.iter()
-            .map(|e| text(&e.terminal))
-            .collect::<Vec<String>>()
-            .into(),
-        new.iter().map(|e| e.count).collect::<Vec<i64>>().into(),
-        new.iter()
-            .map(|e| e.op.map(|o| o.as_str().to_owned()).unwrap_or_default())
-            .collect::<Vec<String>>()
-            .into(),
-        new.iter()
-            .map(|e| e.value.map(|v| v.to_string()).unwrap_or_default())
-            .collect::<Vec<String>>()
-            .into(),
-        new.iter().map(|e| e.display).collect::<Vec<i64>>().into(),
-        new.iter().map(|e| e.carry).collect::<Vec<i64>>().into(),
+        ints(|e| e.id),
+        ints(|e| e.at),
+        ints(|e| e.recorded),
+        texts(|e| Some(e.member.clone())),
+        texts(|e| e.voter.clone()),
+        texts(|e| e.channel.clone()),
+        texts(|e| e.terminal.clone()),
+        ints(|e| e.count),
+        texts(|e| e.op.map(|o| o.as_str().to_owned())),
+        texts(|e| e.value.map(|v| v.to_string())),
+        ints(|e| e.display),
+        ints(|e| e.carry),
     ];
     let sql = "INSERT INTO ledger_entries (board_id, instance, seq, entry_id, at_ms, \
         recorded_ms, member, voter, channel, terminal, count, op, value, display, carry) \
