@@ -47,3 +47,4 @@ bench:
 	cargo bench --bench league
 	cargo bench --bench families
 	cargo bench --bench ledger
+	cargo bench --bench tv_final

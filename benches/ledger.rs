@@ -43,7 +43,7 @@ use serde_json::json;
 mod common;
 
 use common::{
-    command_stat, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds,
+    env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds, zincrby_usec,
 };
 
 /// Votes per phase of part 1.
@@ -188,30 +188,6 @@ async fn append_usec(port: u16, body: &str, group: usize) -> (f64, f64) {
     }
     let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
     (evalsha_stat(port, "usec") / VOTES as f64, stolen)
-}
-
-/// µs of one ZINCRBY on a 10-member sorted set, from Redis's statistics.
-fn zincrby_usec(port: u16) -> f64 {
-    redis_cli(port, &["CONFIG", "RESETSTAT"]);
-    let mut pipe = String::new();
-    for i in 0..20_000 {
-        pipe.push_str(&format!("ZINCRBY unit 1 m{}\n", i % 10));
-    }
-    let mut child = std::process::Command::new("redis-cli")
-        .args(["-p", &port.to_string(), "--pipe"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(pipe.as_bytes())
-        .unwrap();
-    child.wait().unwrap();
-    command_stat(port, "zincrby", "usec_per_call")
 }
 
 fn median(mut xs: Vec<f64>) -> f64 {

@@ -46,7 +46,7 @@ use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Termina
 use ovation::engine::auth::Caller;
 use ovation::engine::state::AppState;
 use ovation::engine::writes::{What, Write, vote_invocation};
-use ovation::store::redis::{LEDGER_ARGV, VOTE_SOURCE, VOTER_ARGV, repeated_call};
+use ovation::store::redis::{LEDGER_ARG, VOTE_ARGS, VOTE_SOURCE, VOTER_ARG, repeated_call};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
 
@@ -228,18 +228,18 @@ async fn capture_call(
     let _ = monitor.wait();
     let mut args = monitor_args(&line);
     // args: EVALSHA sha numkeys keys… argv…; KEYS[1] is the idempotency record, whose
-    // name ends with the key.
-    let keys: usize = args[2].parse().unwrap();
+    // name ends with the key, and ARGV ends with the vote's own.
     if keyed {
         let record = args[3]
             .strip_suffix(&tag)
             .expect("KEYS[1] ends with the idempotency key");
         args[3] = format!("{record}__rand_int__");
     }
-    args[3 + keys + VOTER_ARGV - 1] = "u__rand_int__".to_owned();
+    let own = args.len() - VOTE_ARGS - 1;
+    args[own + VOTER_ARG] = "u__rand_int__".to_owned();
     // A ledger entry of its own per replay: the drain tells entries apart by their ids
     // (`{"id":<n>,…}`; a leading 1 keeps the zero-padded placeholder a JSON number).
-    let entry = &mut args[3 + keys + LEDGER_ARGV - 1];
+    let entry = &mut args[own + LEDGER_ARG];
     if let Some(rest) = entry
         .strip_prefix("{\"id\":")
         .and_then(|e| e.find(',').map(|at| e[at..].to_owned()))

@@ -1,5 +1,9 @@
 //! What the benchmarks use: free ports, child processes stopped on drop, the host's
-//! steal time, and Redis's own command statistics read through `redis-cli`.
+//! steal time, Redis's own command statistics read through `redis-cli`, and the time of
+//! one ZINCRBY (the unit Redis figures are stated in).
+
+// Each bench uses its own part of this module.
+#![allow(dead_code)]
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -64,6 +68,30 @@ pub fn command_stat(port: u16, command: &str, field: &str) -> f64 {
         .and_then(|l| l.split(',').find_map(|f| f.strip_prefix(prefix.as_str())))
         .and_then(|f| f.trim().parse().ok())
         .unwrap_or(0.0)
+}
+
+/// µs of one ZINCRBY on a 10-member sorted set, from Redis's statistics.
+pub fn zincrby_usec(port: u16) -> f64 {
+    redis_cli(port, &["CONFIG", "RESETSTAT"]);
+    let mut pipe = String::new();
+    for i in 0..20_000 {
+        pipe.push_str(&format!("ZINCRBY unit 1 m{}\n", i % 10));
+    }
+    let mut child = std::process::Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "--pipe"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(pipe.as_bytes())
+        .unwrap();
+    child.wait().unwrap();
+    command_stat(port, "zincrby", "usec_per_call")
 }
 
 /// `usec_per_call` of EVALSHA since the last CONFIG RESETSTAT.

@@ -651,3 +651,56 @@ async fn a_call_writes_each_ranking_and_participants_key_once_per_member() {
     assert_eq!(calls("pfadd"), 6 + 3);
     assert_eq!(real_score(&app, "once", "m1").await, 3.0);
 }
+
+/// Votes whose rules differ (a member with a limit of its own) share a call under two
+/// headers, interleaved; each answers in the call's order, the one counter they share
+/// counts each vote under its own limit, and each header's sums are written before a vote
+/// of the other is summed.
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_of_two_headers_in_one_call_answer_in_the_order_they_came() {
+    let (_server, app, mut conn) = own_board(
+        ovation::store::redis::DEFAULT_VOTE_GROUP,
+        "mixed",
+        json!({"name": "two a day, three with m2", "dimensions": ["voter"], "window": "day",
+               "limit": 2, "overrides": [{"match": {"member": "m2"}, "limit": 3}]}),
+    )
+    .await;
+    let vote = |member: &str| json!({"board": "mixed", "member": member});
+    let batch = json!({"voter": "a", "votes": [
+        vote("m1"), vote("m2"), vote("m1"), vote("m2"), vote("m1"),
+    ]});
+    let (status, body) = app.post("/api/v1/votes", batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answers: Vec<(Value, Option<f64>)> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let all = r["scores"]
+                .as_array()
+                .and_then(|s| s.last())
+                .map(|a| num(&a["real"]));
+            (r["error"]["code"].clone(), all)
+        })
+        .collect();
+    // Voter a's one counter: m1's limit of two is reached by the second vote, m2's three
+    // by the third.
+    assert_eq!(
+        answers,
+        [
+            (Value::Null, Some(1.0)),
+            (Value::Null, Some(1.0)),
+            (json!("rate_limited"), None),
+            (Value::Null, Some(2.0)),
+            (json!("rate_limited"), None),
+        ],
+        "{body}"
+    );
+    let calls = command_calls(&mut conn).await;
+    assert_eq!(calls("evalsha") + calls("eval"), 1);
+    // The member's sums written three times (before the second vote, before the third,
+    // before the fifth), each to the five periods' two views.
+    assert_eq!(calls("zincrby"), 3 * 10);
+    assert_eq!(real_score(&app, "mixed", "m1").await, 1.0);
+    assert_eq!(real_score(&app, "mixed", "m2").await, 2.0);
+}

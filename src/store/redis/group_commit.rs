@@ -19,7 +19,7 @@ use std::time::Instant;
 use redis::{ServerErrorKind, Value};
 use tokio::sync::oneshot;
 
-use super::vote::Segment;
+use super::vote::{Call, Segment};
 use super::{RedisFailure, RedisStore};
 
 /// Calls one board may have running at once: two keep Redis busy while the server reads
@@ -170,7 +170,7 @@ impl RedisStore {
     /// between loading the script and calling it cannot refuse it again; a call refused
     /// with NOSCRIPT did not run, so it never counts twice.
     async fn run_votes(&self, segments: &[&Segment]) -> Replies {
-        let call = Segment::call(segments);
+        let call = Call::of(segments);
         let reply = self
             .bounded("vote", |conn| async move {
                 for eval in [false, true] {

@@ -402,7 +402,7 @@ impl RedisStore {
             .arg(call.rules.len())
             .arg(REFUSALS_TTL_S)
             .arg(call.tag);
-        rules::push_args(call.rules, &mut invocation);
+        rules::push_args(call.rules, call.now_ms, &mut invocation);
         let reply = self
             .run_script_all("league_score", &SCORE, &[invocation])
             .await?;

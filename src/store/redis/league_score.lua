@@ -42,7 +42,10 @@
 
 local idem_ttl = tonumber(ARGV[5])
 local r = tonumber(ARGV[9])
-local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, 5, 11, r, 1, KEYS[4], ARGV[10])
+local rules = rules_parse(11, r)
+local now = tonumber(ARGV[4])
+local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, 5, rules, r, 1, KEYS[4], ARGV[10],
+  nil, now)
 if early then
   return early
 end
@@ -53,7 +56,7 @@ end
 if season[1] ~= ARGV[1] then
   return {'stale', tonumber(season[1])}
 end
-if season[3] ~= 'open' or tonumber(ARGV[4]) >= tonumber(season[2]) then
+if season[3] ~= 'open' or now >= tonumber(season[2]) then
   return {'closing'}
 end
 local entry = redis.call('HGET', KEYS[3], ARGV[2])
@@ -71,7 +74,7 @@ if math.abs(current + tonumber(ARGV[3])) > max then
   return {'overflow'}
 end
 local score = redis.call('ZINCRBY', key, ARGV[3], member)
-rules_consume(5, 11, r, used, stale, 1, '1', ARGV[4], ARGV[11])
+rules_consume(5, rules, r, used, stale, 1, '1', now, ARGV[11])
 local rank = redis.call('ZREVRANK', key, member)
 if idem_ttl > 0 then
   redis.call('SET', KEYS[1], table.concat({ARGV[6], tier, number, rank, score}, '|'),

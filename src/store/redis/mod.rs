@@ -69,8 +69,8 @@ pub use score::{ScoreCall, ScoreReply};
 pub use sharded::MAX_DEPTH as SHARDED_MAX_DEPTH;
 pub use usage::Usage;
 pub use vote::{
-    LEDGER_ARGV, PeriodScores, REFUSALS_TTL_S, VOTE_SOURCE, VOTER_ARGV, VoteCall, VoteReply,
-    VoteTarget, repeated_call,
+    LEDGER_ARG, PeriodScores, REFUSALS_TTL_S, VOTE_ARGS, VOTE_SOURCE, VOTER_ARG, VoteCall,
+    VoteReply, VoteTarget, repeated_call,
 };
 pub use write::{WriteFacts, WriteReply};
 

@@ -6,22 +6,46 @@
 --   +1 the rule's counter: a string for calendar and campaign windows, a zset log
 --      (score = write time in ms, member = '<count>:<tag>') for rolling windows
 --   +2 rolling windows: the log's running total (string); else unused
--- six ARGV per rule i, at rule_arg + 6i:
+-- six ARGV per rule i, at rule_arg + 6i, read once by rules_parse:
 --   +1 rule id (the refusals field)
 --   +2 kind: 'c' counter or 'l' rolling log
 --   +3 the limit for this write
 --   +4 TTL in seconds to give the counter
 --   +5 counter: '1' to set the TTL on every write, '0' only when the counter is new;
---      log: the horizon in ms (entries at or before it have left the window)
---   +6 counter: ms from the write until its window restarts, or -1 if it never does;
+--      log: the window's length in ms
+--   +6 counter: when its window restarts (ms since the epoch), or -1 if it never does;
 --      log: unused
+-- None of them depends on the write's own time (the scripts work out the wait and a
+-- log's horizon from it), so the writes of one call share them (see vote.lua).
 
 -- What scripts use on every write, as locals: a global is a table lookup at each use.
 local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
 
+-- The r rules whose arguments start at ARGV[rule_arg + 1], as a table indexed from 0 of
+-- {id, counter (true for a counter, false for a log), limit, ttl (text), refresh (a
+-- counter's flag), length (a log's, ms), ends (a counter's restart, ms; -1 for never)}.
+local function rules_parse(rule_arg, r)
+  local rules = {}
+  for i = 0, r - 1 do
+    local a = rule_arg + 6 * i
+    local counter = ARGV[a + 2] == 'c'
+    rules[i] = {id = ARGV[a + 1], counter = counter, limit = tonumber(ARGV[a + 3]),
+      ttl = ARGV[a + 4], refresh = counter and ARGV[a + 5] == '1',
+      length = not counter and tonumber(ARGV[a + 5]), ends = tonumber(ARGV[a + 6])}
+  end
+  return rules
+end
+
+-- A rolling log's horizon for a write at `at_ms`: entries at or before it have left the
+-- window.
+local function rule_horizon(rule, at_ms)
+  return string.format('%d', at_ms - rule.length)
+end
+
 -- What every write script checks first: one MGET reads the idempotency record (the key
 -- `idem_key`, when `keyed`) and every rule's count (a counter, or a rolling log's running
--- total); then every rule is checked for `inc` more. A rolling log's running total may
+-- total); then every rule (`rules`, from rules_parse) is checked for `inc` more, for a
+-- write at `at_ms`. A rolling log's running total may
 -- still hold entries that have left the window: they are subtracted here, and dropped by
 -- rules_consume when the write is admitted.
 -- `also`, when given, is one more string key the same MGET reads for the caller.
@@ -32,8 +56,8 @@ local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
 -- the window, for rules_consume.
 -- (One function, helpers inlined: every local function is a closure the script makes
 -- again on each call.)
-local function write_checks(idem_key, keyed, rule_key, rule_arg, r, inc, refusals_key,
-    refusals_ttl, also)
+local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_key,
+    refusals_ttl, also, at_ms)
   local strings = {}
   if keyed then
     strings[1] = idem_key
@@ -41,7 +65,7 @@ local function write_checks(idem_key, keyed, rule_key, rule_arg, r, inc, refusal
   local from = #strings
   for i = 0, r - 1 do
     local at = rule_key + 2 * i + 1
-    if ARGV[rule_arg + 6 * i + 2] == 'l' then
+    if not rules[i].counter then
       at = at + 1
     end
     strings[from + i + 1] = KEYS[at]
@@ -59,19 +83,19 @@ local function write_checks(idem_key, keyed, rule_key, rule_arg, r, inc, refusal
   local used, stale = {}, {}
   local refused, refused_retry = -1, 0
   for i = 0, r - 1 do
-    local a = rule_arg + 6 * i
-    local limit = tonumber(ARGV[a + 3])
+    local rule = rules[i]
+    local limit = rule.limit
     local value = stored[from + i + 1]
     value = value and tonumber(value) or 0
     local retry
-    if ARGV[a + 2] == 'c' then
+    if rule.counter then
       used[i] = value
       if value + inc > limit then
-        retry = tonumber(ARGV[a + 6])
+        retry = rule.ends < 0 and -1 or rule.ends - at_ms
       end
     else
       local key = KEYS[rule_key + 2 * i + 1]
-      local horizon = ARGV[a + 5]
+      local horizon = rule_horizon(rule, at_ms)
       local total = value
       local gone = call('ZRANGEBYSCORE', key, '-inf', horizon)
       for _, entry in ipairs(gone) do
@@ -103,7 +127,7 @@ local function write_checks(idem_key, keyed, rule_key, rule_arg, r, inc, refusal
     end
   end
   if refused >= 0 then
-    call('HINCRBY', refusals_key, ARGV[rule_arg + 6 * refused + 1], '1')
+    call('HINCRBY', refusals_key, rules[refused].id, '1')
     call('EXPIRE', refusals_key, refusals_ttl)
     return {'limited', refused, refused_retry}
   end
@@ -111,25 +135,26 @@ local function write_checks(idem_key, keyed, rule_key, rule_arg, r, inc, refusal
 end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule; a log's entry is
--- stamped `at_ms` and named by `tag`. A count is formatted only where it is set whole.
-local function rules_consume(rule_key, rule_arg, r, used, stale, inc, inc_text, at_ms, tag)
+-- stamped `at_ms` (a number) and named by `tag`. A count is formatted only where it is set
+-- whole.
+local function rules_consume(rule_key, rules, r, used, stale, inc, inc_text, at_ms, tag)
   for i = 0, r - 1 do
     local key = KEYS[rule_key + 2 * i + 1]
-    local a = rule_arg + 6 * i
-    local ttl = ARGV[a + 4]
-    if ARGV[a + 2] == 'c' then
+    local rule = rules[i]
+    local ttl = rule.ttl
+    if rule.counter then
       if used[i] == 0 then
         call('SET', key, inc_text, 'EX', ttl)
-      elseif ARGV[a + 5] == '1' then
+      elseif rule.refresh then
         call('SET', key, string.format('%d', used[i] + inc), 'EX', ttl)
       else
         call('INCRBY', key, inc_text)
       end
     else
       if stale[i] then
-        call('ZREMRANGEBYSCORE', key, '-inf', ARGV[a + 5])
+        call('ZREMRANGEBYSCORE', key, '-inf', rule_horizon(rule, at_ms))
       end
-      call('ZADD', key, at_ms, inc_text .. ':' .. tag)
+      call('ZADD', key, string.format('%d', at_ms), inc_text .. ':' .. tag)
       call('EXPIRE', key, ttl)
       call('SET', KEYS[rule_key + 2 * i + 2], string.format('%d', used[i] + inc), 'EX',
         ttl)

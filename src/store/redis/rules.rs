@@ -79,9 +79,12 @@ pub(super) fn push_keys<'a>(
     }
 }
 
-/// Adds the rules' arguments (six each) to a write script's call.
+/// Adds the rules' arguments (six each) to the call of a write at `at_ms`: what the
+/// counters were worked out with for that time, made independent of it (a counter's
+/// restart, a log's length), so the writes of one call share them.
 pub(super) fn push_args<'a>(
     rules: impl IntoIterator<Item = &'a RuleCheck>,
+    at_ms: i64,
     inv: &mut impl ScriptArgs,
 ) {
     for rule in rules {
@@ -99,10 +102,10 @@ pub(super) fn push_args<'a>(
             } => inv
                 .arg(ttl_s)
                 .arg(if *refresh { "1" } else { "0" })
-                .arg(retry_ms.unwrap_or(-1)),
+                .arg(retry_ms.map_or(-1, |retry| at_ms + retry)),
             Counter::Rolling {
                 ttl_s, horizon_ms, ..
-            } => inv.arg(ttl_s).arg(horizon_ms).arg(0),
+            } => inv.arg(ttl_s).arg(at_ms - horizon_ms).arg(0),
         };
     }
 }

@@ -77,8 +77,10 @@ local voter_key = 4 + 2 * n
 local rule_key = voter_key + 2 * h
 local rule_arg = 19
 
-local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rule_arg, r, 1,
-  KEYS[3], ARGV[12])
+local rules = rules_parse(rule_arg, r)
+local at_ms = tonumber(ARGV[10])
+local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rules, r, 1,
+  KEYS[3], ARGV[12], nil, at_ms)
 if early then
   return early
 end
@@ -114,7 +116,7 @@ for p = 0, n - 1 do
   changed[p] = (not old) or after ~= before
 end
 
-rules_consume(rule_key, rule_arg, r, used, stale, 1, '1', ARGV[10], ARGV[11])
+rules_consume(rule_key, rules, r, used, stale, 1, '1', at_ms, ARGV[11])
 
 local late = ARGV[17] ~= '0'
 if late then

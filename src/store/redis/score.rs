@@ -116,7 +116,7 @@ impl ScoreCall<'_> {
             } else {
                 ""
             });
-        rules::push_args(rules(), &mut inv);
+        rules::push_args(rules(), w.at_ms, &mut inv);
         inv
     }
 

@@ -8,68 +8,81 @@
 -- still answering the scores it would have seen alone (see `sums`). window.lua,
 -- rules.lua and instance.lua come in front of this file.
 --
--- ARGV[1] m, the number of votes. Then each vote in turn: its number of KEYS and of ARGV,
--- then its ARGV; its KEYS follow the previous votes' KEYS. Within a vote, its own KEYS[i]
--- and ARGV[i] are these:
+-- A call's votes share what they have in common: a header holds what the votes of one
+-- board at one moment agree on (the buckets and their keys, the rules' settings, the
+-- rolling windows), parsed once per call, and each vote carries only its own facts. The
+-- engine makes a header per distinct such part (store/redis/vote.rs), so a call of 32
+-- votes in one hour usually has one.
 --
--- KEYS[1]  idempotency record (string; any key of the board when ARGV[10] is 0)
--- KEYS[2]  votes-per-hour counter (hash: epoch hour -> votes)
--- KEYS[3]  refusals of the vote's hour (hash: rule id -> refused votes)
--- KEYS[4]  late votes (hash: epoch hour -> votes counted after their time had passed;
+-- ARGV[1] H, the number of headers; ARGV[2] m, the number of votes; ARGV[3] the number of
+-- KEYS the votes take (the headers' KEYS come after them). Then each header in turn: its
+-- number of KEYS and of ARGV, then its ARGV (its KEYS follow the previous headers').
+-- Then each vote's eleven ARGV (its KEYS follow the previous votes').
+--
+-- A header's own KEYS[i] and ARGV[i]:
+-- KEYS[1]  votes-per-hour counter (hash: epoch hour -> votes)
+-- KEYS[2]  refusals of the votes' hour (hash: rule id -> refused votes)
+-- KEYS[3]  late votes (hash: epoch hour -> votes counted after their time had passed;
 --          the archive task archives their closed buckets again; and 'g:<ranking key>'
 --          -> '1' for a bucket whose rankings a late vote found gone, see below)
--- KEYS[5]  the board's headroom mark (string; see below; any key when `all` is off)
--- then three keys per enabled period p = 0 .. n-1, at 5 + 3p:
---   +1 real scores of the vote's bucket        (zset)
---   +2 display scores of the vote's bucket     (zset)
---   +3 display scores of the next bucket       (zset; carry-over target, ignored for `all`)
--- then two keys per voter bucket v = 0 .. h-1 (the hour, day and all-time buckets the
--- vote counts voters in; a week's and a month's voters are their days'), at 5 + 3n + 2v:
---   +1 the bucket's distinct voters             (HyperLogLog)
---   +2 the member's distinct voters in it       (HyperLogLog)
--- then two keys per rule i = 0 .. r-1, at 5 + 3n + 2h + 2i (see rules.lua)
+-- KEYS[4]  the board's headroom mark (string; see below; any key when `all` is off)
+-- then three keys per enabled period p = 0 .. n-1, at 4 + 3p:
+--   +1 real scores of the bucket        (zset)
+--   +2 display scores of the bucket     (zset)
+--   +3 display scores of the next bucket (zset; carry-over target, ignored for `all`)
+-- then one key per voter bucket v = 1 .. h (the hour, day and all-time buckets votes
+-- count voters in; a week's and a month's voters are their days'), at 4 + 3n + v: the
+-- bucket's distinct voters (HyperLogLog)
+-- then the board's ledger (list of entries, oldest first; see the vote's ARGV[11])
 -- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
--- and last the board's ledger (list of entries, oldest first; see ARGV[20])
 --
 -- ARGV[1]  n, the number of enabled periods
 -- ARGV[2]  h, the number of voter buckets
 -- ARGV[3]  r, the number of rules
 -- ARGV[4]  w, the number of rolling windows
--- ARGV[5]  member id
--- ARGV[6]  real increment (votes; also what each rule counts)
--- ARGV[7]  display increment (millionths)
--- ARGV[8]  carry-over increment (millionths; 0 = none)
--- ARGV[9]  voter id, or '' when the vote names none
--- ARGV[10] idempotency record TTL in seconds, or 0 when the vote has no key
--- ARGV[11] receipt: text stored with the scores so a replay can answer the same ('' when
---          the vote has no key)
--- ARGV[12] votes-per-hour field (hours since the epoch)
--- ARGV[13] the largest allowed score (2^53)
--- ARGV[14] the vote's time, ms since the epoch
--- ARGV[15] a tag unique to this vote, naming its entries in rolling rules' logs
--- ARGV[16] TTL in seconds of the refusals hash
--- ARGV[17] '1' when the vote is late (its time passed a while ago), else '0'. A late vote
---          may land in a closed bucket the archive has written and whose keys expire: it
---          holds every key it writes (PERSIST) until the archive writes the bucket again
---          and gives them their expiry anew, and it marks a periodic bucket whose real
---          rankings did not exist before it ('g:<key>' in KEYS[4]), so the archive adds
---          what such a bucket holds to what it archived before instead of taking it for
---          the whole bucket
--- ARGV[18] the periods, one character each: 'a' for `all`, '1' for a period that carries
+-- ARGV[5]  the largest allowed score (2^53)
+-- ARGV[6]  votes-per-hour field (hours since the epoch)
+-- ARGV[7]  TTL in seconds of the refusals hash
+-- ARGV[8]  '1' when the votes are late (their time passed a while ago), else '0'. A late
+--          vote may land in a closed bucket the archive has written and whose keys
+--          expire: it holds every key it writes (PERSIST) until the archive writes the
+--          bucket again and gives them their expiry anew, and it marks a periodic bucket
+--          whose real rankings did not exist before it ('g:<key>' in KEYS[3]), so the
+--          archive adds what such a bucket holds to what it archived before instead of
+--          taking it for the whole bucket
+-- ARGV[9]  the periods, one character each: 'a' for `all`, '1' for a period that carries
 --          over into its next bucket, else '0'
--- ARGV[19] a family instance's TTL in ms: every key the vote writes expires that long
+-- ARGV[10] a family instance's TTL in ms: every key a vote writes expires that long
 --          after it (see instance.lua and window_add); '0' on a plain board
--- ARGV[20] the vote's ledger entry (domain::ledger::Entry as JSON), or '' when the board
+-- then six per rule i, at 10 + 6i (see rules.lua; a rule counts the real increment)
+-- then five per rolling window k, at 10 + 6r + 5k:
+--   +1 s, its slots
+--   +2 the clock's slot (now)
+--   +3 the votes' slot (their time)
+--   +4 the most drained members this call subtracts from the window's totals
+--   +5 a family instance's TTL in ms for the slots the vote writes (see window_add)
+--
+-- A vote's own KEYS[i] (1 + h + 2r, by its header) and ARGV[i]:
+-- KEYS[1]  idempotency record (string; any key of the board when ARGV[7] is 0)
+-- then one key per voter bucket v = 1 .. h, at 1 + v: the member's distinct voters in it
+--          (HyperLogLog)
+-- then two keys per rule i, at 1 + h + 2i (see rules.lua)
+--
+-- ARGV[1]  its header (1 .. H)
+-- ARGV[2]  member id
+-- ARGV[3]  real increment (votes; also what each rule counts)
+-- ARGV[4]  display increment (millionths)
+-- ARGV[5]  carry-over increment (millionths; 0 = none)
+-- ARGV[6]  voter id, or '' when the vote names none
+-- ARGV[7]  idempotency record TTL in seconds, or 0 when the vote has no key
+-- ARGV[8]  receipt: text stored with the scores so a replay can answer the same ('' when
+--          the vote has no key)
+-- ARGV[9]  the vote's time, ms since the epoch
+-- ARGV[10] a tag unique to this vote, naming its entries in rolling rules' logs
+-- ARGV[11] the vote's ledger entry (domain::ledger::Entry as JSON), or '' when the board
 --          keeps no ledger: a counted vote appends it to the ledger (all of a call's
 --          entries in one RPUSH per ledger, in the order of the votes), a refused vote or
 --          a replay appends nothing; the drain (engine::ledger) moves them to SQL
--- then six per rule i, at 20 + 6i (see rules.lua; a rule counts the real increment)
--- then five per rolling window k, at 20 + 6r + 5k:
---   +1 s, its slots
---   +2 the clock's slot (now)
---   +3 the vote's slot (its time)
---   +4 the most drained members this call subtracts from the window's totals
---   +5 a family instance's TTL in ms for the slots the vote writes (see window_add)
 --
 -- Returns an array of each vote's reply, in order; a vote's reply is one of
 --   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings
@@ -78,7 +91,8 @@
 --   {'dup', receipt_and_scores}                        the first answer for this key
 --   {'limited', i, retry_ms}   rule i (0-based) refused: of the rules that refuse, the
 --                              one that keeps refusing longest; retry_ms is -1 for never
---   {'overflow'}                                        a score would pass ARGV[13]
+--   {'overflow'}                                        a score would pass the header's
+--                                                       largest allowed score
 --   an error, when a command of the vote failed (the others still run)
 --
 -- What a vote costs Redis is mostly what this script does per vote around its commands,
@@ -110,63 +124,43 @@ local function as_error(err)
   return redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
 
--- Writes the votes of a call of several share, made once after them all: the voters each
--- participants HyperLogLog gains, the board's and each member's (one PFADD takes them
--- all) and each hour's count in the votes-per-hour hash. A vote refused, or failed
--- before it got there, adds nothing. Each holds its keys in the order first written, and
--- per key {the votes that wrote it, what is written}: voters, or field -> count. A call
--- of one vote writes them at once (the tables would cost it more than they save).
-local m = tonumber(ARGV[1])
-local board_voters, member_voters, hour_votes
-if m > 1 then
-  board_voters, member_voters = {keys = {}, writes = {}}, {keys = {}, writes = {}}
-  hour_votes = {keys = {}, writes = {}}
-end
+local H, m = tonumber(ARGV[1]), tonumber(ARGV[2])
 
--- Sum before you write: in a call of several votes, what the votes add to each ranking
--- key and member is summed and written with one ZINCRBY (`flush`), and each vote's reply
--- gets the score it would have seen alone: the new score less what the later votes of
--- the call added. Per key: {votes = the votes that wrote it, mark = the headroom mark
--- key when it is an all-time ranking, members = member -> sum, order = members as first
--- written}, where a sum is a flat array (no table per vote): the call's total so far,
--- then for each vote that wants its score the triple reply, slot, total after it.
--- `idem` holds the idempotency records of the votes summed, set once their scores are
--- known. A call of one vote writes at once.
+-- Sum before you write: in a call of several votes, what the votes of one header add to
+-- each member is summed and written with one ZINCRBY per period and view (`flush`), and
+-- each vote's reply gets the score it would have seen alone: the new score less what the
+-- later votes of the call added. The votes of one header write the same keys, so a
+-- member's running sums are the same in every period: `sums` holds the header they
+-- belong to and per member {real, display, carry} (the call's totals so far), then per
+-- vote the pair reply, real total after it, display total after it, with the members in
+-- the order first voted for. A vote of another header flushes them first, so a score
+-- is never summed out of the votes' order. `idem` holds the idempotency records of the
+-- votes summed, set once their scores are known. A call of one vote writes at once.
 local sums, idem
 if m > 1 then
-  sums, idem = {keys = {}, writes = {}}, {}
+  sums, idem = {members = {}, order = {}}, {}
 end
 
--- What the call's votes have summed so far for `member` in `key`, not yet written.
-local function pending(key, member)
-  local write = sums and sums.writes[key]
-  local sum = write and write.members[member]
-  return sum and sum[1] or 0
+-- What the call's votes of header `hd` have summed so far for `member`, not yet written:
+-- the sums, or nil.
+local function pending(hd, member)
+  return sums and sums.hd == hd and sums.members[member]
 end
 
--- Vote j adds `inc` (units) to `member` in `key`; its reply `reply` gets the score after
--- it in `slot` (none for carry-over).
-local function sum_add(key, member, inc, j, reply, slot, mark)
-  local write = sums.writes[key]
-  if not write then
-    write = {votes = {j}, mark = mark, members = {}, order = {}}
-    sums.writes[key] = write
-    sums.keys[#sums.keys + 1] = key
-  elseif write.votes[#write.votes] ~= j then
-    write.votes[#write.votes + 1] = j
-  end
-  local sum = write.members[member]
+-- Vote j (header `hd`) adds `real`, `display` and `carry` (units) to `member`; its reply
+-- `reply` gets the scores after it.
+local function sum_add(hd, member, real, display, carry, reply)
+  sums.hd = hd
+  local sum = sums.members[member]
   if not sum then
-    sum = {0}
-    write.members[member] = sum
-    write.order[#write.order + 1] = member
+    sum = {0, 0, 0}
+    sums.members[member] = sum
+    sums.order[#sums.order + 1] = member
   end
-  local total = sum[1] + inc
-  sum[1] = total
-  if slot then
-    local k = #sum
-    sum[k + 1], sum[k + 2], sum[k + 3] = reply, slot, total
-  end
+  local real_total, display_total = sum[1] + real, sum[2] + display
+  local k = #sum
+  sum[1], sum[2], sum[3] = real_total, display_total, sum[3] + carry
+  sum[k + 1], sum[k + 2], sum[k + 3] = reply, real_total, display_total
 end
 
 -- The headroom mark's value for the board whose all-time scores are at `real` and
@@ -181,9 +175,11 @@ local function headroom(real, display)
   return '1'
 end
 
-local function exceeds(key, member, inc, max_units)
+-- Whether `member`'s score in `key`, with `summed` not yet written and `inc` more,
+-- passes `max_units`.
+local function exceeds(key, member, summed, inc, max_units)
   local current = call('ZSCORE', key, member)
-  return (current and tonumber(current) or 0) + pending(key, member) + inc > max_units
+  return (current and tonumber(current) or 0) + summed + inc > max_units
 end
 
 -- Whether any score the vote writes would pass the largest allowed score. Every bucket's
@@ -191,41 +187,49 @@ end
 -- a vote that added at least as much to all-time), so when `all` is on checking it bounds
 -- them all, rolling windows included; otherwise every target is checked, and rolling
 -- totals as they stand (before expired slots leave them, so never too leniently).
--- `all_key` is where the `all` period's keys start, or nil when it is off.
-local function overflows(kb, ab, n, h, r, w, member, real_inc, all_key)
-  local display_inc = tonumber(ARGV[ab + 7])
-  local max_units = tonumber(ARGV[ab + 13])
-  local period_key = kb + 5
-  if all_key then
-    return exceeds(KEYS[all_key + 1], member, real_inc, max_units)
-      or exceeds(KEYS[all_key + 2], member, display_inc, max_units)
+local function overflows(hd, member, real_inc, display_text, carry_text)
+  local display_inc = tonumber(display_text)
+  local max_units = hd.max_units
+  local sum = pending(hd, member) or {0, 0, 0}
+  if hd.all_key then
+    return exceeds(KEYS[hd.all_key + 1], member, sum[1], real_inc, max_units)
+      or exceeds(KEYS[hd.all_key + 2], member, sum[2], display_inc, max_units)
   end
-  local carry = ARGV[ab + 8] ~= '0' and tonumber(ARGV[ab + 8])
-  for p = 0, n - 1 do
-    local base = period_key + 3 * p
-    if exceeds(KEYS[base + 1], member, real_inc, max_units)
-        or exceeds(KEYS[base + 2], member, display_inc, max_units)
-        or (carry and exceeds(KEYS[base + 3], member, carry, max_units)) then
+  local carry = carry_text ~= '0' and tonumber(carry_text)
+  for p = 0, hd.n - 1 do
+    local base = hd.period_key + 3 * p
+    if exceeds(KEYS[base + 1], member, sum[1], real_inc, max_units)
+        or exceeds(KEYS[base + 2], member, sum[2], display_inc, max_units)
+        or (carry and exceeds(KEYS[base + 3], member, sum[3], carry, max_units)) then
       return true
     end
   end
-  local o = period_key + 3 * n + 2 * h + 2 * r
-  local slots_arg = ab + 20 + 6 * r + 1
-  for i = 0, w - 1 do
-    if exceeds(KEYS[o + 2], member, real_inc, max_units)
-        or exceeds(KEYS[o + 3], member, display_inc, max_units) then
+  for _, win in ipairs(hd.windows) do
+    if exceeds(KEYS[win.o + 2], member, 0, real_inc, max_units)
+        or exceeds(KEYS[win.o + 3], member, 0, display_inc, max_units) then
       return true
     end
-    o = o + 3 + 5 * tonumber(ARGV[slots_arg + 5 * i])
   end
   return false
 end
 
--- The entries a call appends to each ledger (one RPUSH per ledger, after the votes).
+-- Writes the votes of a call share, made once after them all: the entries each ledger
+-- gains (one RPUSH per ledger, in the order of the votes), the voters each participants
+-- HyperLogLog gains (the board's and each member's: one PFADD takes them all) and each
+-- hour's count in the votes-per-hour hash. A vote refused, or failed before it got
+-- there, adds nothing. Each holds its keys in the order first written, and per key {the
+-- votes that wrote it, what is written}: entries or voters, or field -> count. A call of
+-- one vote writes its voters and count at once (the tables would cost it more than they
+-- save).
 local ledger = {keys = {}, writes = {}}
+local board_voters, member_voters, hour_votes
+if m > 1 then
+  board_voters, member_voters = {keys = {}, writes = {}}, {keys = {}, writes = {}}
+  hour_votes = {keys = {}, writes = {}}
+end
 
--- Vote j's part of the shared write on `key`, which gets `item` (`shared` is
--- board_voters) or `inc` more in the field `item` (hour_votes).
+-- Vote j's part of the shared write on `key`, which gets `item` (an entry or a voter) or
+-- `inc` more in the field `item` (hour_votes).
 local function shared_add(shared, key, j, item, inc)
   local write = shared.writes[key]
   if not write then
@@ -246,78 +250,83 @@ local replies, expiries = {}, {}
 
 -- Writes what the call's votes have summed so far (see `sums`) and the idempotency
 -- records of those votes, then starts the sums afresh. A ZINCRBY that fails answers its
--- error for every vote that wrote to its key, as a command of the vote's own would, and
--- those votes get no idempotency record (a vote whose own command failed gets none).
+-- error for every vote of the member, as a command of the vote's own would, and those
+-- votes get no idempotency record (a vote whose own command failed gets none).
 local function flush()
-  for _, key in ipairs(sums.keys) do
-    local write = sums.writes[key]
+  local hd = sums.hd
+  for _, member in ipairs(sums.order) do
+    local sum = sums.members[member]
     local ok, err = pcall(function()
-      for _, member in ipairs(write.order) do
-        local sum = write.members[member]
-        local total = sum[1]
-        local score = tonumber(call('ZINCRBY', key, string.format('%d', total), member))
-        -- Whole numbers below 2^53: the reply carries them exactly as integers.
-        local before = score - total
-        for k = 2, #sum, 3 do
-          sum[k][sum[k + 1]] = before + sum[k + 2]
+      for p = 0, hd.n - 1 do
+        local base = hd.period_key + 3 * p
+        for v = 1, 2 do
+          local total = sum[v]
+          local score = tonumber(call('ZINCRBY', KEYS[base + v], string.format('%d', total),
+            member))
+          -- Whole numbers below 2^53: the reply carries them exactly as integers.
+          local before, slot = score - total, 2 * p + v + 1
+          for k = 4, #sum, 3 do
+            sum[k][slot] = before + sum[k + v]
+          end
+          if p + 1 == hd.all_at and score >= 1e15 then
+            call('SET', hd.mark_key, '0')
+          end
         end
-        if write.mark and score >= 1e15 then
-          call('SET', write.mark, '0')
+        -- 49 is '1'.
+        if sum[3] > 0 and string.byte(hd.periods, p + 1) == 49 then
+          call('ZINCRBY', KEYS[base + 3], string.format('%d', sum[3]), member)
         end
       end
     end)
     if not ok then
       local reply = as_error(err)
-      for _, j in ipairs(write.votes) do
-        replies[j] = reply
+      for k = 4, #sum, 3 do
+        for j, r in pairs(replies) do
+          if r == sum[k] then
+            replies[j] = reply
+          end
+        end
       end
     end
   end
   for _, record in ipairs(idem) do
     local j, reply = record[1], record[2]
     if replies[j] == reply then
-      local scores = {}
-      for i = 2, #reply do
-        local score = reply[i]
-        scores[i - 1] = type(score) == 'number' and string.format('%d', score) or score
-      end
-      call('SET', record[3], record[4] .. '|' .. table.concat(scores, ','), 'EX', record[5])
+      call('SET', record[3], string.format(record[6], record[4], unpack(reply, 2)), 'EX',
+        record[5])
     end
   end
-  sums, idem = {keys = {}, writes = {}}, {}
+  sums, idem = {members = {}, order = {}}, {}
 end
 
 -- Whether a summed vote may skip the 2^53 check on a board whose all-time scores are all
 -- below 10^15 (the headroom mark '1'): what the call adds to the member's all-time scores
 -- with this vote stays below 8 * 10^15, so no score can pass 2^53 (about 9.007 * 10^15).
-local function summed_headroom(all_key, member, real_inc, display_inc)
-  return pending(KEYS[all_key + 1], member) + real_inc < 8e15
-    and pending(KEYS[all_key + 2], member) + display_inc < 8e15
+local function summed_headroom(hd, member, real_inc, display_inc)
+  local sum = pending(hd, member)
+  return not sum or (sum[1] + real_inc < 8e15 and sum[2] + display_inc < 8e15)
 end
 
--- Casts vote j, whose own KEYS[i] is KEYS[kb + i] (i up to `keys`) and own ARGV[i] is
+-- Casts vote j of header `hd`, whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is
 -- ARGV[ab + i]. Answers its reply and, for a vote counted on a family instance, what
 -- instance_expire needs to give its keys their expiry once the call's shared writes are
 -- made.
-local function cast(j, kb, ab, keys)
-  local n, h, r = tonumber(ARGV[ab + 1]), tonumber(ARGV[ab + 2]), tonumber(ARGV[ab + 3])
-  local w = tonumber(ARGV[ab + 4])
-  local member, real_text = ARGV[ab + 5], ARGV[ab + 6]
+local function cast(j, hd, kb, ab)
+  local n, h, r = hd.n, hd.h, hd.r
+  local member, real_text = ARGV[ab + 2], ARGV[ab + 3]
   local real_inc = tonumber(real_text)
-  local idem_ttl = ARGV[ab + 10]
+  local idem_key, idem_ttl = KEYS[kb + 1], ARGV[ab + 7]
   local keyed = idem_ttl ~= '0'
-  local period_key = kb + 5
-  local voter_key = period_key + 3 * n
-  local rule_key = voter_key + 2 * h
-  local rule_arg = ab + 20
-  local display_text, carry_text = ARGV[ab + 7], ARGV[ab + 8]
-  local all_at = string.find(ARGV[ab + 18], 'a', 1, true)
-  local all_key = all_at and period_key + 3 * (all_at - 1)
-  local mark_key = all_at and KEYS[kb + 5]
-  local late = ARGV[ab + 17] == '1'
-  if sums and (late or (keyed and idem[KEYS[kb + 1]])) then
-    -- A late vote looks at which rankings exist, and a key already used in this call
-    -- reads its record: both see the call's earlier votes written first.
+  local period_key = hd.period_key
+  local rule_key = kb + 1 + h
+  local display_text, carry_text = ARGV[ab + 4], ARGV[ab + 5]
+  local all_at, all_key, mark_key = hd.all_at, hd.all_key, hd.mark_key
+  local late = hd.late
+  local at_ms = r > 0 and tonumber(ARGV[ab + 9])
+  if sums and sums.hd and (late or sums.hd ~= hd or (keyed and idem[idem_key])) then
+    -- A late vote looks at which rankings exist, a key already used in this call reads
+    -- its record, and a vote of another header may write the same keys: each sees the
+    -- call's earlier votes written first.
     flush()
   end
   -- This vote's scores are summed with the call's others (a late vote writes at once).
@@ -325,8 +334,8 @@ local function cast(j, kb, ab, keys)
 
   -- The idempotency record, the rate-limit rules and the headroom mark: every counter is
   -- read first and consumed only when all of them admit.
-  local early, used, stale, mark = write_checks(KEYS[kb + 1], keyed, rule_key, rule_arg, r,
-    real_inc, KEYS[kb + 3], ARGV[ab + 16], mark_key)
+  local early, used, stale, mark = write_checks(idem_key, keyed, rule_key, hd.rules, r,
+    real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, mark_key, at_ms)
   if early then
     return early
   end
@@ -336,39 +345,29 @@ local function cast(j, kb, ab, keys)
   end
   local display_inc = summed and tonumber(display_text)
   if not (mark == '1' and #real_text <= 15 and #display_text <= 15 and #carry_text <= 15
-        and (not summed or summed_headroom(all_key, member, real_inc, display_inc)))
-      and overflows(kb, ab, n, h, r, w, member, real_inc, all_key) then
+        and (not summed or summed_headroom(hd, member, real_inc, display_inc)))
+      and overflows(hd, member, real_inc, display_text, carry_text) then
     return {'overflow'}
   end
 
-  rules_consume(rule_key, rule_arg, r, used, stale, real_inc, real_text, ARGV[ab + 14],
-    ARGV[ab + 15])
+  rules_consume(rule_key, hd.rules, r, used, stale, real_inc, real_text, at_ms,
+    ARGV[ab + 10])
 
-  local carries = carry_text ~= '0' and ARGV[ab + 18]
+  local carries = carry_text ~= '0' and hd.periods
   if late then
     for p = 0, n - 1 do
       local ranking = KEYS[period_key + 3 * p + 1]
       if p + 1 ~= all_at and call('EXISTS', ranking) == 0 then
-        call('HSET', KEYS[kb + 4], 'g:' .. ranking, '1')
+        call('HSET', KEYS[hd.kb + 3], 'g:' .. ranking, '1')
       end
     end
   end
   local result = {'ok'}
   if summed then
-    local carry_inc = carries and tonumber(carry_text)
     if mark_key and mark ~= stored_mark then
       call('SET', mark_key, mark)
     end
-    for p = 0, n - 1 do
-      local base = period_key + 3 * p
-      local all = p + 1 == all_at and mark_key
-      sum_add(KEYS[base + 1], member, real_inc, j, result, 2 * p + 2, all)
-      sum_add(KEYS[base + 2], member, display_inc, j, result, 2 * p + 3, all)
-      -- 49 is '1'.
-      if carries and string.byte(carries, p + 1) == 49 then
-        sum_add(KEYS[base + 3], member, carry_inc, j)
-      end
-    end
+    sum_add(hd, member, real_inc, display_inc, carries and tonumber(carry_text) or 0, result)
   end
   for p = 0, summed and -1 or n - 1 do
     local base = period_key + 3 * p
@@ -389,42 +388,35 @@ local function cast(j, kb, ab, keys)
       call('ZINCRBY', KEYS[base + 3], carry_text, member)
     end
   end
-  local voter = ARGV[ab + 9]
+  local voter = ARGV[ab + 6]
   if voter ~= '' then
-    for k = voter_key + 1, voter_key + 2 * h, 2 do
+    local board_key = hd.voter_key
+    for v = 1, h do
       if board_voters then
-        shared_add(board_voters, KEYS[k], j, voter)
+        shared_add(board_voters, KEYS[board_key + v], j, voter)
       else
-        call('PFADD', KEYS[k], voter)
+        call('PFADD', KEYS[board_key + v], voter)
       end
       if summed then
-        shared_add(member_voters, KEYS[k + 1], j, voter)
+        shared_add(member_voters, KEYS[kb + 1 + v], j, voter)
       else
-        call('PFADD', KEYS[k + 1], voter)
+        call('PFADD', KEYS[kb + 1 + v], voter)
       end
     end
   end
-  if w > 0 then
-    local o = rule_key + 2 * r
-    local at = rule_arg + 6 * r
-    for k = 1, w do
-      local slots = tonumber(ARGV[at + 1])
-      local totals = window_add(o, slots, tonumber(ARGV[at + 2]), tonumber(ARGV[at + 3]),
-        tonumber(ARGV[at + 4]), member, real_text, display_text, voter, ARGV[ab + 19],
-        ARGV[at + 5])
-      result[2 * n + 2 * k] = totals[1]
-      result[2 * n + 2 * k + 1] = totals[2]
-      o = o + 3 + 5 * slots
-      at = at + 5
-    end
+  for k, win in ipairs(hd.windows) do
+    local totals = window_add(win.o, win.slots, win.cur, win.at, win.budget, member,
+      real_text, display_text, voter, hd.ttl, win.ring_ttl)
+    result[2 * n + 2 * k] = totals[1]
+    result[2 * n + 2 * k + 1] = totals[2]
   end
   if hour_votes then
-    shared_add(hour_votes, KEYS[kb + 2], j, ARGV[ab + 12], real_inc)
+    shared_add(hour_votes, KEYS[hd.kb + 1], j, hd.hour, real_inc)
   else
-    call('HINCRBY', KEYS[kb + 2], ARGV[ab + 12], real_text)
+    call('HINCRBY', KEYS[hd.kb + 1], hd.hour, real_text)
   end
   if late then
-    call('HINCRBY', KEYS[kb + 4], ARGV[ab + 12], real_text)
+    call('HINCRBY', KEYS[hd.kb + 3], hd.hour, real_text)
     for p = 0, n - 1 do
       local base = period_key + 3 * p
       call('PERSIST', KEYS[base + 1])
@@ -434,49 +426,86 @@ local function cast(j, kb, ab, keys)
       end
     end
     if voter ~= '' then
-      for k = voter_key + 1, voter_key + 2 * h do
-        call('PERSIST', KEYS[k])
+      for v = 1, h do
+        call('PERSIST', KEYS[hd.voter_key + v])
+        call('PERSIST', KEYS[kb + 1 + v])
       end
     end
   end
 
-  local entry = ARGV[ab + 20]
+  local entry = ARGV[ab + 11]
   if entry ~= '' then
-    shared_add(ledger, KEYS[kb + keys], j, entry)
+    shared_add(ledger, KEYS[hd.ledger_key], j, entry)
   end
   if keyed and summed then
-    idem[#idem + 1] = {j, result, KEYS[kb + 1], ARGV[ab + 11], idem_ttl}
-    idem[KEYS[kb + 1]] = true
+    idem[#idem + 1] = {j, result, idem_key, ARGV[ab + 8], idem_ttl, hd.record}
+    idem[idem_key] = true
   elseif keyed then
-    call('SET', KEYS[kb + 1], ARGV[ab + 11] .. '|' .. table.concat(result, ',', 2), 'EX',
+    call('SET', idem_key, ARGV[ab + 8] .. '|' .. table.concat(result, ',', 2), 'EX',
       idem_ttl)
   end
-  if ARGV[ab + 19] ~= '0' then
-    return result, {kb + 1, rule_key + 2 * r, keyed, rule_key, r, ARGV[ab + 19]}
+  if hd.ttl ~= '0' then
+    return result, {kb, keyed, rule_key, r, hd}
   end
   return result
 end
 
 -- Gives the keys of the votes counted on family instances their expiry: after the
--- shared writes, which may be the first to make a key.
+-- shared writes, which may be the first to make a key. A vote's own keys (its record
+-- and counters among them) and its header's, but for the ledger and the rolling windows
+-- (which expire by their own rules).
 local function expire_instances(expiries)
   local seen = {}
   for _, e in ipairs(expiries) do
-    instance_expire(e[1], e[2], e[3], e[4], e[5], e[6], seen)
+    local kb, keyed, rule_key, r, hd = e[1], e[2], e[3], e[4], e[5]
+    instance_expire(kb + 1, rule_key + 2 * r, keyed, rule_key, r, hd.ttl, seen)
+    instance_expire(hd.kb + 1, hd.voter_key + hd.h, false, 0, 0, hd.ttl, seen)
   end
 end
 
-local kb, at = 0, 1
+-- Each header, parsed once: where its KEYS start and what its votes need of it.
+local headers = {}
+local at, hk = 4, tonumber(ARGV[3])
+for i = 1, H do
+  local keys, args = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+  local ab = at + 1
+  local n, h, r = tonumber(ARGV[ab + 1]), tonumber(ARGV[ab + 2]), tonumber(ARGV[ab + 3])
+  local periods = ARGV[ab + 9]
+  local all_at = string.find(periods, 'a', 1, true)
+  local period_key = hk + 4
+  local voter_key = period_key + 3 * n
+  local windows = {}
+  local o, wa = voter_key + h + 1, ab + 10 + 6 * r
+  for k = 1, tonumber(ARGV[ab + 4]) do
+    local slots = tonumber(ARGV[wa + 1])
+    windows[k] = {o = o, slots = slots, cur = tonumber(ARGV[wa + 2]),
+      at = tonumber(ARGV[wa + 3]), budget = tonumber(ARGV[wa + 4]), ring_ttl = ARGV[wa + 5]}
+    o, wa = o + 3 + 5 * slots, wa + 5
+  end
+  headers[i] = {kb = hk, n = n, h = h, r = r, period_key = period_key,
+    voter_key = voter_key, ledger_key = voter_key + h + 1,
+    max_units = tonumber(ARGV[ab + 5]), hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
+    late = ARGV[ab + 8] == '1', periods = periods, all_at = all_at,
+    all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
+    ttl = ARGV[ab + 10], rules = rules_parse(ab + 10, r), windows = windows,
+    -- A summed vote's idempotency record: its receipt, then its scores (the periods' as
+    -- integers, the windows' as Redis gave them).
+    record = '%s|' .. string.sub(string.rep(',%d', 2 * n) .. string.rep(',%s', 2 * #windows), 2)}
+  hk, at = hk + keys, at + 2 + args
+end
+
+-- The votes, in order: eleven ARGV each, from ARGV[at].
+local kb = 0
 for j = 1, m do
-  local keys, args = tonumber(ARGV[at + 1]), tonumber(ARGV[at + 2])
-  local ok, reply, expiry = pcall(cast, j, kb, at + 2, keys)
+  local hd = headers[tonumber(ARGV[at])]
+  local ok, reply, expiry = pcall(cast, j, hd, kb, at - 1)
   if not ok then
     reply = as_error(reply)
   elseif expiry then
     expiries[#expiries + 1] = expiry
   end
   replies[j] = reply
-  kb, at = kb + keys, at + 2 + args
+  kb, at = kb + 1 + hd.h + 2 * hd.r, at + 11
 end
 
 if sums then

@@ -23,23 +23,26 @@ pub const VOTE_SOURCE: &str = concat!(
 
 static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(VOTE_SOURCE));
 
-/// Where `vote.lua` takes the voter in a call of one vote: the call's ARGV[12] (the number
-/// of votes and the vote's two counts come first, then its own ARGV[9]; see the script's
+/// How many ARGV each vote of a `vote.lua` call carries after the headers: a call of one
+/// vote ends with them.
+pub const VOTE_ARGS: usize = 11;
+
+/// Where among a vote's own ARGV `vote.lua` takes the voter (1-based; see the script's
 /// header). The benchmark rewrites it in captured calls.
-pub const VOTER_ARGV: usize = 3 + 9;
+pub const VOTER_ARG: usize = 6;
 
-/// Where `vote.lua` takes the ledger entry in a call of one vote (its own ARGV[20]): the
-/// benchmark gives each replay of a captured call an entry id of its own.
-pub const LEDGER_ARGV: usize = 3 + 20;
+/// Where among a vote's own ARGV `vote.lua` takes the ledger entry: the benchmark gives
+/// each replay of a captured call an entry id of its own.
+pub const LEDGER_ARG: usize = 11;
 
-/// One vote's part of a `vote.lua` call (its own KEYS and ARGV), or a whole call.
-#[derive(Debug, Default)]
-pub struct Segment {
+/// KEYS and ARGV of one part of a `vote.lua` call.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Part {
     keys: Vec<Vec<u8>>,
     args: Vec<Vec<u8>>,
 }
 
-impl ScriptArgs for Segment {
+impl ScriptArgs for Part {
     fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
         self.keys.extend(key.to_redis_args());
         self
@@ -51,18 +54,59 @@ impl ScriptArgs for Segment {
     }
 }
 
-impl Segment {
-    /// The call that applies `votes` in order: their KEYS one after another, and ARGV led
-    /// by how many votes there are and, before each vote's own, its two counts.
-    pub(super) fn call(votes: &[&Segment]) -> Segment {
-        let mut call = Segment::default();
-        call.arg(votes.len());
+/// One vote's part of a `vote.lua` call: what it shares with the call's other votes of
+/// the same board, moment and rules (its header), and its own facts.
+#[derive(Debug, Default)]
+pub struct Segment {
+    header: Part,
+    own: Part,
+}
+
+/// A whole `vote.lua` call.
+#[derive(Debug, Default)]
+pub(super) struct Call {
+    keys: Vec<Vec<u8>>,
+    args: Vec<Vec<u8>>,
+}
+
+impl Call {
+    /// The call that applies `votes` in order: each distinct header once, then each
+    /// vote's own ARGV led by its header's number; the votes' own KEYS, then the
+    /// headers'.
+    pub(super) fn of(votes: &[&Segment]) -> Call {
+        let mut headers: Vec<&Part> = Vec::new();
+        let mut which = Vec::with_capacity(votes.len());
         for vote in votes {
-            call.arg(vote.keys.len()).arg(vote.args.len());
-            call.args.extend(vote.args.iter().cloned());
-            call.keys.extend(vote.keys.iter().cloned());
+            let at = match headers.iter().position(|h| **h == vote.header) {
+                Some(at) => at,
+                None => {
+                    headers.push(&vote.header);
+                    headers.len() - 1
+                }
+            };
+            which.push(at + 1);
+        }
+        let mut call = Call::default();
+        let own_keys: usize = votes.iter().map(|v| v.own.keys.len()).sum();
+        call.arg(headers.len()).arg(votes.len()).arg(own_keys);
+        for header in &headers {
+            call.arg(header.keys.len()).arg(header.args.len());
+            call.args.extend(header.args.iter().cloned());
+        }
+        for (vote, header) in votes.iter().zip(which) {
+            call.arg(header);
+            call.args.extend(vote.own.args.iter().cloned());
+            call.keys.extend(vote.own.keys.iter().cloned());
+        }
+        for header in &headers {
+            call.keys.extend(header.keys.iter().cloned());
         }
         call
+    }
+
+    fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
+        self.args.extend(arg.to_redis_args());
+        self
     }
 
     /// This call as an EVALSHA, or as an EVAL that carries the script (which Redis runs
@@ -83,18 +127,27 @@ impl Segment {
 }
 
 /// A captured call of one vote (EVALSHA, sha, numkeys, KEYS, ARGV, as the server sent
-/// it) made into a call of `times` copies of that vote: the benchmark measures what group
-/// commit saves Redis per vote with it.
+/// it) made into a call of `times` copies of that vote under its one header: the
+/// benchmark measures what group commit saves Redis per vote with it.
 pub fn repeated_call(call: &[String], times: usize) -> Vec<String> {
     let keys: usize = call[2].parse().unwrap_or(0);
-    let (own_keys, argv) = (&call[3..3 + keys], &call[3 + keys..]);
-    let mut out = vec![call[0].clone(), call[1].clone(), (keys * times).to_string()];
+    let (all_keys, argv) = (&call[3..3 + keys], &call[3 + keys..]);
+    let own: usize = argv[2].parse().unwrap_or(0);
+    let (own_keys, header_keys) = all_keys.split_at(own);
+    let (header_args, vote_args) = argv[3..].split_at(argv.len() - 3 - VOTE_ARGS);
+    let mut out = vec![
+        call[0].clone(),
+        call[1].clone(),
+        (own * times + header_keys.len()).to_string(),
+    ];
     for _ in 0..times {
         out.extend_from_slice(own_keys);
     }
-    out.push(times.to_string());
+    out.extend_from_slice(header_keys);
+    out.extend(["1".to_owned(), times.to_string(), (own * times).to_string()]);
+    out.extend_from_slice(header_args);
     for _ in 0..times {
-        out.extend_from_slice(&argv[1..]);
+        out.extend_from_slice(vote_args);
     }
     out
 }
@@ -134,7 +187,7 @@ pub struct VoteCall<'a> {
 impl VoteCall<'_> {
     /// This vote alone as a call (the benchmark replays such calls straight at Redis).
     pub fn invocation(&self) -> Invocation {
-        let call = Segment::call(&[&self.segment()]);
+        let call = Call::of(&[&self.segment()]);
         let mut inv = VOTE.prepare_invoke();
         for key in &call.keys {
             inv.key(key.as_slice());
@@ -145,33 +198,63 @@ impl VoteCall<'_> {
         inv
     }
 
-    /// This vote's KEYS and ARGV.
+    /// This vote's KEYS and ARGV: its header's and its own.
     pub(super) fn segment(&self) -> Segment {
         let w = &self.write;
         let (idem_key, idem_ttl) = w.idempotency_record(self.board, true);
-        let mut inv = Segment::default();
-        inv.key(idem_key)
+        let mut header = Part::default();
+        header
             .key(self.board.votes_per_hour())
             .key(self.board.refusals(w.hour))
             .key(self.board.late_writes())
             .key(self.board.headroom());
         for t in self.targets {
             let next = t.next.as_ref().unwrap_or(&t.current);
-            inv.key(self.board.scores(View::Real, &t.current))
+            header
+                .key(self.board.scores(View::Real, &t.current))
                 .key(self.board.scores(View::Display, &t.current))
                 .key(self.board.scores(View::Display, next));
         }
         for bucket in w.voters {
-            inv.key(self.board.participants(bucket))
-                .key(self.board.member_participants(bucket, w.member));
+            header.key(self.board.participants(bucket));
         }
-        rules::push_keys(w.rules, self.board, &mut inv);
+        header.key(self.board.ledger());
         for w in self.windows {
             for key in &w.window.keys {
-                inv.key(key);
+                header.key(key);
             }
         }
-        inv.key(self.board.ledger());
+        let periods: String = self
+            .targets
+            .iter()
+            .map(|t| match t.next {
+                _ if !t.current.period.is_periodic() => 'a',
+                Some(_) => '1',
+                None => '0',
+            })
+            .collect();
+        header
+            .arg(self.targets.len())
+            .arg(w.voters.len())
+            .arg(w.rules.len())
+            .arg(self.windows.len())
+            .arg(MAX_UNITS)
+            .arg(w.hour)
+            .arg(refusals_ttl_s(self.board))
+            .arg(if w.late { "1" } else { "0" })
+            .arg(periods)
+            .arg(self.board.ttl_ms());
+        rules::push_args(w.rules, w.at_ms, &mut header);
+        for w in self.windows {
+            w.args(&mut header);
+        }
+
+        let mut own = Part::default();
+        own.key(idem_key);
+        for bucket in w.voters {
+            own.key(self.board.member_participants(bucket, w.member));
+        }
+        rules::push_keys(w.rules, self.board, &mut own);
         // Only a rolling rule's log names the vote's entries.
         let tag = if w
             .rules
@@ -182,20 +265,7 @@ impl VoteCall<'_> {
         } else {
             String::new()
         };
-        let periods: String = self
-            .targets
-            .iter()
-            .map(|t| match t.next {
-                _ if !t.current.period.is_periodic() => 'a',
-                Some(_) => '1',
-                None => '0',
-            })
-            .collect();
-        inv.arg(self.targets.len())
-            .arg(w.voters.len())
-            .arg(w.rules.len())
-            .arg(self.windows.len())
-            .arg(w.member)
+        own.arg(w.member)
             .arg(self.increment.real)
             .arg(self.increment.display)
             .arg(self.increment.carry)
@@ -206,20 +276,10 @@ impl VoteCall<'_> {
             } else {
                 ""
             })
-            .arg(w.hour)
-            .arg(MAX_UNITS)
             .arg(w.at_ms)
             .arg(tag)
-            .arg(refusals_ttl_s(self.board))
-            .arg(if w.late { "1" } else { "0" })
-            .arg(periods)
-            .arg(self.board.ttl_ms())
             .arg(w.ledger.unwrap_or(""));
-        rules::push_args(w.rules, &mut inv);
-        for w in self.windows {
-            w.args(&mut inv);
-        }
-        inv
+        Segment { header, own }
     }
 }
 

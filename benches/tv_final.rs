@@ -1,0 +1,275 @@
+//! `make bench`, the final of a TV vote: one hot board on a fresh `redis-server` (no
+//! persistence). Ten members, periods hour, day and all in both views, carry-over 0.1,
+//! three rules (voter per day, voter and member per day, ip per minute), the ledger on,
+//! 100,000 distinct voters, every vote with an idempotency key.
+//!
+//! 1. Redis µs per vote: votes go through the engine (`writes::apply`, what a request
+//!    does after HTTP) from 64 tasks, so group commit forms its calls as it does under
+//!    load; Redis's own statistics give EVALSHA's µs per vote, next to one ZINCRBY's in
+//!    the same run (the machine's own unit). Repeated when the host stole more than 3 %
+//!    of a core.
+//!
+//! Prints a markdown table and writes JSON to `bench/results/`. Settings: `BENCH_TV_VOTES`
+//! (votes per run, default 200,000).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use ovation::config::Settings;
+use ovation::domain::auth::{Reach, Scope};
+use ovation::domain::board::{BoardSettings, Member, Membership};
+use ovation::domain::idempotency::Idempotency;
+use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
+use ovation::domain::limit::{Dimension, Missing, RuleSpec, Window};
+use ovation::domain::period::Period;
+use ovation::domain::score::Milli;
+use ovation::engine::admin;
+use ovation::engine::auth::Caller;
+use ovation::engine::state::AppState;
+use ovation::engine::writes::{self, What, Write};
+use ovation::metrics::WriteKind;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+
+mod common;
+
+use common::{env_number, evalsha_stat, redis_cli, start_redis, steal_seconds, zincrby_usec};
+
+/// Concurrent writers, as the 64 connections.
+const TASKS: usize = 64;
+
+/// Distinct voters the votes come from.
+const VOTERS: u32 = 100_000;
+
+/// The TV-final board's members.
+const MEMBERS: u32 = 10;
+
+/// Largest share of a core the host may steal from a run before it is repeated.
+const STEAL_LIMIT: f64 = 3.0;
+
+/// An application state over a SQLite file in `dir` and the Redis on `port` (no HTTP).
+async fn state(dir: &std::path::Path, port: u16) -> AppState {
+    let env: HashMap<String, String> = [
+        (
+            "OVATION_DATABASE_URL",
+            format!("sqlite://{}?mode=rwc", dir.join("tv.db").display()),
+        ),
+        ("OVATION_CONFIG", "/dev/null".to_owned()),
+        ("OVATION_REDIS_URL", format!("redis://127.0.0.1:{port}")),
+        ("OVATION_LOG", "error".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    ovation::startup::connect(Settings::from_sources(&env).unwrap())
+        .await
+        .unwrap()
+}
+
+/// The TV-final board `final`: ten members, hour/day/all, carry-over 0.1, three rules,
+/// the ledger on.
+async fn tv_board(state: &AppState) -> BoardSlug {
+    let slug = BoardSlug::parse("final").unwrap();
+    let mut settings = BoardSettings::new("TV final".into());
+    settings.membership = Membership::Closed;
+    settings.periods = vec![Period::Hour, Period::Day, Period::All];
+    settings.carry_over = Milli::from_thousandths(100);
+    settings.ledger = true;
+    admin::create_board(state, "bench", slug.clone(), settings)
+        .await
+        .unwrap();
+    let members = (1..=MEMBERS)
+        .map(|i| Member {
+            id: MemberId::parse(&format!("m{i}")).unwrap(),
+            name: format!("Contestant {i}"),
+            image_url: None,
+            initial_votes: 0,
+            multiplier: None,
+            enabled: true,
+            profile: json!({}),
+        })
+        .collect();
+    admin::upsert_members(state, "bench", &slug, members)
+        .await
+        .unwrap();
+    for (name, dimensions, window, limit) in [
+        ("voter per day", vec![Dimension::Voter], "day", 1_000),
+        (
+            "voter and member per day",
+            vec![Dimension::Member, Dimension::Voter],
+            "day",
+            100,
+        ),
+        ("ip per minute", vec![Dimension::Ip], "minute", 10_000),
+    ] {
+        let spec = RuleSpec {
+            name: name.into(),
+            dimensions,
+            window: Window::parse(window).unwrap(),
+            limit,
+            overrides: Vec::new(),
+            missing: Missing::Refuse,
+        };
+        admin::create_rule(state, "bench", &slug, spec)
+            .await
+            .unwrap();
+    }
+    slug
+}
+
+/// A vote of a random voter (and its address) for a random member, with a key of its own.
+fn tv_vote(rng: &mut impl Rng, slug: &BoardSlug, n: u64) -> Write {
+    let voter = rng.random_range(1..=VOTERS);
+    Write {
+        board: slug.clone().into(),
+        member: MemberId::parse(&format!("m{}", rng.random_range(1..=MEMBERS))).unwrap(),
+        what: What::Vote { count: 1 },
+        voter: Some(VoterId::parse(&format!("viewer-{voter}")).unwrap()),
+        channel: Some(Channel::parse("app").unwrap()),
+        terminal: Some(Terminal::parse("ios").unwrap()),
+        idempotency: Some(Idempotency::new(
+            IdempotencyKey::parse(&format!("tv-{n}")).unwrap(),
+            &[("n", Some(&n.to_string()))],
+        )),
+        at: None,
+        ip: Some(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + voter / 2))),
+        skip_limits: false,
+    }
+}
+
+/// Each command's calls and µs per vote in Redis's statistics (a script's commands count
+/// there too), EVALSHA's first, over `votes` votes.
+fn profile(port: u16, votes: f64) -> Vec<(String, f64, f64)> {
+    let stats = redis_cli(port, &["INFO", "commandstats"]);
+    let field = |line: &str, name: &str| -> f64 {
+        line.split([':', ','])
+            .find_map(|f| f.strip_prefix(name)?.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let mut rows: Vec<(String, f64, f64)> = stats
+        .lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .map(|line| {
+            let name = line.split(':').next().unwrap_or_default().to_owned();
+            (
+                name,
+                field(line, "calls=") / votes,
+                field(line, "usec=") / votes,
+            )
+        })
+        .filter(|(name, _, _)| !matches!(name.as_str(), "info" | "config" | "flushdb"))
+        .collect();
+    rows.sort_by(|a, b| {
+        (a.0 != "evalsha")
+            .cmp(&(b.0 != "evalsha"))
+            .then(b.2.total_cmp(&a.2))
+    });
+    rows
+}
+
+/// Redis µs per vote of `votes` votes cast through the engine by [`TASKS`] tasks, from
+/// an empty store; the steal of the run (% of a core); and each command's share.
+async fn engine_usec(
+    state: &Arc<AppState>,
+    port: u16,
+    slug: &BoardSlug,
+    votes: u64,
+) -> (f64, f64, Vec<(String, f64, f64)>) {
+    redis_cli(port, &["FLUSHDB"]);
+    redis_cli(port, &["CONFIG", "RESETSTAT"]);
+    let caller = Arc::new(Caller {
+        scopes: vec![Scope::Vote],
+        channel: None,
+        reach: Reach::EVERYWHERE,
+        actor: "bench".into(),
+        id: "bench".into(),
+    });
+    let (steal, at) = (steal_seconds(), Instant::now());
+    let mut tasks = Vec::new();
+    for task in 0..TASKS as u64 {
+        let (state, caller, slug) = (state.clone(), caller.clone(), slug.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(task);
+            for i in 0..votes / TASKS as u64 {
+                let vote = tv_vote(&mut rng, &slug, task << 32 | i);
+                let answers = writes::apply(&state, &caller, WriteKind::Vote, vec![Ok(vote)])
+                    .await
+                    .unwrap();
+                for answer in answers {
+                    answer.unwrap();
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
+    let cast = (votes / TASKS as u64 * TASKS as u64) as f64;
+    (
+        evalsha_stat(port, "usec") / cast,
+        stolen,
+        profile(port, cast),
+    )
+}
+
+async fn run() {
+    let (_redis, port) = start_redis();
+    let dir = tempfile::tempdir().unwrap();
+    let state = Arc::new(state(dir.path(), port).await);
+    let slug = tv_board(&state).await;
+    let votes: u64 = env_number("BENCH_TV_VOTES", 200_000);
+
+    let mut run = engine_usec(&state, port, &slug, votes).await;
+    for _ in 1..3 {
+        if run.1 <= STEAL_LIMIT {
+            break;
+        }
+        run = engine_usec(&state, port, &slug, votes).await;
+    }
+    let (usec, steal, commands) = run;
+    let unit = zincrby_usec(port);
+    let units = usec / unit;
+    println!("\n## The TV final: one hot board\n");
+    println!("| figure | value |\n|---|---|");
+    println!("| Redis µs per vote (EVALSHA, 64 writers, group commit) | {usec:.2} |");
+    println!("| µs per ZINCRBY, same run | {unit:.3} |");
+    println!("| ZINCRBY-times per vote (target ≤ 12) | {units:.1} |");
+    println!("| votes per Redis core | {:.0} |", 1e6 / usec);
+    println!("| steal (% of a core) | {steal:.1} |");
+    println!("\n| command | calls per vote | µs per vote |\n|---|---|---|");
+    for (name, calls, usec) in &commands {
+        println!("| {name} | {calls:.3} | {usec:.2} |");
+    }
+    let out = json!({
+        "date": chrono::Utc::now().to_rfc3339(),
+        "votes": votes,
+        "redis_usec_per_vote": usec,
+        "zincrby_usec": unit,
+        "zincrby_units_per_vote": units,
+        "votes_per_redis_core": 1e6 / usec,
+        "steal_pct": steal,
+        "commands": commands.iter().map(|(name, calls, usec)| json!({
+            "command": name, "calls_per_vote": calls, "usec_per_vote": usec,
+        })).collect::<Vec<_>>(),
+    });
+    let name = std::env::var("BENCH_OUT")
+        .unwrap_or_else(|_| format!("{}-tv-final.json", chrono::Utc::now().format("%Y-%m-%d")));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench/results")
+        .join(name);
+    std::fs::write(&path, serde_json::to_string_pretty(&out).unwrap()).unwrap();
+    println!("\nwritten to {}", path.display());
+}
+
+fn main() {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(run());
+}
