@@ -134,7 +134,6 @@ fn counter(
             of,
             start: Some(start.timestamp()),
             ttl_s: seconds_ceil((end - now).max(Duration::zero()) + GRACE),
-            refresh: false,
             retry_ms: Some((end - at).num_milliseconds()),
         },
         Span::Rolling { since, length } => Counter::Rolling {
@@ -149,7 +148,6 @@ fn counter(
                 Some(end) => (end - now).max(Duration::zero()) + CAMPAIGN_GRACE,
                 None => scope.campaign_idle,
             }),
-            refresh: true,
             retry_ms: None,
         },
     })

@@ -704,3 +704,52 @@ async fn votes_of_two_headers_in_one_call_answer_in_the_order_they_came() {
     assert_eq!(real_score(&app, "mixed", "m1").await, 1.0);
     assert_eq!(real_score(&app, "mixed", "m2").await, 2.0);
 }
+
+/// A rule's counters are read once for the call: when one window's counters cannot be
+/// read, the votes that count in that window fail, and a vote of the same call counted in
+/// another window (a backfilled vote of yesterday) stands.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_window_whose_counters_cannot_be_read_fails_only_its_own_votes() {
+    let (_server, app, mut conn) = own_board(
+        ovation::store::redis::DEFAULT_VOTE_GROUP,
+        "counted",
+        json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5}),
+    )
+    .await;
+    let (status, body) = app
+        .vote("counted", json!({"member": "m1", "voter": "a"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let today: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}*rl:*:day:*", app.prefix))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(today.len(), 1, "{today:?}");
+    let _: () = redis::cmd("SET")
+        .arg(&today[0])
+        .arg("not a hash")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let yesterday = (chrono::Utc::now() - chrono::Duration::days(1)).to_rfc3339();
+    let batch = json!({"voter": "a", "votes": [
+        {"board": "counted", "member": "m1"},
+        {"board": "counted", "member": "m2", "at": yesterday},
+        {"board": "counted", "member": "m3"},
+    ]});
+    let (status, body) = app.post("/api/v1/votes", batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        error_codes(&body),
+        [
+            json!("internal_error"),
+            Value::Null,
+            json!("internal_error")
+        ],
+        "{body}"
+    );
+    assert_eq!(real_score(&app, "counted", "m1").await, 1.0);
+    assert_eq!(real_score(&app, "counted", "m2").await, 1.0);
+    assert_eq!(real_score(&app, "counted", "m3").await, 0.0);
+}

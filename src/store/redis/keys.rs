@@ -477,12 +477,14 @@ pub trait RuleKeys {
     /// The tag and prefix the counters go under.
     fn rules_base(&self) -> &str;
 
-    /// A rate-limit counter of a calendar window starting at `start` (epoch seconds), or
-    /// of the campaign when `start` is `None` (string: votes counted).
-    fn rule_counter(&self, rule: i64, window: &str, start: Option<i64>, subject: &str) -> String {
+    /// The rate-limit counters of a calendar window starting at `start` (epoch seconds),
+    /// or of the campaign when `start` is `None` (hash: subject -> votes counted). One
+    /// hash per rule and window, so the writes of a call set every counter they move in
+    /// one HSET and the window's counters leave together.
+    fn rule_counters(&self, rule: i64, window: &str, start: Option<i64>) -> String {
         match start {
-            Some(start) => format!("{}rl:{rule}:{window}:{start}:{subject}", self.rules_base()),
-            None => format!("{}rl:{rule}:{window}:{subject}", self.rules_base()),
+            Some(start) => format!("{}rl:{rule}:{window}:{start}", self.rules_base()),
+            None => format!("{}rl:{rule}:{window}:c", self.rules_base()),
         }
     }
 
@@ -581,8 +583,12 @@ mod tests {
         );
         assert_eq!(keys.votes_per_hour(), "ov:{b:7}:vph");
         assert_eq!(
-            keys.rule_counter(3, "day", Some(1_763_596_800), "5.alice"),
-            "ov:{b:7}:rl:3:day:1763596800:5.alice"
+            keys.rule_counters(3, "day", Some(1_763_596_800)),
+            "ov:{b:7}:rl:3:day:1763596800"
+        );
+        assert_eq!(
+            keys.rule_counters(3, "campaign", None),
+            "ov:{b:7}:rl:3:campaign:c"
         );
         assert_eq!(
             keys.rule_log(3, "rolling:1h", "5.alice"),

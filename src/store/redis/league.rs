@@ -403,6 +403,7 @@ impl RedisStore {
             .arg(REFUSALS_TTL_S)
             .arg(call.tag);
         rules::push_args(call.rules, call.now_ms, &mut invocation);
+        rules::push_fields(call.rules, &mut invocation);
         let reply = self
             .run_script_all("league_score", &SCORE, &[invocation])
             .await?;

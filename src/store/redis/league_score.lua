@@ -23,6 +23,7 @@
 -- ARGV[10] TTL in seconds of the refusals hash
 -- ARGV[11] a tag unique to this write, naming its entries in rolling logs
 -- then six per limit i, at 11 + 6i (see rules.lua)
+-- then one per limit i, at 11 + 6r + 1 + i: its counter's field (see rules.lua)
 --
 -- Returns one of
 --   {'ok', tier, bracket, rank0, score}
@@ -43,9 +44,12 @@
 local idem_ttl = tonumber(ARGV[5])
 local r = tonumber(ARGV[9])
 local rules = rules_parse(11, r)
+local field_arg = 11 + 6 * r
 local now = tonumber(ARGV[4])
+counters_want(5, rules, r, field_arg)
+counters_read()
 local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, 5, rules, r, 1, KEYS[4], ARGV[10],
-  nil, now)
+  nil, now, field_arg)
 if early then
   return early
 end
@@ -74,7 +78,8 @@ if math.abs(current + tonumber(ARGV[3])) > max then
   return {'overflow'}
 end
 local score = redis.call('ZINCRBY', key, ARGV[3], member)
-rules_consume(5, rules, r, used, stale, 1, '1', now, ARGV[11])
+rules_consume(5, rules, r, used, stale, 1, '1', now, ARGV[11], field_arg, 1)
+counters_write()
 local rank = redis.call('ZREVRANK', key, member)
 if idem_ttl > 0 then
   redis.call('SET', KEYS[1], table.concat({ARGV[6], tier, number, rank, score}, '|'),

@@ -1,37 +1,46 @@
 -- rules.lua: rate-limit rules, checked and consumed inside a write script; put in front
--- of vote.lua and score.lua.
+-- of vote.lua, score.lua and league_score.lua.
 --
 -- A write script passes where its rules' keys and arguments start:
 -- two KEYS per rule i = 0 .. r-1, at rule_key + 2i:
---   +1 the rule's counter: a string for calendar and campaign windows, a zset log
---      (score = write time in ms, member = '<count>:<tag>') for rolling windows
+--   +1 the rule's counters: a hash (subject -> count) per calendar window and one for
+--      the campaign; a zset log (score = write time in ms, member = '<count>:<tag>') of
+--      one subject for rolling windows
 --   +2 rolling windows: the log's running total (string); else unused
 -- six ARGV per rule i, at rule_arg + 6i, read once by rules_parse:
 --   +1 rule id (the refusals field)
 --   +2 kind: 'c' counter or 'l' rolling log
 --   +3 the limit for this write
---   +4 TTL in seconds to give the counter
---   +5 counter: '1' to set the TTL on every write, '0' only when the counter is new;
---      log: the window's length in ms
+--   +4 TTL in seconds to give the counters (or the log)
+--   +5 log: the window's length in ms; counter: unused (0)
 --   +6 counter: when its window restarts (ms since the epoch), or -1 if it never does;
 --      log: unused
 -- None of them depends on the write's own time (the scripts work out the wait and a
--- log's horizon from it), so the writes of one call share them (see vote.lua).
+-- log's horizon from it), so the writes of one call share them (see vote.lua); and one
+-- ARGV per rule of the write's own, at field_arg + 1 + i: a counter's field (the
+-- write's subject), '' for a log.
+--
+-- A call reads each counter it needs once, before its writes (counters_want, then
+-- counters_read: one HMGET per hash), keeps the counts its writes consume in `counters`
+-- (each write sees the ones before it), and writes them once after them (counters_write:
+-- one HSET and one EXPIRE per hash). A hash's TTL is set on every call that writes it:
+-- a calendar window's ends a little after the window, the campaign's moves with each
+-- write.
 
 -- What scripts use on every write, as locals: a global is a table lookup at each use.
 local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
 
 -- The r rules whose arguments start at ARGV[rule_arg + 1], as a table indexed from 0 of
--- {id, counter (true for a counter, false for a log), limit, ttl (text), refresh (a
--- counter's flag), length (a log's, ms), ends (a counter's restart, ms; -1 for never)}.
+-- {id, counter (true for a counter, false for a log), limit, ttl (text), length (a
+-- log's, ms), ends (a counter's restart, ms; -1 for never)}.
 local function rules_parse(rule_arg, r)
   local rules = {}
   for i = 0, r - 1 do
     local a = rule_arg + 6 * i
     local counter = ARGV[a + 2] == 'c'
     rules[i] = {id = ARGV[a + 1], counter = counter, limit = tonumber(ARGV[a + 3]),
-      ttl = ARGV[a + 4], refresh = counter and ARGV[a + 5] == '1',
-      length = not counter and tonumber(ARGV[a + 5]), ends = tonumber(ARGV[a + 6])}
+      ttl = tonumber(ARGV[a + 4]), length = not counter and tonumber(ARGV[a + 5]),
+      ends = tonumber(ARGV[a + 6])}
   end
   return rules
 end
@@ -42,10 +51,84 @@ local function rule_horizon(rule, at_ms)
   return string.format('%d', at_ms - rule.length)
 end
 
+-- The call's counter hashes, by key: {want = fields to read, wanted = field -> true,
+-- count = field -> count (once read), dirty = fields whose count moved since the last
+-- write, in the order first moved (moved: the same as a set), ttl = the longest TTL a write asked for, writes = the writes that moved
+-- them, failed = the read's error}; `keys` in the order first wanted.
+local counters = {keys = {}, of = {}}
+
+-- A write's counters (its rule i's field at ARGV[field_arg + 1 + i]) are read before the
+-- checks.
+local function counters_want(rule_key, rules, r, field_arg)
+  for i = 0, r - 1 do
+    if rules[i].counter then
+      local key = KEYS[rule_key + 2 * i + 1]
+      local c = counters.of[key]
+      if not c then
+        c = {want = {}, wanted = {}, count = {}, dirty = {}, moved = {}, ttl = 0, writes = {}}
+        counters.of[key] = c
+        counters.keys[#counters.keys + 1] = key
+      end
+      local field = ARGV[field_arg + 1 + i]
+      if not c.wanted[field] then
+        c.wanted[field] = true
+        c.want[#c.want + 1] = field
+      end
+    end
+  end
+end
+
+-- Reads every counter wanted: one HMGET per hash. A hash that cannot be read fails the
+-- writes that check it (write_checks raises its error), not the others.
+local function counters_read()
+  for _, key in ipairs(counters.keys) do
+    local c = counters.of[key]
+    if #c.want > 0 then
+      local ok, got = pcall(call, 'HMGET', key, unpack(c.want))
+      if ok then
+        for k, field in ipairs(c.want) do
+          c.count[field] = got[k] and tonumber(got[k]) or 0
+        end
+      else
+        c.failed = got
+      end
+      c.want = {}
+    end
+  end
+end
+
+-- Writes every count the call's writes moved: one HSET and one EXPIRE per hash. When one
+-- fails, `failed(writes, err)` is told which writes moved it (without `failed`, the error
+-- is raised).
+local function counters_write(failed)
+  for _, key in ipairs(counters.keys) do
+    local c = counters.of[key]
+    if #c.dirty > 0 then
+      local pairs_ = {}
+      for _, field in ipairs(c.dirty) do
+        pairs_[#pairs_ + 1] = field
+        pairs_[#pairs_ + 1] = string.format('%d', c.count[field])
+      end
+      local ok, err = pcall(function()
+        call('HSET', key, unpack(pairs_))
+        call('EXPIRE', key, c.ttl)
+      end)
+      if not ok then
+        if not failed then
+          error(err)
+        end
+        failed(c.writes, err)
+      end
+      c.dirty, c.moved, c.writes = {}, {}, {}
+    end
+  end
+end
+
 -- What every write script checks first: one MGET reads the idempotency record (the key
--- `idem_key`, when `keyed`) and every rule's count (a counter, or a rolling log's running
--- total); then every rule (`rules`, from rules_parse) is checked for `inc` more, for a
--- write at `at_ms`. A rolling log's running total may
+-- `idem_key`, when `keyed`) and every rolling log's running total, and the call's
+-- counters give the others' counts (see counters_read; rule i's field is
+-- ARGV[field_arg + 1 + i]); then every rule (`rules`, from rules_parse) is checked for
+-- `inc` more, for a write at `at_ms`. A rolling log's running total may
 -- still hold entries that have left the window: they are subtracted here, and dropped by
 -- rules_consume when the write is admitted.
 -- `also`, when given, is one more string key the same MGET reads for the caller.
@@ -57,21 +140,23 @@ end
 -- (One function, helpers inlined: every local function is a closure the script makes
 -- again on each call.)
 local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_key,
-    refusals_ttl, also, at_ms)
+    refusals_ttl, also, at_ms, field_arg)
   local strings = {}
   if keyed then
     strings[1] = idem_key
   end
   local from = #strings
+  -- Where each rolling log's total is among the strings read.
+  local totals = {}
   for i = 0, r - 1 do
-    local at = rule_key + 2 * i + 1
     if not rules[i].counter then
-      at = at + 1
+      strings[#strings + 1] = KEYS[rule_key + 2 * i + 2]
+      totals[i] = #strings
     end
-    strings[from + i + 1] = KEYS[at]
   end
+  local also_at = #strings + 1
   if also then
-    strings[from + r + 1] = also
+    strings[also_at] = also
   end
   local stored = {}
   if #strings > 0 then
@@ -85,10 +170,13 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
   for i = 0, r - 1 do
     local rule = rules[i]
     local limit = rule.limit
-    local value = stored[from + i + 1]
-    value = value and tonumber(value) or 0
     local retry
     if rule.counter then
+      local c = counters.of[KEYS[rule_key + 2 * i + 1]]
+      if c.failed then
+        error(c.failed)
+      end
+      local value = c.count[ARGV[field_arg + 1 + i]]
       used[i] = value
       if value + inc > limit then
         retry = rule.ends < 0 and -1 or rule.ends - at_ms
@@ -96,7 +184,8 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
     else
       local key = KEYS[rule_key + 2 * i + 1]
       local horizon = rule_horizon(rule, at_ms)
-      local total = value
+      local total = stored[totals[i]]
+      total = total and tonumber(total) or 0
       local gone = call('ZRANGEBYSCORE', key, '-inf', horizon)
       for _, entry in ipairs(gone) do
         total = total - tonumber(string.match(entry, '^(%d+)'))
@@ -131,34 +220,38 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
     call('EXPIRE', refusals_key, refusals_ttl)
     return {'limited', refused, refused_retry}
   end
-  return nil, used, stale, also and stored[from + r + 1]
+  return nil, used, stale, also and stored[also_at]
 end
 
--- Consumes `inc` (also given as the string `inc_text`) of every rule; a log's entry is
--- stamped `at_ms` (a number) and named by `tag`. A count is formatted only where it is set
--- whole.
-local function rules_consume(rule_key, rules, r, used, stale, inc, inc_text, at_ms, tag)
+-- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (rule
+-- i's field at ARGV[field_arg + 1 + i]): a counter's new count goes to the call's
+-- counters (counters_write writes it); a log's entry is stamped `at_ms` (a number) and
+-- named by `tag`, and its total is set at once.
+local function rules_consume(rule_key, rules, r, used, stale, inc, inc_text, at_ms, tag,
+    field_arg, j)
   for i = 0, r - 1 do
     local key = KEYS[rule_key + 2 * i + 1]
     local rule = rules[i]
-    local ttl = rule.ttl
     if rule.counter then
-      if used[i] == 0 then
-        call('SET', key, inc_text, 'EX', ttl)
-      elseif rule.refresh then
-        call('SET', key, string.format('%d', used[i] + inc), 'EX', ttl)
-      else
-        call('INCRBY', key, inc_text)
+      local c = counters.of[key]
+      local field = ARGV[field_arg + 1 + i]
+      if not c.moved[field] then
+        c.moved[field] = true
+        c.dirty[#c.dirty + 1] = field
       end
+      c.count[field] = used[i] + inc
+      if rule.ttl > c.ttl then
+        c.ttl = rule.ttl
+      end
+      c.writes[#c.writes + 1] = j
     else
       if stale[i] then
         call('ZREMRANGEBYSCORE', key, '-inf', rule_horizon(rule, at_ms))
       end
       call('ZADD', key, string.format('%d', at_ms), inc_text .. ':' .. tag)
-      call('EXPIRE', key, ttl)
+      call('EXPIRE', key, rule.ttl)
       call('SET', KEYS[rule_key + 2 * i + 2], string.format('%d', used[i] + inc), 'EX',
-        ttl)
+        rule.ttl)
     end
   end
 end
-

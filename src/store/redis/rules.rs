@@ -16,14 +16,13 @@ pub struct CounterOf {
 /// How one rule's counter is kept in Redis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Counter {
-    /// A calendar window's or the campaign's count of votes (string).
+    /// A calendar window's or the campaign's count of votes (a field of the window's
+    /// hash of counters).
     Fixed {
         of: CounterOf,
         /// The window's start (epoch seconds); `None` for the campaign.
         start: Option<i64>,
         ttl_s: i64,
-        /// Set the TTL on every write (its deadline moves), not only on the first.
-        refresh: bool,
         /// From the vote until the window restarts; `None` when it never does.
         retry_ms: Option<i64>,
     },
@@ -38,18 +37,28 @@ pub enum Counter {
 
 impl Counter {
     /// The counter's two keys in the order `vote.lua` and `usage.lua` take them: a fixed
-    /// counter's key twice (the scripts ignore the second), a rolling window's log and
+    /// counter's hash twice (the scripts ignore the second), a rolling window's log and
     /// running total.
     pub(super) fn keys(&self, board: &impl RuleKeys) -> (String, String) {
         match self {
             Self::Fixed { of, start, .. } => {
-                let key = board.rule_counter(of.rule, &of.window, *start, &of.subject);
+                let key = board.rule_counters(of.rule, &of.window, *start);
                 (key.clone(), key)
             }
             Self::Rolling { of, .. } => (
                 board.rule_log(of.rule, &of.window, &of.subject),
                 board.rule_log_total(of.rule, &of.window, &of.subject),
             ),
+        }
+    }
+}
+
+impl Counter {
+    /// A fixed counter's field in its hash (the subject); a rolling log has none ('').
+    pub(super) fn field(&self) -> &str {
+        match self {
+            Self::Fixed { of, .. } => &of.subject,
+            Self::Rolling { .. } => "",
         }
     }
 }
@@ -79,6 +88,17 @@ pub(super) fn push_keys<'a>(
     }
 }
 
+/// Adds the rules' counter fields (one each: a fixed counter's subject, '' for a log) to
+/// a write's own arguments.
+pub(super) fn push_fields<'a>(
+    rules: impl IntoIterator<Item = &'a RuleCheck>,
+    inv: &mut impl ScriptArgs,
+) {
+    for rule in rules {
+        inv.arg(rule.counter.field());
+    }
+}
+
 /// Adds the rules' arguments (six each) to the call of a write at `at_ms`: what the
 /// counters were worked out with for that time, made independent of it (a counter's
 /// restart, a log's length), so the writes of one call share them.
@@ -95,13 +115,10 @@ pub(super) fn push_args<'a>(
         inv.arg(rule.limit);
         match &rule.counter {
             Counter::Fixed {
-                ttl_s,
-                refresh,
-                retry_ms,
-                ..
+                ttl_s, retry_ms, ..
             } => inv
                 .arg(ttl_s)
-                .arg(if *refresh { "1" } else { "0" })
+                .arg(0)
                 .arg(retry_ms.map_or(-1, |retry| at_ms + retry)),
             Counter::Rolling {
                 ttl_s, horizon_ms, ..

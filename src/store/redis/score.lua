@@ -50,6 +50,7 @@
 -- ARGV[19] the write's ledger entry (domain::ledger::Entry as JSON), or '' when the
 --          board keeps no ledger (and in a reserve step): appended when the write counts
 -- then six per rule i, at 19 + 6i (see rules.lua)
+-- then one per rule i, at 19 + 6r + 1 + i: its counter's field (see rules.lua)
 --
 -- Returns one of
 --   {'ok', score_0, score_1, ...}    the member's new score per period (decimal strings)
@@ -78,9 +79,12 @@ local rule_key = voter_key + 2 * h
 local rule_arg = 19
 
 local rules = rules_parse(rule_arg, r)
+local field_arg = rule_arg + 6 * r
 local at_ms = tonumber(ARGV[10])
+counters_want(rule_key, rules, r, field_arg)
+counters_read()
 local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rules, r, 1,
-  KEYS[3], ARGV[12], nil, at_ms)
+  KEYS[3], ARGV[12], nil, at_ms, field_arg)
 if early then
   return early
 end
@@ -116,7 +120,8 @@ for p = 0, n - 1 do
   changed[p] = (not old) or after ~= before
 end
 
-rules_consume(rule_key, rules, r, used, stale, 1, '1', at_ms, ARGV[11])
+rules_consume(rule_key, rules, r, used, stale, 1, '1', at_ms, ARGV[11], field_arg, 1)
+counters_write()
 
 local late = ARGV[17] ~= '0'
 if late then

@@ -117,6 +117,7 @@ impl ScoreCall<'_> {
                 ""
             });
         rules::push_args(rules(), w.at_ms, &mut inv);
+        rules::push_fields(rules(), &mut inv);
         inv
     }
 
@@ -175,7 +176,8 @@ fn refund(call: &ScoreCall<'_>, step: &Step<'_>, tag: &str) -> Invocation {
         inv.arg(match rule.counter {
             Counter::Fixed { .. } => "c",
             Counter::Rolling { .. } => "l",
-        });
+        })
+        .arg(rule.counter.field());
     }
     inv.arg(tag);
     inv

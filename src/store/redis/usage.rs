@@ -31,7 +31,7 @@ impl RedisStore {
             let (first, second) = counter.keys(board);
             call.key(first).key(second);
             match counter {
-                Counter::Fixed { .. } => call.arg("c").arg(0),
+                Counter::Fixed { .. } => call.arg("c").arg(counter.field()),
                 Counter::Rolling { horizon_ms, .. } => call.arg("l").arg(horizon_ms),
             };
         }

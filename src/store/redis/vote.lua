@@ -17,7 +17,7 @@
 -- ARGV[1] H, the number of headers; ARGV[2] m, the number of votes; ARGV[3] the number of
 -- KEYS the votes take (the headers' KEYS come after them). Then each header in turn: its
 -- number of KEYS and of ARGV, then its ARGV (its KEYS follow the previous headers').
--- Then each vote's eleven ARGV (its KEYS follow the previous votes').
+-- Then each vote's 11 + r ARGV (its KEYS follow the previous votes').
 --
 -- A header's own KEYS[i] and ARGV[i]:
 -- KEYS[1]  votes-per-hour counter (hash: epoch hour -> votes)
@@ -33,7 +33,7 @@
 -- then one key per voter bucket v = 1 .. h (the hour, day and all-time buckets votes
 -- count voters in; a week's and a month's voters are their days'), at 4 + 3n + v: the
 -- bucket's distinct voters (HyperLogLog)
--- then the board's ledger (list of entries, oldest first; see the vote's ARGV[11])
+-- then the board's ledger (list of entries, oldest first; see the vote's entry)
 -- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
 --
 -- ARGV[1]  n, the number of enabled periods
@@ -63,26 +63,28 @@
 --   +5 a family instance's TTL in ms for the slots the vote writes (see window_add)
 --
 -- A vote's own KEYS[i] (1 + h + 2r, by its header) and ARGV[i]:
--- KEYS[1]  idempotency record (string; any key of the board when ARGV[7] is 0)
+-- KEYS[1]  idempotency record (string; any key of the board when its TTL is 0)
 -- then one key per voter bucket v = 1 .. h, at 1 + v: the member's distinct voters in it
 --          (HyperLogLog)
 -- then two keys per rule i, at 1 + h + 2i (see rules.lua)
 --
 -- ARGV[1]  its header (1 .. H)
--- ARGV[2]  member id
--- ARGV[3]  real increment (votes; also what each rule counts)
--- ARGV[4]  display increment (millionths)
--- ARGV[5]  carry-over increment (millionths; 0 = none)
--- ARGV[6]  voter id, or '' when the vote names none
--- ARGV[7]  idempotency record TTL in seconds, or 0 when the vote has no key
--- ARGV[8]  receipt: text stored with the scores so a replay can answer the same ('' when
---          the vote has no key)
--- ARGV[9]  the vote's time, ms since the epoch
--- ARGV[10] a tag unique to this vote, naming its entries in rolling rules' logs
--- ARGV[11] the vote's ledger entry (domain::ledger::Entry as JSON), or '' when the board
---          keeps no ledger: a counted vote appends it to the ledger (all of a call's
---          entries in one RPUSH per ledger, in the order of the votes), a refused vote or
---          a replay appends nothing; the drain (engine::ledger) moves them to SQL
+-- then one per rule i, at 1 + 1 + i: its counter's field (see rules.lua)
+-- then ten, at 1 + r + k:
+--   +1  member id
+--   +2  real increment (votes; also what each rule counts)
+--   +3  display increment (millionths)
+--   +4  carry-over increment (millionths; 0 = none)
+--   +5  voter id, or '' when the vote names none
+--   +6  idempotency record TTL in seconds, or 0 when the vote has no key
+--   +7  receipt: text stored with the scores so a replay can answer the same ('' when
+--       the vote has no key)
+--   +8  the vote's time, ms since the epoch
+--   +9  a tag unique to this vote, naming its entries in rolling rules' logs
+--   +10 the vote's ledger entry (domain::ledger::Entry as JSON), or '' when the board
+--       keeps no ledger: a counted vote appends it to the ledger (all of a call's
+--       entries in one RPUSH per ledger, in the order of the votes), a refused vote or
+--       a replay appends nothing; the drain (engine::ledger) moves them to SQL
 --
 -- Returns an array of each vote's reply, in order; a vote's reply is one of
 --   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings
@@ -313,16 +315,18 @@ end
 -- made.
 local function cast(j, hd, kb, ab)
   local n, h, r = hd.n, hd.h, hd.r
-  local member, real_text = ARGV[ab + 2], ARGV[ab + 3]
+  -- The rules' fields, then the vote's ten.
+  local field_arg, fx = ab + 1, ab + 1 + r
+  local member, real_text = ARGV[fx + 1], ARGV[fx + 2]
   local real_inc = tonumber(real_text)
-  local idem_key, idem_ttl = KEYS[kb + 1], ARGV[ab + 7]
+  local idem_key, idem_ttl = KEYS[kb + 1], ARGV[fx + 6]
   local keyed = idem_ttl ~= '0'
   local period_key = hd.period_key
   local rule_key = kb + 1 + h
-  local display_text, carry_text = ARGV[ab + 4], ARGV[ab + 5]
+  local display_text, carry_text = ARGV[fx + 3], ARGV[fx + 4]
   local all_at, all_key, mark_key = hd.all_at, hd.all_key, hd.mark_key
   local late = hd.late
-  local at_ms = r > 0 and tonumber(ARGV[ab + 9])
+  local at_ms = r > 0 and tonumber(ARGV[fx + 8])
   if sums and sums.hd and (late or sums.hd ~= hd or (keyed and idem[idem_key])) then
     -- A late vote looks at which rankings exist, a key already used in this call reads
     -- its record, and a vote of another header may write the same keys: each sees the
@@ -335,7 +339,7 @@ local function cast(j, hd, kb, ab)
   -- The idempotency record, the rate-limit rules and the headroom mark: every counter is
   -- read first and consumed only when all of them admit.
   local early, used, stale, mark = write_checks(idem_key, keyed, rule_key, hd.rules, r,
-    real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, mark_key, at_ms)
+    real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, mark_key, at_ms, field_arg)
   if early then
     return early
   end
@@ -351,7 +355,7 @@ local function cast(j, hd, kb, ab)
   end
 
   rules_consume(rule_key, hd.rules, r, used, stale, real_inc, real_text, at_ms,
-    ARGV[ab + 10])
+    ARGV[fx + 9], field_arg, j)
 
   local carries = carry_text ~= '0' and hd.periods
   if late then
@@ -388,7 +392,7 @@ local function cast(j, hd, kb, ab)
       call('ZINCRBY', KEYS[base + 3], carry_text, member)
     end
   end
-  local voter = ARGV[ab + 6]
+  local voter = ARGV[fx + 5]
   if voter ~= '' then
     local board_key = hd.voter_key
     for v = 1, h do
@@ -433,15 +437,15 @@ local function cast(j, hd, kb, ab)
     end
   end
 
-  local entry = ARGV[ab + 11]
+  local entry = ARGV[fx + 10]
   if entry ~= '' then
     shared_add(ledger, KEYS[hd.ledger_key], j, entry)
   end
   if keyed and summed then
-    idem[#idem + 1] = {j, result, idem_key, ARGV[ab + 8], idem_ttl, hd.record}
+    idem[#idem + 1] = {j, result, idem_key, ARGV[fx + 7], idem_ttl, hd.record}
     idem[idem_key] = true
   elseif keyed then
-    call('SET', idem_key, ARGV[ab + 8] .. '|' .. table.concat(result, ',', 2), 'EX',
+    call('SET', idem_key, ARGV[fx + 7] .. '|' .. table.concat(result, ',', 2), 'EX',
       idem_ttl)
   end
   if hd.ttl ~= '0' then
@@ -494,8 +498,17 @@ for i = 1, H do
   hk, at = hk + keys, at + 2 + args
 end
 
--- The votes, in order: eleven ARGV each, from ARGV[at].
-local kb = 0
+-- The counters the votes check, read once (see rules.lua).
+local kb, ab = 0, at - 1
+for _ = 1, m do
+  local hd = headers[tonumber(ARGV[ab + 1])]
+  counters_want(kb + 1 + hd.h, hd.rules, hd.r, ab + 1)
+  kb, ab = kb + 1 + hd.h + 2 * hd.r, ab + 11 + hd.r
+end
+counters_read()
+
+-- The votes, in order: 11 + r ARGV each, from ARGV[at].
+kb = 0
 for j = 1, m do
   local hd = headers[tonumber(ARGV[at])]
   local ok, reply, expiry = pcall(cast, j, hd, kb, at - 1)
@@ -505,12 +518,19 @@ for j = 1, m do
     expiries[#expiries + 1] = expiry
   end
   replies[j] = reply
-  kb, at = kb + 1 + hd.h + 2 * hd.r, at + 11
+  kb, at = kb + 1 + hd.h + 2 * hd.r, at + 11 + hd.r
 end
 
 if sums then
   flush()
 end
+-- A counters hash that fails to write answers its error for every vote that moved it.
+counters_write(function(votes, err)
+  local reply = as_error(err)
+  for _, j in ipairs(votes) do
+    replies[j] = reply
+  end
+end)
 
 -- The shared writes. One that fails answers its error for every vote that wrote to it,
 -- as a command of the vote's own would.

@@ -23,17 +23,17 @@ pub const VOTE_SOURCE: &str = concat!(
 
 static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(VOTE_SOURCE));
 
-/// How many ARGV each vote of a `vote.lua` call carries after the headers: a call of one
-/// vote ends with them.
-pub const VOTE_ARGS: usize = 11;
+/// How many ARGV end each vote of a `vote.lua` call (after its header's number and its
+/// rules' fields): a call of one vote ends with them.
+pub const VOTE_ARGS: usize = 10;
 
-/// Where among a vote's own ARGV `vote.lua` takes the voter (1-based; see the script's
+/// Where among those last ARGV `vote.lua` takes the voter (1-based; see the script's
 /// header). The benchmark rewrites it in captured calls.
-pub const VOTER_ARG: usize = 6;
+pub const VOTER_ARG: usize = 5;
 
-/// Where among a vote's own ARGV `vote.lua` takes the ledger entry: the benchmark gives
-/// each replay of a captured call an entry id of its own.
-pub const LEDGER_ARG: usize = 11;
+/// Where among them `vote.lua` takes the ledger entry: the benchmark gives each replay of
+/// a captured call an entry id of its own.
+pub const LEDGER_ARG: usize = 10;
 
 /// KEYS and ARGV of one part of a `vote.lua` call.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -130,11 +130,14 @@ impl Call {
 /// it) made into a call of `times` copies of that vote under its one header: the
 /// benchmark measures what group commit saves Redis per vote with it.
 pub fn repeated_call(call: &[String], times: usize) -> Vec<String> {
-    let keys: usize = call[2].parse().unwrap_or(0);
+    let number = |s: &String| s.parse::<usize>().unwrap_or(0);
+    let keys = number(&call[2]);
     let (all_keys, argv) = (&call[3..3 + keys], &call[3 + keys..]);
-    let own: usize = argv[2].parse().unwrap_or(0);
+    // ARGV: 1, 1, the vote's keys, the header's keys and arguments, the arguments, then
+    // the vote's own.
+    let own = number(&argv[2]);
     let (own_keys, header_keys) = all_keys.split_at(own);
-    let (header_args, vote_args) = argv[3..].split_at(argv.len() - 3 - VOTE_ARGS);
+    let (header, vote) = argv[3..].split_at(2 + number(&argv[4]));
     let mut out = vec![
         call[0].clone(),
         call[1].clone(),
@@ -145,9 +148,9 @@ pub fn repeated_call(call: &[String], times: usize) -> Vec<String> {
     }
     out.extend_from_slice(header_keys);
     out.extend(["1".to_owned(), times.to_string(), (own * times).to_string()]);
-    out.extend_from_slice(header_args);
+    out.extend_from_slice(header);
     for _ in 0..times {
-        out.extend_from_slice(vote_args);
+        out.extend_from_slice(vote);
     }
     out
 }
@@ -265,6 +268,7 @@ impl VoteCall<'_> {
         } else {
             String::new()
         };
+        rules::push_fields(w.rules, &mut own);
         own.arg(w.member)
             .arg(self.increment.real)
             .arg(self.increment.display)
