@@ -215,37 +215,21 @@ local function overflows(hd, member, real_inc, display_text, carry_text)
   return false
 end
 
--- Writes the votes of a call share, made once after them all: the entries each ledger
--- gains (one RPUSH per ledger, in the order of the votes), the voters each participants
--- HyperLogLog gains (the board's and each member's: one PFADD takes them all) and each
--- hour's count in the votes-per-hour hash. A vote refused, or failed before it got
--- there, adds nothing. Each holds its keys in the order first written, and per key {the
--- votes that wrote it, what is written}: entries or voters, or field -> count. A call of
--- one vote writes its voters and count at once (the tables would cost it more than they
--- save).
+-- The entries a call appends to each ledger, made once after its votes (one RPUSH per
+-- ledger, in the order of the votes): per ledger key {the votes that wrote it, the
+-- entries}, keys in the order first written.
 local ledger = {keys = {}, writes = {}}
-local board_voters, member_voters, hour_votes
-if m > 1 then
-  board_voters, member_voters = {keys = {}, writes = {}}, {keys = {}, writes = {}}
-  hour_votes = {keys = {}, writes = {}}
-end
 
--- Vote j's part of the shared write on `key`, which gets `item` (an entry or a voter) or
--- `inc` more in the field `item` (hour_votes).
-local function shared_add(shared, key, j, item, inc)
-  local write = shared.writes[key]
+-- Vote j's entry `entry` in the ledger at `key`.
+local function ledger_add(key, j, entry)
+  local write = ledger.writes[key]
   if not write then
     write = {{}, {}}
-    shared.writes[key] = write
-    shared.keys[#shared.keys + 1] = key
+    ledger.writes[key] = write
+    ledger.keys[#ledger.keys + 1] = key
   end
-  local votes, items = write[1], write[2]
-  votes[#votes + 1] = j
-  if inc then
-    items[item] = (items[item] or 0) + inc
-  else
-    items[#items + 1] = item
-  end
+  write[1][#write[1] + 1] = j
+  write[2][#write[2] + 1] = entry
 end
 
 local replies, expiries = {}, {}
@@ -393,20 +377,18 @@ local function cast(j, hd, kb, ab)
     end
   end
   local voter = ARGV[fx + 5]
-  if voter ~= '' then
-    local board_key = hd.voter_key
-    for v = 1, h do
-      if board_voters then
-        shared_add(board_voters, KEYS[board_key + v], j, voter)
-      else
-        call('PFADD', KEYS[board_key + v], voter)
-      end
-      if summed then
-        shared_add(member_voters, KEYS[kb + 1 + v], j, voter)
-      else
-        call('PFADD', KEYS[kb + 1 + v], voter)
-      end
+  if voter ~= '' and h > 0 then
+    -- The board's and the member's participants, written after the votes (`together`).
+    local voters, voted = hd.voters, hd.voted
+    voters[#voters + 1], voted[#voted + 1] = voter, j
+    local of_member = hd.members[member]
+    if not of_member then
+      of_member = {kb = kb, voters = {}, votes = {}}
+      hd.members[member] = of_member
+      hd.member_order[#hd.member_order + 1] = member
     end
+    voters, voted = of_member.voters, of_member.votes
+    voters[#voters + 1], voted[#voted + 1] = voter, j
   end
   for k, win in ipairs(hd.windows) do
     local totals = window_add(win.o, win.slots, win.cur, win.at, win.budget, member,
@@ -414,11 +396,8 @@ local function cast(j, hd, kb, ab)
     result[2 * n + 2 * k] = totals[1]
     result[2 * n + 2 * k + 1] = totals[2]
   end
-  if hour_votes then
-    shared_add(hour_votes, KEYS[hd.kb + 1], j, hd.hour, real_inc)
-  else
-    call('HINCRBY', KEYS[hd.kb + 1], hd.hour, real_text)
-  end
+  hd.counted = hd.counted + real_inc
+  hd.counted_votes[#hd.counted_votes + 1] = j
   if late then
     call('HINCRBY', KEYS[hd.kb + 3], hd.hour, real_text)
     for p = 0, n - 1 do
@@ -439,7 +418,7 @@ local function cast(j, hd, kb, ab)
 
   local entry = ARGV[fx + 10]
   if entry ~= '' then
-    shared_add(ledger, KEYS[hd.ledger_key], j, entry)
+    ledger_add(KEYS[hd.ledger_key], j, entry)
   end
   if keyed and summed then
     idem[#idem + 1] = {j, result, idem_key, ARGV[fx + 7], idem_ttl, hd.record}
@@ -494,7 +473,13 @@ for i = 1, H do
     ttl = ARGV[ab + 10], rules = rules_parse(ab + 10, r), windows = windows,
     -- A summed vote's idempotency record: its receipt, then its scores (the periods' as
     -- integers, the windows' as Redis gave them).
-    record = '%s|' .. string.sub(string.rep(',%d', 2 * n) .. string.rep(',%s', 2 * #windows), 2)}
+    record = '%s|' .. string.sub(string.rep(',%d', 2 * n) .. string.rep(',%s', 2 * #windows), 2),
+    -- What its counted votes write together (see `together`): their voters (the
+    -- board's participants) and the votes that added them, per member the same (the
+    -- member's participants) with the first vote's own keys, and their sum of votes
+    -- (the hour's count) with the votes that added to it.
+    voters = {}, voted = {}, members = {}, member_order = {}, counted = 0,
+    counted_votes = {}}
   hk, at = hk + keys, at + 2 + args
 end
 
@@ -532,6 +517,31 @@ counters_write(function(votes, err)
   end
 end)
 
+-- The writes the call's votes share, gathered per key from their headers (a key that
+-- several headers write, the board's all-time participants say, is written once): per
+-- key {the votes that wrote it, the items (voters) or the count per field}, keys in the
+-- order first written.
+local together = {keys = {}, writes = {}}
+
+-- Gathers `items` (a list) and `votes` into the write on `key`; the first list given for
+-- a key is kept as it is, a later one is copied after it.
+local function gather(key, items, votes)
+  local write = together.writes[key]
+  if not write then
+    together.writes[key] = {votes, items}
+    together.keys[#together.keys + 1] = key
+    return
+  end
+  local to_votes, to_items = {unpack(write[1])}, {unpack(write[2])}
+  for _, j in ipairs(votes) do
+    to_votes[#to_votes + 1] = j
+  end
+  for _, item in ipairs(items) do
+    to_items[#to_items + 1] = item
+  end
+  together.writes[key] = {to_votes, to_items}
+end
+
 -- The shared writes. One that fails answers its error for every vote that wrote to it,
 -- as a command of the vote's own would.
 local function share(shared, write)
@@ -549,18 +559,44 @@ end
 share(ledger, function(key, entries)
   call('RPUSH', key, unpack(entries))
 end)
-if m > 1 then
-  for _, voters in ipairs({board_voters, member_voters}) do
-    share(voters, function(key, items)
-      call('PFADD', key, unpack(items))
-    end)
-  end
-  share(hour_votes, function(key, counts)
-    for field, count in pairs(counts) do
-      call('HINCRBY', key, field, string.format('%d', count))
+for _, hd in ipairs(headers) do
+  if #hd.voters > 0 then
+    for v = 1, hd.h do
+      gather(KEYS[hd.voter_key + v], hd.voters, hd.voted)
     end
-  end)
+  end
+  for _, member in ipairs(hd.member_order) do
+    local of_member = hd.members[member]
+    for v = 1, hd.h do
+      gather(KEYS[of_member.kb + 1 + v], of_member.voters, of_member.votes)
+    end
+  end
 end
+share(together, function(key, voters)
+  call('PFADD', key, unpack(voters))
+end)
+-- Each header's count of votes in its hour, summed per hash and field.
+local counts = {keys = {}, writes = {}}
+for _, hd in ipairs(headers) do
+  if hd.counted > 0 then
+    local key = KEYS[hd.kb + 1]
+    local write = counts.writes[key]
+    if not write then
+      write = {{}, {}}
+      counts.writes[key] = write
+      counts.keys[#counts.keys + 1] = key
+    end
+    for _, j in ipairs(hd.counted_votes) do
+      write[1][#write[1] + 1] = j
+    end
+    write[2][hd.hour] = (write[2][hd.hour] or 0) + hd.counted
+  end
+end
+share(counts, function(key, fields)
+  for field, count in pairs(fields) do
+    call('HINCRBY', key, field, string.format('%d', count))
+  end
+end)
 if #expiries > 0 then
   expire_instances(expiries)
 end
