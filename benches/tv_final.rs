@@ -8,9 +8,17 @@
 //!    load; Redis's own statistics give EVALSHA's µs per vote, next to one ZINCRBY's in
 //!    the same run (the machine's own unit). Repeated when the host stole more than 3 %
 //!    of a core.
+//! 2. Votes over HTTP: the release server (`target/release/ovation`, two workers) with the
+//!    same board, `wrk` at 64 connections (`bench/tv_vote.lua`): votes per second, p50
+//!    and p99, Redis's script time per vote counted (the votes' calls and the ledger's
+//!    drain), the CPU each process used, and the votes per second as a share of what one
+//!    Redis core takes at phase 1's cost. On a 2-core machine the server and `wrk` share
+//!    the cores with Redis, so this share says what this machine's HTTP path delivers,
+//!    not what one Redis core could take with the server elsewhere.
 //!
 //! Prints a markdown table and writes JSON to `bench/results/`. Settings: `BENCH_TV_VOTES`
-//! (votes per run, default 200,000).
+//! (votes per run of phase 1, default 200,000), `BENCH_SECONDS` (phase 2, default 10),
+//! `OVATION_VOTE_GROUP` (the largest group commit, default 32).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
 
@@ -36,8 +44,11 @@ use rand::{Rng, SeedableRng};
 use serde_json::json;
 
 mod common;
+mod cpu;
+mod http;
 
 use common::{env_number, evalsha_stat, redis_cli, start_redis, steal_seconds, zincrby_usec};
+use http::{WrkResult, call, cpu_cell, server_bin, start_server_with, until_quiet, wrk};
 
 /// Concurrent writers, as the 64 connections.
 const TASKS: usize = 64;
@@ -61,6 +72,10 @@ async fn state(dir: &std::path::Path, port: u16) -> AppState {
         ("OVATION_CONFIG", "/dev/null".to_owned()),
         ("OVATION_REDIS_URL", format!("redis://127.0.0.1:{port}")),
         ("OVATION_LOG", "error".to_owned()),
+        (
+            "OVATION_VOTE_GROUP",
+            std::env::var("OVATION_VOTE_GROUP").unwrap_or_else(|_| "32".to_owned()),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
@@ -217,8 +232,83 @@ async fn engine_usec(
     )
 }
 
+/// The TV-final board `final` made over the API of the server at `base`, as phase 1's.
+async fn tv_board_over_http(client: &reqwest::Client, base: &str) {
+    use reqwest::Method;
+    call(
+        client,
+        base,
+        Method::POST,
+        "/api/v1/admin/boards",
+        json!({"slug": "final", "title": "TV final", "membership": "closed",
+               "periods": ["hour", "day", "all"], "carry_over": 0.1, "ledger": true}),
+    )
+    .await;
+    let members: Vec<serde_json::Value> = (1..=MEMBERS)
+        .map(|i| json!({"id": format!("m{i}"), "name": format!("Contestant {i}")}))
+        .collect();
+    call(
+        client,
+        base,
+        Method::PUT,
+        "/api/v1/admin/boards/final/members",
+        json!({"members": members}),
+    )
+    .await;
+    for rule in [
+        json!({"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1000}),
+        json!({"name": "voter and member per day", "dimensions": ["voter", "member"], "window": "day", "limit": 100}),
+        json!({"name": "ip per minute", "dimensions": ["ip"], "window": "minute", "limit": 10_000}),
+    ] {
+        call(
+            client,
+            base,
+            Method::POST,
+            "/api/v1/admin/boards/final/rules",
+            rule,
+        )
+        .await;
+    }
+}
+
+/// Phase 2: votes over HTTP, repeated while the host steals too much; the run and Redis's
+/// script µs per vote counted.
+async fn http_phase(port: u16, redis_pid: u32, seconds: u64) -> (WrkResult, f64) {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let group = std::env::var("OVATION_VOTE_GROUP").unwrap_or_else(|_| "32".to_owned());
+    let server = start_server_with(
+        &server_bin(&root),
+        dir.path(),
+        port,
+        2,
+        "tvhttp",
+        250,
+        &[("OVATION_VOTE_GROUP", &group)],
+    );
+    let client = reqwest::Client::new();
+    tv_board_over_http(&client, &server.base).await;
+    let pids = [("redis", redis_pid), ("server", server.pid)];
+    until_quiet(
+        |(run, _): &(WrkResult, f64)| run.steal(),
+        || async {
+            redis_cli(port, &["CONFIG", "RESETSTAT"]);
+            let run = wrk(
+                &format!("{}/api/v1/boards/final/votes", server.base),
+                Some(&root.join("bench/tv_vote.lua")),
+                seconds,
+                &pids,
+            );
+            let counted = run.requests.saturating_sub(run.errors).max(1) as f64;
+            let usec = evalsha_stat(port, "usec") / counted;
+            (run, usec)
+        },
+    )
+    .await
+}
+
 async fn run() {
-    let (_redis, port) = start_redis();
+    let (redis, port) = start_redis();
     let dir = tempfile::tempdir().unwrap();
     let state = Arc::new(state(dir.path(), port).await);
     let slug = tv_board(&state).await;
@@ -234,6 +324,9 @@ async fn run() {
     let (usec, steal, commands) = run;
     let unit = zincrby_usec(port);
     let units = usec / unit;
+    let seconds: u64 = env_number("BENCH_SECONDS", 10);
+    let (over_http, http_usec) = http_phase(port, redis.0.id(), seconds).await;
+    let share = over_http.rps / (1e6 / usec);
     println!("\n## The TV final: one hot board\n");
     println!("| figure | value |\n|---|---|");
     println!("| Redis µs per vote (EVALSHA, 64 writers, group commit) | {usec:.2} |");
@@ -241,6 +334,20 @@ async fn run() {
     println!("| ZINCRBY-times per vote (target ≤ 12) | {units:.1} |");
     println!("| votes per Redis core | {:.0} |", 1e6 / usec);
     println!("| steal (% of a core) | {steal:.1} |");
+    println!(
+        "| votes/s over HTTP (64 connections, two workers) | {:.0} ({:.2}× one Redis core's) |",
+        over_http.rps, share
+    );
+    println!(
+        "| p50 / p99 over HTTP | {:.2} / {:.2} ms |",
+        over_http.p50_ms, over_http.p99_ms
+    );
+    println!("| non-2xx over HTTP | {} |", over_http.errors);
+    println!("| Redis µs per vote over HTTP (scripts) | {http_usec:.2} |");
+    println!(
+        "| CPU over HTTP (% of a core) | {} |",
+        cpu_cell(&over_http.cpu)
+    );
     println!("\n| command | calls per vote | µs per vote |\n|---|---|---|");
     for (name, calls, usec) in &commands {
         println!("| {name} | {calls:.3} | {usec:.2} |");
@@ -253,6 +360,7 @@ async fn run() {
         "zincrby_units_per_vote": units,
         "votes_per_redis_core": 1e6 / usec,
         "steal_pct": steal,
+        "http": over_http.json(&[("redis_usec_per_vote", http_usec), ("share_of_one_redis_core", share)]),
         "commands": commands.iter().map(|(name, calls, usec)| json!({
             "command": name, "calls_per_vote": calls, "usec_per_vote": usec,
         })).collect::<Vec<_>>(),
