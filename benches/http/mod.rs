@@ -2,6 +2,9 @@
 //! SQLite file, calls to its API, `wrk` runs with the CPU each process used, and phases
 //! run again when the host stole too much of a core.
 
+// Each bench uses its own part of this module.
+#![allow(dead_code)]
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
