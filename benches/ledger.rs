@@ -20,13 +20,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
 use chrono::{Duration, Utc};
 use chrono_tz::Tz;
-use ovation::config::Settings;
 use ovation::domain::board::{BoardSettings, Membership};
 use ovation::domain::ids::BoardSlug;
 use ovation::domain::ledger::Entry;
@@ -43,7 +41,8 @@ use serde_json::json;
 mod common;
 
 use common::{
-    env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds, zincrby_usec,
+    engine_state, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds,
+    zincrby_usec,
 };
 
 /// Votes per phase of part 1.
@@ -215,23 +214,6 @@ where
     best
 }
 
-/// An application state over `database_url` and the Redis on `port` (no HTTP).
-async fn state(database_url: &str, port: u16, prefix: &str) -> AppState {
-    let env: HashMap<String, String> = [
-        ("OVATION_CONFIG", "/dev/null".to_owned()),
-        ("OVATION_DATABASE_URL", database_url.to_owned()),
-        ("OVATION_REDIS_URL", format!("redis://127.0.0.1:{port}")),
-        ("OVATION_KEY_PREFIX", prefix.to_owned()),
-        ("OVATION_LOG", "error".to_owned()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
-    ovation::startup::connect(Settings::from_sources(&env).unwrap())
-        .await
-        .unwrap()
-}
-
 /// A votes board of ten members in Asia/Shanghai, multiplier 1.5, carry-over 0.1.
 async fn board(
     state: &AppState,
@@ -286,7 +268,7 @@ async fn push(conn: &mut redis::aio::MultiplexedConnection, key: &str, entries: 
 
 /// Rows per second the drain moves from Redis to the SQL database at `database_url`.
 async fn drain_rate(database_url: &str, port: u16, rows: usize) -> f64 {
-    let state = state(database_url, port, "dr:").await;
+    let state = engine_state(database_url, port, "dr:", &[]).await;
     let config = board(&state, "drained").await;
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
@@ -312,7 +294,7 @@ async fn drain_rate(database_url: &str, port: u16, rows: usize) -> f64 {
 /// lag seen (seconds between the oldest waiting entry's arrival and now, looked at every
 /// 10 ms), and the entries still waiting at the end.
 async fn drain_lag(database_url: &str, port: u16, rate: f64, seconds: u64) -> (f64, u64) {
-    let state = state(database_url, port, "dl:").await;
+    let state = engine_state(database_url, port, "dl:", &[]).await;
     let config = board(&state, "lagged").await;
     let drain = tokio::spawn(ledger::run(
         state.clone(),
@@ -449,7 +431,7 @@ async fn run() {
         "sqlite://{}?mode=rwc",
         dir.path().join("recount.db").display()
     );
-    let state = state(&recount_db, port, "rc:").await;
+    let state = engine_state(&recount_db, port, "rc:", &[]).await;
     let config = board(&state, "recounted").await;
     let of = LedgerOf::board(config.board.id);
     let mut rng = rand::rngs::StdRng::seed_from_u64(13);

@@ -60,7 +60,7 @@ use common::{
 };
 use cpu::CpuMeter;
 use http::{
-    CONNECTIONS, Server, WrkResult, call, cpu_cell, round, server_bin, start_server,
+    CONNECTIONS, Server, WrkResult, call, cpu_cell, create_board, round, server_bin, start_server,
     start_server_with, until_quiet, wrk,
 };
 use memory::used_memory;
@@ -627,7 +627,6 @@ async fn set_up_shape(
     changes: Value,
     rules: bool,
 ) {
-    use reqwest::Method;
     let mut board = json!({
         "slug": slug, "title": "Bench", "timezone": "Asia/Shanghai",
         "multiplier": 3, "carry_over": 0.1, "max_count": 10
@@ -635,35 +634,16 @@ async fn set_up_shape(
     for (k, v) in changes.as_object().unwrap() {
         board[k] = v.clone();
     }
-    call(client, base, Method::POST, "/api/v1/admin/boards", board).await;
-    let members: Vec<Value> = (1..=200)
-        .map(|i| json!({"id": format!("m{i}"), "name": format!("Member {i}")}))
-        .collect();
-    call(
-        client,
-        base,
-        Method::PUT,
-        &format!("/api/v1/admin/boards/{slug}/members"),
-        json!({"members": members}),
-    )
-    .await;
-    if !rules {
-        return;
-    }
-    for rule in [
-        json!({"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1_000_000}),
-        json!({"name": "voter per member per hour", "dimensions": ["voter", "member"], "window": "hour", "limit": 1_000_000}),
-        json!({"name": "member per minute", "dimensions": ["member"], "window": "minute", "limit": 1_000_000_000}),
-    ] {
-        call(
-            client,
-            base,
-            Method::POST,
-            &format!("/api/v1/admin/boards/{slug}/rules"),
-            rule,
-        )
-        .await;
-    }
+    let rules = if rules {
+        vec![
+            json!({"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1_000_000}),
+            json!({"name": "voter per member per hour", "dimensions": ["voter", "member"], "window": "hour", "limit": 1_000_000}),
+            json!({"name": "member per minute", "dimensions": ["member"], "window": "minute", "limit": 1_000_000_000}),
+        ]
+    } else {
+        Vec::new()
+    };
+    create_board(client, base, board, 200, &rules).await;
 }
 
 async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_counts: &[usize]) {

@@ -22,12 +22,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::time::Instant;
 
-use ovation::config::Settings;
 use ovation::domain::auth::{Reach, Scope};
 use ovation::domain::board::{BoardSettings, Member, Membership};
 use ovation::domain::idempotency::Idempotency;
@@ -47,8 +45,10 @@ mod common;
 mod cpu;
 mod http;
 
-use common::{env_number, evalsha_stat, redis_cli, start_redis, steal_seconds, zincrby_usec};
-use http::{WrkResult, call, cpu_cell, server_bin, start_server_with, until_quiet, wrk};
+use common::{
+    engine_state, env_number, evalsha_stat, redis_cli, start_redis, steal_seconds, zincrby_usec,
+};
+use http::{WrkResult, cpu_cell, create_board, server_bin, start_server_with, until_quiet, wrk};
 
 /// Concurrent writers, as the 64 connections.
 const TASKS: usize = 64;
@@ -61,29 +61,6 @@ const MEMBERS: u32 = 10;
 
 /// Largest share of a core the host may steal from a run before it is repeated.
 const STEAL_LIMIT: f64 = 3.0;
-
-/// An application state over a SQLite file in `dir` and the Redis on `port` (no HTTP).
-async fn state(dir: &std::path::Path, port: u16) -> AppState {
-    let env: HashMap<String, String> = [
-        (
-            "OVATION_DATABASE_URL",
-            format!("sqlite://{}?mode=rwc", dir.join("tv.db").display()),
-        ),
-        ("OVATION_CONFIG", "/dev/null".to_owned()),
-        ("OVATION_REDIS_URL", format!("redis://127.0.0.1:{port}")),
-        ("OVATION_LOG", "error".to_owned()),
-        (
-            "OVATION_VOTE_GROUP",
-            std::env::var("OVATION_VOTE_GROUP").unwrap_or_else(|_| "32".to_owned()),
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v))
-    .collect();
-    ovation::startup::connect(Settings::from_sources(&env).unwrap())
-        .await
-        .unwrap()
-}
 
 /// The TV-final board `final`: ten members, hour/day/all, carry-over 0.1, three rules,
 /// the ledger on.
@@ -234,41 +211,14 @@ async fn engine_usec(
 
 /// The TV-final board `final` made over the API of the server at `base`, as phase 1's.
 async fn tv_board_over_http(client: &reqwest::Client, base: &str) {
-    use reqwest::Method;
-    call(
-        client,
-        base,
-        Method::POST,
-        "/api/v1/admin/boards",
-        json!({"slug": "final", "title": "TV final", "membership": "closed",
-               "periods": ["hour", "day", "all"], "carry_over": 0.1, "ledger": true}),
-    )
-    .await;
-    let members: Vec<serde_json::Value> = (1..=MEMBERS)
-        .map(|i| json!({"id": format!("m{i}"), "name": format!("Contestant {i}")}))
-        .collect();
-    call(
-        client,
-        base,
-        Method::PUT,
-        "/api/v1/admin/boards/final/members",
-        json!({"members": members}),
-    )
-    .await;
-    for rule in [
+    let rules = [
         json!({"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1000}),
         json!({"name": "voter and member per day", "dimensions": ["voter", "member"], "window": "day", "limit": 100}),
         json!({"name": "ip per minute", "dimensions": ["ip"], "window": "minute", "limit": 10_000}),
-    ] {
-        call(
-            client,
-            base,
-            Method::POST,
-            "/api/v1/admin/boards/final/rules",
-            rule,
-        )
-        .await;
-    }
+    ];
+    let board = json!({"slug": "final", "title": "TV final", "membership": "closed",
+                       "periods": ["hour", "day", "all"], "carry_over": 0.1, "ledger": true});
+    create_board(client, base, board, MEMBERS as usize, &rules).await;
 }
 
 /// Phase 2: votes over HTTP, repeated while the host steals too much; the run and Redis's
@@ -310,7 +260,10 @@ async fn http_phase(port: u16, redis_pid: u32, seconds: u64) -> (WrkResult, f64)
 async fn run() {
     let (redis, port) = start_redis();
     let dir = tempfile::tempdir().unwrap();
-    let state = Arc::new(state(dir.path(), port).await);
+    let database = format!("sqlite://{}?mode=rwc", dir.path().join("tv.db").display());
+    let group = std::env::var("OVATION_VOTE_GROUP").unwrap_or_else(|_| "32".to_owned());
+    let state =
+        Arc::new(engine_state(&database, port, "tv:", &[("OVATION_VOTE_GROUP", group)]).await);
     let slug = tv_board(&state).await;
     let votes: u64 = env_number("BENCH_TV_VOTES", 200_000);
 

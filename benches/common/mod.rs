@@ -94,6 +94,30 @@ pub fn zincrby_usec(port: u16) -> f64 {
     command_stat(port, "zincrby", "usec_per_call")
 }
 
+/// An application state (no HTTP) over `database_url` and the Redis on `port`, its keys
+/// under `prefix`, with `extra` settings (`OVATION_*` variable, value).
+pub async fn engine_state(
+    database_url: &str,
+    port: u16,
+    prefix: &str,
+    extra: &[(&str, String)],
+) -> ovation::engine::state::AppState {
+    let mut env: std::collections::HashMap<String, String> = [
+        ("OVATION_CONFIG", "/dev/null".to_owned()),
+        ("OVATION_DATABASE_URL", database_url.to_owned()),
+        ("OVATION_REDIS_URL", format!("redis://127.0.0.1:{port}")),
+        ("OVATION_KEY_PREFIX", prefix.to_owned()),
+        ("OVATION_LOG", "error".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    env.extend(extra.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
+    ovation::startup::connect(ovation::config::Settings::from_sources(&env).unwrap())
+        .await
+        .unwrap()
+}
+
 /// `usec_per_call` of EVALSHA since the last CONFIG RESETSTAT.
 pub fn evalsha_usec(port: u16) -> f64 {
     evalsha_stat(port, "usec_per_call")

@@ -167,6 +167,41 @@ pub async fn call(
     body
 }
 
+/// Creates the board `board` (the admin API's body) with members `m1`..`m<members>` and
+/// `rules` (the rules API's bodies), over the API of the server at `base`.
+pub async fn create_board(
+    client: &reqwest::Client,
+    base: &str,
+    board: Value,
+    members: usize,
+    rules: &[Value],
+) {
+    use reqwest::Method;
+    let slug = board["slug"].as_str().unwrap_or_default().to_owned();
+    call(client, base, Method::POST, "/api/v1/admin/boards", board).await;
+    let members: Vec<Value> = (1..=members)
+        .map(|i| json!({"id": format!("m{i}"), "name": format!("Member {i}")}))
+        .collect();
+    call(
+        client,
+        base,
+        Method::PUT,
+        &format!("/api/v1/admin/boards/{slug}/members"),
+        json!({"members": members}),
+    )
+    .await;
+    for rule in rules {
+        call(
+            client,
+            base,
+            Method::POST,
+            &format!("/api/v1/admin/boards/{slug}/rules"),
+            rule.clone(),
+        )
+        .await;
+    }
+}
+
 pub struct Server {
     _proc: Proc,
     pub pid: u32,
