@@ -529,13 +529,50 @@ async fn summed_calls_answer_each_vote_as_if_applied_one_after_another() {
             "{vote} refused by {rule} with {used} used"
         );
     }
-    for voter in 0..80 {
-        let used: i64 = entries
+    // No rule let more through than its limit: what each counter admitted, summed from
+    // the ledger (the member rule's hour: the entries' own hour).
+    let mut admitted: std::collections::HashMap<(&str, String), i64> = Default::default();
+    for e in &entries {
+        let count = e["count"].as_i64().unwrap();
+        let (voter, member) = (e["voter"].as_str().unwrap(), e["member"].as_str().unwrap());
+        let hour = e["at"].as_str().unwrap()[..13].to_owned();
+        for key in [
+            ("voter", voter.to_owned()),
+            ("voter and member", format!("{voter}/{member}")),
+            ("member", format!("{member}/{hour}")),
+        ] {
+            *admitted.entry(key).or_default() += count;
+        }
+    }
+    for ((rule, subject), used) in &admitted {
+        assert!(*used <= limit(rule), "{rule} {subject}: {used}");
+    }
+    // Participants: the board's and each member's distinct voters are the ledger's
+    // (HyperLogLog estimates, exact to within one at these sizes).
+    let distinct = |member: Option<&str>| {
+        entries
             .iter()
-            .filter(|e| e["voter"] == format!("u{voter}"))
-            .map(|e| e["count"].as_i64().unwrap())
-            .sum();
-        assert!(used <= 6, "u{voter}: {used}");
+            .filter(|e| member.is_none_or(|m| e["member"] == m))
+            .map(|e| e["voter"].as_str().unwrap())
+            .collect::<std::collections::HashSet<_>>()
+            .len() as i64
+    };
+    let (_, top) = app.get("/api/v1/boards/tv/top?period=all").await;
+    let participants = top["participants"].as_i64().unwrap();
+    assert!((participants - distinct(None)).abs() <= 1, "{top}");
+    for member in &members {
+        let (status, read) = app
+            .get(&format!("/api/v1/boards/tv/members/{member}?period=all"))
+            .await;
+        if distinct(Some(member)) == 0 {
+            continue;
+        }
+        assert_eq!(status, StatusCode::OK, "{read}");
+        let participants = read["participants"].as_i64().unwrap();
+        assert!(
+            (participants - distinct(Some(member))).abs() <= 1,
+            "{member}: {read}"
+        );
     }
     let (_, stats) = app.get("/api/v1/boards/tv/stats?period=all").await;
     assert_eq!(
