@@ -94,6 +94,7 @@ refused-other = The limit of { $limit ->
 } { $window } from where you vote is reached.
 opens-again = Voting opens again { $when } { $zone }, { $within }.
 opens-never = That limit holds for the whole campaign.
+refused-blocked = Votes like this one are not taken on this board.
 refused-others = You can still vote for others: { $remaining } of { $limit } left { $window }.
 quota-left = { $remaining } of { $limit } { $limit ->
     [one] vote
@@ -411,6 +412,7 @@ rule-per-month = per month
 rule-per-campaign = in the whole campaign
 rule-per-rolling = in any { $span }
 rule-skips = {" "}(votes without these values skip the rule)
+rule-blocked = blocked
 flash-board-created = Board { $slug } created.
 flash-board-saved = Board saved.
 flash-board-not-deleted = Not deleted: the confirmation did not match the slug.

@@ -215,7 +215,48 @@ impl Missing {
 pub struct Override {
     /// Every pair must match the vote's value (canonical form).
     pub when: BTreeMap<Dimension, String>,
-    pub limit: i64,
+    pub change: Change,
+}
+
+/// What an override does to its rule's limit (seed 000: a partner channel gets five
+/// votes more; a value may be blocked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// This limit instead of the rule's; 0 blocks the values (no vote passes).
+    Limit(i64),
+    /// The rule's limit and this many more.
+    Add(i64),
+}
+
+impl Change {
+    /// The limit for a rule whose own is `limit`.
+    pub fn applied_to(self, limit: i64) -> i64 {
+        match self {
+            Self::Limit(l) => l,
+            Self::Add(n) => limit.saturating_add(n),
+        }
+    }
+
+    /// The change as the dashboard writes it: `10`, `+5`, or `blocked` (a limit of 0).
+    pub fn text(self) -> String {
+        match self {
+            Self::Limit(0) => "blocked".to_owned(),
+            Self::Limit(l) => l.to_string(),
+            Self::Add(n) => format!("+{n}"),
+        }
+    }
+
+    /// Reads [`Change::text`] (`0` blocks too); `None` when it is none of them.
+    pub fn parse_text(raw: &str) -> Option<Self> {
+        let raw = raw.trim();
+        if raw.eq_ignore_ascii_case("blocked") {
+            return Some(Self::Limit(0));
+        }
+        match raw.strip_prefix('+') {
+            Some(n) => n.parse().ok().map(Self::Add),
+            None => raw.parse().ok().map(Self::Limit),
+        }
+    }
 }
 
 /// A rule's settings, valid as a whole.
@@ -319,13 +360,29 @@ impl RuleSpec {
             ));
         }
         for o in &self.overrides {
-            check_limit(o.limit, "an override's limit")?;
+            match o.change {
+                // 0 blocks the values.
+                Change::Limit(0) => {}
+                Change::Limit(limit) => check_limit(limit, "an override's limit")?,
+                Change::Add(n) => {
+                    if n < 1 {
+                        return Err(Invalid::new(
+                            Code::InvalidOverride,
+                            "an override's add must be at least 1",
+                        ));
+                    }
+                    check_limit(
+                        self.limit.saturating_add(n),
+                        "the limit with an override's add",
+                    )?;
+                }
+            }
         }
         Ok(())
     }
 
-    /// The limit for a vote with these values: the first matching override's, else the
-    /// rule's own.
+    /// The limit for a vote with these values: the first matching override's change to
+    /// the rule's own, else the rule's own. 0 when the override blocks the values.
     pub fn limit_for(&self, values: &VoteValues) -> i64 {
         self.overrides
             .iter()
@@ -334,7 +391,7 @@ impl RuleSpec {
                     .iter()
                     .all(|(d, v)| values.get(*d) == Some(v.as_str()))
             })
-            .map_or(self.limit, |o| o.limit)
+            .map_or(self.limit, |o| o.change.applied_to(self.limit))
     }
 
     /// Which counter of this rule a vote belongs to: its dimension values, each
@@ -531,13 +588,22 @@ mod tests {
         rule.overrides = vec![
             Override {
                 when: when(&[("channel", "partner-a"), ("terminal", "ios")]),
-                limit: 20,
+                change: Change::Limit(20),
             },
             Override {
                 when: when(&[("channel", "partner-a")]),
-                limit: 10,
+                change: Change::Limit(10),
+            },
+            Override {
+                when: when(&[("channel", "partner-b")]),
+                change: Change::Add(5),
+            },
+            Override {
+                when: when(&[("channel", "spam")]),
+                change: Change::Limit(0),
             },
         ];
+        rule.check().unwrap();
         let mut v = VoteValues {
             voter: Some("u".into()),
             channel: Some("partner-a".into()),
@@ -548,6 +614,45 @@ mod tests {
         assert_eq!(rule.limit_for(&v), 20);
         v.channel = Some("app".into());
         assert_eq!(rule.limit_for(&v), 5);
+        v.channel = Some("partner-b".into());
+        assert_eq!(rule.limit_for(&v), 10);
+        v.channel = Some("spam".into());
+        assert_eq!(rule.limit_for(&v), 0);
+    }
+
+    #[test]
+    fn an_override_adds_at_least_one_within_the_windows_bound_or_blocks() {
+        let mut rule = spec(&["voter"], "day", 5);
+        let with = |change| Override {
+            when: parse_match(&[("channel".to_owned(), "p".to_owned())].into()).unwrap(),
+            change,
+        };
+        for (change, ok) in [
+            (Change::Add(1), true),
+            (Change::Add(bounds::LIMIT_MAX - 5), true),
+            (Change::Add(bounds::LIMIT_MAX - 4), false),
+            (Change::Add(0), false),
+            (Change::Add(-3), false),
+            (Change::Limit(0), true),
+            (Change::Limit(-1), false),
+            (Change::Limit(bounds::LIMIT_MAX + 1), false),
+        ] {
+            rule.overrides = vec![with(change)];
+            assert_eq!(rule.check().is_ok(), ok, "{change:?}");
+        }
+        for (text, change) in [
+            ("10", Some(Change::Limit(10))),
+            ("+5", Some(Change::Add(5))),
+            (" blocked ", Some(Change::Limit(0))),
+            ("0", Some(Change::Limit(0))),
+            ("five", None),
+            ("+", None),
+        ] {
+            assert_eq!(Change::parse_text(text), change, "{text}");
+        }
+        for change in [Change::Limit(10), Change::Add(5), Change::Limit(0)] {
+            assert_eq!(Change::parse_text(&change.text()), Some(change));
+        }
     }
 
     #[test]

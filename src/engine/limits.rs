@@ -13,7 +13,9 @@ use super::error::EngineError;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
-use crate::domain::limit::{Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window};
+use crate::domain::limit::{
+    Change, Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window,
+};
 use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
 use crate::i18n::Lang;
@@ -84,7 +86,9 @@ pub fn checks(
             Err(dim) => return Err(required(rule, dim)),
         };
         let limit = rule.spec.limit_for(values);
-        if count > limit {
+        // A blocked value (limit 0) is refused by the counter, as rate-limited for good,
+        // and counted among the rule's refusals.
+        if limit > 0 && count > limit {
             let mut details = Map::new();
             details.insert("rule".into(), rule_json(rule, limit));
             return Err(EngineError::invalid_with(
@@ -212,6 +216,10 @@ pub fn explain(
     retry_after_s: Option<i64>,
     now: DateTime<Utc>,
 ) -> String {
+    if limit == 0 {
+        // An override blocks these values: no wait would help.
+        return lang.t("refused-blocked");
+    }
     let dims = &rule.spec.dimensions;
     let name = board
         .members
@@ -309,7 +317,11 @@ pub fn describe(lang: Lang, rule: &RuleSpec) -> String {
             .iter()
             .map(|o| {
                 let when: Vec<String> = o.when.iter().map(|(d, v)| format!("{d} {v}")).collect();
-                format!("{}: {}", when.join(" + "), o.limit)
+                let change = match o.change {
+                    Change::Limit(0) => lang.t("rule-blocked"),
+                    change => change.text(),
+                };
+                format!("{}: {change}", when.join(" + "))
             })
             .collect();
         text.push_str(" — ");
@@ -423,17 +435,32 @@ mod tests {
     #[test]
     fn rules_read_as_plain_words_in_both_languages() {
         let mut rule = spec(&["voter"], "day", 5);
-        rule.overrides = vec![Override {
-            when: parse_match(&[("channel".to_owned(), "partner-a".to_owned())].into()).unwrap(),
-            limit: 10,
-        }];
+        let when = |channel: &str| {
+            parse_match(&[("channel".to_owned(), channel.to_owned())].into()).unwrap()
+        };
+        rule.overrides = vec![
+            Override {
+                when: when("partner-a"),
+                change: Change::Limit(10),
+            },
+            Override {
+                when: when("partner-b"),
+                change: Change::Add(5),
+            },
+            Override {
+                when: when("spam"),
+                change: Change::Limit(0),
+            },
+        ];
         assert_eq!(
             describe(Lang::En, &rule),
-            "each voter, 5 per day — channel partner-a: 10"
+            "each voter, 5 per day — channel partner-a: 10; channel partner-b: +5; channel \
+             spam: blocked"
         );
         assert_eq!(
             describe(Lang::Zh, &rule),
-            "每位投票人每天最多 5 票 — channel partner-a: 10"
+            "每位投票人每天最多 5 票 — channel partner-a: 10; channel partner-b: +5; channel \
+             spam: 禁止"
         );
         let mut rule = spec(&["member", "voter"], "rolling:1h", 2);
         rule.missing = Missing::Skip;

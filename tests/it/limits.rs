@@ -126,6 +126,127 @@ async fn one_voter_gets_exactly_five_of_1000_concurrent_attempts_a_day() {
     assert_eq!(now["refused"], json!([{"rule": ids[0], "votes": 995}]));
 }
 
+/// Seed 000's "+5": an override adds to the rule's limit; one with a limit of 0 blocks
+/// its values. Exact under 1,000 concurrent attempts: the partner's voter gets five and
+/// five more, the blocked channel's voter none, refused for good, each refusal counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_added_override_admits_exactly_its_extra_and_a_blocking_one_none() {
+    let app = TestApp::spawn().await;
+    let ids = board_with_rules(
+        &app,
+        "plus",
+        json!({}),
+        &[
+            json!({"name": "five a day", "dimensions": ["voter"], "window": "day", "limit": 5,
+                 "overrides": [{"match": {"channel": "partner-a"}, "add": 5},
+                               {"match": {"channel": "spam"}, "limit": 0}]}),
+        ],
+    )
+    .await;
+    let mut attempts = Vec::new();
+    for i in 0..1000 {
+        let app = app.clone();
+        let (voter, channel) = if i % 2 == 0 {
+            ("u1", "partner-a")
+        } else {
+            ("u2", "spam")
+        };
+        attempts.push(tokio::spawn(async move {
+            let body = json!({"member": "m1", "voter": voter, "channel": channel});
+            (channel, app.vote("plus", body).await)
+        }));
+    }
+    let mut accepted = std::collections::HashMap::new();
+    for a in attempts {
+        let (channel, (status, body)) = a.await.unwrap();
+        match status {
+            StatusCode::OK => *accepted.entry(channel).or_insert(0) += 1,
+            StatusCode::TOO_MANY_REQUESTS => {
+                assert_eq!(body["error"]["code"], "rate_limited", "{body}");
+                assert_eq!(body["error"]["rule"]["id"], ids[0]);
+                let (limit, retry) = if channel == "spam" {
+                    assert_eq!(
+                        body["error"]["message"],
+                        "Votes like this one are not taken on this board.",
+                        "{body}"
+                    );
+                    (json!(0), Value::Null)
+                } else {
+                    (json!(10), body["error"]["retry_after_s"].clone())
+                };
+                assert_eq!(body["error"]["rule"]["limit"], limit, "{body}");
+                assert_eq!(body["error"]["retry_after_s"], retry, "{body}");
+                assert!(channel == "spam" || retry.as_i64().unwrap() > 0, "{body}");
+            }
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert_eq!(accepted.get("partner-a"), Some(&10));
+    assert_eq!(accepted.get("spam"), None);
+    assert_eq!(real_score(&app, "plus", "m1").await, 10.0);
+    let (_, stats) = app.get("/api/v1/boards/plus/stats").await;
+    let now = stats["votes_per_hour"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        now["refused"],
+        json!([{"rule": ids[0], "votes": 990}]),
+        "{now}"
+    );
+    let rules = quota(&app, "plus", "voter=u2&channel=spam").await;
+    assert_eq!(
+        (rules[0]["limit"].clone(), rules[0]["remaining"].clone()),
+        (json!(0), json!(0))
+    );
+
+    // The rule reads back as written; an override takes exactly one of limit and add, an
+    // add of at least 1 that keeps the limit within the window's bound.
+    let (status, rule) = app
+        .get(&format!("/api/v1/admin/boards/plus/rules/{}", ids[0]))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rule}");
+    assert_eq!(
+        rule["overrides"],
+        json!([{"match": {"channel": "partner-a"}, "add": 5},
+               {"match": {"channel": "spam"}, "limit": 0}])
+    );
+    for (override_, code) in [
+        (
+            json!({"match": {"channel": "a"}, "limit": 3, "add": 2}),
+            "invalid_override",
+        ),
+        (json!({"match": {"channel": "a"}}), "invalid_override"),
+        (
+            json!({"match": {"channel": "a"}, "add": 0}),
+            "invalid_override",
+        ),
+        (
+            json!({"match": {"channel": "a"}, "add": 1_000_000_000}),
+            "invalid_limit",
+        ),
+        (
+            json!({"match": {"channel": "a"}, "limit": -1}),
+            "invalid_limit",
+        ),
+    ] {
+        let (status, body) = app
+            .post(
+                "/api/v1/admin/boards/plus/rules",
+                json!({"name": "bad", "dimensions": ["voter"], "window": "day", "limit": 5,
+                       "overrides": [override_]}),
+            )
+            .await;
+        assert_eq!(
+            (status, body["error"]["code"].clone()),
+            (StatusCode::UNPROCESSABLE_ENTITY, json!(code)),
+            "{override_}: {body}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn each_member_takes_exactly_100_a_minute_from_300_concurrent_voters() {
     let app = TestApp::spawn().await;
@@ -751,7 +872,7 @@ async fn invalid_rules_are_refused_with_clear_codes() {
             "invalid_override",
         ),
         (
-            json!({"overrides": [{"match": {"channel": "a"}, "limit": 0}]}),
+            json!({"overrides": [{"match": {"channel": "a"}, "limit": -1}]}),
             "invalid_limit",
         ),
     ];

@@ -10,7 +10,7 @@ use super::board_slug;
 use crate::api::auth::Admin;
 use crate::domain::code::Code;
 use crate::domain::limit::{
-    Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
+    Change, Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
 use crate::engine::admin as engine;
 use crate::engine::state::AppState;
@@ -31,21 +31,61 @@ pub struct RuleRequest {
     pub window: Option<String>,
     /// Votes allowed per window (a vote with count 3 uses 3).
     pub limit: Option<i64>,
-    /// The first override whose `match` fits the vote sets its limit.
+    /// The first override whose `match` fits the vote changes its limit: sets it
+    /// (`limit`; 0 blocks the values) or adds to it (`add`).
     pub overrides: Option<Vec<OverrideBody>>,
     /// refuse (default; the vote gets `<dimension>_required`) or skip (the rule does not
     /// apply) when a vote lacks a value the rule counts on.
     pub missing: Option<String>,
 }
 
-/// A different limit for votes whose values match.
+/// A different limit for votes whose values match: exactly one of `limit` and `add`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"match": {"channel": "partner-a"}, "add": 5}))]
 pub struct OverrideBody {
     /// Dimension -> value, e.g. `{"channel": "partner-a"}`; every pair must match.
     #[serde(rename = "match")]
     pub when: BTreeMap<String, String>,
-    pub limit: i64,
+    /// The limit for these values instead of the rule's (0 to the window's bound); 0
+    /// blocks them: their votes are refused (`rate_limited`, no `Retry-After`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+    /// Votes these values get on top of the rule's limit (at least 1; the sum stays
+    /// within the window's bound).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub add: Option<i64>,
+}
+
+impl OverrideBody {
+    fn change(&self) -> Result<Change, crate::domain::Invalid> {
+        match (self.limit, self.add) {
+            (Some(limit), None) => Ok(Change::Limit(limit)),
+            (None, Some(add)) => Ok(Change::Add(add)),
+            _ => Err(crate::domain::Invalid::new(
+                Code::InvalidOverride,
+                "an override has exactly one of limit and add",
+            )),
+        }
+    }
+}
+
+impl From<&Override> for OverrideBody {
+    fn from(o: &Override) -> Self {
+        let (limit, add) = match o.change {
+            Change::Limit(limit) => (Some(limit), None),
+            Change::Add(add) => (None, Some(add)),
+        };
+        Self {
+            when: o
+                .when
+                .iter()
+                .map(|(d, v)| (d.to_string(), v.clone()))
+                .collect(),
+            limit,
+            add,
+        }
+    }
 }
 
 impl RuleRequest {
@@ -68,7 +108,7 @@ impl RuleRequest {
                 .map(|o| {
                     Ok(Override {
                         when: parse_match(&o.when)?,
-                        limit: o.limit,
+                        change: o.change()?,
                     })
                 })
                 .collect::<Result<_, crate::domain::Invalid>>()?;
@@ -130,18 +170,7 @@ impl From<&RateRule> for RuleResponse {
             dimensions: spec.dimensions.iter().map(|d| d.to_string()).collect(),
             window: spec.window.code(),
             limit: spec.limit,
-            overrides: spec
-                .overrides
-                .iter()
-                .map(|o| OverrideBody {
-                    when: o
-                        .when
-                        .iter()
-                        .map(|(d, v)| (d.to_string(), v.clone()))
-                        .collect(),
-                    limit: o.limit,
-                })
-                .collect(),
+            overrides: spec.overrides.iter().map(OverrideBody::from).collect(),
             missing: spec.missing.as_str().to_owned(),
         }
     }

@@ -179,7 +179,8 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
       local value = c.count[ARGV[field_arg + 1 + i]]
       used[i] = value
       if value + inc > limit then
-        retry = rule.ends < 0 and -1 or rule.ends - at_ms
+        -- A blocked value (limit 0) never passes, whatever the window.
+        retry = (limit <= 0 or rule.ends < 0) and -1 or rule.ends - at_ms
       end
     else
       local key = KEYS[rule_key + 2 * i + 1]

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use super::entities::rate_rule;
 use super::{SqlError, to_naive};
 use crate::domain::limit::{
-    Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
+    Change, Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
 
 fn overrides_json(overrides: &[Override]) -> String {
@@ -21,7 +21,10 @@ fn overrides_json(overrides: &[Override]) -> String {
                 .iter()
                 .map(|(d, v)| (d.as_str().to_owned(), json!(v)))
                 .collect();
-            json!({"match": when, "limit": o.limit})
+            match o.change {
+                Change::Limit(limit) => json!({"match": when, "limit": limit}),
+                Change::Add(add) => json!({"match": when, "add": add}),
+            }
         })
         .collect();
     Value::Array(list).to_string()
@@ -32,14 +35,19 @@ fn parse_overrides(text: &str) -> Option<Vec<Override>> {
     struct Row {
         #[serde(rename = "match")]
         when: std::collections::BTreeMap<String, String>,
-        limit: i64,
+        limit: Option<i64>,
+        add: Option<i64>,
     }
     let rows: Vec<Row> = serde_json::from_str(text).ok()?;
     rows.into_iter()
         .map(|r| {
             Some(Override {
                 when: parse_match(&r.when).ok()?,
-                limit: r.limit,
+                change: match (r.limit, r.add) {
+                    (Some(limit), None) => Change::Limit(limit),
+                    (None, Some(add)) => Change::Add(add),
+                    _ => return None,
+                },
             })
         })
         .collect()

@@ -12,7 +12,7 @@ use super::boards::board;
 use super::{Chrome, html, html_with, see_other};
 use crate::domain::code::Code;
 use crate::domain::limit::{
-    Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
+    Change, Missing, Override, RateRule, RuleSpec, Window, parse_dimensions, parse_match,
 };
 use crate::engine::admin as engine;
 use crate::engine::error::EngineError;
@@ -65,7 +65,7 @@ impl RuleRow {
                     .map(|o| {
                         let when: Vec<String> =
                             o.when.iter().map(|(d, v)| format!("{d}={v}")).collect();
-                        format!("{}: {}", when.join(", "), o.limit)
+                        format!("{}: {}", when.join(", "), o.change.text())
                     })
                     .collect::<Vec<_>>()
                     .join("\n"),
@@ -165,7 +165,8 @@ impl Default for RuleForm {
 }
 
 impl RuleForm {
-    /// The form as a rule: overrides are lines of `dim=value[, dim=value]: limit`.
+    /// The form as a rule: overrides are lines of `dim=value[, dim=value]: change`, the
+    /// change a limit (`10`), an addition (`+5`) or `blocked`.
     fn spec(&self) -> Result<RuleSpec, EngineError> {
         let dims: Vec<&str> = self
             .dimensions
@@ -182,7 +183,10 @@ impl RuleForm {
                 let bad = || {
                     EngineError::invalid(
                         Code::InvalidOverride,
-                        format!("cannot read override {line:?}; write channel=partner-a: 10"),
+                        format!(
+                            "cannot read override {line:?}; write channel=partner-a: 10, \
+                             channel=partner-b: +5 or channel=spam: blocked"
+                        ),
                     )
                 };
                 let (when, limit) = line.rsplit_once(':').ok_or_else(bad)?;
@@ -195,7 +199,7 @@ impl RuleForm {
                     .collect::<Result<_, EngineError>>()?;
                 Ok(Override {
                     when: parse_match(&when)?,
-                    limit: limit.trim().parse().map_err(|_| bad())?,
+                    change: Change::parse_text(limit).ok_or_else(bad)?,
                 })
             })
             .collect::<Result<Vec<_>, EngineError>>()?;

@@ -61,7 +61,10 @@ async fn the_dashboard_imports_with_a_preview_and_audits_every_change() {
                 ("dimensions", "voter"),
                 ("window", "day"),
                 ("limit", "5"),
-                ("overrides", "channel=partner-a: 10"),
+                (
+                    "overrides",
+                    "channel=partner-a: 10\nchannel=partner-b: +5\nchannel=spam: blocked",
+                ),
                 ("missing", "refuse"),
             ],
         )
@@ -69,9 +72,18 @@ async fn the_dashboard_imports_with_a_preview_and_audits_every_change() {
     assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
     let rules = browser.get("/admin/boards/imp/rules").await;
     assert!(
+        rules.body.contains(
+            "each voter, 5 per day — channel partner-a: 10; channel partner-b: +5; channel \
+             spam: blocked"
+        ),
+        "{}",
+        rules.body
+    );
+    // The edit form gives the overrides back as they were written.
+    assert!(
         rules
             .body
-            .contains("each voter, 5 per day — channel partner-a: 10"),
+            .contains("channel=partner-a: 10\nchannel=partner-b: +5\nchannel=spam: blocked"),
         "{}",
         rules.body
     );
