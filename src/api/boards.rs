@@ -401,6 +401,20 @@ pub async fn get_top(
     )?;
     let (offset, limit) = (query.offset.unwrap_or(0), query.limit.unwrap_or(100));
     leaderboard::check_page(offset, limit)?;
+    let body = top_json(&state, sel, offset, limit).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body))
+}
+
+/// A page of a bucket's ranking as `/top` answers it (JSON), from the short-lived read
+/// cache: `/top` and `POST /tops` share it.
+pub(super) async fn top_json(
+    state: &AppState,
+    sel: leaderboard::Selection,
+    offset: i64,
+    limit: i64,
+) -> Result<actix_web::web::Bytes, EngineError> {
     // The board id (not the slug) keys the cache, so a re-created board starts afresh.
     let key = format!(
         "top:{}:{}:{}:{}:{offset}:{limit}",
@@ -409,12 +423,16 @@ pub async fn get_top(
         sel.bucket.label,
         sel.view.as_str()
     );
-    super::cached_json(&state, key, || async {
-        let mut tops = leaderboard::tops(&state, &[sel], offset, limit).await?;
-        let top = tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?;
-        Ok(TopResponse::from(top))
-    })
-    .await
+    state
+        .reads
+        .get_or_make(key, || async {
+            let mut tops = leaderboard::tops(state, &[sel], offset, limit).await?;
+            let top = tops.pop().ok_or_else(|| anyhow::anyhow!("no page"))?;
+            Ok(serde_json::to_vec(&TopResponse::from(top))
+                .map_err(anyhow::Error::from)?
+                .into())
+        })
+        .await
 }
 
 fn parse_member(raw: &str) -> Result<MemberId, ApiError> {

@@ -94,6 +94,7 @@ new key for every new write; reuse a key only to retry the very same request."),
         quota::get_quota,
         ranks::get_ranks,
         ranks::get_tops,
+        ranks::post_tops,
         admin::boards::create_board,
         admin::boards::list_boards,
         admin::boards::get_board,
@@ -367,6 +368,7 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
             .service(quota::get_quota)
             .service(ranks::get_ranks)
             .service(ranks::get_tops)
+            .service(ranks::post_tops)
             .service(leagues::join_league)
             .service(leagues::write_league_score)
             .service(leagues::get_player)

@@ -336,6 +336,122 @@ async fn week_and_month_participants_are_the_union_of_their_days() {
     assert_eq!(periods, ["all", "day"], "{keys:?}");
 }
 
+/// `POST /tops`: several boards, each its own period, view, bucket and size; each read
+/// answers exactly what `/top` answers, and a bad read answers its own error beside the
+/// others. The call is refused only as a whole: no reads, more than 50, a read twice.
+#[tokio::test(flavor = "multi_thread")]
+async fn posted_tops_read_each_board_its_own_way_and_fail_alone() {
+    let app = TestApp::spawn().await;
+    two_days(&app).await;
+    app.board(
+        json!({"slug": "r2", "title": "R2", "membership": "open", "periods": ["hour", "all"]}),
+    )
+    .await;
+    app.vote("r2", json!({"member": "x", "count": 9})).await;
+    app.vote("r2", json!({"member": "y", "count": 4})).await;
+    let (status, body) = app
+        .post(
+            "/api/v1/tops",
+            json!({"reads": [
+                {"board": "r", "period": "day", "at": "2026-05-01"},
+                {"board": "r2", "period": "all", "view": "real", "limit": 1},
+                {"board": "nope"},
+                {"board": "r", "period": "fortnight"},
+                {"board": "r", "period": "all", "limit": 1001},
+                {"board": "r", "period": "day", "at": "2026-05-02", "limit": 2},
+                {"board": "r2", "period": "hour"},
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 7, "{body}");
+    for (i, path) in [
+        (0, "/api/v1/boards/r/top?period=day&at=2026-05-01&limit=10"),
+        (1, "/api/v1/boards/r2/top?period=all&view=real&limit=1"),
+        (5, "/api/v1/boards/r/top?period=day&at=2026-05-02&limit=2"),
+        (6, "/api/v1/boards/r2/top?period=hour&limit=10"),
+    ] {
+        let (status, top) = app.get(path).await;
+        assert_eq!(status, StatusCode::OK, "{top}");
+        assert_eq!(results[i], top, "read {i}");
+    }
+    let errors: Vec<(serde_json::Value, serde_json::Value)> = [2, 3, 4]
+        .iter()
+        .map(|&i| {
+            (
+                results[i]["board"].clone(),
+                results[i]["error"]["code"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            (json!("nope"), json!("board_not_found")),
+            (json!("r"), json!("invalid_period")),
+            (json!("r"), json!("invalid_field")),
+        ]
+    );
+    assert_eq!(results[1]["entries"][0]["member"], "x");
+    // Without a key, a board without a public page answers as `/top` would, alone.
+    app.board(json!({"slug": "open", "title": "Open", "periods": ["all"], "public_page": true}))
+        .await;
+    let (status, body) = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/tops",
+            None,
+            Some(&json!({"reads": [{"board": "r"}, {"board": "open"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, alone) = app
+        .call(reqwest::Method::GET, "/api/v1/boards/r/top", None, None)
+        .await;
+    assert_ne!(status, StatusCode::OK, "{alone}");
+    assert!(alone["error"]["code"].is_string(), "{alone}");
+    assert_eq!(
+        body["results"][0]["error"]["code"], alone["error"]["code"],
+        "{body}"
+    );
+    assert_eq!(body["results"][1]["board"], "open", "{body}");
+
+    let refused = |reads: serde_json::Value, status: StatusCode, code: &str| {
+        let app = &app;
+        let code = code.to_owned();
+        async move {
+            let (got, body) = app.post("/api/v1/tops", json!({"reads": reads})).await;
+            assert_eq!(
+                (got, body["error"]["code"].as_str()),
+                (status, Some(code.as_str())),
+                "{body}"
+            );
+        }
+    };
+    refused(json!([]), StatusCode::UNPROCESSABLE_ENTITY, "invalid_field").await;
+    let many: Vec<serde_json::Value> = (0..51).map(|i| json!({"board": format!("x{i}")})).collect();
+    refused(
+        json!(many),
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_many_boards",
+    )
+    .await;
+    refused(
+        json!([{"board": "r", "period": "day", "at": "2026-05-01"},
+               {"board": "r", "period": "day", "at": "2026-05-01T23:00:00Z", "limit": 3}]),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "duplicate_board",
+    )
+    .await;
+    refused(
+        json!([{"board": "r", "size": 3}]),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid_field",
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn tops_names_each_board_once_and_at_most_fifty_and_is_reused() {
     let app = TestApp::spawn_with(crate::harness::Options {
