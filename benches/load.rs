@@ -56,7 +56,8 @@ mod http;
 mod memory;
 
 use common::{
-    env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, start_redis_from, steal_seconds,
+    command_stats, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis,
+    start_redis_from, steal_seconds,
 };
 use cpu::CpuMeter;
 use http::{
@@ -454,25 +455,17 @@ async fn shapes(
 /// reply), from the statistics of the last run of `votes` votes (the server's marker,
 /// one SET, is in them too).
 fn command_profile(redis_port: u16, votes: f64) -> Vec<(String, f64, f64)> {
-    let stats = redis_cli(redis_port, &["INFO", "commandstats"]);
-    let field = |line: &str, name: &str| -> f64 {
-        line.split([':', ','])
-            .find_map(|f| f.strip_prefix(name)?.parse().ok())
-            .unwrap_or(0.0)
-    };
     let mut rows = Vec::new();
     let mut commands = 0.0;
     let mut script = 0.0;
-    for line in stats.lines().filter_map(|l| l.strip_prefix("cmdstat_")) {
-        let name = line.split(':').next().unwrap_or_default().to_owned();
-        let usec = field(line, "usec=");
+    for (name, calls, usec) in command_stats(redis_port) {
         match name.as_str() {
             "evalsha" => script = usec,
             // The phase's own commands: resetting, the server's marker, reading these.
             n if n.starts_with("config") || n.starts_with("script") || n == "info" => {}
             _ => {
                 commands += usec;
-                rows.push((name, field(line, "calls=") / votes, usec / votes));
+                rows.push((name, calls / votes, usec / votes));
             }
         }
     }

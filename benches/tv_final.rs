@@ -46,7 +46,8 @@ mod cpu;
 mod http;
 
 use common::{
-    engine_state, env_number, evalsha_stat, redis_cli, start_redis, steal_seconds, zincrby_usec,
+    command_stats, engine_state, env_number, evalsha_stat, redis_cli, start_redis, steal_seconds,
+    zincrby_usec,
 };
 use http::{WrkResult, cpu_cell, create_board, server_bin, start_server_with, until_quiet, wrk};
 
@@ -136,24 +137,10 @@ fn tv_vote(rng: &mut impl Rng, slug: &BoardSlug, n: u64) -> Write {
 /// Each command's calls and µs per vote in Redis's statistics (a script's commands count
 /// there too), EVALSHA's first, over `votes` votes.
 fn profile(port: u16, votes: f64) -> Vec<(String, f64, f64)> {
-    let stats = redis_cli(port, &["INFO", "commandstats"]);
-    let field = |line: &str, name: &str| -> f64 {
-        line.split([':', ','])
-            .find_map(|f| f.strip_prefix(name)?.parse().ok())
-            .unwrap_or(0.0)
-    };
-    let mut rows: Vec<(String, f64, f64)> = stats
-        .lines()
-        .filter_map(|l| l.strip_prefix("cmdstat_"))
-        .map(|line| {
-            let name = line.split(':').next().unwrap_or_default().to_owned();
-            (
-                name,
-                field(line, "calls=") / votes,
-                field(line, "usec=") / votes,
-            )
-        })
+    let mut rows: Vec<(String, f64, f64)> = command_stats(port)
+        .into_iter()
         .filter(|(name, _, _)| !matches!(name.as_str(), "info" | "config" | "flushdb"))
+        .map(|(name, calls, usec)| (name, calls / votes, usec / votes))
         .collect();
     rows.sort_by(|a, b| {
         (a.0 != "evalsha")

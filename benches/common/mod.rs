@@ -70,6 +70,26 @@ pub fn command_stat(port: u16, command: &str, field: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Every command in Redis's statistics since the last CONFIG RESETSTAT (a script's
+/// commands count there too): its name (lower case, `config|resetstat` for a
+/// subcommand), calls and µs.
+pub fn command_stats(port: u16) -> Vec<(String, f64, f64)> {
+    let stats = redis_cli(port, &["INFO", "commandstats"]);
+    let field = |line: &str, name: &str| -> f64 {
+        line.split([':', ','])
+            .find_map(|f| f.strip_prefix(name)?.parse().ok())
+            .unwrap_or(0.0)
+    };
+    stats
+        .lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .map(|line| {
+            let name = line.split(':').next().unwrap_or_default().to_owned();
+            (name, field(line, "calls="), field(line, "usec="))
+        })
+        .collect()
+}
+
 /// µs of one ZINCRBY on a 10-member sorted set, from Redis's statistics.
 pub fn zincrby_usec(port: u16) -> f64 {
     redis_cli(port, &["CONFIG", "RESETSTAT"]);
