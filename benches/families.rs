@@ -39,6 +39,7 @@ mod memory;
 
 use common::{
     command_stat, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds,
+    write_results,
 };
 use http::{call, cpu_cell, round, server_bin, start_server, until_quiet, wrk};
 use memory::used_memory;
@@ -240,10 +241,10 @@ fn main() {
         .enable_all()
         .build()
         .unwrap()
-        .block_on(run(&root, &bin, seconds, rooms));
+        .block_on(run(&bin, seconds, rooms));
 }
 
-async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
+async fn run(bin: &Path, seconds: u64, rooms: usize) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (redis, port) = start_redis();
     let db_dir = tempfile::tempdir().unwrap();
@@ -448,9 +449,5 @@ async fn run(root: &Path, bin: &Path, seconds: u64, rooms: usize) {
         mib(rss_live),
         mib(rss_after)
     );
-    let dir = root.join("bench/results");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{date}-{cores}cores-families.json"));
-    std::fs::write(&file, serde_json::to_string_pretty(&report).unwrap()).unwrap();
-    println!("\nJSON: {}", file.display());
+    write_results(format!("{date}-{cores}cores-families.json"), &report);
 }

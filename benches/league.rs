@@ -30,7 +30,9 @@ mod common;
 mod cpu;
 mod http;
 
-use common::{env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
+use common::{
+    env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds, write_results,
+};
 use http::{CONNECTIONS, call, cpu_cell, round, server_bin, start_server, until_quiet, wrk};
 
 /// Players per bracket.
@@ -341,9 +343,5 @@ async fn run(root: &Path, bin: &Path, seconds: u64, players: usize) {
     println!(
         "| close of {players} players in {brackets} brackets (by hand, SQLite) | {close_s:.2} s | {close_steal:.1}% |"
     );
-    let dir = root.join("bench/results");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{date}-{cores}cores-league.json"));
-    std::fs::write(&file, serde_json::to_string_pretty(&report).unwrap()).unwrap();
-    println!("\nJSON: {}", file.display());
+    write_results(format!("{date}-{cores}cores-league.json"), &report);
 }

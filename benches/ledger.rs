@@ -42,7 +42,7 @@ mod common;
 
 use common::{
     engine_state, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds,
-    zincrby_usec,
+    write_results, zincrby_usec,
 };
 
 /// Votes per phase of part 1.
@@ -528,11 +528,10 @@ async fn run() {
         "recount": {"entries": n, "seconds": recount_s, "buckets": found.buckets, "mismatched": found.mismatched,
             "rss_bytes": samples, "fill_s": fill_s, "rebuild_s": rebuild_s},
     });
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("bench/results")
-        .join(format!("{}-ledger.json", Utc::now().format("%Y-%m-%d")));
-    std::fs::write(&path, serde_json::to_string_pretty(&out).unwrap()).unwrap();
-    println!("\nwritten to {}", path.display());
+    write_results(
+        format!("{}-ledger.json", Utc::now().format("%Y-%m-%d")),
+        &out,
+    );
 }
 
 fn main() {

@@ -57,7 +57,7 @@ mod memory;
 
 use common::{
     command_stats, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis,
-    start_redis_from, steal_seconds,
+    start_redis_from, steal_seconds, write_results,
 };
 use cpu::CpuMeter;
 use http::{
@@ -987,12 +987,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             bytes / 1e6
         );
     }
-    let dir = root.join("bench/results");
-    std::fs::create_dir_all(&dir).unwrap();
-    let name = std::env::var("BENCH_OUT").unwrap_or_else(|_| format!("{date}-{cores}cores.json"));
-    let file = dir.join(name);
-    std::fs::write(&file, serde_json::to_string_pretty(&report).unwrap()).unwrap();
-    println!("\nJSON: {}", file.display());
+    write_results(format!("{date}-{cores}cores.json"), &report);
     println!("Every repeat, with CPU (% of one core) per phase, is in the JSON.");
 }
 

@@ -47,7 +47,7 @@ mod http;
 
 use common::{
     command_stats, engine_state, env_number, evalsha_stat, redis_cli, start_redis, steal_seconds,
-    zincrby_usec,
+    write_results, zincrby_usec,
 };
 use http::{WrkResult, cpu_cell, create_board, server_bin, start_server_with, until_quiet, wrk};
 
@@ -305,13 +305,10 @@ async fn run() {
             "command": name, "calls_per_vote": calls, "usec_per_vote": usec,
         })).collect::<Vec<_>>(),
     });
-    let name = std::env::var("BENCH_OUT")
-        .unwrap_or_else(|_| format!("{}-tv-final.json", chrono::Utc::now().format("%Y-%m-%d")));
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("bench/results")
-        .join(name);
-    std::fs::write(&path, serde_json::to_string_pretty(&out).unwrap()).unwrap();
-    println!("\nwritten to {}", path.display());
+    write_results(
+        format!("{}-tv-final.json", chrono::Utc::now().format("%Y-%m-%d")),
+        &out,
+    );
 }
 
 fn main() {

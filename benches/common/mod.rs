@@ -70,6 +70,16 @@ pub fn command_stat(port: u16, command: &str, field: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Writes a bench's `report` to `bench/results/`, named by `BENCH_OUT` or else `name`,
+/// and says where.
+pub fn write_results(name: String, report: &serde_json::Value) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/results");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(std::env::var("BENCH_OUT").unwrap_or(name));
+    std::fs::write(&file, serde_json::to_string_pretty(report).unwrap()).unwrap();
+    println!("\nJSON: {}", file.display());
+}
+
 /// Every command in Redis's statistics since the last CONFIG RESETSTAT (a script's
 /// commands count there too): its name (lower case, `config|resetstat` for a
 /// subcommand), calls and µs.
