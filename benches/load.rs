@@ -40,10 +40,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ovation::domain::auth::{Reach, Scope};
 use ovation::domain::idempotency::Idempotency;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
-use ovation::engine::auth::Caller;
 use ovation::engine::state::AppState;
 use ovation::engine::writes::{What, Write, vote_invocation};
 use ovation::store::redis::{LEDGER_ARG, VOTE_ARGS, VOTE_SOURCE, VOTER_ARG, repeated_call};
@@ -57,7 +55,7 @@ mod memory;
 
 use common::{
     command_stats, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis,
-    start_redis_from, steal_seconds, write_results,
+    start_redis_from, steal_seconds, vote_caller, write_results,
 };
 use cpu::CpuMeter;
 use http::{
@@ -536,13 +534,7 @@ async fn encodings(
 
 /// The ceiling: vote.lua straight at Redis, 64 connections, one call in flight each.
 async fn ceiling(state: &Arc<AppState>, seconds: u64, redis_pid: u32) -> Value {
-    let caller = Arc::new(Caller {
-        scopes: vec![Scope::Vote],
-        channel: None,
-        reach: Reach::EVERYWHERE,
-        actor: "bench".into(),
-        id: "bench".into(),
-    });
+    let caller = Arc::new(vote_caller());
     let client = redis::Client::open(redis_url(&state.settings)).unwrap();
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let me = std::process::id();

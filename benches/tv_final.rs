@@ -26,7 +26,6 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::time::Instant;
 
-use ovation::domain::auth::{Reach, Scope};
 use ovation::domain::board::{BoardSettings, Member, Membership};
 use ovation::domain::idempotency::Idempotency;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
@@ -34,7 +33,6 @@ use ovation::domain::limit::{Dimension, Missing, RuleSpec, Window};
 use ovation::domain::period::Period;
 use ovation::domain::score::Milli;
 use ovation::engine::admin;
-use ovation::engine::auth::Caller;
 use ovation::engine::state::AppState;
 use ovation::engine::writes::{self, What, Write};
 use ovation::metrics::WriteKind;
@@ -47,7 +45,7 @@ mod http;
 
 use common::{
     command_stats, engine_state, env_number, evalsha_stat, redis_cli, start_redis, steal_seconds,
-    write_results, zincrby_usec,
+    vote_caller, write_results, zincrby_usec,
 };
 use http::{WrkResult, cpu_cell, create_board, server_bin, start_server_with, until_quiet, wrk};
 
@@ -160,13 +158,7 @@ async fn engine_usec(
 ) -> (f64, f64, Vec<(String, f64, f64)>) {
     redis_cli(port, &["FLUSHDB"]);
     redis_cli(port, &["CONFIG", "RESETSTAT"]);
-    let caller = Arc::new(Caller {
-        scopes: vec![Scope::Vote],
-        channel: None,
-        reach: Reach::EVERYWHERE,
-        actor: "bench".into(),
-        id: "bench".into(),
-    });
+    let caller = Arc::new(vote_caller());
     let (steal, at) = (steal_seconds(), Instant::now());
     let mut tasks = Vec::new();
     for task in 0..TASKS as u64 {

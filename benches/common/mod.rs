@@ -80,6 +80,19 @@ pub fn write_results(name: String, report: &serde_json::Value) {
     println!("\nJSON: {}", file.display());
 }
 
+/// The caller a bench's votes come from when they go through the engine: the vote scope,
+/// every board.
+pub fn vote_caller() -> ovation::engine::auth::Caller {
+    use ovation::domain::auth::{Reach, Scope};
+    ovation::engine::auth::Caller {
+        scopes: vec![Scope::Vote],
+        channel: None,
+        reach: Reach::EVERYWHERE,
+        actor: "bench".into(),
+        id: "bench".into(),
+    }
+}
+
 /// Every command in Redis's statistics since the last CONFIG RESETSTAT (a script's
 /// commands count there too): its name (lower case, `config|resetstat` for a
 /// subcommand), calls and µs.

@@ -35,6 +35,16 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
+impl From<&ApiError> for ErrorDetail {
+    /// An error's code and message, for an item of a batch that fails alone.
+    fn from(err: &ApiError) -> Self {
+        Self {
+            code: err.code().to_owned(),
+            message: err.to_string(),
+        }
+    }
+}
+
 /// A rate-limit refusal (429).
 #[derive(Serialize, ToSchema)]
 pub struct RateLimitedBody {

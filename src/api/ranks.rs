@@ -121,10 +121,7 @@ pub async fn get_ranks(
                 .ok_or_else(|| ApiError::from(anyhow::anyhow!("redis answered fewer standings"))),
             Err(err) => Ok(RankEntry::Missing {
                 member: (*raw).to_owned(),
-                error: super::ErrorDetail {
-                    code: err.code().to_owned(),
-                    message: err.to_string(),
-                },
+                error: (&err).into(),
             }),
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -292,11 +289,12 @@ pub async fn post_tops(
         )
     };
     let ok: Vec<&(Selection, i64)> = checked.iter().filter_map(|c| c.as_ref().ok()).collect();
-    if let Some((_, (sel, _))) = ok
-        .iter()
-        .enumerate()
-        .find(|(i, (sel, _))| ok[..*i].iter().any(|(s, _)| identity(s) == identity(sel)))
-    {
+    if let Some(sel) = ok.iter().enumerate().find_map(|(i, (sel, _))| {
+        ok[..i]
+            .iter()
+            .any(|(s, _)| identity(s) == identity(sel))
+            .then_some(sel)
+    }) {
         return Err(ApiError::invalid(
             Code::DuplicateBoard,
             format!(
@@ -329,10 +327,7 @@ pub async fn post_tops(
             Err(err) => {
                 let failed = TopReadResult::Failed {
                     board: read.board.clone(),
-                    error: super::ErrorDetail {
-                        code: err.code().to_owned(),
-                        message: err.to_string(),
-                    },
+                    error: (&err).into(),
                 };
                 out.extend(serde_json::to_vec(&failed).map_err(anyhow::Error::from)?);
             }
