@@ -22,7 +22,7 @@ use chrono_tz::Tz;
 use ovation::domain::period::{Bucket, Period, voter_buckets};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::{Op, Storage};
-use ovation::store::redis::keys::BoardKeys;
+use ovation::store::redis::keys::{BoardKeys, Spread};
 use ovation::store::redis::{
     PageQuery, RedisStore, RedisTarget, ScoreCall, VoteCall, VoteTarget, WriteFacts,
 };
@@ -123,7 +123,11 @@ async fn votes(store: &RedisStore, secs: u64) -> (f64, f64) {
     let voters = Rc::new(voter_buckets(&Period::CALENDAR, Tz::UTC, now).unwrap());
     let boards: Rc<Vec<BoardKeys>> = Rc::new(
         (1..=BOARDS)
-            .map(|id| store.keys().board(id, Storage::Full, Tz::UTC))
+            .map(|id| {
+                store
+                    .keys()
+                    .board(id, Storage::Full, Spread::Members, Tz::UTC)
+            })
             .collect(),
     );
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -335,9 +339,12 @@ fn main() {
                 cpu_cell(&cpu)
             );
             flush();
-            let board = store
-                .keys()
-                .board(1_000, Storage::Sharded { shards: 16 }, Tz::UTC);
+            let board = store.keys().board(
+                1_000,
+                Storage::Sharded { shards: 16 },
+                Spread::Members,
+                Tz::UTC,
+            );
             let (rate, cpu) = quiet(&pids, || sharded_writes(&store, &board, secs)).await;
             println!(
                 "| {name} | score writes, sharded board (16 shards) | {rate:.0}/s | {} |",

@@ -22,7 +22,7 @@ use chrono_tz::Tz;
 use ovation::domain::period::{Bucket, Period};
 use ovation::domain::score::View;
 use ovation::domain::scoring::{Op, Storage};
-use ovation::store::redis::keys::{BoardKeys, shard_of};
+use ovation::store::redis::keys::{BoardKeys, Spread, shard_of};
 use ovation::store::redis::{
     PageQuery, RedisStore, RedisTarget, ScoreCall, StandingQuery, WriteFacts,
 };
@@ -232,7 +232,7 @@ fn main() {
         for (i, (name, storage)) in layouts.iter().enumerate() {
             redis_cli(port, &["FLUSHALL"]);
             let before = used_memory(port);
-            let board = store.keys().board(i as i64 + 1, *storage, Tz::UTC);
+            let board = store.keys().board(i as i64 + 1, *storage, Spread::Members, Tz::UTC);
             load(port, &board, all, members).await;
             let per_member = (used_memory(port) - before) / members as f64;
             let (usec, write_steal) = quiet(|| writes(&store, port, &board, &buckets, members)).await;
@@ -253,7 +253,7 @@ fn main() {
 
         println!("| top_n members | ranking (sorted set) | exact scores (hash) | all, per member |");
         println!("|---|---|---|---|");
-        let board = store.keys().board(9, Storage::TopN { retain: 1000, trim_at: 1200 }, Tz::UTC);
+        let board = store.keys().board(9, Storage::TopN { retain: 1000, trim_at: 1200 }, Spread::Members, Tz::UTC);
         for n in [100_000usize, 1_000_000, members.max(1_000_000)] {
             redis_cli(port, &["FLUSHALL"]);
             let before = used_memory(port);

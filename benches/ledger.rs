@@ -351,9 +351,12 @@ async fn run() {
         std::time::Duration::from_secs(5),
     )
     .unwrap();
-    let keys = store
-        .keys()
-        .board(1, ovation::domain::scoring::Storage::Full, Tz::UTC);
+    let keys = store.keys().board(
+        1,
+        ovation::domain::scoring::Storage::Full,
+        ovation::store::redis::Spread::Voters,
+        Tz::UTC,
+    );
 
     // 1. The ledger's cost per vote, in turns.
     let mut rows = Vec::new();

@@ -21,7 +21,7 @@ use chrono_tz::Tz;
 use ovation::domain::period::{Bucket, Period, Rolling, voter_buckets};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
-use ovation::store::redis::keys::BoardKeys;
+use ovation::store::redis::keys::{BoardKeys, Spread};
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
 use ovation::store::redis::{RedisStore, RedisTarget, VoteCall, VoteTarget, WriteFacts};
 use rand::{Rng, SeedableRng};
@@ -137,7 +137,7 @@ fn main() {
             Duration::from_secs(30),
         )
         .unwrap();
-        let board = store.keys().board(1, Storage::Full, Tz::UTC);
+        let board = store.keys().board(1, Storage::Full, Spread::Voters, Tz::UTC);
         println!("| measure | figure |\n|---|---|");
         // Calendar only, with the window, and calendar only again: the two calendar runs
         // bracket the one with the window, so drift on a shared VM shows.

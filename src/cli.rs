@@ -112,11 +112,12 @@ async fn recount(settings: Settings, board: &str, repair: bool) -> anyhow::Resul
     bar.finish();
     for m in &found.mismatches {
         println!(
-            "{} {} {}: {} live {}, recounted {}{}",
+            "{} {} {}: {}{} live {}, recounted {}{}",
             m.period,
             m.bucket,
             m.view.as_str(),
             m.member,
+            m.shard.map(|s| format!(" (shard {s})")).unwrap_or_default(),
             m.view.to_votes(m.live),
             m.view.to_votes(m.recounted),
             if m.repaired { " (repaired)" } else { "" }

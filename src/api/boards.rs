@@ -100,7 +100,7 @@ pub struct MemberInfo {
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"kind": "top_n", "retain": 1000, "trim_at": 1200}))]
 pub struct StorageSettings {
-    /// `full`, `top_n` or `sharded`.
+    /// `full`, `top_n` (scores boards) or `sharded`.
     pub kind: String,
     /// `top_n`: members the sorted set keeps, 1 to 100000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,7 +109,8 @@ pub struct StorageSettings {
     /// 1000000; default 1.2 × `retain`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim_at: Option<i64>,
-    /// `sharded`: sorted sets per bucket, 2 to 256.
+    /// `sharded`: sorted sets per bucket, 2 to 256 (a scores board's members, a votes
+    /// board's voters, spread over them by a hash).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<i64>,
 }

@@ -245,12 +245,18 @@ impl BoardSettings {
     }
 
     /// A scores board has no multiplier, carry-over or rolling window; a votes board is
-    /// always stored `full`.
+    /// stored `full` or `sharded` (by voter), and a sharded one keeps calendar periods.
     fn check_scoring(&self) -> Result<(), Invalid> {
         let field = |m: &str| Err(Invalid::new(Code::InvalidField, m));
         match self.scoring {
-            Scoring::Votes if self.storage != Storage::Full => {
-                field("storage: a votes board is always stored full")
+            Scoring::Votes if self.storage.is_top_n() => {
+                field("storage: a votes board is stored full or sharded")
+            }
+            Scoring::Votes
+                if self.storage.is_sharded()
+                    && self.periods.iter().any(|p| p.rolling().is_some()) =>
+            {
+                field("periods: a sharded votes board keeps calendar periods, not rolling windows")
             }
             Scoring::Votes => Ok(()),
             Scoring::Scores { .. } if self.multiplier != Milli::ONE => {

@@ -17,7 +17,7 @@ use crate::domain::board::{Board, Member};
 use crate::domain::ids::{BoardSlug, LeagueSlug, MemberId};
 use crate::domain::league::{BracketRef, League};
 use crate::domain::limit::RateRule;
-use crate::store::redis::{BoardKeys, Keys, LeagueKeys, SeasonRecord};
+use crate::store::redis::{BoardKeys, Keys, LeagueKeys, SeasonRecord, Spread};
 use crate::store::sql::{self, SqlError};
 
 /// A board as the hot path needs it.
@@ -361,9 +361,16 @@ impl ConfigCache {
             .collect();
         let rules = sql::rules::list_rules(db, board.id).await?;
         Ok(BoardConfig {
-            keys: self
-                .keys
-                .board(board.id, board.settings.storage, board.settings.timezone),
+            keys: self.keys.board(
+                board.id,
+                board.settings.storage,
+                if board.settings.scoring.is_scores() {
+                    Spread::Members
+                } else {
+                    Spread::Voters
+                },
+                board.settings.timezone,
+            ),
             board,
             members,
             rules,
@@ -404,6 +411,7 @@ mod tests {
             keys: Keys::new("t:").board(
                 1,
                 crate::domain::scoring::Storage::Full,
+                Spread::Voters,
                 chrono_tz::Tz::UTC,
             ),
         })

@@ -115,13 +115,14 @@ pub async fn settle(state: &AppState, board: &BoardConfig) -> Result<(), EngineE
     }
 }
 
-/// The `seq` of the last entry trimmed from the board's Redis ledger (`trimmed`, its id
-/// as Redis remembers it): every entry up to it is in SQL and out of Redis, every later
-/// one still in Redis. 0 before the first drain; 503 when Redis no longer knows (it came
+/// The `seq` of the last entry trimmed from the board's Redis ledger `source` (one of a
+/// sharded board's shards; `trimmed`, its id as Redis remembers it): every entry of that
+/// ledger up to it is in SQL and out of Redis, every later one still in Redis. 0 before the first drain; 503 when Redis no longer knows (it came
 /// back empty and the drain has not run since).
 pub(super) async fn trimmed_seq(
     state: &AppState,
     of: LedgerOf<'_>,
+    source: usize,
     trimmed: Option<i64>,
 ) -> Result<i64, EngineError> {
     let lost = || {
@@ -132,7 +133,7 @@ pub(super) async fn trimmed_seq(
     };
     match trimmed {
         Some(id) => sql::seq_of(&state.db, of, id).await?.ok_or_else(lost),
-        None if sql::cursor(&state.db, of, 0).await?.is_none() => Ok(0),
+        None if sql::cursor(&state.db, of, source as i32).await?.is_none() => Ok(0),
         None => Err(lost()),
     }
 }

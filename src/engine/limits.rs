@@ -100,14 +100,21 @@ pub fn checks(
                 details,
             ));
         }
-        checks.push(RuleCheck {
-            rule: rule.id,
-            per_member: rule.spec.dimensions.contains(&Dimension::Member),
-            limit,
-            counter: counter(scope, rule, &subject, at, now)?,
-        });
+        checks.push(check(rule, limit, counter(scope, rule, &subject, at, now)?));
     }
     Ok(checks)
+}
+
+/// What the store needs of `rule` for one write: its limit and counter, and whether it
+/// counts per member or voter (which decides where a sharded board keeps its counter).
+fn check(rule: &RateRule, limit: i64, counter: Counter) -> RuleCheck {
+    RuleCheck {
+        rule: rule.id,
+        per_member: rule.spec.dimensions.contains(&Dimension::Member),
+        per_voter: rule.spec.dimensions.contains(&Dimension::Voter),
+        limit,
+        counter,
+    }
 }
 
 fn required(rule: &RateRule, dim: Dimension) -> EngineError {
@@ -362,7 +369,7 @@ pub async fn quota(
 ) -> Result<Vec<QuotaRule>, EngineError> {
     let (redis, config) = (&state.redis, &*board.config);
     let mut rules: Vec<QuotaRule> = Vec::with_capacity(config.rules.len());
-    let mut counters = Vec::new();
+    let mut counted = Vec::new();
     let mut spans = Vec::new();
     for rule in &config.rules {
         let spec = &rule.spec;
@@ -373,7 +380,8 @@ pub async fn quota(
             .map(|d| d.as_str().to_owned())
             .collect();
         if let Ok(subject) = spec.subject(values) {
-            counters.push(counter(board.rule_scope(), rule, &subject, now, now)?);
+            let counter = counter(board.rule_scope(), rule, &subject, now, now)?;
+            counted.push(check(rule, spec.limit_for(values), counter));
             spans.push((
                 rules.len(),
                 spec.window.span(config.board.settings.timezone, now)?,
@@ -395,10 +403,13 @@ pub async fn quota(
             needs,
         });
     }
-    let usage = if counters.is_empty() {
+    let usage = if counted.is_empty() {
         Vec::new()
     } else {
-        redis.rule_usage(&board.keys, &counters).await?
+        let (member, voter) = (values.member.as_deref(), values.voter.as_deref());
+        redis
+            .rule_usage(&board.keys, member, voter, &counted)
+            .await?
     };
     for ((index, span), usage) in spans.into_iter().zip(usage) {
         let rule = &mut rules[index];

@@ -8,7 +8,9 @@
 //! life, so the new life's votes are never replayed on top of themselves): both views of
 //! every calendar period, carry-over, distinct voters and hourly counts. Initial votes
 //! come back through `reconcile`; rule counters and rolling windows start afresh, and
-//! `scores` boards are not rebuilt (a `set` or `best` depends on what it found).
+//! `scores` boards are not rebuilt (a `set` or `best` depends on what it found). A
+//! sharded `votes` board is found lost and rebuilt shard by shard, each shard from the
+//! entries of its voters.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,7 +23,7 @@ use super::state::AppState;
 use crate::domain::ledger::Entry;
 use crate::domain::period::{Bucket, epoch_hour_of_ms, voter_buckets};
 use crate::domain::score::View;
-use crate::store::redis::Replay;
+use crate::store::redis::{BoardKeys, Replay};
 use crate::store::sql::ledger::{self as sql, LedgerOf};
 
 /// Rebuilds every board Redis lost, and finishes rebuilds another instance started.
@@ -44,9 +46,29 @@ async fn rebuild_board(state: &AppState, board: &BoardConfig) -> Result<(), Engi
     if board.board.settings.scoring.is_scores() {
         return Ok(());
     }
+    // A board whose scores are sums over shards is rebuilt shard by shard (a cluster may
+    // lose the master of some of them): each shard with the entries its voters cast.
+    let parts = if board.keys.sums_shards() {
+        board.keys.shards()
+    } else {
+        vec![board.keys.clone()]
+    };
+    for (source, keys) in parts.iter().enumerate() {
+        rebuild_part(state, board, keys, source).await?;
+    }
+    Ok(())
+}
+
+/// Rebuilds one part of a board (the board, or one shard and the index of its ledger)
+/// when Redis lost it.
+async fn rebuild_part(
+    state: &AppState,
+    board: &BoardConfig,
+    keys: &BoardKeys,
+    source: usize,
+) -> Result<(), EngineError> {
     let of = LedgerOf::board(board.board.id);
-    let keys = &board.keys;
-    let Some(cursor) = sql::cursor(&state.db, of, 0).await? else {
+    let Some(cursor) = sql::cursor(&state.db, of, source as i32).await? else {
         return Ok(());
     };
     let (until, mut done) = match state.redis.rebuild_state(keys).await? {
@@ -80,6 +102,10 @@ async fn rebuild_board(state: &AppState, board: &BoardConfig) -> Result<(), Engi
             .iter()
             .filter(|r| r.seq <= until && r.revoked.is_none())
             .map(|r| &r.entry)
+            .filter(|e| {
+                !board.keys.sums_shards()
+                    || board.keys.write_source(&e.member, e.voter.as_deref()) == source
+            })
             .collect();
         let to = page
             .iter()

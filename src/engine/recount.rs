@@ -28,6 +28,7 @@ use crate::domain::ledger::Entry;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::recount::{BucketWalk, Counted, Counting, Scores};
 use crate::domain::score::View;
+use crate::store::redis::BoardKeys;
 use crate::store::sql::ledger::{self as sql, LedgerOf};
 
 /// At most this many mismatches are listed (all are repaired).
@@ -49,6 +50,9 @@ pub struct Mismatch {
     pub recounted: i64,
     /// Set to the recount (with `repair`).
     pub repaired: bool,
+    /// On a board whose scores are sums over shards, the shard whose part differs (its
+    /// `live` and `recounted` are that shard's part of the member's score).
+    pub shard: Option<usize>,
 }
 
 /// What a recount found.
@@ -91,21 +95,42 @@ pub async fn recount(
     settle(state, &board).await?;
     let total = sql::counted(&state.db, of).await?;
     let tz = settings.timezone;
-    let mut walks: Vec<BucketWalk> = settings
-        .periods
-        .iter()
-        .filter(|p| p.rolling().is_none())
-        .map(|&p| BucketWalk::new(p, tz))
-        .collect();
-    let mut checker = Checker {
-        state,
-        board: &board,
-        of,
-        repair,
-        now: Utc::now(),
-        found: Recount::default(),
-        seen: HashSet::new(),
+    let walks = || -> Vec<BucketWalk> {
+        settings
+            .periods
+            .iter()
+            .filter(|p| p.rolling().is_none())
+            .map(|&p| BucketWalk::new(p, tz))
+            .collect()
     };
+    // A board whose scores are sums over shards is recounted shard by shard: each
+    // entry counts in its voter's shard, initial votes in the first.
+    let parts: Vec<BoardKeys> = if board.keys.sums_shards() {
+        board.keys.shards()
+    } else {
+        vec![board.keys.clone()]
+    };
+    let now = Utc::now();
+    let mut parts: Vec<(Checker<'_>, Vec<BucketWalk>)> = parts
+        .into_iter()
+        .enumerate()
+        .map(|(source, keys)| {
+            let checker = Checker {
+                state,
+                board: &board,
+                keys,
+                source,
+                of,
+                repair,
+                now,
+                found: Recount::default(),
+                seen: HashSet::new(),
+                compared: HashSet::new(),
+            };
+            (checker, walks())
+        })
+        .collect();
+    let mut entries_read = 0;
     let entries = sql::stream_in_time(&state.db, of).await?;
     futures_util::pin_mut!(entries);
     while let Some(entry) = entries.next().await {
@@ -118,55 +143,69 @@ pub async fn recount(
             display: e.display,
             carry: e.carry,
         };
-        for walk in &mut walks {
+        let source = match parts.len() {
+            1 => 0,
+            _ => board.keys.write_source(&e.member, e.voter.as_deref()),
+        };
+        let (checker, walks) = &mut parts[source];
+        for walk in walks {
             for counted in walk.add(vote)? {
                 checker.check(counted).await?;
             }
         }
-        checker.found.entries += 1;
-        if checker.found.entries.is_multiple_of(10_000) {
-            progress(checker.found.entries, total);
+        entries_read += 1;
+        if entries_read % 10_000 == 0 {
+            progress(entries_read, total);
         }
     }
-    let mut all_seen = false;
-    for walk in walks {
-        for mut counted in walk.finish() {
-            if counted.bucket.period == Period::All {
+    for (checker, walks) in &mut parts {
+        let initial = checker.source == 0;
+        let mut all_seen = false;
+        for walk in std::mem::take(walks) {
+            for mut counted in walk.finish() {
+                if counted.bucket.period == Period::All {
+                    if initial {
+                        add_initial(&board, &mut counted.display);
+                    }
+                    all_seen = true;
+                }
+                checker.check(counted).await?;
+            }
+        }
+        if !all_seen && settings.periods.contains(&Period::All) {
+            let mut counted = Counted {
+                bucket: Bucket::all(),
+                real: Scores::new(),
+                display: Scores::new(),
+            };
+            if initial {
                 add_initial(&board, &mut counted.display);
-                all_seen = true;
             }
             checker.check(counted).await?;
         }
-    }
-    if !all_seen && settings.periods.contains(&Period::All) {
-        let mut counted = Counted {
-            bucket: Bucket::all(),
-            real: Scores::new(),
-            display: Scores::new(),
-        };
-        add_initial(&board, &mut counted.display);
-        checker.check(counted).await?;
-    }
-    // Buckets Redis holds that no entry counts in (its ledger started later, or someone
-    // wrote them by hand).
-    for (_, period, label) in state.redis.rankings(&board.keys).await? {
-        let Ok(period) = Period::parse(&period) else {
-            continue;
-        };
-        if !settings.periods.contains(&period) || checker.seen.contains(&(period, label.clone())) {
-            continue;
+        // Buckets Redis holds that no entry counts in (its ledger started later, or
+        // someone wrote them by hand).
+        for (_, period, label) in state.redis.rankings(&checker.keys).await? {
+            let Ok(period) = Period::parse(&period) else {
+                continue;
+            };
+            if !settings.periods.contains(&period)
+                || checker.seen.contains(&(period, label.clone()))
+            {
+                continue;
+            }
+            let bucket = Bucket::parse(period, tz, &label)?;
+            checker
+                .check(Counted {
+                    bucket,
+                    real: Scores::new(),
+                    display: Scores::new(),
+                })
+                .await?;
         }
-        let bucket = Bucket::parse(period, tz, &label)?;
-        checker
-            .check(Counted {
-                bucket,
-                real: Scores::new(),
-                display: Scores::new(),
-            })
-            .await?;
     }
-    progress(checker.found.entries, total);
-    let found = checker.found;
+    progress(entries_read, total);
+    let found = merged(parts.into_iter().map(|(c, _)| c), entries_read);
     if repair {
         audit(
             state,
@@ -188,18 +227,51 @@ fn add_initial(board: &BoardConfig, display: &mut Scores) {
     }
 }
 
+/// Compares the recount with one part of the board: the board, or one shard of a board
+/// whose scores are sums over shards (with the entries its voters cast).
 struct Checker<'a> {
     state: &'a AppState,
     board: &'a BoardConfig,
+    /// The part's keys, and its index among the board's ledgers.
+    keys: BoardKeys,
+    source: usize,
     of: LedgerOf<'a>,
     repair: bool,
     now: DateTime<Utc>,
     found: Recount,
-    /// (period, label) of every bucket checked.
+    /// (period, label) of every bucket checked, and of those compared.
     seen: HashSet<(Period, String)>,
+    compared: HashSet<(Period, String)>,
+}
+
+/// What the parts of a recount found, together: a bucket compared in several shards
+/// counts once.
+fn merged<'a>(parts: impl Iterator<Item = Checker<'a>>, entries: u64) -> Recount {
+    let mut found = Recount {
+        entries,
+        ..Recount::default()
+    };
+    let (mut compared, mut skipped) = (HashSet::new(), HashSet::new());
+    for part in parts {
+        skipped.extend(part.seen.difference(&part.compared).cloned());
+        compared.extend(part.compared);
+        let mut listed = part.found.mismatches;
+        listed.truncate(MISMATCHES_LISTED - found.mismatches.len());
+        found.mismatches.extend(listed);
+        found.mismatched += part.found.mismatched;
+        found.repaired += part.found.repaired;
+    }
+    found.buckets = compared.len() as u64;
+    found.skipped = skipped.difference(&compared).count() as u64;
+    found
 }
 
 impl Checker<'_> {
+    /// Whether a vote of `member` by `voter` counts in this part.
+    fn counts_here(&self, member: &str, voter: Option<&str>) -> bool {
+        !self.board.keys.sums_shards() || self.board.keys.write_source(member, voter) == self.source
+    }
+
     /// Compares one recounted bucket with Redis, both views.
     async fn check(&mut self, counted: Counted) -> Result<(), EngineError> {
         if !self
@@ -212,7 +284,7 @@ impl Checker<'_> {
             .bucket
             .end
             .is_none_or(|end| end + LIVE_SLACK > self.now);
-        let keys = &self.board.keys;
+        let keys = self.keys.clone();
         let mut compared = false;
         for (view, recounted) in [
             (View::Real, &counted.real),
@@ -221,7 +293,7 @@ impl Checker<'_> {
             let Some(live) = self
                 .state
                 .redis
-                .bucket_scores(keys, &counted.bucket, view)
+                .bucket_scores(&keys, &counted.bucket, view)
                 .await?
             else {
                 if !live_bucket {
@@ -237,9 +309,8 @@ impl Checker<'_> {
                 .await?;
         }
         if compared {
-            self.found.buckets += 1;
-        } else {
-            self.found.skipped += 1;
+            self.compared
+                .insert((counted.bucket.period, counted.bucket.label.clone()));
         }
         Ok(())
     }
@@ -292,9 +363,9 @@ impl Checker<'_> {
         let (live, waiting, trimmed) = self
             .state
             .redis
-            .score_with_pending(&self.board.keys, bucket, view, member)
+            .score_with_pending(&self.keys, bucket, view, member)
             .await?;
-        let upto = trimmed_seq(self.state, self.of, trimmed).await?;
+        let upto = trimmed_seq(self.state, self.of, self.source, trimmed).await?;
         let tz = self.board.board.settings.timezone;
         let before = bucket.previous(tz);
         let range = |b: &Bucket| {
@@ -309,16 +380,17 @@ impl Checker<'_> {
         };
         let db = &self.state.db;
         let (from, to) = range(bucket);
-        let (real, display, _) = sql::member_sums(db, self.of, member, upto, from, to).await?;
+        let here = |voter: Option<&str>| self.counts_here(member, voter);
+        let (real, display, _) =
+            sql::member_sums(db, self.of, member, upto, (from, to), &here).await?;
         let mut units = if view == View::Real { real } else { display };
         if view == View::Display {
             if let Some(b) = &before {
-                let (from, to) = range(b);
-                units += sql::member_sums(db, self.of, member, upto, from, to)
+                units += sql::member_sums(db, self.of, member, upto, range(b), &here)
                     .await?
                     .2;
             }
-            if bucket.period == Period::All {
+            if bucket.period == Period::All && self.source == 0 {
                 let mut initial = Scores::new();
                 add_initial(self.board, &mut initial);
                 units += initial.get(member).copied().unwrap_or(0);
@@ -354,7 +426,7 @@ impl Checker<'_> {
             && self
                 .state
                 .redis
-                .set_recounted(&self.board.keys, bucket, view, member, read, units)
+                .set_recounted(&self.keys, bucket, view, member, read, units)
                 .await?;
         self.found.mismatched += 1;
         self.found.repaired += u64::from(repaired);
@@ -367,6 +439,7 @@ impl Checker<'_> {
                 live: read.unwrap_or(0),
                 recounted: units,
                 repaired,
+                shard: self.board.keys.sums_shards().then_some(self.source),
             });
         }
         Ok(())

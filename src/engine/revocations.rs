@@ -22,7 +22,7 @@ use crate::domain::ids::BoardSlug;
 use crate::domain::ledger::{Entry, Revocation, RevocationRequest};
 use crate::domain::period::{Bucket, Period, epoch_hour_of_ms, voter_buckets};
 use crate::domain::score::View;
-use crate::store::redis::{Lowering, Voters};
+use crate::store::redis::{BoardKeys, Lowering, Voters};
 use crate::store::sql::ledger::{self as sql, LedgerOf};
 
 /// How many revocations a list shows.
@@ -138,12 +138,21 @@ async fn take_out(
         })
         .collect();
     let hours: Vec<(i64, i64)> = hours.into_iter().collect();
-    state
-        .redis
-        .revoke(&board.keys, id, &lowerings, &hours)
-        .await?;
+    // A revocation strikes out one voter's votes: on a board whose scores are sums over
+    // shards they all live in the voter's shard.
+    let (keys, source) = match struck.first() {
+        Some(e) => {
+            let voter = e.voter.as_deref();
+            (
+                board.keys.write_shard(&e.member, voter),
+                board.keys.write_source(&e.member, voter),
+            )
+        }
+        None => (board.keys.clone(), 0),
+    };
+    state.redis.revoke(&keys, id, &lowerings, &hours).await?;
     for v in voters.values() {
-        rebuild_voters(state, board, of, v).await?;
+        rebuild_voters(state, (&keys, source), of, v).await?;
     }
     sql::mark_applied(&state.db, id).await?;
     Ok(())
@@ -153,18 +162,20 @@ fn bucket_key(bucket: &Bucket) -> String {
     format!("{}:{}", bucket.period, bucket.label)
 }
 
-/// Rebuilds one distinct-voters HyperLogLog from the ledger: the voters SQL holds up to
-/// the entry last trimmed from Redis, into a scratch key, then those still waiting in
-/// Redis and the swap at one instant; when the drain trimmed more meanwhile, what SQL
-/// gained is added and the swap tried again.
+/// Rebuilds one distinct-voters HyperLogLog in `keys` (the board, or one shard and the
+/// index of its ledger) from the ledger: the voters SQL holds up to the entry last
+/// trimmed from that ledger, into a scratch key, then those still waiting in it and the
+/// swap at one instant; when the drain trimmed more meanwhile, what SQL gained is added
+/// and the swap tried again. A shard's HyperLogLog gets every voter of the board's
+/// ledger: the board counts the union of its shards', which that leaves as it was.
 async fn rebuild_voters(
     state: &AppState,
-    board: &BoardConfig,
+    (keys, source): (&BoardKeys, usize),
     of: LedgerOf<'_>,
     voters: &Voters,
 ) -> Result<(), EngineError> {
     let redis = &state.redis;
-    let scratch = redis.participants_scratch(&board.keys);
+    let scratch = redis.participants_scratch(keys);
     let range = (
         voters
             .bucket
@@ -174,8 +185,8 @@ async fn rebuild_voters(
     );
     let mut read = 0;
     for _ in 0..CATCH_UPS {
-        let trimmed = redis.ledger_trimmed(&board.keys).await?;
-        let upto = trimmed_seq(state, of, trimmed).await?;
+        let trimmed = redis.ledger_trimmed(keys).await?;
+        let upto = trimmed_seq(state, of, source, trimmed).await?;
         let found =
             sql::voters_of(&state.db, of, (read, upto), range, voters.member.as_deref()).await?;
         futures_util::pin_mut!(found);
@@ -189,10 +200,7 @@ async fn rebuild_voters(
         }
         redis.add_voters(&scratch, &step).await?;
         read = upto;
-        if redis
-            .swap_voters(&board.keys, voters, &scratch, trimmed)
-            .await?
-        {
+        if redis.swap_voters(keys, voters, &scratch, trimmed).await? {
             return Ok(());
         }
     }

@@ -631,7 +631,7 @@ fn limited(p: &Prepared, rule_index: usize, retry_ms: Option<i64>) -> EngineErro
 fn overflow() -> EngineError {
     EngineError::invalid(
         Code::ScoreOverflow,
-        "this write would take a score past 2^53 units, the most a board holds exactly",
+        "this write would take a score past 2^53 units, the most a board holds exactly (a sharded votes board's shard: 2^53 / shards)",
     )
 }
 

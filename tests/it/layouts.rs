@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use ovation::domain::period::{Bucket, Period, parse_instant};
 use ovation::domain::score::View;
 use ovation::domain::scoring::{Op, Storage};
-use ovation::store::redis::keys::{BoardKeys, shard_of};
+use ovation::store::redis::keys::{BoardKeys, Spread, shard_of};
 use ovation::store::redis::{
     PageQuery, RedisStore, ScoreCall, ScoreReply, StandingQuery, StandingReply, WriteFacts,
 };
@@ -35,6 +35,7 @@ fn board(store: &RedisStore, storage: Storage) -> BoardKeys {
     store.keys().board(
         BOARD.fetch_add(1, Ordering::Relaxed),
         storage,
+        Spread::Members,
         chrono_tz::Tz::UTC,
     )
 }

@@ -562,12 +562,17 @@ async fn the_lag_is_in_readyz_and_metrics() {
     );
 }
 
+/// The storage of a `votes` board: `full`, or sharded by voter.
+const FULL: fn() -> Value = || json!({"kind": "full"});
+const SHARDED: fn() -> Value = || json!({"kind": "sharded", "shards": 8});
+
 /// A board of every calendar period in a zone of its own, a multiplier, carry-over and
-/// initial votes, fed `n` votes backfilled over the last ten days and a few now.
-async fn recountable(app: &TestApp, slug: &str, seed: u64) {
+/// initial votes, kept in `storage`, fed 150 votes backfilled over the last ten days and
+/// a few now.
+async fn recountable(app: &TestApp, slug: &str, seed: u64, storage: Value) {
     app.board(
         json!({"slug": slug, "title": "Recount", "timezone": "Asia/Shanghai",
-        "multiplier": 1.5, "carry_over": 0.1, "max_count": 9}),
+        "multiplier": 1.5, "carry_over": 0.1, "max_count": 9, "storage": storage}),
     )
     .await;
     let (status, body) = app
@@ -618,7 +623,7 @@ async fn a_recount_agrees_with_redis_then_finds_and_repairs_what_was_tampered_wi
     let seed: u64 = rand::random();
     println!("seed {seed}");
     let app = TestApp::spawn().await;
-    recountable(&app, "rc", seed).await;
+    recountable(&app, "rc", seed, FULL()).await;
     let clean = recount(&app, "rc", false).await;
     assert_eq!(
         (
@@ -735,10 +740,58 @@ async fn a_recount_agrees_with_redis_then_finds_and_repairs_what_was_tampered_wi
     );
 }
 
+/// A sharded board is recounted shard by shard (each vote in its voter's shard, initial
+/// votes in the first): a part that differs is named with its shard, and repaired there.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sharded_board_recounts_each_shard_and_repairs_the_one_tampered_with() {
+    use ovation::domain::period::Bucket;
+    use ovation::domain::score::View;
+    let app = TestApp::spawn().await;
+    recountable(&app, "rcs", 5, SHARDED()).await;
+    let clean = recount(&app, "rcs", false).await;
+    assert_eq!(
+        (&clean["entries"], &clean["mismatches"], &clean["skipped"]),
+        (&json!(150), &json!([]), &json!(0)),
+        "{clean}"
+    );
+    let (_, before) = app.get("/api/v1/boards/rcs/members/m2?period=all").await;
+    let state = stores(&app).await;
+    let board = state
+        .config
+        .board(&BoardSlug::parse("rcs").unwrap())
+        .unwrap();
+    let key = board.keys.shards()[3].scores(View::Display, &Bucket::all());
+    let mut raw = RawRedis::connect().await;
+    let part: Option<f64> = raw.query(redis::cmd("ZSCORE").arg(&key).arg("m2")).await;
+    let part = part.unwrap_or(0.0);
+    let _: () = raw
+        .query(redis::cmd("ZINCRBY").arg(&key).arg(2_000_000).arg("m2"))
+        .await;
+    let found = recount(&app, "rcs", false).await;
+    assert_eq!(
+        found["mismatches"],
+        json!([{"period": "all", "bucket": "all", "view": "display", "member": "m2",
+            "live": votes(part + 2e6), "recounted": votes(part), "repaired": false,
+            "shard": 3}]),
+        "{found}"
+    );
+    let repaired = recount(&app, "rcs", true).await;
+    assert_eq!(repaired["repaired"], json!(1), "{repaired}");
+    assert_eq!(recount(&app, "rcs", false).await["mismatches"], json!([]));
+    let (_, after) = app.get("/api/v1/boards/rcs/members/m2?period=all").await;
+    assert_eq!(after, before);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recount_while_votes_go_on_reports_nothing_that_is_not_wrong() {
+    for storage in [FULL(), SHARDED()] {
+        recount_while_voting(storage).await;
+    }
+}
+
+async fn recount_while_voting(storage: Value) {
     let app = TestApp::spawn().await;
-    recountable(&app, "busy", 7).await;
+    recountable(&app, "busy", 7, storage).await;
     let voting = {
         let app = app.clone();
         tokio::spawn(async move {
@@ -770,6 +823,16 @@ type Cast = (String, String, i64, chrono::DateTime<chrono::Utc>);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_revocation_takes_a_voters_votes_out_of_every_bucket_view_carry_and_count() {
+    revocation(FULL()).await;
+}
+
+/// On a sharded board the voter's votes all live in the voter's shard.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revocation_on_a_sharded_board_takes_the_votes_out_of_the_voters_shard() {
+    revocation(SHARDED()).await;
+}
+
+async fn revocation(storage: Value) {
     use ovation::domain::period::{Bucket, Period};
     let seed: u64 = rand::random();
     println!("seed {seed}");
@@ -777,7 +840,8 @@ async fn a_revocation_takes_a_voters_votes_out_of_every_bucket_view_carry_and_co
     let app = TestApp::spawn().await;
     app.board(
         json!({"slug": "rv", "title": "Revoke", "timezone": "Europe/Berlin",
-        "multiplier": 1.5, "carry_over": 0.1, "max_count": 5, "membership": "open"}),
+        "multiplier": 1.5, "carry_over": 0.1, "max_count": 5, "membership": "open",
+        "storage": storage}),
     )
     .await;
     let now = chrono::Utc::now();
@@ -1063,6 +1127,16 @@ async fn reads(app: &TestApp, board: &str, labels: &[(String, String)]) -> Vec<V
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_board_redis_lost_is_rebuilt_from_its_ledger_before_the_instance_is_ready() {
+    lost_and_rebuilt(FULL()).await;
+}
+
+/// Each shard is found lost and rebuilt from the entries of its voters.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sharded_board_redis_lost_is_rebuilt_shard_by_shard() {
+    lost_and_rebuilt(SHARDED()).await;
+}
+
+async fn lost_and_rebuilt(storage: Value) {
     use crate::durability::{eventually, readyz, redis};
     use crate::harness::RedisServer;
     use ovation::domain::period::{Bucket, Period};
@@ -1074,7 +1148,7 @@ async fn a_board_redis_lost_is_rebuilt_from_its_ledger_before_the_instance_is_re
         ..Options::default()
     })
     .await;
-    recountable(&app, "lost", 11).await;
+    recountable(&app, "lost", 11, storage).await;
     // A revoked vote stays out after the rebuild.
     let (status, body) = app
         .post(

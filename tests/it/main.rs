@@ -27,6 +27,7 @@ mod reads;
 mod retries;
 mod scores;
 mod sessions;
+mod sharded_votes;
 mod sync;
 mod votes;
 mod webhooks;

@@ -50,7 +50,12 @@ async fn score_board_settings_are_checked_and_fixed_at_creation() {
             "invalid_field",
         ),
         (
-            json!({"storage": {"kind": "sharded", "shards": 16}}),
+            json!({"storage": {"kind": "top_n", "retain": 10}}),
+            "invalid_field",
+        ),
+        (
+            json!({"storage": {"kind": "sharded", "shards": 16},
+                "periods": ["day", "rolling:24h"]}),
             "invalid_field",
         ),
         (

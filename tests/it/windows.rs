@@ -11,9 +11,9 @@ use proptest::prelude::*;
 use ovation::domain::period::{Rolling, parse_instant, parse_timezone};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
-use ovation::store::redis::RedisTarget;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
 use ovation::store::redis::{PageReply, RedisStore, VoteCall, VoteReply, WriteFacts};
+use ovation::store::redis::{RedisTarget, Spread};
 
 use crate::harness::shared_redis;
 
@@ -132,6 +132,7 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
     let board = store.keys().board(
         BOARD.fetch_add(1, Ordering::Relaxed),
         Storage::Full,
+        Spread::Voters,
         chrono_tz::Tz::UTC,
     );
     let n = shape.slots();
@@ -281,7 +282,9 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
         Duration::from_secs(5),
     )
     .unwrap();
-    let board = store.keys().board(1, Storage::Full, chrono_tz::Tz::UTC);
+    let board = store
+        .keys()
+        .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
     let boundary = Rolling::Hours24.slot(chrono_tz::Tz::UTC, at("2026-11-23T10:00:00Z"));
     let mut clients = Vec::new();
     // Client 0 goes first, so the earlier hour holds at least one vote.
@@ -510,7 +513,9 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
         Duration::from_secs(5),
     )
     .unwrap();
-    let board = store.keys().board(1, Storage::Full, chrono_tz::Tz::UTC);
+    let board = store
+        .keys()
+        .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
     let now = Rolling::Hours24.slot(chrono_tz::Tz::UTC, Utc::now());
     // A vote an hour on, so the current slot later leaves on its own, not in a reset.
     let later = WindowTarget {

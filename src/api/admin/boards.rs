@@ -62,7 +62,8 @@ pub struct BoardRequest {
     pub scoring: Option<String>,
     /// A scores board's decimals, 0 (default) to 6; fixed at creation.
     pub decimals: Option<i64>,
-    /// How a scores board is kept; fixed at creation. Default `{"kind": "full"}`.
+    /// How the board is kept; fixed at creation. Default `{"kind": "full"}`. A `votes`
+    /// board is `full` or `sharded` (votes spread by voter; calendar periods only).
     pub storage: Option<StorageSettings>,
     /// Days a closed bucket stays in Redis once archived, per period kind (1 to 36,500;
     /// `null`: forever). A key left out takes its default: hour 3, day 60, week 400,

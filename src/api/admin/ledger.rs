@@ -172,6 +172,10 @@ pub struct MismatchInfo {
     pub recounted: serde_json::Number,
     /// Set to the recount (`repair=true`; false when the score moved meanwhile).
     pub repaired: bool,
+    /// On a sharded `votes` board, the shard whose part of the member's score differs
+    /// (`live` and `recounted` are that part); absent on other boards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<usize>,
 }
 
 /// What a recount found.
@@ -235,6 +239,7 @@ pub async fn recount_board(
                 live: m.view.to_votes(m.live),
                 recounted: m.view.to_votes(m.recounted),
                 repaired: m.repaired,
+                shard: m.shard,
             })
             .collect(),
         mismatched: found.mismatched,

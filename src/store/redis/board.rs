@@ -9,7 +9,8 @@ use crate::domain::scoring::Storage;
 
 impl RedisStore {
     /// Removes a member from the given buckets (both views; a top_n board's exact scores
-    /// too; a sharded board's in the member's shard), from every slot and drain of the
+    /// too; a sharded board's in the member's shard, or in every shard when its scores
+    /// are sums over shards), from every slot and drain of the
     /// given rolling windows (a slot still holding it would subtract it from the totals
     /// again when it leaves), and its initial-votes record: atomically in each hash tag's
     /// slot (a sharded board's member shard, then the board's own).
@@ -25,22 +26,37 @@ impl RedisStore {
             pipe.atomic();
             pipe
         };
-        // The member's shard first (the board itself unless sharded), the board's own
-        // slot last.
-        let mut pipes = vec![atomic()];
+        // The shards holding the member's scores first (the board itself unless sharded;
+        // every shard when its scores are sums over shards), the board's own slot last.
+        let holders = if board.sums_shards() {
+            board.shards()
+        } else {
+            vec![board.member_shard(member)]
+        };
+        let mut pipes: Vec<redis::Pipeline> = holders.iter().map(|_| atomic()).collect();
         if board.storage().is_sharded() {
             pipes.push(atomic());
         }
-        let shard = board.member_shard(member);
-        let mut keys: Vec<String> = buckets
-            .iter()
-            .flat_map(|b| [shard.scores(View::Real, b), shard.scores(View::Display, b)])
-            .collect();
-        keys.sort();
-        keys.dedup();
-        for key in keys {
-            pipes[0].zrem(key, member).ignore();
+        for (pipe, shard) in pipes.iter_mut().zip(&holders) {
+            let mut keys: Vec<String> = buckets
+                .iter()
+                .flat_map(|b| [shard.scores(View::Real, b), shard.scores(View::Display, b)])
+                .collect();
+            keys.sort();
+            keys.dedup();
+            for key in keys {
+                pipe.zrem(key, member).ignore();
+            }
         }
+        // A summing board keeps initial votes in its first shard.
+        let initial = if board.sums_shards() {
+            0
+        } else {
+            pipes.len() - 1
+        };
+        pipes[initial]
+            .hdel(board.initial_shard().initial_applied(), member)
+            .ignore();
         let own = pipes.last_mut().expect("one pipeline at least");
         for &window in windows {
             for key in board.window_scores(window) {
@@ -52,7 +68,6 @@ impl RedisStore {
                 own.hdel(board.exact_scores(bucket), member).ignore();
             }
         }
-        own.hdel(board.initial_applied(), member).ignore();
         self.bounded("remove_member", |conn| async move {
             let runs = pipes.iter().map(|pipe| {
                 let mut conn = conn.clone();
@@ -140,6 +155,9 @@ impl RedisStore {
     ) -> Result<(i64, i64), RedisFailure> {
         let mut pipe = redis::pipe();
         match board.storage() {
+            Storage::Sharded { .. } if board.sums_shards() => {
+                return self.summed_counts(board, bucket).await;
+            }
             Storage::Sharded { .. } => return self.sharded_counts(board, bucket).await,
             Storage::TopN { .. } => pipe.hlen(board.exact_scores(bucket)),
             Storage::Full => pipe.zcard(board.scores(View::Real, bucket)),

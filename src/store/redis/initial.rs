@@ -7,12 +7,13 @@ use super::keys::BoardKeys;
 use super::reply::{as_array, as_text, reply_error};
 use super::{Invocation, RedisFailure, RedisStore};
 use crate::domain::period::Bucket;
-use crate::domain::score::{MAX_UNITS, View};
+use crate::domain::score::View;
 
 static INITIAL: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("initial.lua")));
 
 impl RedisStore {
-    /// Brings members' initial votes on the all-time display board to `targets`
+    /// Brings members' initial votes on the all-time display board (a summing board's
+    /// first shard) to `targets`
     /// (member, votes); safe to repeat. Answers the first member (if any) whose score
     /// would pass 2^53 units: its chunk of 1,000 members changed nothing, and the other
     /// chunks are applied.
@@ -43,13 +44,14 @@ impl RedisStore {
         mode: &str,
     ) -> Result<Option<String>, RedisFailure> {
         // Chunks keep each script run short, so votes are not held up behind a big import.
+        let keys = board.initial_shard();
         let calls: Vec<Invocation> = targets
             .chunks(1000)
             .map(|chunk| {
-                let mut inv = INITIAL.key(board.scores(View::Display, &Bucket::all()));
-                inv.key(board.initial_applied())
-                    .key(board.headroom())
-                    .arg(MAX_UNITS)
+                let mut inv = INITIAL.key(keys.scores(View::Display, &Bucket::all()));
+                inv.key(keys.initial_applied())
+                    .key(keys.headroom())
+                    .arg(board.max_units())
                     .arg(mode);
                 for (member, votes) in chunk {
                     inv.arg(*member).arg(votes * View::Display.units_per_vote());

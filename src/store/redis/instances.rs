@@ -199,18 +199,16 @@ impl RedisStore {
     }
 
     /// Members with a score in `bucket` of each board (a sharded one's over all its
-    /// shards), in one round trip.
+    /// shards), in one round trip; a board whose scores are sums over shards reads its
+    /// shards' members (see `summed`).
     pub async fn members_in(
         &self,
         boards: &[BoardKeys],
         bucket: &Bucket,
     ) -> Result<Vec<i64>, RedisFailure> {
-        if boards.is_empty() {
-            return Ok(Vec::new());
-        }
         let mut pipe = redis::pipe();
         let mut counted = Vec::with_capacity(boards.len());
-        for board in boards {
+        for board in boards.iter().filter(|b| !b.sums_shards()) {
             let shards = board.shards();
             counted.push(shards.len());
             for shard in &shards {
@@ -220,11 +218,22 @@ impl RedisStore {
                 };
             }
         }
-        let counts: Vec<i64> = self.query("members_in", pipe).await?;
+        let counts: Vec<i64> = if counted.is_empty() {
+            Vec::new()
+        } else {
+            self.query("members_in", pipe).await?
+        };
         let mut counts = counts.into_iter();
-        Ok(counted
-            .into_iter()
-            .map(|n| counts.by_ref().take(n).sum())
-            .collect())
+        let mut counted = counted.into_iter();
+        let mut members = Vec::with_capacity(boards.len());
+        for board in boards {
+            members.push(if board.sums_shards() {
+                self.summed_members(board, bucket).await?
+            } else {
+                let n = counted.next().unwrap_or(0);
+                counts.by_ref().take(n).sum()
+            });
+        }
+        Ok(members)
     }
 }

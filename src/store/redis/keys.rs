@@ -9,7 +9,7 @@
 
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::{Bucket, Rolling, voter_days};
-use crate::domain::score::View;
+use crate::domain::score::{MAX_UNITS, View};
 use crate::domain::scoring::Storage;
 use chrono_tz::Tz;
 
@@ -26,12 +26,13 @@ impl Keys {
         }
     }
 
-    /// The keys of one board, kept in `storage`'s layout; `tz` cuts its days (a week's
-    /// and a month's voters are counted by day).
-    pub fn board(&self, board_id: i64, storage: Storage, tz: Tz) -> BoardKeys {
+    /// The keys of one board, kept in `storage`'s layout (a sharded board's writes spread
+    /// by `spread`); `tz` cuts its days (a week's and a month's voters are counted by day).
+    pub fn board(&self, board_id: i64, storage: Storage, spread: Spread, tz: Tz) -> BoardKeys {
         BoardKeys {
             base: format!("{}{{b:{board_id}}}:", self.prefix),
             storage,
+            spread,
             tz,
             ttl_ms: 0,
         }
@@ -92,17 +93,29 @@ impl Keys {
     }
 }
 
+/// What decides a sharded board's shard for a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// The member (a `scores` board): a member's whole score lives in one shard.
+    Members,
+    /// The voter (a `votes` board), or the member for a vote naming no voter: every
+    /// shard holds part of each member's score, and a member's score is their sum.
+    Voters,
+}
+
 /// The keys of one board, and the layout its buckets are kept in.
 ///
-/// A `sharded` board's member scores live in shards: shard `i`'s keys are
+/// A `sharded` board's scores live in shards: shard `i`'s keys are
 /// `<prefix>{b:<board id>:s<i>}:<name>`, a hash tag of their own, so shards spread over
-/// Redis Cluster nodes. A member's shard holds its scores, its participants and the
-/// writes' idempotency records and rule counters that count per member; the board's own
-/// tag keeps the rules that do not.
+/// Redis Cluster nodes. A write's shard (see [`Spread`]) holds what it writes: scores,
+/// participants, the idempotency record and the rule counters whose subject names what
+/// picks the shard (the member on a scores board, the voter on a votes board); the
+/// board's own tag keeps the other rules.
 #[derive(Debug, Clone)]
 pub struct BoardKeys {
     base: String,
     storage: Storage,
+    spread: Spread,
     tz: Tz,
     /// A family instance's keys expire this long after its last write; 0 on a plain
     /// board, whose keys live until the board is deleted (or released by the archive).
@@ -132,6 +145,7 @@ impl BoardKeys {
         BoardKeys {
             base: format!("{base}:i:{instance}}}:"),
             storage: self.storage,
+            spread: self.spread,
             tz: self.tz,
             ttl_ms,
         }
@@ -173,11 +187,64 @@ impl BoardKeys {
         slots
     }
 
-    /// The shard holding `member` (the board itself unless it is sharded).
+    pub fn spread(&self) -> Spread {
+        self.spread
+    }
+
+    /// The largest score (units) one sorted set of the board may hold: 2^53, or on a
+    /// board whose scores are sums over shards 2^53 / shards, so that the sum of a
+    /// member's shards stays within 2^53 too.
+    pub fn max_units(&self) -> i64 {
+        match self.storage {
+            Storage::Sharded { shards } if self.spread == Spread::Voters => MAX_UNITS / shards,
+            _ => MAX_UNITS,
+        }
+    }
+
+    /// Where members' initial votes live: the board, or a summing board's first shard.
+    pub fn initial_shard(&self) -> BoardKeys {
+        if self.sums_shards() {
+            self.shard(0)
+        } else {
+            self.clone()
+        }
+    }
+
+    /// Whether a member's score is the sum of its scores in every shard: a votes board
+    /// sharded by voter.
+    pub fn sums_shards(&self) -> bool {
+        self.storage.is_sharded() && self.spread == Spread::Voters
+    }
+
+    /// The shard holding `member`'s scores (the board itself unless it is sharded by
+    /// member).
     pub fn member_shard(&self, member: &str) -> BoardKeys {
         match self.storage {
-            Storage::Sharded { shards } => self.shard(shard_of(member, shards)),
+            Storage::Sharded { shards } if self.spread == Spread::Members => {
+                self.shard(shard_of(member, shards))
+            }
             _ => self.clone(),
+        }
+    }
+
+    /// The shard a write of `member` by `voter` goes to (the board itself unless it is
+    /// sharded): see [`Spread`].
+    pub fn write_shard(&self, member: &str, voter: Option<&str>) -> BoardKeys {
+        match self.storage {
+            Storage::Sharded { .. } => self.shard(self.write_source(member, voter) as i64),
+            _ => self.clone(),
+        }
+    }
+
+    /// The index among [`Self::shards`] of [`Self::write_shard`]: its ledger's source.
+    pub fn write_source(&self, member: &str, voter: Option<&str>) -> usize {
+        let id = match self.spread {
+            Spread::Voters => voter.unwrap_or(member),
+            Spread::Members => member,
+        };
+        match self.storage {
+            Storage::Sharded { shards } => shard_of(id, shards) as usize,
+            _ => 0,
         }
     }
 
@@ -186,6 +253,7 @@ impl BoardKeys {
         BoardKeys {
             base: format!("{base}:s{i}}}:"),
             storage: Storage::Full,
+            spread: self.spread,
             tz: self.tz,
             ttl_ms: self.ttl_ms,
         }
@@ -511,10 +579,10 @@ impl RuleKeys for LeagueKeys {
     }
 }
 
-/// The shard of `member` among `shards`: FNV-1a (64 bits) of the id, so the choice is
-/// stable across instances, versions and platforms.
-pub fn shard_of(member: &str, shards: i64) -> i64 {
-    let hash = member.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+/// The shard of `id` (a member's or a voter's) among `shards`: FNV-1a (64 bits) of the
+/// id, so the choice is stable across instances, versions and platforms.
+pub fn shard_of(id: &str, shards: i64) -> i64 {
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     });
     (hash % shards.max(1) as u64) as i64
@@ -527,7 +595,7 @@ mod tests {
     #[test]
     fn a_rolling_window_has_fixed_names_in_the_order_its_script_reads_them() {
         let keys = Keys::new("ov:")
-            .board(7, Storage::Full, Tz::UTC)
+            .board(7, Storage::Full, Spread::Members, Tz::UTC)
             .window(Rolling::Days7);
         assert_eq!(keys.len(), 3 + 5 * 7);
         assert_eq!(keys[0], "ov:{b:7}:w:rolling:7d:state");
@@ -537,7 +605,7 @@ mod tests {
         assert_eq!(keys[3 + 14 + 6], "ov:{b:7}:w:rolling:7d:v:6");
         assert_eq!(keys[3 + 35 - 1], "ov:{b:7}:w:rolling:7d:xd:6");
         let scores = Keys::new("ov:")
-            .board(7, Storage::Full, Tz::UTC)
+            .board(7, Storage::Full, Spread::Members, Tz::UTC)
             .window_scores(Rolling::Days7);
         assert_eq!(scores.len(), 2 + 4 * 7);
         assert!(
@@ -549,7 +617,7 @@ mod tests {
 
     #[test]
     fn board_keys_share_one_hash_tag() {
-        let keys = Keys::new("ov:").board(7, Storage::Full, Tz::UTC);
+        let keys = Keys::new("ov:").board(7, Storage::Full, Spread::Members, Tz::UTC);
         let day = Bucket::containing(
             crate::domain::period::Period::Day,
             chrono_tz::Tz::UTC,
@@ -598,7 +666,8 @@ mod tests {
 
     #[test]
     fn shards_have_tags_of_their_own_and_members_keep_their_shard() {
-        let keys = Keys::new("ov:").board(7, Storage::Sharded { shards: 16 }, Tz::UTC);
+        let keys =
+            Keys::new("ov:").board(7, Storage::Sharded { shards: 16 }, Spread::Members, Tz::UTC);
         let shards = keys.shards();
         assert_eq!(shards.len(), 16);
         assert_eq!(shards[3].votes_per_hour(), "ov:{b:7:s3}:vph");

@@ -72,7 +72,7 @@ impl StandingReply {
 
 impl RedisStore {
     /// Reads members' standings: one round trip for `full` and `top_n` boards; a
-    /// sharded board's are read shard by shard (see `sharded`).
+    /// sharded board's are read shard by shard (see `sharded` and `summed`).
     pub async fn standings(
         &self,
         queries: &[StandingQuery<'_>],
@@ -106,7 +106,12 @@ impl RedisStore {
             answers[i] = StandingReply::parse(reply)?;
         }
         for i in sharded {
-            answers[i] = self.sharded_standing(&queries[i]).await?;
+            let q = &queries[i];
+            answers[i] = if q.board.sums_shards() {
+                self.summed_standing(q).await?
+            } else {
+                self.sharded_standing(q).await?
+            };
         }
         Ok(answers)
     }

@@ -28,6 +28,7 @@ mod ledger;
 mod member;
 mod page;
 mod recount;
+mod refund;
 mod release;
 mod replay;
 mod reply;
@@ -36,6 +37,7 @@ mod rules;
 mod score;
 mod sessions;
 mod sharded;
+mod summed;
 mod usage;
 mod vote;
 mod voter_union;
@@ -51,7 +53,7 @@ pub use connection::RedisTarget;
 pub use group_commit::DEFAULT_GROUP as DEFAULT_VOTE_GROUP;
 use group_commit::GroupCommit;
 pub use instances::InstancePage;
-pub use keys::{BoardKeys, Keys, LeagueKeys};
+pub use keys::{BoardKeys, Keys, LeagueKeys, Spread};
 pub use late::LateMarks;
 pub use league::{
     Advance, HandedReward, JoinCall, JoinReply, LeagueScoreCall, LeagueScoreReply, PlayerPlace,

@@ -67,7 +67,8 @@ impl PageReply {
 
 impl RedisStore {
     /// Reads pages of boards: one round trip for `full` and `top_n` boards; a sharded
-    /// board's pages are merged from its shards (see `sharded`).
+    /// board's pages are merged from its shards (see `sharded`, and `summed` for a board
+    /// whose scores are sums over shards).
     pub async fn pages(&self, queries: &[PageQuery<'_>]) -> Result<Vec<PageReply>, RedisFailure> {
         let (sharded, single): (Vec<usize>, Vec<usize>) =
             (0..queries.len()).partition(|&i| queries[i].board.storage().is_sharded());
@@ -94,7 +95,12 @@ impl RedisStore {
             answers[i] = Some(PageReply::parse(reply)?);
         }
         for i in sharded {
-            answers[i] = Some(self.sharded_page(&queries[i]).await?);
+            let q = &queries[i];
+            answers[i] = Some(if q.board.sums_shards() {
+                self.summed_page(q).await?
+            } else {
+                self.sharded_page(q).await?
+            });
         }
         answers
             .into_iter()

@@ -122,13 +122,19 @@ impl RedisStore {
     }
 
     /// Distinct voters of each member in a bucket (a week's and a month's: the union of
-    /// their days'), in the member's shard.
+    /// their days'), in the member's shard, or over every shard of a board whose scores
+    /// are sums over shards.
     pub async fn member_participants(
         &self,
         board: &BoardKeys,
         bucket: &Bucket,
         members: &[String],
     ) -> Result<Vec<i64>, RedisFailure> {
+        if board.sums_shards() {
+            return self
+                .summed_member_participants(board, bucket, members)
+                .await;
+        }
         let mut pipe = redis::pipe();
         for member in members {
             pipe.pfcount(board.member_shard(member).member_voters(bucket, member));

@@ -2,7 +2,7 @@
 //! and six arguments per rule.
 
 use super::ScriptArgs;
-use super::keys::RuleKeys;
+use super::keys::{BoardKeys, RuleKeys, Spread};
 
 /// Whose count a counter holds: a rule, its window's code, and the subject (the vote's
 /// values for the rule's dimensions).
@@ -68,12 +68,24 @@ impl Counter {
 pub struct RuleCheck {
     /// The rule's id, for the refusals counter.
     pub rule: i64,
-    /// Whether the rule counts per member: on a sharded board such a rule's counters live
-    /// in the member's shard, the others in the board's own slot.
+    /// Whether the rule counts per member, and per voter: on a sharded board a rule that
+    /// counts per what picks the write's shard ([`Spread`]) has its counters there, the
+    /// others in the board's own slot.
     pub per_member: bool,
+    pub per_voter: bool,
     /// The limit for this vote (overrides applied).
     pub limit: i64,
     pub counter: Counter,
+}
+
+impl RuleCheck {
+    /// Whether the rule's counters live in the write's shard on a sharded `board`.
+    pub(super) fn in_shard(&self, board: &BoardKeys) -> bool {
+        match board.spread() {
+            Spread::Members => self.per_member,
+            Spread::Voters => self.per_voter,
+        }
+    }
 }
 
 /// Adds the rules' keys (two each) to a write script's call.

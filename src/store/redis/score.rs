@@ -12,7 +12,8 @@ use redis::{Script, Value};
 use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
-use super::rules::{self, Counter};
+use super::refund::Refund;
+use super::rules;
 use super::vote::refusals_ttl_s;
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore};
@@ -27,8 +28,6 @@ static SCORE: LazyLock<Script> = LazyLock::new(|| {
         include_str!("score.lua")
     ))
 });
-
-static REFUND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("refund.lua")));
 
 /// Everything one score write needs.
 #[derive(Debug)]
@@ -129,7 +128,7 @@ impl ScoreCall<'_> {
             Storage::Sharded { .. } => {
                 let (member, board): (Vec<usize>, Vec<usize>) = all
                     .into_iter()
-                    .partition(|&i| self.write.rules[i].per_member);
+                    .partition(|&i| self.write.rules[i].in_shard(self.board));
                 let reserve = (!board.is_empty()).then(|| Step {
                     keys: self.board.clone(),
                     buckets: &[],
@@ -167,22 +166,6 @@ fn score_reply(value: &Value, rules: &[usize]) -> Result<ScoreReply, RedisFailur
     )
 }
 
-/// Gives back what a reserve step consumed: one of each rule's count.
-fn refund(call: &ScoreCall<'_>, step: &Step<'_>, tag: &str) -> Invocation {
-    let rules = || step.rules.iter().map(|&i| &call.write.rules[i]);
-    let mut inv = REFUND.prepare_invoke();
-    rules::push_keys(rules(), &step.keys, &mut inv);
-    for rule in rules() {
-        inv.arg(match rule.counter {
-            Counter::Fixed { .. } => "c",
-            Counter::Rolling { .. } => "l",
-        })
-        .arg(rule.counter.field());
-    }
-    inv.arg(tag);
-    inv
-}
-
 impl RedisStore {
     /// Applies score writes, each atomically in its shard and independently of the
     /// others, and answers each one's outcome in order. The whole call fails only when
@@ -210,21 +193,8 @@ impl RedisStore {
                 Some((i, steps[i].1.keys.idempotency(caller, key)))
             })
             .collect();
-        if !keyed.is_empty() {
-            let mut pipe = redis::pipe();
-            for (_, key) in &keyed {
-                pipe.get(key);
-            }
-            let records: Vec<Option<String>> = self.query("score", pipe).await?;
-            for ((i, _), record) in keyed.iter().zip(records) {
-                if let Some(record) = record {
-                    let dup = Value::Array(vec![
-                        Value::SimpleString("dup".into()),
-                        Value::BulkString(record.into_bytes()),
-                    ]);
-                    outcomes[*i] = Some(score_reply(&dup, &[]));
-                }
-            }
+        for (i, record) in self.recorded(&keyed).await? {
+            outcomes[i] = Some(score_reply(&record, &[]));
         }
 
         // Reserve steps, in one round trip; a write whose reservation was refused (or
@@ -259,16 +229,20 @@ impl RedisStore {
             if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
                 && !matches!(r, ScoreReply::Written(_))
             {
-                refunds.push(refund(&calls[i], reserve, &tags[i]));
+                refunds.push(Refund {
+                    keys: &reserve.keys,
+                    rules: reserve
+                        .rules
+                        .iter()
+                        .map(|&r| &calls[i].write.rules[r])
+                        .collect(),
+                    count: 1,
+                    tag: &tags[i],
+                });
             }
             outcomes[i] = Some(reply);
         }
-        if !refunds.is_empty() {
-            // A refund that fails leaves the reservation consumed: under-admission only.
-            if let Err(err) = self.run_script("refund", &REFUND, &refunds).await {
-                tracing::warn!(error = %err, "could not refund reserved rule counts");
-            }
-        }
+        self.refund(&refunds).await;
         Ok(outcomes
             .into_iter()
             .map(|o| {

@@ -40,8 +40,9 @@
 -- ARGV[2]  h, the number of voter buckets
 -- ARGV[3]  r, the number of rules
 -- ARGV[4]  w, the number of rolling windows
--- ARGV[5]  the largest allowed score (2^53)
--- ARGV[6]  votes-per-hour field (hours since the epoch)
+-- ARGV[5]  the largest allowed score M (2^53; less in a shard, see keys.rs `max_units`)
+-- ARGV[6]  votes-per-hour field (hours since the epoch), or '' to count none (a reserve
+--          step, whose vote is counted in its shard: see vote.rs)
 -- ARGV[7]  TTL in seconds of the refusals hash
 -- ARGV[8]  '1' when the votes are late (their time passed a while ago), else '0'. A late
 --          vote may land in a closed bucket the archive has written and whose keys
@@ -104,15 +105,17 @@
 -- strings, and formats nothing on the usual path.
 --
 -- The headroom mark says whether the board's all-time scores, both views, are all below
--- 10^15 units ('1'), or may not be ('0'); missing, the first vote that needs it looks at
--- the two all-time leaders and records what it saw. A vote whose increments are each
--- below 10^15 cannot take a score from below 10^15 past 2^53, so on a board marked '1' it
--- skips the overflow check (two ZSCOREs and their parsing: a sixteenth of its time); a
--- vote that leaves an all-time score at 10^15 or more marks the board '0', and initial
--- votes (initial.lua) remove the mark. Every other bucket and rolling total of the board
--- is at most the all-time score of its view, so the mark bounds them too. Boards without
--- `all` always check. Increments and scores are compared by their digits: a positive
--- whole number below 10^15 has at most 15.
+-- 10^d units ('1'), or may not be ('0'), where d is the most digits with 2 * 10^d within
+-- the largest allowed score M (d = 15 for 2^53; a shard of a board whose scores are sums
+-- over shards has a smaller M, see keys.rs `max_units`); missing, the first vote that
+-- needs it looks at the two all-time leaders and records what it saw. A vote whose
+-- increments are each below 10^d cannot take a score from below 10^d past M, so on a
+-- board marked '1' it skips the overflow check (two ZSCOREs and their parsing: a
+-- sixteenth of its time); a vote that leaves an all-time score at 10^d or more marks the
+-- board '0', and initial votes (initial.lua) remove the mark. Every other bucket and
+-- rolling total of the board is at most the all-time score of its view, so the mark
+-- bounds them too. Boards without `all` always check. Increments and scores are compared
+-- by their digits: a positive whole number below 10^d has at most d.
 --
 -- Invariant: every check comes before the first write, so a refused vote changes no
 -- score, no rule counter and no mark; a rate-limit refusal writes only its refusals
@@ -167,10 +170,10 @@ end
 
 -- The headroom mark's value for the board whose all-time scores are at `real` and
 -- `display`, from their leaders.
-local function headroom(real, display)
+local function headroom(hd, real, display)
   for _, key in ipairs({real, display}) do
     local top = call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
-    if top[2] and tonumber(top[2]) >= 1e15 then
+    if top[2] and tonumber(top[2]) >= hd.low then
       return '0'
     end
   end
@@ -254,7 +257,7 @@ local function flush()
           for k = 4, #sum, 3 do
             sum[k][slot] = before + sum[k + v]
           end
-          if p + 1 == hd.all_at and score >= 1e15 then
+          if p + 1 == hd.all_at and score >= hd.low then
             call('SET', hd.mark_key, '0')
           end
         end
@@ -285,12 +288,12 @@ local function flush()
   sums, idem = {members = {}, order = {}}, {}
 end
 
--- Whether a summed vote may skip the 2^53 check on a board whose all-time scores are all
--- below 10^15 (the headroom mark '1'): what the call adds to the member's all-time scores
--- with this vote stays below 8 * 10^15, so no score can pass 2^53 (about 9.007 * 10^15).
+-- Whether a summed vote may skip the overflow check on a board whose all-time scores are
+-- all below 10^d (the headroom mark '1'): what the call adds to the member's all-time
+-- scores with this vote stays below M - 10^d, so no score can pass M.
 local function summed_headroom(hd, member, real_inc, display_inc)
   local sum = pending(hd, member)
-  return not sum or (sum[1] + real_inc < 8e15 and sum[2] + display_inc < 8e15)
+  return not sum or (sum[1] + real_inc < hd.summed_max and sum[2] + display_inc < hd.summed_max)
 end
 
 -- Casts vote j of header `hd`, whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is
@@ -329,10 +332,11 @@ local function cast(j, hd, kb, ab)
   end
   local stored_mark = mark
   if mark_key and not mark then
-    mark = headroom(KEYS[all_key + 1], KEYS[all_key + 2])
+    mark = headroom(hd, KEYS[all_key + 1], KEYS[all_key + 2])
   end
   local display_inc = summed and tonumber(display_text)
-  if not (mark == '1' and #real_text <= 15 and #display_text <= 15 and #carry_text <= 15
+  local d = hd.digits
+  if not (mark == '1' and #real_text <= d and #display_text <= d and #carry_text <= d
         and (not summed or summed_headroom(hd, member, real_inc, display_inc)))
       and overflows(hd, member, real_inc, display_text, carry_text) then
     return {'overflow'}
@@ -364,7 +368,7 @@ local function cast(j, hd, kb, ab)
     result[2 * p + 2], result[2 * p + 3] = real_score, display_score
     if p + 1 == all_at then
       -- Right after the all-time scores move, before any later command can fail.
-      if #real_score > 15 or #display_score > 15 then
+      if #real_score > d or #display_score > d then
         mark = '0'
       end
       if mark ~= stored_mark then
@@ -465,9 +469,14 @@ for i = 1, H do
       at = tonumber(ARGV[wa + 3]), budget = tonumber(ARGV[wa + 4]), ring_ttl = ARGV[wa + 5]}
     o, wa = o + 3 + 5 * slots, wa + 5
   end
+  local max_units = tonumber(ARGV[ab + 5])
+  -- The headroom mark's d, 10^d and M - 10^d (see the header).
+  local digits = #string.format('%d', math.floor(max_units / 2)) - 1
+  local low = 10 ^ digits
   headers[i] = {kb = hk, n = n, h = h, r = r, period_key = period_key,
-    voter_key = voter_key, ledger_key = voter_key + h + 1,
-    max_units = tonumber(ARGV[ab + 5]), hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
+    voter_key = voter_key, ledger_key = voter_key + h + 1, max_units = max_units,
+    digits = digits, low = low, summed_max = max_units - low,
+    hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
     late = ARGV[ab + 8] == '1', periods = periods, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
     ttl = ARGV[ab + 10], rules = rules_parse(ab + 10, r), windows = windows,
@@ -578,7 +587,7 @@ end)
 -- Each header's count of votes in its hour, summed per hash and field.
 local counts = {keys = {}, writes = {}}
 for _, hd in ipairs(headers) do
-  if hd.counted > 0 then
+  if hd.counted > 0 and hd.hour ~= '' then
     local key = KEYS[hd.kb + 1]
     local write = counts.writes[key]
     if not write then

@@ -5,12 +5,14 @@ use redis::{Script, ToRedisArgs, Value};
 use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
+use super::refund::Refund;
+use super::reply::parse_units;
 use super::rules::{self, Counter};
 use super::window::WindowTarget;
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 use crate::domain::period::Bucket;
-use crate::domain::score::{Increment, MAX_UNITS, View};
+use crate::domain::score::{Increment, View};
 
 /// `vote.lua` with the libraries it uses in front (the benchmark loads it into a second
 /// Redis to compare versions).
@@ -187,10 +189,23 @@ pub struct VoteCall<'a> {
     pub windows: &'a [WindowTarget],
 }
 
+/// Where one step of a vote runs: the vote itself (in its shard on a sharded board), or
+/// on a sharded board first a reserve step in the board's own slot that checks and
+/// consumes only the rules counted there (`records` false: no scores, participants,
+/// hourly count, idempotency record or ledger entry).
+#[derive(Debug)]
+struct Step {
+    keys: BoardKeys,
+    /// The rules the step checks, by index into the vote's rules.
+    rules: Vec<usize>,
+    records: bool,
+}
+
 impl VoteCall<'_> {
     /// This vote alone as a call (the benchmark replays such calls straight at Redis).
     pub fn invocation(&self) -> Invocation {
-        let call = Call::of(&[&self.segment()]);
+        let (_, write) = self.steps();
+        let call = Call::of(&[&self.segment(&write, &self.tag())]);
         let mut inv = VOTE.prepare_invoke();
         for key in &call.keys {
             inv.key(key.as_slice());
@@ -201,34 +216,85 @@ impl VoteCall<'_> {
         inv
     }
 
-    /// This vote's KEYS and ARGV: its header's and its own.
-    pub(super) fn segment(&self) -> Segment {
+    /// A tag unique to this vote, naming its entries in rolling rules' logs (in its
+    /// reserve step, its write and its refund alike); '' when no rule keeps a log.
+    fn tag(&self) -> String {
+        if self
+            .write
+            .rules
+            .iter()
+            .any(|r| matches!(r.counter, Counter::Rolling { .. }))
+        {
+            format!("{:016x}", rand::random::<u64>())
+        } else {
+            String::new()
+        }
+    }
+
+    /// The steps of this vote: one, or on a board whose scores are sums over shards a
+    /// reserve step for the rules that do not count per voter, then the vote in its
+    /// voter's shard.
+    fn steps(&self) -> (Option<Step>, Step) {
         let w = &self.write;
-        let (idem_key, idem_ttl) = w.idempotency_record(self.board, true);
+        let all: Vec<usize> = (0..w.rules.len()).collect();
+        if !self.board.sums_shards() {
+            let write = Step {
+                keys: self.board.clone(),
+                rules: all,
+                records: true,
+            };
+            return (None, write);
+        }
+        let (shard, board): (Vec<usize>, Vec<usize>) = all
+            .into_iter()
+            .partition(|&i| w.rules[i].in_shard(self.board));
+        let reserve = (!board.is_empty()).then(|| Step {
+            keys: self.board.clone(),
+            rules: board,
+            records: false,
+        });
+        let write = Step {
+            keys: self.board.write_shard(w.member, w.voter),
+            rules: shard,
+            records: true,
+        };
+        (reserve, write)
+    }
+
+    /// The KEYS and ARGV of one step of this vote: its header's and its own.
+    fn segment(&self, step: &Step, tag: &str) -> Segment {
+        let w = &self.write;
+        let keys = &step.keys;
+        let (targets, voters, windows) = if step.records {
+            (self.targets, w.voters, self.windows)
+        } else {
+            (&[][..], &[][..], &[][..])
+        };
+        let (idem_key, idem_ttl) = w.idempotency_record(keys, step.records);
+        let rules = || step.rules.iter().map(|&i| &w.rules[i]);
         let mut header = Part::default();
         header
-            .key(self.board.votes_per_hour())
-            .key(self.board.refusals(w.hour))
-            .key(self.board.late_writes())
-            .key(self.board.headroom());
-        for t in self.targets {
+            .key(keys.votes_per_hour())
+            .key(keys.refusals(w.hour))
+            .key(keys.late_writes())
+            .key(keys.headroom());
+        for t in targets {
             let next = t.next.as_ref().unwrap_or(&t.current);
             header
-                .key(self.board.scores(View::Real, &t.current))
-                .key(self.board.scores(View::Display, &t.current))
-                .key(self.board.scores(View::Display, next));
+                .key(keys.scores(View::Real, &t.current))
+                .key(keys.scores(View::Display, &t.current))
+                .key(keys.scores(View::Display, next));
         }
-        for bucket in w.voters {
-            header.key(self.board.participants(bucket));
+        for bucket in voters {
+            header.key(keys.participants(bucket));
         }
-        header.key(self.board.ledger());
-        for w in self.windows {
+        header.key(keys.ledger());
+        for w in windows {
             for key in &w.window.keys {
                 header.key(key);
             }
         }
-        let periods: String = self
-            .targets
+        let periods: String = targets
             .iter()
             .map(|t| match t.next {
                 _ if !t.current.period.is_periodic() => 'a',
@@ -237,52 +303,50 @@ impl VoteCall<'_> {
             })
             .collect();
         header
-            .arg(self.targets.len())
-            .arg(w.voters.len())
-            .arg(w.rules.len())
-            .arg(self.windows.len())
-            .arg(MAX_UNITS)
-            .arg(w.hour)
-            .arg(refusals_ttl_s(self.board))
-            .arg(if w.late { "1" } else { "0" })
+            .arg(targets.len())
+            .arg(voters.len())
+            .arg(step.rules.len())
+            .arg(windows.len())
+            .arg(self.board.max_units())
+            .arg(if step.records {
+                w.hour.to_string()
+            } else {
+                String::new()
+            })
+            .arg(refusals_ttl_s(keys))
+            .arg(if w.late && step.records { "1" } else { "0" })
             .arg(periods)
-            .arg(self.board.ttl_ms());
-        rules::push_args(w.rules, w.at_ms, &mut header);
-        for w in self.windows {
+            .arg(keys.ttl_ms());
+        rules::push_args(rules(), w.at_ms, &mut header);
+        for w in windows {
             w.args(&mut header);
         }
 
         let mut own = Part::default();
         own.key(idem_key);
-        for bucket in w.voters {
-            own.key(self.board.member_participants(bucket, w.member));
+        for bucket in voters {
+            own.key(keys.member_participants(bucket, w.member));
         }
-        rules::push_keys(w.rules, self.board, &mut own);
-        // Only a rolling rule's log names the vote's entries.
-        let tag = if w
-            .rules
-            .iter()
-            .any(|r| matches!(r.counter, Counter::Rolling { .. }))
-        {
-            format!("{:016x}", rand::random::<u64>())
-        } else {
-            String::new()
-        };
-        rules::push_fields(w.rules, &mut own);
+        rules::push_keys(rules(), keys, &mut own);
+        rules::push_fields(rules(), &mut own);
         own.arg(w.member)
             .arg(self.increment.real)
             .arg(self.increment.display)
             .arg(self.increment.carry)
             .arg(w.voter.unwrap_or(""))
             .arg(idem_ttl)
-            .arg(if w.idempotency.is_some() {
+            .arg(if w.idempotency.is_some() && step.records {
                 w.receipt
             } else {
                 ""
             })
             .arg(w.at_ms)
             .arg(tag)
-            .arg(w.ledger.unwrap_or(""));
+            .arg(if step.records {
+                w.ledger.unwrap_or("")
+            } else {
+                ""
+            });
         Segment { header, own }
     }
 }
@@ -293,14 +357,15 @@ pub type PeriodScores = (i64, i64);
 /// How a vote went: its new scores are one pair per target (then per rolling window).
 pub type VoteReply = WriteReply<PeriodScores>;
 
-/// Reads a vote's reply: `targets` pairs of scores (a replay's may be fewer or more: the
-/// board's periods may have changed since).
-fn vote_reply(value: &Value, targets: usize) -> Result<VoteReply, RedisFailure> {
+/// Reads a vote step's reply: `targets` pairs of scores (a replay's may be fewer or more:
+/// the board's periods may have changed since); `rules` are the vote's rules the step
+/// checked.
+fn vote_reply(value: &Value, targets: usize, rules: &[usize]) -> Result<VoteReply, RedisFailure> {
     WriteReply::parse(
         "vote",
         value,
         |units, replayed| pairs(Some(units), if replayed { usize::MAX } else { targets }),
-        Some,
+        |i| rules.get(i).copied(),
     )
 }
 
@@ -312,41 +377,256 @@ fn pairs(units: Option<Vec<i64>>, expected: usize) -> Option<Vec<PeriodScores>> 
     Some(units.chunks(2).map(|c| (c[0], c[1])).collect())
 }
 
+/// Where the other shards' parts of a vote's answer are read: per target, per view (real,
+/// display), each part's key (its index among the keys read) and member (its index among
+/// that key's members).
+type Parts = Vec<[Vec<(usize, usize)>; 2]>;
+
 impl RedisStore {
     /// Casts votes, each atomically and independently, in order per board (see
     /// [`group_commit`](super::group_commit): they may share a call with other requests'
     /// votes). Each vote answers on its own, also when Redis refuses some of them; the
     /// whole call fails when Redis did not answer for some board, and then the votes may
     /// or may not have counted.
+    ///
+    /// On a board whose scores are sums over shards a vote takes up to two steps, as a
+    /// sharded score write does (`score.rs`): the rules that do not count per voter are
+    /// reserved in the board's own slot, then the vote is cast in its voter's shard, and
+    /// the reservation is given back when the shard refuses it or replays an earlier
+    /// answer. Its answer is the member's scores in its shard just after it plus the other
+    /// shards' scores read right after, and its idempotency record keeps that answer.
     pub async fn cast_votes(
         &self,
         calls: &[VoteCall<'_>],
     ) -> Result<Vec<Result<VoteReply, RedisFailure>>, RedisFailure> {
-        let mut boards: Vec<(&str, Vec<usize>)> = Vec::new();
-        for (i, call) in calls.iter().enumerate() {
-            let slot = call.board.slot();
-            match boards.iter_mut().find(|(s, _)| *s == slot) {
-                Some((_, at)) => at.push(i),
-                None => boards.push((slot, vec![i])),
+        let tags: Vec<String> = calls.iter().map(VoteCall::tag).collect();
+        let steps: Vec<(Option<Step>, Step)> = calls.iter().map(VoteCall::steps).collect();
+        let mut outcomes: Vec<Option<Result<VoteReply, RedisFailure>>> =
+            calls.iter().map(|_| None).collect();
+
+        // A retry of a vote with a reserve step answers its first answer and reserves
+        // nothing (the shard checks again, atomically, for a retry racing the first).
+        let keyed: Vec<(usize, String)> = (0..calls.len())
+            .filter(|&i| steps[i].0.is_some())
+            .filter_map(|i| {
+                let (caller, key, _) = calls[i].write.idempotency?;
+                Some((i, steps[i].1.keys.idempotency(caller, key)))
+            })
+            .collect();
+        for (i, record) in self.recorded(&keyed).await? {
+            outcomes[i] = Some(vote_reply(&record, calls[i].targets.len(), &[]));
+        }
+
+        let reserving: Vec<usize> = (0..calls.len())
+            .filter(|&i| outcomes[i].is_none())
+            .filter(|&i| steps[i].0.is_some())
+            .collect();
+        let reserved = self
+            .commit_steps(reserving.iter().filter_map(|&i| {
+                let step = steps[i].0.as_ref()?;
+                Some((step.keys.slot(), calls[i].segment(step, &tags[i])))
+            }))
+            .await?;
+        for (&i, reply) in reserving.iter().zip(reserved) {
+            let rules = steps[i].0.as_ref().map_or(&[][..], |s| &s.rules[..]);
+            match reply.and_then(|v| vote_reply(&v, 0, rules)) {
+                Ok(VoteReply::Written(_)) => {}
+                other => outcomes[i] = Some(other),
             }
         }
-        let committed = futures_util::future::join_all(boards.iter().map(|(slot, at)| {
-            let segments = at.iter().map(|&i| calls[i].segment()).collect();
+
+        let writing: Vec<usize> = (0..calls.len())
+            .filter(|&i| outcomes[i].is_none())
+            .collect();
+        let written = self
+            .commit_steps(writing.iter().map(|&i| {
+                let step = &steps[i].1;
+                (step.keys.slot(), calls[i].segment(step, &tags[i]))
+            }))
+            .await?;
+        let mut refunds = Vec::new();
+        for (&i, reply) in writing.iter().zip(written) {
+            let c = &calls[i];
+            let targets = c.targets.len() + c.windows.len();
+            let reply = reply.and_then(|v| vote_reply(&v, targets, &steps[i].1.rules));
+            if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
+                && !matches!(r, VoteReply::Written(_))
+            {
+                refunds.push(Refund {
+                    keys: &reserve.keys,
+                    rules: reserve.rules.iter().map(|&r| &c.write.rules[r]).collect(),
+                    count: c.increment.real,
+                    tag: &tags[i],
+                });
+            }
+            outcomes[i] = Some(reply);
+        }
+        self.refund(&refunds).await;
+        let mut replies: Vec<Result<VoteReply, RedisFailure>> = outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Err(RedisFailure::Reply("a vote went unanswered".into()))))
+            .collect();
+        self.add_other_shards(calls, &steps, &mut replies).await?;
+        self.record_sums(calls, &steps, &replies).await;
+        Ok(replies)
+    }
+
+    /// Runs vote steps, each in the slot it names, grouped per slot (see
+    /// [`commit_votes`](Self::commit_votes)): each step's reply, in order.
+    async fn commit_steps<'s>(
+        &self,
+        steps: impl Iterator<Item = (&'s str, Segment)>,
+    ) -> Result<Vec<Result<Value, RedisFailure>>, RedisFailure> {
+        let mut slots: Vec<(&str, Vec<usize>, Vec<Segment>)> = Vec::new();
+        let mut count = 0;
+        for (i, (slot, segment)) in steps.enumerate() {
+            count += 1;
+            match slots.iter_mut().find(|(s, _, _)| *s == slot) {
+                Some((_, at, segments)) => {
+                    at.push(i);
+                    segments.push(segment);
+                }
+                None => slots.push((slot, vec![i], vec![segment])),
+            }
+        }
+        let mut at_of = Vec::with_capacity(slots.len());
+        let runs = slots.into_iter().map(|(slot, at, segments)| {
+            at_of.push(at);
             self.commit_votes(slot, segments)
-        }))
-        .await;
-        let mut replies: Vec<Option<Result<VoteReply, RedisFailure>>> =
-            calls.iter().map(|_| None).collect();
-        for ((_, at), board_replies) in boards.iter().zip(committed) {
-            for (&i, reply) in at.iter().zip(board_replies?) {
-                let c = &calls[i];
-                replies[i] =
-                    Some(reply.and_then(|r| vote_reply(&r, c.targets.len() + c.windows.len())));
+        });
+        let committed = futures_util::future::join_all(runs).await;
+        let mut replies: Vec<Option<Result<Value, RedisFailure>>> = vec![None; count];
+        for (at, slot_replies) in at_of.into_iter().zip(committed) {
+            for (i, reply) in at.into_iter().zip(slot_replies?) {
+                replies[i] = Some(reply);
             }
         }
         replies
             .into_iter()
             .map(|r| r.ok_or_else(|| RedisFailure::Reply("vote: a vote had no reply".to_owned())))
             .collect()
+    }
+
+    /// Adds to each answer of a vote counted on a board whose scores are sums over shards
+    /// the member's scores in the other shards: one ZMSCORE per key read, over the members
+    /// of every such vote.
+    async fn add_other_shards(
+        &self,
+        calls: &[VoteCall<'_>],
+        steps: &[(Option<Step>, Step)],
+        replies: &mut [Result<VoteReply, RedisFailure>],
+    ) -> Result<(), RedisFailure> {
+        // Per vote answered with scores, per target and view, the keys of the other shards.
+        let mut reads: Vec<(String, Vec<&str>)> = Vec::new();
+        let mut wanted: Vec<(usize, Parts)> = Vec::new();
+        for (i, reply) in replies.iter().enumerate() {
+            let c = &calls[i];
+            let Ok(VoteReply::Written(scores)) = reply else {
+                continue;
+            };
+            if !c.board.sums_shards() || scores.len() != c.targets.len() {
+                continue;
+            }
+            let own = steps[i].1.keys.slot();
+            let mut per_target = Vec::with_capacity(c.targets.len());
+            for t in c.targets {
+                let views = [View::Real, View::Display].map(|view| {
+                    c.board
+                        .shards()
+                        .iter()
+                        .filter(|s| s.slot() != own)
+                        .map(|s| {
+                            let key = s.scores(view, &t.current);
+                            let at = match reads.iter().position(|(k, _)| *k == key) {
+                                Some(at) => at,
+                                None => {
+                                    reads.push((key, Vec::new()));
+                                    reads.len() - 1
+                                }
+                            };
+                            let members = &mut reads[at].1;
+                            let m = match members.iter().position(|m| *m == c.write.member) {
+                                Some(m) => m,
+                                None => {
+                                    members.push(c.write.member);
+                                    members.len() - 1
+                                }
+                            };
+                            (at, m)
+                        })
+                        .collect()
+                });
+                per_target.push(views);
+            }
+            wanted.push((i, per_target));
+        }
+        if reads.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (key, members) in &reads {
+            pipe.cmd("ZMSCORE").arg(key).arg(members);
+        }
+        let read: Vec<Vec<Option<String>>> = self.query("vote_other_shards", pipe).await?;
+        let units = |at: usize, m: usize| -> Result<i64, RedisFailure> {
+            match read.get(at).and_then(|r| r.get(m)) {
+                Some(Some(score)) => parse_units(score)
+                    .ok_or_else(|| RedisFailure::Reply(format!("vote: a score {score}"))),
+                Some(None) => Ok(0),
+                None => Err(RedisFailure::Reply("vote: a shard's score unread".into())),
+            }
+        };
+        for (i, per_target) in wanted {
+            let Ok(VoteReply::Written(scores)) = &mut replies[i] else {
+                continue;
+            };
+            for (pair, [real, display]) in scores.iter_mut().zip(per_target) {
+                for (at, m) in real {
+                    pair.0 += units(at, m)?;
+                }
+                for (at, m) in display {
+                    pair.1 += units(at, m)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores the summed answer of each keyed vote counted on a board whose scores are
+    /// sums over shards in its idempotency record (which its script wrote with the
+    /// shard's scores), so a retry answers the first answer. A record that cannot be
+    /// rewritten keeps the shard's scores: a retry still counts nothing.
+    async fn record_sums(
+        &self,
+        calls: &[VoteCall<'_>],
+        steps: &[(Option<Step>, Step)],
+        replies: &[Result<VoteReply, RedisFailure>],
+    ) {
+        let mut pipe = redis::pipe();
+        let mut any = false;
+        for ((c, (_, step)), reply) in calls.iter().zip(steps).zip(replies) {
+            let (Some((caller, key, _)), Ok(VoteReply::Written(scores))) =
+                (c.write.idempotency, reply)
+            else {
+                continue;
+            };
+            if !c.board.sums_shards() {
+                continue;
+            }
+            let listed: Vec<String> = scores
+                .iter()
+                .flat_map(|(real, display)| [real.to_string(), display.to_string()])
+                .collect();
+            pipe.cmd("SET")
+                .arg(step.keys.idempotency(caller, key))
+                .arg(format!("{}|{}", c.write.receipt, listed.join(",")))
+                .arg("XX")
+                .arg("KEEPTTL")
+                .ignore();
+            any = true;
+        }
+        if any && let Err(err) = self.query::<()>("vote_record", pipe).await {
+            tracing::warn!(error = %err, "could not store summed answers in idempotency records");
+        }
     }
 }

@@ -21,6 +21,23 @@ fn call(slot: &BoardKeys, answer: &str, sources: &[String], values: &[Vec<u8>]) 
     inv
 }
 
+/// Whose distinct voters in one bucket: the board's, or one member's.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Voters<'a> {
+    Board(&'a Bucket),
+    Member(&'a Bucket, &'a str),
+}
+
+impl Voters<'_> {
+    /// The HyperLogLogs of one shard whose union counts them.
+    fn keys(self, shard: &BoardKeys) -> Vec<String> {
+        match self {
+            Self::Board(bucket) => shard.voters(bucket),
+            Self::Member(bucket, member) => shard.member_voters(bucket, member),
+        }
+    }
+}
+
 impl RedisStore {
     /// Distinct voters of each bucket of a sharded board.
     pub(super) async fn sharded_participants(
@@ -28,13 +45,23 @@ impl RedisStore {
         board: &BoardKeys,
         buckets: &[Bucket],
     ) -> Result<Vec<i64>, RedisFailure> {
+        let sets: Vec<Voters<'_>> = buckets.iter().map(Voters::Board).collect();
+        self.shard_unions(board, &sets).await
+    }
+
+    /// Distinct voters of each of `sets`, counted over every shard of a sharded board.
+    pub(super) async fn shard_unions(
+        &self,
+        board: &BoardKeys,
+        sets: &[Voters<'_>],
+    ) -> Result<Vec<i64>, RedisFailure> {
         let shards = board.shards();
-        let per_shard: Vec<Invocation> = buckets
+        let per_shard: Vec<Invocation> = sets
             .iter()
-            .flat_map(|b| {
+            .flat_map(|set| {
                 shards
                     .iter()
-                    .map(move |s| call(s, "value", &s.voters(b), &[]))
+                    .map(move |s| call(s, "value", &set.keys(s), &[]))
             })
             .collect();
         let values = self

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use redis::Value;
 
-use super::RedisFailure;
 use super::keys::BoardKeys;
 use super::reply::{as_array, as_int, as_text, as_units, parse_units, reply_error};
 use super::rules::RuleCheck;
+use super::{RedisFailure, RedisStore};
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::{Bucket, epoch_hour_of_ms};
 
@@ -142,5 +142,38 @@ impl<S> WriteReply<S> {
             "lowers" => Ok(Self::Lowers),
             _ => Err(bad()),
         }
+    }
+}
+
+impl RedisStore {
+    /// The idempotency records already stored among `records` ((write index, record
+    /// key)), each as the `dup` reply its write script would give: a sharded write whose
+    /// first step is a reservation looks for its record before it reserves anything.
+    pub(super) async fn recorded(
+        &self,
+        records: &[(usize, String)],
+    ) -> Result<Vec<(usize, Value)>, RedisFailure> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for (_, key) in records {
+            pipe.get(key);
+        }
+        let found: Vec<Option<String>> = self.query("idempotency", pipe).await?;
+        Ok(records
+            .iter()
+            .zip(found)
+            .filter_map(|((i, _), record)| {
+                let record = record?;
+                Some((
+                    *i,
+                    Value::Array(vec![
+                        Value::SimpleString("dup".into()),
+                        Value::BulkString(record.into_bytes()),
+                    ]),
+                ))
+            })
+            .collect())
     }
 }

@@ -326,31 +326,36 @@ pub async fn seq_of(
 }
 
 /// What `member`'s entries not revoked, up to `seq` `upto`, from `from_ms` (inclusive)
-/// to `to_ms` (exclusive) add up to: (votes, display units, carried units).
+/// to `to_ms` (exclusive), by the voters `keep` takes (`None`: entries naming no voter),
+/// add up to: (votes, display units, carried units).
 pub async fn member_sums(
     db: &impl ConnectionTrait,
     of: LedgerOf<'_>,
     member: &str,
     upto: i64,
-    from_ms: i64,
-    to_ms: i64,
+    (from_ms, to_ms): (i64, i64),
+    keep: &(dyn Fn(Option<&str>) -> bool + Sync),
 ) -> Result<(i64, i64, i64), SqlError> {
-    let rows: Vec<(i64, i64, i64)> = entries(of)
+    let rows: Vec<(Option<String>, i64, i64, i64)> = entries(of)
         .filter(ledger_entry::Column::Revoked.is_null())
         .filter(ledger_entry::Column::Seq.lte(upto))
         .filter(ledger_entry::Column::Member.eq(member))
         .filter(ledger_entry::Column::AtMs.gte(from_ms))
         .filter(ledger_entry::Column::AtMs.lt(to_ms))
         .select_only()
+        .column(ledger_entry::Column::Voter)
         .column(ledger_entry::Column::Count)
         .column(ledger_entry::Column::Display)
         .column(ledger_entry::Column::Carry)
         .into_tuple()
         .all(db)
         .await?;
-    Ok(rows.iter().fold((0, 0, 0), |(r, d, c), (rr, dd, cc)| {
-        (r + rr, d + dd, c + cc)
-    }))
+    Ok(rows
+        .iter()
+        .filter(|(voter, ..)| keep(voter.as_deref()))
+        .fold((0, 0, 0), |(r, d, c), (_, rr, dd, cc)| {
+            (r + rr, d + dd, c + cc)
+        }))
 }
 
 /// Every entry after `seq` `after`, in order, read from one SQL cursor as the stream is

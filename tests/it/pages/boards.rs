@@ -397,6 +397,104 @@ async fn score_boards_of_every_layout_are_made_in_the_form_and_shown_on_both_pag
     }
 }
 
+/// A `votes` board sharded by voter is made in the form, takes votes on its public page
+/// (with a rule counted in the voter's shard) and shows summed scores on both pages.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sharded_votes_board_is_made_in_the_form_voted_on_and_shown_on_both_pages() {
+    let app = TestApp::spawn().await;
+    let staff = Browser::new(&app);
+    let csrf = staff.sign_in().await;
+    let page = staff
+        .post(
+            "/admin/boards",
+            &[
+                ("_csrf", csrf.as_str()),
+                ("slug", "tv"),
+                ("title", "TV final"),
+                ("membership", "closed"),
+                ("periods", "day"),
+                ("periods", "all"),
+                ("timezone", "UTC"),
+                ("multiplier", "2"),
+                ("carry_over", "0"),
+                ("max_count", "10"),
+                ("public_page", "on"),
+                ("scoring", "votes"),
+                ("decimals", "0"),
+                ("storage_kind", "sharded"),
+                ("retain", ""),
+                ("trim_at", ""),
+                ("shards", "4"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    let (_, board) = app.get("/api/v1/admin/boards/tv").await;
+    assert_eq!(board["storage"], json!({"kind": "sharded", "shards": 4}));
+    app.members("tv", &["ann", "bob"]).await;
+    let (status, _) = app
+        .post(
+            "/api/v1/admin/boards/tv/rules",
+            json!({"name": "one a day", "dimensions": ["voter"], "window": "day", "limit": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // Votes of twelve voters, spread over the shards by voter.
+    for (i, member) in ["ann", "bob", "ann"].iter().cycle().take(12).enumerate() {
+        let (status, body) = app
+            .vote("tv", json!({"member": member, "voter": format!("u{i}")}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let visitor = Browser::new(&app);
+    let public = visitor.get("/b/tv?period=all").await;
+    assert!(
+        public.body.contains("1 of 1 vote left today"),
+        "{}",
+        public.body
+    );
+    let voted = visitor
+        .post(
+            "/b/tv/vote",
+            &[
+                ("_csrf", &public.csrf()),
+                ("member", "bob"),
+                ("period", "all"),
+            ],
+        )
+        .await;
+    assert_eq!(voted.status, StatusCode::SEE_OTHER);
+    let public = visitor.get("/b/tv?period=all").await;
+    assert!(
+        public.body.contains("0 of 1 vote left today"),
+        "{}",
+        public.body
+    );
+    assert!(
+        card(&public.body, "ann").contains("16 votes<"),
+        "{}",
+        public.body
+    );
+    assert!(
+        card(&public.body, "bob").contains("10 votes<"),
+        "{}",
+        public.body
+    );
+    let csv = staff.get("/admin/boards/tv/export.csv?period=all").await;
+    assert_eq!(
+        csv.body,
+        "rank,member,name,score\n1,ann,Name ann,16\n2,bob,Name bob,10\n"
+    );
+    let live = staff.get("/admin/boards/tv?period=all&view=real").await;
+    assert_eq!(live.status, StatusCode::OK);
+    assert!(
+        live.body.contains(r#"<td class="num">8</td>"#)
+            && live.body.contains(r#"<td class="num">5</td>"#),
+        "{}",
+        live.body
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_dashboard_archives_on_demand_and_shows_archived_buckets_and_a_members_history() {
     let app = TestApp::spawn().await;

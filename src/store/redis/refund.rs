@@ -1,0 +1,49 @@
+//! `refund.lua`: giving back what a reserve step consumed in a sharded board's own slot
+//! when the write it reserved for was refused or replayed in its shard (`score.rs`,
+//! `vote.rs`).
+
+use std::sync::LazyLock;
+
+use redis::Script;
+
+use super::keys::BoardKeys;
+use super::rules::{self, Counter, RuleCheck};
+use super::{Invocation, RedisStore};
+
+static REFUND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("refund.lua")));
+
+/// A reserve step to give back: the rules it consumed, in the board's own slot, by how
+/// much (a score write counts 1, a vote its count), and the write's tag.
+pub(super) struct Refund<'a> {
+    pub keys: &'a BoardKeys,
+    pub rules: Vec<&'a RuleCheck>,
+    pub count: i64,
+    pub tag: &'a str,
+}
+
+impl Refund<'_> {
+    fn invocation(&self) -> Invocation {
+        let mut inv = REFUND.prepare_invoke();
+        rules::push_keys(self.rules.iter().copied(), self.keys, &mut inv);
+        for rule in &self.rules {
+            inv.arg(match rule.counter {
+                Counter::Fixed { .. } => "c",
+                Counter::Rolling { .. } => "l",
+            })
+            .arg(rule.counter.field());
+        }
+        inv.arg(self.count).arg(self.tag);
+        inv
+    }
+}
+
+impl RedisStore {
+    /// Gives back `refunds`. One that fails leaves its reservation consumed: the board
+    /// under-admits, it never over-admits.
+    pub(super) async fn refund(&self, refunds: &[Refund<'_>]) {
+        let calls: Vec<Invocation> = refunds.iter().map(Refund::invocation).collect();
+        if let Err(err) = self.run_script("refund", &REFUND, &calls).await {
+            tracing::warn!(error = %err, "could not refund reserved rule counts");
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! A `votes` board sharded by voter answers like a `full` board fed the same votes: every
+//! read, every vote's answer, carry-over, multiplier and initial votes; its rules stay
+//! exact under concurrency (the rules that do not count per voter are reserved in the
+//! board's own slot and given back when the voter's shard refuses); each shard keeps
+//! its scores within 2^53 / shards, so their sum stays within 2^53.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use proptest::prelude::*;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use ovation::store::redis::keys::shard_of;
+
+use crate::harness::TestApp;
+
+const SHARDS: i64 = 8;
+const MEMBERS: [&str; 6] = ["m0", "m1", "m2", "m3", "m4", "m5"];
+const INITIAL_VOTES: [i64; 6] = [0, 7, 0, 2, 0, 0];
+const PERIODS: [&str; 4] = ["hour", "day", "week", "all"];
+
+/// One vote of a case: voter (none for `None`), member, count, hours before now.
+type Cast = (Option<u8>, usize, i64, i64);
+
+/// `value` without its `board` fields: the two boards' answers differ only in them.
+fn unnamed(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != "board")
+                .map(|(k, v)| (k.clone(), unnamed(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(unnamed).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Creates the `full` board and its sharded twin, same settings and members.
+async fn twins(app: &TestApp, extra: Value) {
+    for (slug, storage) in [
+        ("full", json!({"kind": "full"})),
+        ("split", json!({"kind": "sharded", "shards": SHARDS})),
+    ] {
+        let mut settings = json!({"slug": slug, "title": slug, "periods": PERIODS,
+            "multiplier": 1.5, "carry_over": 0.1, "storage": storage});
+        settings
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        app.board(settings).await;
+        let members: Vec<Value> = MEMBERS
+            .iter()
+            .zip(INITIAL_VOTES)
+            .map(|(id, initial)| json!({"id": id, "name": id, "initial_votes": initial}))
+            .collect();
+        let (status, body) = app
+            .put(
+                &format!("/api/v1/admin/boards/{slug}/members"),
+                json!({"members": members}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+}
+
+/// Both boards' answers to `path` (with `{b}` for the board), checked equal.
+async fn same(app: &TestApp, path: &str) -> Value {
+    let (fs, full) = app.get(&path.replace("{b}", "full")).await;
+    let (ss, split) = app.get(&path.replace("{b}", "split")).await;
+    assert_eq!(fs, StatusCode::OK, "{path}: {full}");
+    assert_eq!((ss, unnamed(&split)), (fs, unnamed(&full)), "{path}");
+    full
+}
+
+fn stamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+async fn play(casts: Vec<Cast>) {
+    let app = TestApp::spawn().await;
+    twins(&app, json!({})).await;
+    let now = Utc::now();
+    // The buckets the votes counted in, per period, as the answers name them.
+    let mut buckets: BTreeSet<(String, String)> = BTreeSet::new();
+    for (i, (voter, member, count, hours)) in casts.iter().enumerate() {
+        let at = now - Duration::hours(*hours) - Duration::seconds(i as i64);
+        let mut body = json!({"member": MEMBERS[*member], "count": count, "at": stamp(at),
+            "idempotency_key": format!("k{i}")});
+        if let Some(v) = voter {
+            body["voter"] = json!(format!("u{v}"));
+        }
+        // Every fourth vote is sent twice: the retry answers the first answer.
+        for _ in 0..1 + usize::from(i % 4 == 0) {
+            let (fs, full) = app.vote("full", body.clone()).await;
+            let (ss, split) = app.vote("split", body.clone()).await;
+            assert_eq!(fs, StatusCode::OK, "{full}");
+            assert_eq!(
+                (ss, unnamed(&split)),
+                (fs, unnamed(&full)),
+                "vote {i}: {body}"
+            );
+            for score in full["scores"].as_array().unwrap() {
+                buckets.insert((
+                    score["period"].as_str().unwrap().to_owned(),
+                    score["bucket"].as_str().unwrap().to_owned(),
+                ));
+            }
+        }
+    }
+    let mut hours_read = 0;
+    for (period, label) in &buckets {
+        for view in ["real", "display"] {
+            let q = format!("period={period}&view={view}&at={label}");
+            same(&app, &format!("/api/v1/boards/{{b}}/top?{q}")).await;
+            same(
+                &app,
+                &format!("/api/v1/boards/{{b}}/top?{q}&offset=2&limit=2"),
+            )
+            .await;
+            // Every member in a few hours and every longer bucket.
+            if period == "hour" && hours_read >= 6 {
+                continue;
+            }
+            hours_read += usize::from(period == "hour");
+            for member in MEMBERS {
+                same(&app, &format!("/api/v1/boards/{{b}}/members/{member}?{q}")).await;
+                same(
+                    &app,
+                    &format!("/api/v1/boards/{{b}}/members/{member}/around?{q}&radius=1"),
+                )
+                .await;
+            }
+        }
+        same(
+            &app,
+            &format!("/api/v1/boards/{{b}}/stats?period={period}&at={label}"),
+        )
+        .await;
+    }
+    for member in MEMBERS {
+        same(
+            &app,
+            &format!("/api/v1/boards/{{b}}/members/{member}/history?period=hour&limit=100"),
+        )
+        .await;
+    }
+}
+
+fn casts() -> impl Strategy<Value = Vec<Cast>> {
+    prop::collection::vec(
+        (
+            prop::option::weighted(0.8, 0u8..12),
+            0..MEMBERS.len(),
+            1i64..4,
+            0i64..30,
+        ),
+        1..40,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_sharded_votes_board_answers_every_read_like_a_full_one(casts in casts()) {
+        tokio::runtime::Runtime::new().unwrap().block_on(play(casts));
+    }
+}
+
+/// 40 voters each try 6 votes for one member at once: a voter may cast 4 a day (counted
+/// in the voter's shard), the member may take 100 a day (counted in the board's own
+/// slot, reserved before the shard write and given back when the shard refuses). No rule
+/// admits past its limit, and every refused vote's reservation is given back: the
+/// member's counter holds exactly the votes counted, so later votes fill it to exactly
+/// 100. (While reservations of votes their shards will refuse are outstanding, a vote
+/// may be refused at the member's limit that the same votes one at a time would admit:
+/// a sharded board under-admits there, it never over-admits.)
+#[tokio::test(flavor = "multi_thread")]
+async fn rules_never_over_admit_and_refusals_give_reservations_back() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "r", "title": "r", "periods": ["day", "all"],
+        "storage": {"kind": "sharded", "shards": SHARDS}}))
+        .await;
+    app.members("r", &["m1", "m2"]).await;
+    for rule in [
+        json!({"name": "voter", "dimensions": ["voter"], "window": "day", "limit": 4}),
+        json!({"name": "member", "dimensions": ["member"], "window": "day", "limit": 100}),
+    ] {
+        let (status, body) = app.post("/api/v1/admin/boards/r/rules", rule).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let attempts = (0..40).flat_map(|v| (0..6).map(move |k| (v, k)));
+    let answers = futures_util::future::join_all(attempts.map(|(v, k)| {
+        let app = app.clone();
+        async move {
+            let body = json!({"member": "m1", "voter": format!("u{v}"),
+                "idempotency_key": format!("k{v}-{k}")});
+            (v, k, app.vote("r", body).await)
+        }
+    }))
+    .await;
+    let mut per_voter = [0i64; 40];
+    for (v, _, (status, body)) in &answers {
+        match status.as_u16() {
+            200 => per_voter[*v] += 1,
+            429 => {}
+            other => panic!("{other}: {body}"),
+        }
+    }
+    let accepted: i64 = per_voter.iter().sum();
+    assert!(accepted <= 100, "{per_voter:?}");
+    assert!(per_voter.iter().all(|&n| n <= 4), "{per_voter:?}");
+    let quota = |v: usize| {
+        let app = app.clone();
+        async move {
+            let (status, quota) = app
+                .get(&format!("/api/v1/boards/r/quota?voter=u{v}&member=m1"))
+                .await;
+            assert_eq!(status, StatusCode::OK, "{quota}");
+            quota["rules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["used"].as_i64().unwrap())
+                .collect::<Vec<i64>>()
+        }
+    };
+    for (v, counted) in per_voter.iter().enumerate() {
+        assert_eq!(quota(v).await, vec![*counted, accepted], "u{v}");
+    }
+    // A retry answers its first answer and counts nothing more, in the shard or in the
+    // board's slot.
+    let (v, k, (_, first)) = answers
+        .iter()
+        .find(|(_, _, (s, _))| *s == StatusCode::OK)
+        .unwrap();
+    let (status, again) = app
+        .vote(
+            "r",
+            json!({"member": "m1", "voter": format!("u{v}"), "idempotency_key": format!("k{v}-{k}")}),
+        )
+        .await;
+    assert_eq!(
+        (status, &again["replayed"], &again["scores"]),
+        (StatusCode::OK, &json!(true), &first["scores"])
+    );
+    assert_eq!(quota(*v).await, vec![per_voter[*v], accepted]);
+    // New voters, one vote at a time, fill the member's day to exactly 100.
+    let mut more = 0;
+    for v in 100..300 {
+        let (status, body) = app
+            .vote("r", json!({"member": "m1", "voter": format!("u{v}")}))
+            .await;
+        match status.as_u16() {
+            200 => more += 1,
+            429 => assert_eq!(body["error"]["rule"]["name"], "member", "{body}"),
+            other => panic!("{other}: {body}"),
+        }
+    }
+    assert_eq!(accepted + more, 100);
+    let read = same_board(&app, "/api/v1/boards/r/members/m1?period=day&view=real").await;
+    assert_eq!(read["score"], json!(100), "{read}");
+}
+
+async fn same_board(app: &TestApp, path: &str) -> Value {
+    let (status, body) = app.get(path).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+/// Each shard holds at most 2^53 / 8 units: a vote that would take its shard past that is
+/// refused, the same vote in another shard is counted, and the member's score (their
+/// sum) stays exact.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_shard_keeps_its_scores_within_its_share_of_2_53() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "big", "title": "big", "periods": ["all"], "multiplier": 1000,
+        "max_count": 1_000_000, "storage": {"kind": "sharded", "shards": SHARDS}}),
+    )
+    .await;
+    // Initial votes live in shard 0: 10^9 votes are 10^15 display units there, of the
+    // 1,125,899,906,842,624 (2^53 / 8) it holds; a vote is 10^9 units at multiplier 1000.
+    let (status, body) = app
+        .put(
+            "/api/v1/admin/boards/big/members",
+            json!({"members": [{"id": "m", "name": "m", "initial_votes": 1_000_000_000}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let voter_in = |shard: i64| {
+        (0..)
+            .map(|i| format!("v{i}"))
+            .find(|v| shard_of(v, SHARDS) == shard)
+            .unwrap()
+    };
+    for (shard, count, expected) in [
+        (0, 125_900, StatusCode::UNPROCESSABLE_ENTITY),
+        (0, 125_899, StatusCode::OK),
+        (0, 1, StatusCode::UNPROCESSABLE_ENTITY),
+        (3, 125_900, StatusCode::OK),
+    ] {
+        let (status, body) = app
+            .vote(
+                "big",
+                json!({"member": "m", "voter": voter_in(shard), "count": count}),
+            )
+            .await;
+        assert_eq!(status, expected, "shard {shard}, {count}: {body}");
+        if status != StatusCode::OK {
+            assert_eq!(body["error"]["code"], "score_overflow", "{body}");
+        }
+    }
+    let read = same_board(&app, "/api/v1/boards/big/members/m?period=all&view=display").await;
+    assert_eq!(read["score"], json!(1_251_799_000), "{read}");
+    let read = same_board(&app, "/api/v1/boards/big/members/m?period=all&view=real").await;
+    assert_eq!(read["score"], json!(251_799), "{read}");
+}
