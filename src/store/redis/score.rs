@@ -186,14 +186,11 @@ impl RedisStore {
         // A write with a reserve step and an idempotency key first looks for its record
         // in the shard: a retry answers its first answer and reserves nothing. (The shard
         // write checks again, atomically, for a retry racing the first attempt.)
-        let keyed: Vec<(usize, String)> = (0..calls.len())
-            .filter(|&i| steps[i].0.is_some())
-            .filter_map(|i| {
-                let (caller, key, _) = calls[i].write.idempotency?;
-                Some((i, steps[i].1.keys.idempotency(caller, key)))
-            })
-            .collect();
-        for (i, record) in self.recorded(&keyed).await? {
+        let reserved_first = (0..calls.len()).filter_map(|i| {
+            steps[i].0.as_ref()?;
+            Some((i, &steps[i].1.keys, &calls[i].write))
+        });
+        for (i, record) in self.recorded(reserved_first).await? {
             outcomes[i] = Some(score_reply(&record, &[]));
         }
 

@@ -406,14 +406,11 @@ impl RedisStore {
 
         // A retry of a vote with a reserve step answers its first answer and reserves
         // nothing (the shard checks again, atomically, for a retry racing the first).
-        let keyed: Vec<(usize, String)> = (0..calls.len())
-            .filter(|&i| steps[i].0.is_some())
-            .filter_map(|i| {
-                let (caller, key, _) = calls[i].write.idempotency?;
-                Some((i, steps[i].1.keys.idempotency(caller, key)))
-            })
-            .collect();
-        for (i, record) in self.recorded(&keyed).await? {
+        let reserved_first = (0..calls.len()).filter_map(|i| {
+            steps[i].0.as_ref()?;
+            Some((i, &steps[i].1.keys, &calls[i].write))
+        });
+        for (i, record) in self.recorded(reserved_first).await? {
             outcomes[i] = Some(vote_reply(&record, calls[i].targets.len(), &[]));
         }
 

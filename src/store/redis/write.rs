@@ -146,28 +146,35 @@ impl<S> WriteReply<S> {
 }
 
 impl RedisStore {
-    /// The idempotency records already stored among `records` ((write index, record
-    /// key)), each as the `dup` reply its write script would give: a sharded write whose
-    /// first step is a reservation looks for its record before it reserves anything.
-    pub(super) async fn recorded(
+    /// The idempotency records already stored of `writes` ((write index, the keys it
+    /// writes, its facts)), each as the `dup` reply its write script would give: a
+    /// sharded write whose first step is a reservation looks for its record before it
+    /// reserves anything.
+    pub(super) async fn recorded<'w>(
         &self,
-        records: &[(usize, String)],
+        writes: impl Iterator<Item = (usize, &'w BoardKeys, &'w WriteFacts<'w>)>,
     ) -> Result<Vec<(usize, Value)>, RedisFailure> {
+        let records: Vec<(usize, String)> = writes
+            .filter_map(|(i, keys, w)| {
+                let (caller, key, _) = w.idempotency?;
+                Some((i, keys.idempotency(caller, key)))
+            })
+            .collect();
         if records.is_empty() {
             return Ok(Vec::new());
         }
         let mut pipe = redis::pipe();
-        for (_, key) in records {
+        for (_, key) in &records {
             pipe.get(key);
         }
         let found: Vec<Option<String>> = self.query("idempotency", pipe).await?;
         Ok(records
-            .iter()
+            .into_iter()
             .zip(found)
             .filter_map(|((i, _), record)| {
                 let record = record?;
                 Some((
-                    *i,
+                    i,
                     Value::Array(vec![
                         Value::SimpleString("dup".into()),
                         Value::BulkString(record.into_bytes()),
