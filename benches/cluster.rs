@@ -13,7 +13,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // A benchmark stops at the first failure.
 
-use std::process::{Command, Stdio};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -32,56 +31,12 @@ use serde_json::Value;
 mod common;
 mod cpu;
 
-use common::{
-    Proc, env_number, evalsha_stat, evalsha_usec, free_port, redis_cli, start_redis, wait_for_port,
-};
+use common::{env_number, evalsha_stat, evalsha_usec, redis_cli, start_cluster, start_redis};
 use cpu::CpuMeter;
 
 const WRITERS: usize = 64;
 const BOARDS: i64 = 48;
 const STEAL_LIMIT: f64 = 5.0;
-
-/// Three cluster-enabled `redis-server`s joined into one cluster of three masters.
-fn start_cluster() -> Vec<(Proc, u16)> {
-    let dir = tempfile::tempdir().unwrap().keep();
-    let nodes: Vec<(Proc, u16)> = (0..3)
-        .map(|_| {
-            let (port, bus) = (free_port(), free_port());
-            let child = Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args(["--save", "", "--appendonly", "no", "--loglevel", "warning"])
-                .args([
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-port",
-                    &bus.to_string(),
-                ])
-                .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
-                .arg("--dir")
-                .arg(&dir)
-                .stdout(Stdio::null())
-                .spawn()
-                .expect("redis-server is installed");
-            let node = Proc(child);
-            wait_for_port(port);
-            (node, port)
-        })
-        .collect();
-    let created = Command::new("redis-cli")
-        .args(["--cluster", "create"])
-        .args(nodes.iter().map(|(_, p)| format!("127.0.0.1:{p}")))
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(created.success());
-    for (_, port) in &nodes {
-        while !redis_cli(*port, &["CLUSTER", "INFO"]).contains("cluster_state:ok") {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    nodes
-}
 
 fn seconds() -> u64 {
     env_number("BENCH_CLUSTER_SECONDS", 10)

@@ -7,7 +7,8 @@
 //!    does after HTTP) from 64 tasks, so group commit forms its calls as it does under
 //!    load; Redis's own statistics give EVALSHA's µs per vote, next to one ZINCRBY's in
 //!    the same run (the machine's own unit). Repeated when the host stole more than 3 %
-//!    of a core.
+//!    of a core. Then the same board `sharded` (8 shards, by voter) on the same Redis:
+//!    its reserve steps, shard votes and reads of the other shards' scores (ZMSCORE).
 //! 2. Votes over HTTP: the release server (`target/release/ovation`, two workers) with the
 //!    same board, `wrk` at 64 connections (`bench/tv_vote.lua`): votes per second, p50
 //!    and p99, Redis's script time per vote counted (the votes' calls and the ledger's
@@ -15,6 +16,11 @@
 //!    Redis core takes at phase 1's cost. On a 2-core machine the server and `wrk` share
 //!    the cores with Redis, so this share says what this machine's HTTP path delivers,
 //!    not what one Redis core could take with the server elsewhere.
+//!
+//! 3. The sharded board on a 3-master Redis Cluster on the same two cores, through the
+//!    engine from 64 tasks: votes per second (this machine's load generator and the
+//!    three nodes share two cores), Redis µs per vote over all nodes, and per node its
+//!    scripts' and reads' µs per vote and its process's CPU (µs per vote, % of a core).
 //!
 //! Prints a markdown table and writes JSON to `bench/results/`. Settings: `BENCH_TV_VOTES`
 //! (votes per run of phase 1, default 200,000), `BENCH_SECONDS` (phase 2, default 10),
@@ -32,6 +38,7 @@ use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Termina
 use ovation::domain::limit::{Dimension, Missing, RuleSpec, Window};
 use ovation::domain::period::Period;
 use ovation::domain::score::Milli;
+use ovation::domain::scoring::Storage;
 use ovation::engine::admin;
 use ovation::engine::state::AppState;
 use ovation::engine::writes::{self, What, Write};
@@ -44,9 +51,10 @@ mod cpu;
 mod http;
 
 use common::{
-    command_stats, engine_state, env_number, evalsha_stat, redis_cli, start_redis, steal_seconds,
-    vote_caller, write_results, zincrby_usec,
+    command_stat, command_stats, engine_state, env_number, evalsha_stat, redis_cli, start_cluster,
+    start_redis, steal_seconds, vote_caller, write_results, zincrby_usec,
 };
+use cpu::cpu_times;
 use http::{WrkResult, cpu_cell, create_board, server_bin, start_server_with, until_quiet, wrk};
 
 /// Concurrent writers, as the 64 connections.
@@ -58,14 +66,18 @@ const VOTERS: u32 = 100_000;
 /// The TV-final board's members.
 const MEMBERS: u32 = 10;
 
+/// The shards of the TV-final board in its sharded phases.
+const SHARDS: i64 = 8;
+
 /// Largest share of a core the host may steal from a run before it is repeated.
 const STEAL_LIMIT: f64 = 3.0;
 
-/// The TV-final board `final`: ten members, hour/day/all, carry-over 0.1, three rules,
-/// the ledger on.
-async fn tv_board(state: &AppState) -> BoardSlug {
-    let slug = BoardSlug::parse("final").unwrap();
+/// The TV-final board `slug`, kept in `storage`: ten members, hour/day/all, carry-over
+/// 0.1, three rules, the ledger on.
+async fn tv_board(state: &AppState, slug: &str, storage: Storage) -> BoardSlug {
+    let slug = BoardSlug::parse(slug).unwrap();
     let mut settings = BoardSettings::new("TV final".into());
+    settings.storage = storage;
     settings.membership = Membership::Closed;
     settings.periods = vec![Period::Hour, Period::Day, Period::All];
     settings.carry_over = Milli::from_thousandths(100);
@@ -132,14 +144,27 @@ fn tv_vote(rng: &mut impl Rng, slug: &BoardSlug, n: u64) -> Write {
     }
 }
 
-/// Each command's calls and µs per vote in Redis's statistics (a script's commands count
-/// there too), EVALSHA's first, over `votes` votes.
-fn profile(port: u16, votes: f64) -> Vec<(String, f64, f64)> {
-    let mut rows: Vec<(String, f64, f64)> = command_stats(port)
-        .into_iter()
-        .filter(|(name, _, _)| !matches!(name.as_str(), "info" | "config" | "flushdb"))
-        .map(|(name, calls, usec)| (name, calls / votes, usec / votes))
-        .collect();
+/// Each command's calls and µs per vote in Redis's statistics on `ports`, summed over
+/// them (a script's commands count there too), EVALSHA's first, over `votes` votes.
+fn profile(ports: &[u16], votes: f64) -> Vec<(String, f64, f64)> {
+    let mut rows: Vec<(String, f64, f64)> = Vec::new();
+    for &port in ports {
+        for (name, calls, usec) in command_stats(port) {
+            if matches!(
+                name.as_str(),
+                "info" | "config|resetstat" | "flushdb" | "cluster"
+            ) {
+                continue;
+            }
+            match rows.iter_mut().find(|(n, _, _)| *n == name) {
+                Some(row) => {
+                    row.1 += calls / votes;
+                    row.2 += usec / votes;
+                }
+                None => rows.push((name, calls / votes, usec / votes)),
+            }
+        }
+    }
     rows.sort_by(|a, b| {
         (a.0 != "evalsha")
             .cmp(&(b.0 != "evalsha"))
@@ -148,17 +173,48 @@ fn profile(port: u16, votes: f64) -> Vec<(String, f64, f64)> {
     rows
 }
 
-/// Redis µs per vote of `votes` votes cast through the engine by [`TASKS`] tasks, from
-/// an empty store; the steal of the run (% of a core); and each command's share.
-async fn engine_usec(
-    state: &Arc<AppState>,
+/// One Redis node of a phase: its port and process.
+#[derive(Clone, Copy)]
+struct Node {
     port: u16,
+    pid: u32,
+}
+
+/// What one node did per vote in a phase: its scripts' µs (EVALSHA), the µs of its
+/// reads of other shards' scores (ZMSCORE), and the CPU its process used (µs, and % of
+/// a core).
+struct NodeRun {
+    evalsha_usec: f64,
+    zmscore_usec: f64,
+    cpu_usec: f64,
+    cpu_pct: f64,
+}
+
+/// A phase of votes through the engine.
+struct EngineRun {
+    /// Redis µs per vote: every node's scripts and reads of other shards.
+    usec: f64,
+    steal: f64,
+    commands: Vec<(String, f64, f64)>,
+    nodes: Vec<NodeRun>,
+    votes_per_s: f64,
+}
+
+/// `votes` votes cast through the engine by [`TASKS`] tasks on board `slug`, from an empty
+/// store on `nodes`.
+async fn engine_run(
+    state: &Arc<AppState>,
+    nodes: &[Node],
     slug: &BoardSlug,
     votes: u64,
-) -> (f64, f64, Vec<(String, f64, f64)>) {
-    redis_cli(port, &["FLUSHDB"]);
-    redis_cli(port, &["CONFIG", "RESETSTAT"]);
+) -> EngineRun {
+    let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
+    for &port in &ports {
+        redis_cli(port, &["FLUSHDB"]);
+        redis_cli(port, &["CONFIG", "RESETSTAT"]);
+    }
     let caller = Arc::new(vote_caller());
+    let cpu_before: Vec<f64> = nodes.iter().map(|n| cpu_times(n.pid).0).collect();
     let (steal, at) = (steal_seconds(), Instant::now());
     let mut tasks = Vec::new();
     for task in 0..TASKS as u64 {
@@ -179,13 +235,85 @@ async fn engine_usec(
     for task in tasks {
         task.await.unwrap();
     }
-    let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
+    let wall = at.elapsed().as_secs_f64();
+    let stolen = (steal_seconds() - steal) / wall * 100.0;
     let cast = (votes / TASKS as u64 * TASKS as u64) as f64;
-    (
-        evalsha_stat(port, "usec") / cast,
-        stolen,
-        profile(port, cast),
-    )
+    let nodes: Vec<NodeRun> = nodes
+        .iter()
+        .zip(cpu_before)
+        .map(|(n, before)| {
+            let cpu = cpu_times(n.pid).0 - before;
+            NodeRun {
+                evalsha_usec: evalsha_stat(n.port, "usec") / cast,
+                zmscore_usec: command_stat(n.port, "zmscore", "usec") / cast,
+                cpu_usec: cpu * 1e6 / cast,
+                cpu_pct: cpu / wall * 100.0,
+            }
+        })
+        .collect();
+    EngineRun {
+        usec: nodes.iter().map(|n| n.evalsha_usec + n.zmscore_usec).sum(),
+        steal: stolen,
+        commands: profile(&ports, cast),
+        nodes,
+        votes_per_s: cast / wall,
+    }
+}
+
+/// [`engine_run`], repeated (three runs at most) while the host stole more than
+/// [`STEAL_LIMIT`].
+async fn quiet_engine_run(
+    state: &Arc<AppState>,
+    nodes: &[Node],
+    slug: &BoardSlug,
+    votes: u64,
+) -> EngineRun {
+    let mut run = engine_run(state, nodes, slug, votes).await;
+    for _ in 1..3 {
+        if run.steal <= STEAL_LIMIT {
+            break;
+        }
+        run = engine_run(state, nodes, slug, votes).await;
+    }
+    run
+}
+
+impl EngineRun {
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "redis_usec_per_vote": self.usec,
+            "steal_pct": self.steal,
+            "votes_per_s": self.votes_per_s,
+            "nodes": self.nodes.iter().map(|n| json!({
+                "evalsha_usec_per_vote": n.evalsha_usec,
+                "zmscore_usec_per_vote": n.zmscore_usec,
+                "redis_cpu_usec_per_vote": n.cpu_usec,
+                "redis_cpu_pct": n.cpu_pct,
+            })).collect::<Vec<_>>(),
+            "commands": self.commands.iter().map(|(name, calls, usec)| json!({
+                "command": name, "calls_per_vote": calls, "usec_per_vote": usec,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Each node's figures, for the table.
+    fn nodes_cell(&self) -> String {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                format!(
+                    "node {}: scripts {:.1} + reads {:.1} µs, CPU {:.1} µs ({:.0} %)",
+                    i + 1,
+                    n.evalsha_usec,
+                    n.zmscore_usec,
+                    n.cpu_usec,
+                    n.cpu_pct
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 /// The TV-final board `final` made over the API of the server at `base`, as phase 1's.
@@ -238,34 +366,88 @@ async fn http_phase(port: u16, redis_pid: u32, seconds: u64) -> (WrkResult, f64)
 
 async fn run() {
     let (redis, port) = start_redis();
+    let single = [Node {
+        port,
+        pid: redis.0.id(),
+    }];
     let dir = tempfile::tempdir().unwrap();
     let database = format!("sqlite://{}?mode=rwc", dir.path().join("tv.db").display());
     let group = std::env::var("OVATION_VOTE_GROUP").unwrap_or_else(|_| "32".to_owned());
-    let state =
-        Arc::new(engine_state(&database, port, "tv:", &[("OVATION_VOTE_GROUP", group)]).await);
-    let slug = tv_board(&state).await;
+    let state = Arc::new(
+        engine_state(
+            &database,
+            port,
+            "tv:",
+            &[("OVATION_VOTE_GROUP", group.clone())],
+        )
+        .await,
+    );
+    let full = tv_board(&state, "final", Storage::Full).await;
+    let sharded = tv_board(&state, "final8", Storage::Sharded { shards: SHARDS }).await;
     let votes: u64 = env_number("BENCH_TV_VOTES", 200_000);
 
-    let mut run = engine_usec(&state, port, &slug, votes).await;
-    for _ in 1..3 {
-        if run.1 <= STEAL_LIMIT {
-            break;
-        }
-        run = engine_usec(&state, port, &slug, votes).await;
-    }
-    let (usec, steal, commands) = run;
+    let one = quiet_engine_run(&state, &single, &full, votes).await;
+    let split = quiet_engine_run(&state, &single, &sharded, votes).await;
     let unit = zincrby_usec(port);
-    let units = usec / unit;
+    let units = one.usec / unit;
     let seconds: u64 = env_number("BENCH_SECONDS", 10);
     let (over_http, http_usec) = http_phase(port, redis.0.id(), seconds).await;
-    let share = over_http.rps / (1e6 / usec);
+    let share = over_http.rps / (1e6 / one.usec);
+
+    // Phase 3: the sharded board on a 3-master cluster on the same two cores.
+    let cluster = start_cluster();
+    let seeds: Vec<String> = cluster
+        .iter()
+        .map(|(_, p)| format!("redis://127.0.0.1:{p}"))
+        .collect();
+    let cluster_dir = tempfile::tempdir().unwrap();
+    let cluster_database = format!(
+        "sqlite://{}?mode=rwc",
+        cluster_dir.path().join("tvc.db").display()
+    );
+    let cluster_state = Arc::new(
+        engine_state(
+            &cluster_database,
+            cluster[0].1,
+            "tvc:",
+            &[
+                ("OVATION_VOTE_GROUP", group),
+                ("OVATION_REDIS_CLUSTER", seeds.join(",")),
+            ],
+        )
+        .await,
+    );
+    let on_cluster_board = tv_board(
+        &cluster_state,
+        "final8",
+        Storage::Sharded { shards: SHARDS },
+    )
+    .await;
+    let nodes: Vec<Node> = cluster
+        .iter()
+        .map(|(proc, port)| Node {
+            port: *port,
+            pid: proc.0.id(),
+        })
+        .collect();
+    let on_cluster = quiet_engine_run(&cluster_state, &nodes, &on_cluster_board, votes).await;
+
     println!("\n## The TV final: one hot board\n");
     println!("| figure | value |\n|---|---|");
-    println!("| Redis µs per vote (EVALSHA, 64 writers, group commit) | {usec:.2} |");
+    println!(
+        "| Redis µs per vote, `full` board (EVALSHA, 64 writers, group commit) | {:.2} |",
+        one.usec
+    );
     println!("| µs per ZINCRBY, same run | {unit:.3} |");
     println!("| ZINCRBY-times per vote (target ≤ 12) | {units:.1} |");
-    println!("| votes per Redis core | {:.0} |", 1e6 / usec);
-    println!("| steal (% of a core) | {steal:.1} |");
+    println!("| votes per Redis core | {:.0} |", 1e6 / one.usec);
+    println!("| steal (% of a core) | {:.1} |", one.steal);
+    println!(
+        "| Redis µs per vote, `sharded` board ({SHARDS} shards) on one Redis | {:.2} = {:.1} ZINCRBY (steal {:.1} %) |",
+        split.usec,
+        split.usec / unit,
+        split.steal
+    );
     println!(
         "| votes/s over HTTP (64 connections, two workers) | {:.0} ({:.2}× one Redis core's) |",
         over_http.rps, share
@@ -280,22 +462,30 @@ async fn run() {
         "| CPU over HTTP (% of a core) | {} |",
         cpu_cell(&over_http.cpu)
     );
-    println!("\n| command | calls per vote | µs per vote |\n|---|---|---|");
-    for (name, calls, usec) in &commands {
+    println!(
+        "| `sharded` board ({SHARDS} shards), 3-master cluster, 64 writers | {:.0} votes/s; Redis {:.2} µs per vote over all nodes = {:.1} ZINCRBY (phase 1's); {}; steal {:.1} % |",
+        on_cluster.votes_per_s,
+        on_cluster.usec,
+        on_cluster.usec / unit,
+        on_cluster.nodes_cell(),
+        on_cluster.steal
+    );
+    println!("\n| command (`full` board) | calls per vote | µs per vote |\n|---|---|---|");
+    for (name, calls, usec) in &one.commands {
         println!("| {name} | {calls:.3} | {usec:.2} |");
     }
     let out = json!({
         "date": chrono::Utc::now().to_rfc3339(),
         "votes": votes,
-        "redis_usec_per_vote": usec,
+        "redis_usec_per_vote": one.usec,
         "zincrby_usec": unit,
         "zincrby_units_per_vote": units,
-        "votes_per_redis_core": 1e6 / usec,
-        "steal_pct": steal,
+        "votes_per_redis_core": 1e6 / one.usec,
+        "steal_pct": one.steal,
+        "full": one.json(),
+        "sharded_one_redis": split.json(),
         "http": over_http.json(&[("redis_usec_per_vote", http_usec), ("share_of_one_redis_core", share)]),
-        "commands": commands.iter().map(|(name, calls, usec)| json!({
-            "command": name, "calls_per_vote": calls, "usec_per_vote": usec,
-        })).collect::<Vec<_>>(),
+        "sharded_cluster": on_cluster.json(),
     });
     write_results(
         format!("{}-tv-final.json", chrono::Utc::now().format("%Y-%m-%d")),

@@ -35,6 +35,7 @@ mod reply;
 mod revoke;
 mod rules;
 mod score;
+mod score_reads;
 mod sessions;
 mod sharded;
 mod summed;
@@ -68,6 +69,7 @@ pub use replay::Replay;
 pub use revoke::{Lowering, Voters};
 pub use rules::{Counter, CounterOf, RuleCheck};
 pub use score::{ScoreCall, ScoreReply};
+use score_reads::ScoreReads;
 pub use sharded::MAX_DEPTH as SHARDED_MAX_DEPTH;
 pub use usage::Usage;
 pub use vote::{
@@ -136,6 +138,7 @@ pub struct RedisStore {
     keys: Keys,
     timeout: Duration,
     group: GroupCommit,
+    score_reads: ScoreReads,
 }
 
 impl RedisStore {
@@ -152,6 +155,7 @@ impl RedisStore {
             keys: Keys::new(prefix),
             timeout,
             group: GroupCommit::new(DEFAULT_VOTE_GROUP),
+            score_reads: ScoreReads::default(),
         })
     }
 

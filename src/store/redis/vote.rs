@@ -6,7 +6,6 @@ use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
 use super::refund::Refund;
-use super::reply::parse_units;
 use super::rules::{self, Counter};
 use super::window::WindowTarget;
 use super::write::{WriteFacts, WriteReply};
@@ -377,11 +376,6 @@ fn pairs(units: Option<Vec<i64>>, expected: usize) -> Option<Vec<PeriodScores>> 
     Some(units.chunks(2).map(|c| (c[0], c[1])).collect())
 }
 
-/// Where the other shards' parts of a vote's answer are read: per target, per view (real,
-/// display), each part's key (its index among the keys read) and member (its index among
-/// that key's members).
-type Parts = Vec<[Vec<(usize, usize)>; 2]>;
-
 impl RedisStore {
     /// Casts votes, each atomically and independently, in order per board (see
     /// [`group_commit`](super::group_commit): they may share a call with other requests'
@@ -393,8 +387,8 @@ impl RedisStore {
     /// sharded score write does (`score.rs`): the rules that do not count per voter are
     /// reserved in the board's own slot, then the vote is cast in its voter's shard, and
     /// the reservation is given back when the shard refuses it or replays an earlier
-    /// answer. Its answer is the member's scores in its shard just after it plus the other
-    /// shards' scores read right after, and its idempotency record keeps that answer.
+    /// answer. Its answer is the member's scores summed over every shard, read right
+    /// after it, and its idempotency record keeps that answer.
     pub async fn cast_votes(
         &self,
         calls: &[VoteCall<'_>],
@@ -463,7 +457,7 @@ impl RedisStore {
             .into_iter()
             .map(|o| o.unwrap_or_else(|| Err(RedisFailure::Reply("a vote went unanswered".into()))))
             .collect();
-        self.add_other_shards(calls, &steps, &mut replies).await?;
+        self.sum_answers(calls, &mut replies).await?;
         self.record_sums(calls, &steps, &replies).await;
         Ok(replies)
     }
@@ -504,86 +498,40 @@ impl RedisStore {
             .collect()
     }
 
-    /// Adds to each answer of a vote counted on a board whose scores are sums over shards
-    /// the member's scores in the other shards: one ZMSCORE per key read, over the members
-    /// of every such vote.
-    async fn add_other_shards(
+    /// Sets each answer of a vote counted on a board whose scores are sums over shards to
+    /// the member's scores summed over every shard, read right after the vote (see
+    /// `score_reads`: reads of a board's keys in flight together are one).
+    async fn sum_answers(
         &self,
         calls: &[VoteCall<'_>],
-        steps: &[(Option<Step>, Step)],
         replies: &mut [Result<VoteReply, RedisFailure>],
     ) -> Result<(), RedisFailure> {
-        // Per vote answered with scores, per target and view, the keys of the other shards.
-        let mut reads: Vec<(String, Vec<&str>)> = Vec::new();
-        let mut wanted: Vec<(usize, Parts)> = Vec::new();
-        for (i, reply) in replies.iter().enumerate() {
+        let summed: Vec<usize> = (0..calls.len())
+            .filter(|&i| calls[i].board.sums_shards())
+            .filter(|&i| matches!(&replies[i], Ok(VoteReply::Written(s)) if s.len() == calls[i].targets.len()))
+            .collect();
+        let reads = summed.iter().map(|&i| {
             let c = &calls[i];
-            let Ok(VoteReply::Written(scores)) = reply else {
-                continue;
-            };
-            if !c.board.sums_shards() || scores.len() != c.targets.len() {
-                continue;
-            }
-            let own = steps[i].1.keys.slot();
-            let mut per_target = Vec::with_capacity(c.targets.len());
+            let shards = c.board.shards();
+            // Per target, both views, every shard's key.
+            let mut keys = Vec::with_capacity(c.targets.len() * 2 * shards.len());
             for t in c.targets {
-                let views = [View::Real, View::Display].map(|view| {
-                    c.board
-                        .shards()
-                        .iter()
-                        .filter(|s| s.slot() != own)
-                        .map(|s| {
-                            let key = s.scores(view, &t.current);
-                            let at = match reads.iter().position(|(k, _)| *k == key) {
-                                Some(at) => at,
-                                None => {
-                                    reads.push((key, Vec::new()));
-                                    reads.len() - 1
-                                }
-                            };
-                            let members = &mut reads[at].1;
-                            let m = match members.iter().position(|m| *m == c.write.member) {
-                                Some(m) => m,
-                                None => {
-                                    members.push(c.write.member);
-                                    members.len() - 1
-                                }
-                            };
-                            (at, m)
-                        })
-                        .collect()
-                });
-                per_target.push(views);
+                for view in [View::Real, View::Display] {
+                    keys.extend(shards.iter().map(|s| s.scores(view, &t.current)));
+                }
             }
-            wanted.push((i, per_target));
-        }
-        if reads.is_empty() {
-            return Ok(());
-        }
-        let mut pipe = redis::pipe();
-        for (key, members) in &reads {
-            pipe.cmd("ZMSCORE").arg(key).arg(members);
-        }
-        let read: Vec<Vec<Option<String>>> = self.query("vote_other_shards", pipe).await?;
-        let units = |at: usize, m: usize| -> Result<i64, RedisFailure> {
-            match read.get(at).and_then(|r| r.get(m)) {
-                Some(Some(score)) => parse_units(score)
-                    .ok_or_else(|| RedisFailure::Reply(format!("vote: a score {score}"))),
-                Some(None) => Ok(0),
-                None => Err(RedisFailure::Reply("vote: a shard's score unread".into())),
-            }
-        };
-        for (i, per_target) in wanted {
+            self.scores_of(keys, c.write.member.to_owned())
+        });
+        let read = futures_util::future::join_all(reads).await;
+        for (&i, parts) in summed.iter().zip(read) {
+            let parts = parts?;
+            let shards = calls[i].board.shards().len();
             let Ok(VoteReply::Written(scores)) = &mut replies[i] else {
                 continue;
             };
-            for (pair, [real, display]) in scores.iter_mut().zip(per_target) {
-                for (at, m) in real {
-                    pair.0 += units(at, m)?;
-                }
-                for (at, m) in display {
-                    pair.1 += units(at, m)?;
-                }
+            for (pair, of_target) in scores.iter_mut().zip(parts.chunks(2 * shards)) {
+                let (real, display) = of_target.split_at(shards);
+                *pair = (real.iter().sum(), display.iter().sum());
             }
         }
         Ok(())
