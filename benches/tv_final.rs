@@ -7,8 +7,10 @@
 //!    does after HTTP) from 64 tasks, so group commit forms its calls as it does under
 //!    load; Redis's own statistics give EVALSHA's µs per vote, next to one ZINCRBY's in
 //!    the same run (the machine's own unit). Repeated when the host stole more than 3 %
-//!    of a core. Then the same board `sharded` (8 shards, by voter) on the same Redis:
-//!    its reserve steps, shard votes and reads of the other shards' scores (ZMSCORE).
+//!    of a core. Then the same board `sharded` (6 shards, by voter) on the same Redis:
+//!    its reserve steps, shard votes and reads of the shards' scores (ZMSCORE), from 64
+//!    and from 512 writers (a board's votes spread over its shards' slots, so each slot
+//!    has fewer in flight and its calls are smaller at the same load).
 //! 2. Votes over HTTP: the release server (`target/release/ovation`, two workers) with the
 //!    same board, `wrk` at 64 connections (`bench/tv_vote.lua`): votes per second, p50
 //!    and p99, Redis's script time per vote counted (the votes' calls and the ledger's
@@ -18,7 +20,7 @@
 //!    not what one Redis core could take with the server elsewhere.
 //!
 //! 3. The sharded board on a 3-master Redis Cluster on the same two cores, through the
-//!    engine from 64 tasks: votes per second (this machine's load generator and the
+//!    engine from 64 and from 512 tasks: votes per second (this machine's load generator and the
 //!    three nodes share two cores), Redis µs per vote over all nodes, and per node its
 //!    scripts' and reads' µs per vote and its process's CPU (µs per vote, % of a core).
 //!
@@ -60,6 +62,12 @@ use http::{WrkResult, cpu_cell, create_board, server_bin, start_server_with, unt
 /// Concurrent writers, as the 64 connections.
 const TASKS: usize = 64;
 
+/// Concurrent writers of the sharded phases' second run: a board's votes spread over its
+/// shards' slots, so each slot has fewer in flight and its calls are smaller (each call
+/// costs Redis a fixed part, and a vote alone costs several times a summed one); with
+/// this many in flight each slot's calls fill as a `full` board's do at 64.
+const LOADED: u64 = 512;
+
 /// Distinct voters the votes come from.
 const VOTERS: u32 = 100_000;
 
@@ -67,7 +75,7 @@ const VOTERS: u32 = 100_000;
 const MEMBERS: u32 = 10;
 
 /// The shards of the TV-final board in its sharded phases.
-const SHARDS: i64 = 8;
+const SHARDS: i64 = 6;
 
 /// Largest share of a core the host may steal from a run before it is repeated.
 const STEAL_LIMIT: f64 = 3.0;
@@ -200,13 +208,12 @@ struct EngineRun {
     votes_per_s: f64,
 }
 
-/// `votes` votes cast through the engine by [`TASKS`] tasks on board `slug`, from an empty
-/// store on `nodes`.
+/// `votes` votes cast through the engine by `writers` tasks on board `slug`, from an
+/// empty store on `nodes`.
 async fn engine_run(
     state: &Arc<AppState>,
     nodes: &[Node],
-    slug: &BoardSlug,
-    votes: u64,
+    (slug, votes, writers): (&BoardSlug, u64, u64),
 ) -> EngineRun {
     let ports: Vec<u16> = nodes.iter().map(|n| n.port).collect();
     for &port in &ports {
@@ -217,11 +224,11 @@ async fn engine_run(
     let cpu_before: Vec<f64> = nodes.iter().map(|n| cpu_times(n.pid).0).collect();
     let (steal, at) = (steal_seconds(), Instant::now());
     let mut tasks = Vec::new();
-    for task in 0..TASKS as u64 {
+    for task in 0..writers {
         let (state, caller, slug) = (state.clone(), caller.clone(), slug.clone());
         tasks.push(tokio::spawn(async move {
             let mut rng = rand::rngs::StdRng::seed_from_u64(task);
-            for i in 0..votes / TASKS as u64 {
+            for i in 0..votes / writers {
                 let vote = tv_vote(&mut rng, &slug, task << 32 | i);
                 let answers = writes::apply(&state, &caller, WriteKind::Vote, vec![Ok(vote)])
                     .await
@@ -237,7 +244,7 @@ async fn engine_run(
     }
     let wall = at.elapsed().as_secs_f64();
     let stolen = (steal_seconds() - steal) / wall * 100.0;
-    let cast = (votes / TASKS as u64 * TASKS as u64) as f64;
+    let cast = (votes / writers * writers) as f64;
     let nodes: Vec<NodeRun> = nodes
         .iter()
         .zip(cpu_before)
@@ -265,15 +272,14 @@ async fn engine_run(
 async fn quiet_engine_run(
     state: &Arc<AppState>,
     nodes: &[Node],
-    slug: &BoardSlug,
-    votes: u64,
+    phase: (&BoardSlug, u64, u64),
 ) -> EngineRun {
-    let mut run = engine_run(state, nodes, slug, votes).await;
+    let mut run = engine_run(state, nodes, phase).await;
     for _ in 1..3 {
         if run.steal <= STEAL_LIMIT {
             break;
         }
-        run = engine_run(state, nodes, slug, votes).await;
+        run = engine_run(state, nodes, phase).await;
     }
     run
 }
@@ -294,6 +300,16 @@ impl EngineRun {
                 "command": name, "calls_per_vote": calls, "usec_per_vote": usec,
             })).collect::<Vec<_>>(),
         })
+    }
+
+    /// Votes per `vote.lua` call (a sharded vote's reserve step is a call's vote too).
+    fn votes_per_call(&self) -> f64 {
+        let calls = self
+            .commands
+            .iter()
+            .find(|(name, _, _)| name == "evalsha")
+            .map_or(0.0, |(_, calls, _)| *calls);
+        1.0 / calls.max(1e-9)
     }
 
     /// Each node's figures, for the table.
@@ -386,8 +402,10 @@ async fn run() {
     let sharded = tv_board(&state, "final8", Storage::Sharded { shards: SHARDS }).await;
     let votes: u64 = env_number("BENCH_TV_VOTES", 200_000);
 
-    let one = quiet_engine_run(&state, &single, &full, votes).await;
-    let split = quiet_engine_run(&state, &single, &sharded, votes).await;
+    let writers = TASKS as u64;
+    let one = quiet_engine_run(&state, &single, (&full, votes, writers)).await;
+    let split = quiet_engine_run(&state, &single, (&sharded, votes, writers)).await;
+    let split_loaded = quiet_engine_run(&state, &single, (&sharded, votes, LOADED)).await;
     let unit = zincrby_usec(port);
     let units = one.usec / unit;
     let seconds: u64 = env_number("BENCH_SECONDS", 10);
@@ -430,7 +448,10 @@ async fn run() {
             pid: proc.0.id(),
         })
         .collect();
-    let on_cluster = quiet_engine_run(&cluster_state, &nodes, &on_cluster_board, votes).await;
+    let on_cluster =
+        quiet_engine_run(&cluster_state, &nodes, (&on_cluster_board, votes, writers)).await;
+    let on_cluster_loaded =
+        quiet_engine_run(&cluster_state, &nodes, (&on_cluster_board, votes, LOADED)).await;
 
     println!("\n## The TV final: one hot board\n");
     println!("| figure | value |\n|---|---|");
@@ -442,12 +463,6 @@ async fn run() {
     println!("| ZINCRBY-times per vote (target ≤ 12) | {units:.1} |");
     println!("| votes per Redis core | {:.0} |", 1e6 / one.usec);
     println!("| steal (% of a core) | {:.1} |", one.steal);
-    println!(
-        "| Redis µs per vote, `sharded` board ({SHARDS} shards) on one Redis | {:.2} = {:.1} ZINCRBY (steal {:.1} %) |",
-        split.usec,
-        split.usec / unit,
-        split.steal
-    );
     println!(
         "| votes/s over HTTP (64 connections, two workers) | {:.0} ({:.2}× one Redis core's) |",
         over_http.rps, share
@@ -462,14 +477,22 @@ async fn run() {
         "| CPU over HTTP (% of a core) | {} |",
         cpu_cell(&over_http.cpu)
     );
-    println!(
-        "| `sharded` board ({SHARDS} shards), 3-master cluster, 64 writers | {:.0} votes/s; Redis {:.2} µs per vote over all nodes = {:.1} ZINCRBY (phase 1's); {}; steal {:.1} % |",
-        on_cluster.votes_per_s,
-        on_cluster.usec,
-        on_cluster.usec / unit,
-        on_cluster.nodes_cell(),
-        on_cluster.steal
-    );
+    for (place, writers, run) in [
+        ("one Redis", TASKS as u64, &split),
+        ("one Redis", LOADED, &split_loaded),
+        ("3-master cluster", TASKS as u64, &on_cluster),
+        ("3-master cluster", LOADED, &on_cluster_loaded),
+    ] {
+        println!(
+            "| `sharded` board ({SHARDS} shards), {place}, {writers} writers | {:.0} votes/s; Redis {:.2} µs per vote = {:.1} ZINCRBY (phase 1's), {:.1} votes per script call; {}; steal {:.1} % |",
+            run.votes_per_s,
+            run.usec,
+            run.usec / unit,
+            run.votes_per_call(),
+            run.nodes_cell(),
+            run.steal
+        );
+    }
     println!("\n| command (`full` board) | calls per vote | µs per vote |\n|---|---|---|");
     for (name, calls, usec) in &one.commands {
         println!("| {name} | {calls:.3} | {usec:.2} |");
@@ -483,9 +506,12 @@ async fn run() {
         "votes_per_redis_core": 1e6 / one.usec,
         "steal_pct": one.steal,
         "full": one.json(),
+        "shards": SHARDS,
         "sharded_one_redis": split.json(),
+        "sharded_one_redis_512_writers": split_loaded.json(),
         "http": over_http.json(&[("redis_usec_per_vote", http_usec), ("share_of_one_redis_core", share)]),
         "sharded_cluster": on_cluster.json(),
+        "sharded_cluster_512_writers": on_cluster_loaded.json(),
     });
     write_results(
         format!("{}-tv-final.json", chrono::Utc::now().format("%Y-%m-%d")),
