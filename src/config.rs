@@ -50,6 +50,9 @@ pub struct Settings {
     /// `OVATION_READ_CACHE_MS`: how long a rendered top-N page or board description is
     /// reused (0: off).
     pub read_cache: Duration,
+    /// `OVATION_EVENTS_INTERVAL_MS`: how often a watched top is read for its live
+    /// subscribers (at most one `top` event per interval).
+    pub events_interval: Duration,
     /// `OVATION_COOKIE_SECURE`: mark cookies Secure (HTTPS only). Turn off only for local
     /// plain-HTTP use.
     pub cookie_secure: bool,
@@ -102,6 +105,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("session_key", ""),
     ("cookie_secure", "true"),
     ("read_cache_ms", "250"),
+    ("events_interval_ms", "1000"),
     ("config_check_ms", "2000"),
     ("archive_check_ms", "20000"),
     ("ledger_drain_ms", "250"),
@@ -236,6 +240,8 @@ impl Settings {
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let read_cache = Duration::from_millis(parse_number(get("read_cache_ms"), 0, 60_000)?);
+        let events_interval =
+            Duration::from_millis(parse_number(get("events_interval_ms"), 50, 60_000)?);
         let config_check =
             Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
         let archive_check =
@@ -262,6 +268,7 @@ impl Settings {
             session_key: (!session_key.is_empty()).then_some(session_key),
             cookie_secure,
             read_cache,
+            events_interval,
             config_check,
             archive_check,
             ledger_drain,

@@ -106,6 +106,18 @@ fn describe() {
         "ovation_ledger_drained_total",
         "By board: ledger entries this instance moved from Redis to SQL"
     );
+    describe_gauge!(
+        "ovation_event_subscribers",
+        "By board (a family's for its instances): live event streams open on this instance"
+    );
+    describe_counter!(
+        "ovation_events_sent_total",
+        "By board (a family's for its instances): events sent to live subscribers"
+    );
+    describe_counter!(
+        "ovation_event_subscribers_dropped_total",
+        "By board (a family's for its instances): streams ended because their client fell too far behind"
+    );
 }
 
 /// What a write was, for `ovation_writes_total`'s `kind`.
@@ -250,6 +262,22 @@ pub fn ledger_backlog(board: &str, pending: u64, lag_s: f64) {
 /// Counts ledger entries moved to SQL.
 pub fn ledger_drained(board: &str, entries: usize) {
     counter!("ovation_ledger_drained_total", "board" => board.to_owned()).increment(entries as u64);
+}
+
+/// A live event stream of `board` (a family's slug for its instances) opened (`1`) or
+/// ended (`-1`).
+pub fn event_subscribers(board: &str, delta: f64) {
+    gauge!("ovation_event_subscribers", "board" => board.to_owned()).increment(delta);
+}
+
+/// Counts events sent to one live subscriber.
+pub fn events_sent(board: &str, events: usize) {
+    counter!("ovation_events_sent_total", "board" => board.to_owned()).increment(events as u64);
+}
+
+/// Counts a live subscriber dropped for falling too far behind.
+pub fn event_subscriber_dropped(board: &str) {
+    counter!("ovation_event_subscribers_dropped_total", "board" => board.to_owned()).increment(1);
 }
 
 /// Counts a Redis found empty.

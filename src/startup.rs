@@ -137,6 +137,7 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
         metrics: crate::metrics::handle(),
         durability: Arc::new(Durability::new(settings.allow_eviction)),
         backlogs: Arc::default(),
+        watchers: Arc::default(),
         reads: Arc::new(ReadCache::new(settings.read_cache)),
         sessions: SessionPolicy {
             idle: settings.session_idle,

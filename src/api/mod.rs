@@ -5,6 +5,7 @@ pub mod admin;
 pub mod auth;
 pub mod boards;
 pub mod client_ip;
+pub mod events;
 pub mod health;
 pub mod leagues;
 pub mod quota;
@@ -101,6 +102,7 @@ new key for every new write; reuse a key only to retry the very same request."),
         boards::get_history,
         boards::get_stats,
         boards::get_instances,
+        events::board_events,
         quota::get_quota,
         ranks::get_ranks,
         ranks::get_tops,
@@ -375,6 +377,7 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
             .service(boards::get_history)
             .service(boards::get_stats)
             .service(boards::get_instances)
+            .service(events::board_events)
             .service(quota::get_quota)
             .service(ranks::get_ranks)
             .service(ranks::get_tops)

@@ -10,6 +10,7 @@ pub mod config;
 pub mod config_sync;
 pub mod durability;
 pub mod error;
+pub mod events;
 pub mod leaderboard;
 pub mod league_close;
 pub mod league_play;

@@ -9,6 +9,7 @@ use crate::domain::session::SessionPolicy;
 use crate::engine::backlog::Backlogs;
 use crate::engine::config::ConfigCache;
 use crate::engine::durability::Durability;
+use crate::engine::events::Watchers;
 use crate::engine::read_cache::ReadCache;
 use crate::store::redis::RedisStore;
 
@@ -35,4 +36,6 @@ pub struct AppState {
     pub backlogs: Arc<Backlogs>,
     /// Renders `/metrics`.
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
+    /// The tops this instance watches for live subscribers (`engine::events`).
+    pub watchers: Arc<Watchers>,
 }

@@ -366,6 +366,8 @@ pub struct Options {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Off by default, so a test reads its own writes at once.
     pub read_cache: Duration,
+    /// How often a watched top is read for live subscribers (`OVATION_EVENTS_INTERVAL_MS`).
+    pub events_interval: Duration,
     /// How often the instance checks the configuration version and pings its notices.
     pub config_check: Duration,
     /// How often the archive task runs; an hour by default, so other tests see none.
@@ -393,6 +395,7 @@ impl Default for Options {
             database: None,
             trusted_proxies: Vec::new(),
             read_cache: Duration::ZERO,
+            events_interval: Duration::from_millis(100),
             config_check: Duration::from_secs(2),
             archive_check: Duration::from_secs(3600),
             ledger_drain: Duration::from_millis(100),
@@ -432,6 +435,7 @@ impl TestApp {
             session_key: None,
             cookie_secure: false,
             read_cache: opts.read_cache,
+            events_interval: opts.events_interval,
             config_check: opts.config_check,
             archive_check: opts.archive_check,
             ledger_drain: opts.ledger_drain,

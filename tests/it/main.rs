@@ -10,6 +10,7 @@ mod cluster;
 mod contract;
 mod crash;
 mod durability;
+mod events;
 mod families;
 mod faults;
 mod group_commit;
