@@ -31,6 +31,23 @@ use crate::web as pages;
 pub struct Application {
     port: u16,
     server: Server,
+    stopper: Stopper,
+}
+
+/// Stops a running application gracefully: its live event streams end first (they
+/// would otherwise hold the shutdown until its timeout), then the server stops taking
+/// connections and finishes the requests in flight.
+#[derive(Clone)]
+pub struct Stopper {
+    server: actix_web::dev::ServerHandle,
+    watchers: Arc<crate::engine::events::Watchers>,
+}
+
+impl Stopper {
+    pub async fn stop(&self) {
+        self.watchers.close_all();
+        self.server.stop(true).await;
+    }
 }
 
 impl Application {
@@ -79,6 +96,7 @@ impl Application {
             .with_context(|| format!("failed to bind {}", settings.bind))?;
         let port = listener.local_addr()?.port();
         let workers = settings.workers;
+        let watchers = state.watchers.clone();
         let data = web::Data::new(state);
         let mut routes = api::route_table();
         routes.extend(pages::route_patterns());
@@ -95,19 +113,66 @@ impl Application {
         // Answers go out as soon as they are written: with Nagle's algorithm a client
         // reusing its connection can wait on a delayed ACK.
         .tcp_nodelay(true)
+        // `run` handles the signals: the event streams end before the server stops.
+        .disable_signals()
         .listen(listener)?
         .run();
         tracing::info!(port, workers, "ovation listening");
-        Ok(Self { port, server })
+        let stopper = Stopper {
+            server: server.handle(),
+            watchers,
+        };
+        Ok(Self {
+            port,
+            server,
+            stopper,
+        })
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// Serves until the process is stopped.
+    /// What stops this application once it runs.
+    pub fn stopper(&self) -> Stopper {
+        self.stopper.clone()
+    }
+
+    /// Serves until the process gets SIGINT or SIGTERM (or [`Stopper::stop`]), then stops
+    /// gracefully.
     pub async fn run(self) -> std::io::Result<()> {
+        let stopper = self.stopper.clone();
+        tokio::spawn(async move {
+            stop_signal().await;
+            tracing::info!("stopping: ending live streams, finishing requests");
+            stopper.stop().await;
+        });
         self.server.await
+    }
+}
+
+/// SIGINT or SIGTERM.
+async fn stop_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(terminate) => terminate,
+                Err(err) => {
+                    tracing::warn!(error = %err, "SIGTERM cannot be handled; SIGINT still stops");
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
     }
 }
 

@@ -87,6 +87,13 @@ pub struct Watchers {
     running: Mutex<HashMap<Watch, Watcher>>,
 }
 
+impl Watchers {
+    /// Stops every watcher: their subscribers' streams end (at shutdown).
+    pub fn close_all(&self) {
+        lock(&self.running).clear();
+    }
+}
+
 /// A subscriber's stream: the top now, then what changes.
 pub struct Subscription {
     pub first: Snapshot,

@@ -278,3 +278,28 @@ async fn redis_reads_grow_with_tops_watched_not_with_subscribers() {
         "{many:.0} commands/s with 300 subscribers, {few:.0} with 10"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stopping_the_instance_ends_its_streams_at_once() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "bye", "title": "Bye", "periods": ["day"]}))
+        .await;
+    let mut events = Events::open(&app, "/api/v1/boards/bye/events?period=day").await;
+    events.next_top().await;
+    let started = std::time::Instant::now();
+    let stopping = tokio::spawn({
+        let stopper = app.stopper.clone();
+        async move { stopper.stop().await }
+    });
+    // The stream ends (no heartbeat, no event) well before the 30 s shutdown timeout.
+    assert!(events.next(Duration::from_secs(10)).await.is_none());
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .expect("the server stopped")
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -357,6 +357,8 @@ pub struct TestApp {
     pub prefix: String,
     pub database: std::sync::Arc<TestDatabase>,
     pub settings: Settings,
+    /// Stops the app as SIGTERM does.
+    pub stopper: ovation::startup::Stopper,
 }
 
 pub struct Options {
@@ -450,6 +452,7 @@ impl TestApp {
             .await
             .expect("app builds");
         let base = format!("http://127.0.0.1:{}", app.port());
+        let stopper = app.stopper();
         tokio::spawn(app.run());
         Self {
             base,
@@ -457,6 +460,7 @@ impl TestApp {
             prefix: opts.prefix,
             database,
             settings,
+            stopper,
         }
     }
 
