@@ -303,3 +303,31 @@ async fn stopping_the_instance_ends_its_streams_at_once() {
         started.elapsed()
     );
 }
+
+/// A family instance streams its own top: a vote in another room changes nothing it
+/// shows.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_room_of_a_family_streams_its_own_top() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "room", "title": "Room", "periods": ["day"],
+        "membership": "open", "instances": {"ttl_s": 600}}))
+        .await;
+    let mut events = Events::open(&app, "/api/v1/boards/room:r1/events?period=day").await;
+    let (first, _) = events.next_top().await;
+    assert_eq!(first["entries"], json!([]));
+    vote(&app, "room:r2", "elsewhere", 3).await;
+    assert!(events.next(Duration::from_millis(600)).await.is_none());
+    vote(&app, "room:r1", "here", 2).await;
+    let (top, ranks) = events.next_top().await;
+    assert_eq!(
+        (
+            top["entries"][0]["member"].clone(),
+            top["entries"][0]["score"].clone()
+        ),
+        (json!("here"), json!(2))
+    );
+    assert_eq!(
+        ranks,
+        vec![json!({"type": "entered_top", "member": "here", "rank": 1, "other": null})]
+    );
+}
