@@ -48,3 +48,4 @@ bench:
 	cargo bench --bench families
 	cargo bench --bench ledger
 	cargo bench --bench tv_final
+	cargo bench --bench push
