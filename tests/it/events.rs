@@ -7,7 +7,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{MASTER_KEY, TestApp};
+use crate::harness::{MASTER_KEY, RedisServer, TestApp, reset_stats};
 
 /// A live stream being read: its events as (name, data), split from the body's bytes.
 struct Events {
@@ -212,23 +212,14 @@ async fn a_bad_stream_request_is_a_json_error_before_any_stream() {
     }
 }
 
-/// Redis commands per second (on the app's own Redis at `url`) while `n` subscribers
+/// Redis commands per second (on the app's own Redis `server`) while `n` subscribers
 /// follow one top under votes.
-async fn redis_rate(app: &TestApp, url: &str, n: usize) -> f64 {
+async fn redis_rate(app: &TestApp, server: &RedisServer, n: usize) -> f64 {
     let mut streams = Vec::new();
     for _ in 0..n {
         streams.push(Events::open(app, "/api/v1/boards/fan/events?period=day").await);
     }
-    let mut raw = redis::Client::open(url)
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let mut raw = reset_stats(server).await;
     let started = std::time::Instant::now();
     for i in 0..10 {
         vote(app, "fan", ["a", "b"][i % 2], 1).await;
@@ -261,7 +252,7 @@ async fn redis_rate(app: &TestApp, url: &str, n: usize) -> f64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn redis_reads_grow_with_tops_watched_not_with_subscribers() {
-    let server = crate::harness::RedisServer::start();
+    let server = RedisServer::start();
     let app = TestApp::spawn_with(crate::harness::Options {
         redis: ovation::store::redis::RedisTarget::Single(server.url()),
         ..crate::harness::Options::default()
@@ -270,9 +261,9 @@ async fn redis_reads_grow_with_tops_watched_not_with_subscribers() {
     app.board(json!({"slug": "fan", "title": "Fan", "periods": ["day"]}))
         .await;
     app.members("fan", &["a", "b"]).await;
-    let few = redis_rate(&app, &server.url(), 10).await;
+    let few = redis_rate(&app, &server, 10).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let many = redis_rate(&app, &server.url(), 300).await;
+    let many = redis_rate(&app, &server, 300).await;
     assert!(
         many < few * 1.5,
         "{many:.0} commands/s with 300 subscribers, {few:.0} with 10"

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{Options, RawRedis, RedisServer, TestApp, hourly_total, num};
+use crate::harness::{Options, RawRedis, RedisServer, TestApp, hourly_total, num, reset_stats};
 use ovation::store::redis::RedisTarget;
 
 async fn real_score(app: &TestApp, board: &str, member: &str) -> f64 {
@@ -72,21 +72,6 @@ async fn own_board(
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let conn = reset_stats(&server).await;
     (server, app, conn)
-}
-
-/// A connection to `server`, its command statistics just reset.
-async fn reset_stats(server: &RedisServer) -> redis::aio::MultiplexedConnection {
-    let mut conn = redis::Client::open(server.url())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    conn
 }
 
 /// 200 single-vote requests at once from 40 voters (five each) on a board that admits

@@ -30,6 +30,21 @@ pub struct RedisServer {
     watchdog: Option<Child>,
 }
 
+/// A connection to `server`, its command statistics just reset.
+pub async fn reset_stats(server: &RedisServer) -> redis::aio::MultiplexedConnection {
+    let mut conn = redis::Client::open(server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    conn
+}
+
 impl RedisServer {
     pub fn start() -> Self {
         Self::start_on(free_port())
