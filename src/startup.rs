@@ -40,7 +40,7 @@ pub struct Application {
 #[derive(Clone)]
 pub struct Stopper {
     server: actix_web::dev::ServerHandle,
-    watchers: Arc<crate::engine::events::Watchers>,
+    watchers: Arc<crate::engine::watchers::Watchers>,
 }
 
 impl Stopper {

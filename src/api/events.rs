@@ -8,10 +8,11 @@ use actix_web::{HttpResponse, get, web};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
-use crate::engine::events::{self, Event, Subscription};
+use crate::domain::live::Event;
+use crate::engine::events::{self, Subscription};
 use crate::engine::leaderboard::readable_board;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -30,18 +31,42 @@ pub struct EventsQuery {
     pub top: Option<i64>,
 }
 
+/// One server-sent event of a live stream, as the OpenAPI document describes each event
+/// of `text/event-stream` (heartbeats are comment lines, not events).
+#[derive(ToSchema)]
+pub struct StreamEvent {
+    /// `top`, `rank` or `bucket`.
+    event: String,
+    /// The event's JSON: `top` `{"bucket", "entries": [{"rank", "member", "name",
+    /// "score"}]}`; `rank` `{"type", "member", "rank", "other"}`; `bucket` `{"bucket"}`.
+    data: String,
+}
+
+impl StreamEvent {
+    fn of(event: &Event) -> Result<Self, std::io::Error> {
+        let (name, data) = match event {
+            Event::Top(top) => ("top", serde_json::to_string(top)),
+            Event::Rank(change) => ("rank", serde_json::to_string(change)),
+            Event::Bucket(bucket) => (
+                "bucket",
+                serde_json::to_string(&serde_json::json!({ "bucket": bucket })),
+            ),
+        };
+        Ok(Self {
+            event: name.to_owned(),
+            data: data.map_err(std::io::Error::other)?,
+        })
+    }
+
+    /// The event as the stream sends it.
+    fn frame(&self) -> web::Bytes {
+        web::Bytes::from(format!("event: {}\ndata: {}\n\n", self.event, self.data))
+    }
+}
+
 /// One event as the stream sends it.
 fn frame(event: &Event) -> Result<web::Bytes, std::io::Error> {
-    let (name, data) = match event {
-        Event::Top(top) => ("top", serde_json::to_string(top)),
-        Event::Rank(change) => ("rank", serde_json::to_string(change)),
-        Event::Bucket(bucket) => (
-            "bucket",
-            serde_json::to_string(&serde_json::json!({ "bucket": bucket })),
-        ),
-    };
-    let data = data.map_err(std::io::Error::other)?;
-    Ok(web::Bytes::from(format!("event: {name}\ndata: {data}\n\n")))
+    Ok(StreamEvent::of(event)?.frame())
 }
 
 /// Keeps `ovation_event_subscribers` of a board counting one stream while it is open.
@@ -106,7 +131,7 @@ fn stream(
 #[utoipa::path(get, path = "/api/v1/boards/{board}/events", tag = "reads",
     params(("board" = String, Path), EventsQuery),
     responses(
-        (status = 200, description = "the stream (`text/event-stream`)", content_type = "text/event-stream", body = String),
+        (status = 200, description = "the stream (`text/event-stream`): one `StreamEvent` per event", content_type = "text/event-stream", body = StreamEvent),
         (status = 401, description = "no key (a board that is not public)", body = super::ErrorBody),
         (status = 403, description = "forbidden, key_not_allowed", body = super::ErrorBody),
         (status = 404, description = "board_not_found", body = super::ErrorBody),

@@ -1,5 +1,6 @@
 //! Pure types and rules: identifiers, periods and buckets, scores, board settings,
-//! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions, ledger entries.
+//! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions, ledger entries,
+//! live tops and their changes.
 //!
 //! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
 //! carried inward as these types.
@@ -12,6 +13,7 @@ pub mod ids;
 pub mod league;
 pub mod ledger;
 pub mod limit;
+pub mod live;
 pub mod period;
 pub mod recount;
 pub mod retention;

@@ -25,5 +25,6 @@ pub mod recount;
 pub mod revocations;
 pub mod state;
 pub mod users;
+pub mod watchers;
 pub mod webhooks;
 pub mod writes;

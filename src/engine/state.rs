@@ -9,8 +9,8 @@ use crate::domain::session::SessionPolicy;
 use crate::engine::backlog::Backlogs;
 use crate::engine::config::ConfigCache;
 use crate::engine::durability::Durability;
-use crate::engine::events::Watchers;
 use crate::engine::read_cache::ReadCache;
+use crate::engine::watchers::Watchers;
 use crate::store::redis::RedisStore;
 
 /// Shared by every worker; cloning is cheap.

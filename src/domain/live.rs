@@ -1,0 +1,199 @@
+//! What a live top is and what changed between two of them: the events a board's
+//! subscribers get (`engine::events` reads the tops and sends these).
+
+use serde::Serialize;
+
+/// One entry of a top, as the stream shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    pub rank: i64,
+    pub member: String,
+    pub name: Option<String>,
+    pub score: serde_json::Number,
+}
+
+/// A top at one moment: its bucket and entries, best first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Snapshot {
+    pub bucket: String,
+    pub entries: Vec<Entry>,
+}
+
+/// What happened to one member between two tops.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankChange {
+    /// `entered_top`, `left_top` or `overtook`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub member: String,
+    /// Its rank in the new top (`left_top`: its rank in the one before).
+    pub rank: i64,
+    /// `overtook`: the member it passed.
+    pub other: Option<String>,
+}
+
+/// One event of a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Top(Snapshot),
+    Rank(RankChange),
+    /// The period rolled over into this bucket.
+    Bucket(String),
+}
+
+/// What changed from the top `before` to the top `now`: nothing when they are equal;
+/// else `bucket` when the bucket changed, the new `top`, and (within one bucket) each
+/// member that entered or left the top and each pass of one member over another.
+pub fn changes(before: &Snapshot, now: &Snapshot) -> Vec<Event> {
+    if before == now {
+        return Vec::new();
+    }
+    let mut events = Vec::new();
+    if before.bucket != now.bucket {
+        events.push(Event::Bucket(now.bucket.clone()));
+        events.push(Event::Top(now.clone()));
+        return events;
+    }
+    events.push(Event::Top(now.clone()));
+    let rank_in = |s: &Snapshot, m: &str| s.entries.iter().find(|e| e.member == m).map(|e| e.rank);
+    for e in &now.entries {
+        let Some(was) = rank_in(before, &e.member) else {
+            events.push(Event::Rank(RankChange {
+                kind: "entered_top",
+                member: e.member.clone(),
+                rank: e.rank,
+                other: None,
+            }));
+            continue;
+        };
+        // Every member it was below before and is above now.
+        for other in &now.entries {
+            if other.member == e.member || other.rank <= e.rank {
+                continue;
+            }
+            if rank_in(before, &other.member).is_some_and(|other_was| other_was < was) {
+                events.push(Event::Rank(RankChange {
+                    kind: "overtook",
+                    member: e.member.clone(),
+                    rank: e.rank,
+                    other: Some(other.member.clone()),
+                }));
+            }
+        }
+    }
+    for e in &before.entries {
+        if rank_in(now, &e.member).is_none() {
+            events.push(Event::Rank(RankChange {
+                kind: "left_top",
+                member: e.member.clone(),
+                rank: e.rank,
+                other: None,
+            }));
+        }
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The top `size` of `scores` (member index → score, 0 for none), ranked as a board
+    /// ranks: score descending, then member id descending, competition ranks.
+    fn top(scores: &[i64], size: usize) -> Snapshot {
+        let mut scored: Vec<(String, i64)> = scores
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s > 0)
+            .map(|(i, s)| (format!("m{i}"), *s))
+            .collect();
+        scored.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        let entries = scored
+            .iter()
+            .take(size)
+            .map(|(m, s)| Entry {
+                rank: 1 + scored.iter().filter(|(_, o)| o > s).count() as i64,
+                member: m.clone(),
+                name: None,
+                score: (*s).into(),
+            })
+            .collect();
+        Snapshot {
+            bucket: "b".into(),
+            entries,
+        }
+    }
+
+    /// The rank changes a model reads off two tops: who is new, who is gone, and each
+    /// pair of members in both whose order turned.
+    fn model(before: &Snapshot, now: &Snapshot) -> BTreeSet<(String, String, i64, Option<String>)> {
+        let ranks = |s: &Snapshot| -> std::collections::BTreeMap<String, i64> {
+            s.entries
+                .iter()
+                .map(|e| (e.member.clone(), e.rank))
+                .collect()
+        };
+        let (old, new) = (ranks(before), ranks(now));
+        let mut out = BTreeSet::new();
+        for (m, r) in &new {
+            if !old.contains_key(m) {
+                out.insert(("entered_top".into(), m.clone(), *r, None));
+            }
+        }
+        for (m, r) in &old {
+            if !new.contains_key(m) {
+                out.insert(("left_top".into(), m.clone(), *r, None));
+            }
+        }
+        for (a, ra) in &new {
+            for (b, rb) in &new {
+                if let (Some(oa), Some(ob)) = (old.get(a), old.get(b))
+                    && ra < rb
+                    && oa > ob
+                {
+                    out.insert(("overtook".into(), a.clone(), *ra, Some(b.clone())));
+                }
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn rank_events_are_what_changed_between_two_tops(
+            scores in prop::collection::vec(0i64..6, 8),
+            votes in prop::collection::vec((0usize..8, 1i64..4), 0..6),
+            size in 1usize..6,
+        ) {
+            let before = top(&scores, size);
+            let mut after_scores = scores.clone();
+            for (m, n) in votes {
+                after_scores[m] += n;
+            }
+            let now = top(&after_scores, size);
+            let events = changes(&before, &now);
+            let got: BTreeSet<_> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Rank(c) => Some((c.kind.to_owned(), c.member.clone(), c.rank, c.other.clone())),
+                    _ => None,
+                })
+                .collect();
+            prop_assert_eq!(got, model(&before, &now));
+            let tops: Vec<Event> = events
+                .iter()
+                .filter(|e| matches!(e, Event::Top(_)))
+                .cloned()
+                .collect();
+            if before == now {
+                prop_assert!(events.is_empty());
+            } else {
+                prop_assert_eq!(tops, vec![Event::Top(now.clone())]);
+            }
+        }
+    }
+}
