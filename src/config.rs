@@ -53,6 +53,14 @@ pub struct Settings {
     /// `OVATION_EVENTS_INTERVAL_MS`: how often a watched top is read for its live
     /// subscribers (at most one `top` event per interval).
     pub events_interval: Duration,
+    /// `OVATION_EVENTS_MAX_STREAMS`: how many live streams (API and pages) this instance
+    /// holds open at once; one more is refused (503 `too_many_streams`) and the pages
+    /// poll instead. 0 turns streams off.
+    pub events_max_streams: usize,
+    /// `OVATION_STALL_TIMEOUT_MS`: a connection whose client accepts none of the data
+    /// waiting for it this long is closed (`TCP_USER_TIMEOUT`, Linux): a live subscriber
+    /// that stopped reading is dropped, its connection and buffers freed.
+    pub stall_timeout: Duration,
     /// `OVATION_COOKIE_SECURE`: mark cookies Secure (HTTPS only). Turn off only for local
     /// plain-HTTP use.
     pub cookie_secure: bool,
@@ -106,6 +114,8 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("cookie_secure", "true"),
     ("read_cache_ms", "250"),
     ("events_interval_ms", "1000"),
+    ("events_max_streams", "20000"),
+    ("stall_timeout_ms", "30000"),
     ("config_check_ms", "2000"),
     ("archive_check_ms", "20000"),
     ("ledger_drain_ms", "250"),
@@ -242,6 +252,10 @@ impl Settings {
         let read_cache = Duration::from_millis(parse_number(get("read_cache_ms"), 0, 60_000)?);
         let events_interval =
             Duration::from_millis(parse_number(get("events_interval_ms"), 50, 60_000)?);
+        let events_max_streams =
+            usize::try_from(parse_number(get("events_max_streams"), 0, 1_000_000)?)?;
+        let stall_timeout =
+            Duration::from_millis(parse_number(get("stall_timeout_ms"), 1000, 600_000)?);
         let config_check =
             Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
         let archive_check =
@@ -269,6 +283,8 @@ impl Settings {
             cookie_secure,
             read_cache,
             events_interval,
+            events_max_streams,
+            stall_timeout,
             config_check,
             archive_check,
             ledger_drain,

@@ -142,9 +142,9 @@ impl ResponseError for ApiError {
                 EngineError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
                 EngineError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
                 EngineError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-                EngineError::Unavailable(_) | EngineError::OutcomeUnknown(_) => {
-                    StatusCode::SERVICE_UNAVAILABLE
-                }
+                EngineError::Busy { .. }
+                | EngineError::Unavailable(_)
+                | EngineError::OutcomeUnknown(_) => StatusCode::SERVICE_UNAVAILABLE,
                 EngineError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
         }
@@ -164,6 +164,9 @@ impl ResponseError for ApiError {
         match self {
             Self::Engine(EngineError::Unavailable(_) | EngineError::OutcomeUnknown(_)) => {
                 response.insert_header(("Retry-After", "1"));
+            }
+            Self::Engine(EngineError::Busy { .. }) => {
+                response.insert_header(("Retry-After", "5"));
             }
             Self::Engine(EngineError::RateLimited {
                 retry_after_s: Some(s),
@@ -200,6 +203,9 @@ pub enum PageError {
     /// 503.
     #[error("the data store is unavailable; try again shortly")]
     Unavailable,
+    /// 503: this instance is full (of live streams).
+    #[error("{0}")]
+    Busy(String),
     /// 500: the cause goes to the log only.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -216,6 +222,7 @@ impl From<EngineError> for PageError {
                 tracing::warn!(%cause, "store unavailable");
                 Self::Unavailable
             }
+            EngineError::Busy { message, .. } => Self::Busy(message),
             EngineError::Internal(err) => Self::Internal(err),
             other => Self::Invalid(other.to_string()),
         }
@@ -249,7 +256,7 @@ impl ResponseError for PageError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable | Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -274,7 +281,11 @@ impl ResponseError for PageError {
             status: status.as_u16(),
             message: &message,
         };
-        HttpResponse::build(status)
+        let mut response = HttpResponse::build(status);
+        if let Self::Busy(_) = self {
+            response.insert_header(("Retry-After", "5"));
+        }
+        response
             .content_type("text/html; charset=utf-8")
             .body(page.render().unwrap_or(message))
     }

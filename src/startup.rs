@@ -96,6 +96,7 @@ impl Application {
             .with_context(|| format!("failed to bind {}", settings.bind))?;
         let port = listener.local_addr()?.port();
         let workers = settings.workers;
+        let stall_timeout = settings.stall_timeout;
         let watchers = state.watchers.clone();
         let data = web::Data::new(state);
         let mut routes = api::route_table();
@@ -113,6 +114,17 @@ impl Application {
         // Answers go out as soon as they are written: with Nagle's algorithm a client
         // reusing its connection can wait on a delayed ACK.
         .tcp_nodelay(true)
+        // A client that takes none of what waits for it is cut off: actix stops reading
+        // a response's body while its buffer is full, so without this a live subscriber
+        // that stopped reading would hold its connection for good.
+        .on_connect(move |conn, _| {
+            if let Some(tcp) = conn.downcast_ref::<actix_web::rt::net::TcpStream>()
+                && let Err(err) =
+                    socket2::SockRef::from(tcp).set_tcp_user_timeout(Some(stall_timeout))
+            {
+                tracing::warn!(error = %err, "failed to set TCP_USER_TIMEOUT");
+            }
+        })
         // `run` handles the signals: the event streams end before the server stops.
         .disable_signals()
         .listen(listener)?

@@ -2,18 +2,18 @@
 //! `engine::events`): `top` on connect and whenever the top changes, `rank` events,
 //! `bucket` when the period rolls over, and a comment line every 15 seconds.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::{HttpResponse, get, web};
-use futures_util::StreamExt;
 use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
-use crate::domain::live::Event;
+use crate::domain::live::{Event, Snapshot};
 use crate::engine::events::{self, Subscription};
-use crate::engine::leaderboard::readable_board;
+use crate::engine::leaderboard::{readable_board, select};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -64,6 +64,18 @@ impl StreamEvent {
     }
 }
 
+/// An event whose data is `text` (HTML, say), each of its lines a `data:` line.
+pub fn text_frame(event: &str, text: &str) -> web::Bytes {
+    let mut frame = format!("event: {event}\n");
+    for line in text.split(['\r', '\n']) {
+        frame.push_str("data: ");
+        frame.push_str(line);
+        frame.push('\n');
+    }
+    frame.push('\n');
+    frame.into()
+}
+
 /// One event as the stream sends it.
 fn frame(event: &Event) -> Result<web::Bytes, std::io::Error> {
     Ok(StreamEvent::of(event)?.frame())
@@ -85,39 +97,81 @@ impl Drop for Open {
     }
 }
 
-/// The stream of a subscription to `board` (its metrics label): its first top, then each
-/// change as it comes, a comment line when nothing came for [`HEARTBEAT`]. Ends when the
-/// subscriber fell too far behind (it is dropped) or the board is gone.
-fn stream(
+/// What a stream is asked to send: its first top, a batch of changes, or nothing for
+/// [`HEARTBEAT`].
+pub enum Update {
+    First(Snapshot),
+    Changes(Arc<Vec<Event>>),
+    Quiet,
+}
+
+/// What a stream sends for one [`Update`]: the bytes and how many events they hold.
+pub type Sent = Result<(web::Bytes, usize), std::io::Error>;
+
+/// The server-sent events of a subscription to `board` (its metrics label): `render`
+/// makes the bytes of its first top, of each batch of changes as it comes, and of each
+/// quiet [`HEARTBEAT`]. Ends when the subscriber fell too far behind (it is dropped), the
+/// board is gone or the server stops; the slot and the subscriber count go with it.
+pub fn stream<R, F>(
     board: String,
     subscription: Subscription,
-) -> impl futures_util::Stream<Item = Result<web::Bytes, std::io::Error>> {
-    let Subscription { first, events } = subscription;
-    crate::metrics::events_sent(&board, 1);
-    let first = frame(&Event::Top(first));
+    render: R,
+) -> impl futures_util::Stream<Item = Result<web::Bytes, std::io::Error>>
+where
+    R: Fn(Update) -> F + 'static,
+    F: Future<Output = Sent>,
+{
+    let Subscription {
+        first,
+        events,
+        slot,
+    } = subscription;
     let open = Open::new(board);
-    futures_util::stream::once(async move { first }).chain(futures_util::stream::unfold(
-        (events, open),
-        |(mut events, open)| async move {
-            let bytes = match tokio::time::timeout(HEARTBEAT, events.recv()).await {
-                Err(_) => Ok(web::Bytes::from_static(b": keep-alive\n\n")),
-                Ok(Ok(batch)) => {
-                    crate::metrics::events_sent(&open.0, batch.len());
-                    batch
-                        .iter()
-                        .map(frame)
-                        .collect::<Result<Vec<_>, _>>()
-                        .map(|frames| frames.concat().into())
-                }
-                Ok(Err(RecvError::Lagged(_))) => {
-                    crate::metrics::event_subscriber_dropped(&open.0);
-                    return None;
-                }
-                Ok(Err(RecvError::Closed)) => return None,
+    futures_util::stream::unfold(
+        (Some(first), events, open, slot, render),
+        |(first, mut events, open, slot, render)| async move {
+            let sent = match first {
+                Some(first) => render(Update::First(first)).await,
+                None => match tokio::time::timeout(HEARTBEAT, events.recv()).await {
+                    Err(_) => render(Update::Quiet).await,
+                    Ok(Ok(batch)) => render(Update::Changes(batch)).await,
+                    Ok(Err(RecvError::Lagged(_))) => {
+                        crate::metrics::event_subscriber_dropped(&open.0);
+                        return None;
+                    }
+                    Ok(Err(RecvError::Closed)) => return None,
+                },
             };
-            Some((bytes, (events, open)))
+            let bytes = sent.map(|(bytes, count)| {
+                crate::metrics::events_sent(&open.0, count);
+                bytes
+            });
+            Some((bytes, (None, events, open, slot, render)))
         },
-    ))
+    )
+}
+
+/// The API's frames: each event as its JSON, a comment line when quiet.
+async fn api_frames(update: Update) -> Sent {
+    match update {
+        Update::First(top) => Ok((frame(&Event::Top(top))?, 1)),
+        Update::Changes(batch) => {
+            let frames = batch.iter().map(frame).collect::<Result<Vec<_>, _>>()?;
+            Ok((frames.concat().into(), batch.len()))
+        }
+        Update::Quiet => Ok((web::Bytes::from_static(b": keep-alive\n\n"), 0)),
+    }
+}
+
+/// The answer that streams `events`.
+pub fn event_stream(
+    events: impl futures_util::Stream<Item = Result<web::Bytes, std::io::Error>> + 'static,
+) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("Cache-Control", "no-cache"))
+        .insert_header(("X-Accel-Buffering", "no"))
+        .streaming(events)
 }
 
 /// A board's top, live: server-sent events (`text/event-stream`). On connect `event: top`
@@ -136,7 +190,7 @@ fn stream(
         (status = 403, description = "forbidden, key_not_allowed", body = super::ErrorBody),
         (status = 404, description = "board_not_found", body = super::ErrorBody),
         (status = 422, description = "invalid_period, period_not_enabled, invalid_field (top), invalid_instance, …", body = super::ErrorBody),
-        (status = 503, description = "store_unavailable", body = super::ErrorBody),
+        (status = 503, description = "store_unavailable; too_many_streams (the instance holds `OVATION_EVENTS_MAX_STREAMS` streams; `Retry-After: 5`)", body = super::ErrorBody),
     ))]
 #[get("/boards/{board}/events")]
 pub async fn board_events(
@@ -147,17 +201,8 @@ pub async fn board_events(
 ) -> Result<HttpResponse, ApiError> {
     let board = readable_board(&state, auth.0.as_ref(), &board)?;
     let label = board.config.board.slug.to_string();
-    let subscription = events::subscribe(
-        &state,
-        board,
-        query.period.as_deref(),
-        query.view.as_deref(),
-        query.top.unwrap_or(10),
-    )
-    .await?;
-    Ok(HttpResponse::Ok()
-        .content_type("text/event-stream")
-        .insert_header(("Cache-Control", "no-cache"))
-        .insert_header(("X-Accel-Buffering", "no"))
-        .streaming(stream(label, subscription)))
+    let top = events::checked_top(query.top.unwrap_or(10))?;
+    let sel = select(board, query.period.as_deref(), None, query.view.as_deref())?;
+    let subscription = events::subscribe(&state, &sel, top).await?;
+    Ok(event_stream(stream(label, subscription, api_frames)))
 }

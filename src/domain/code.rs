@@ -127,6 +127,7 @@ pub enum Code {
     InvalidTtl,
     InvalidCursor,
     NotForFamily,
+    TooManyStreams,
 }
 
 impl Code {
@@ -154,6 +155,7 @@ impl Code {
             Self::InvalidTtl => "invalid_ttl",
             Self::InvalidCursor => "invalid_cursor",
             Self::NotForFamily => "not_for_family",
+            Self::TooManyStreams => "too_many_streams",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// One entry of a top, as the stream shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize)]
 pub struct Entry {
     pub rank: i64,
     pub member: String,
@@ -13,10 +13,21 @@ pub struct Entry {
 }
 
 /// A top at one moment: its bucket and entries, best first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Hash, Serialize)]
 pub struct Snapshot {
     pub bucket: String,
     pub entries: Vec<Entry>,
+}
+
+impl Snapshot {
+    /// A hash of the whole top, so what is made from it can be shared by its subscribers
+    /// (within this process).
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut hasher = DefaultHasher::new();
+        self.hash(&mut hasher);
+        hasher.finish()
+    }
 }
 
 /// What happened to one member between two tops.

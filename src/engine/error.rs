@@ -44,6 +44,10 @@ pub enum EngineError {
         /// Seconds until the rule admits the write; `None` when it never will.
         retry_after_s: Option<i64>,
     },
+    /// This instance holds as much of something as it may (live streams): try again
+    /// later, or another instance.
+    #[error("{message}")]
+    Busy { code: Code, message: String },
     /// Redis or SQL cannot be reached; nothing was written.
     #[error("store unavailable: {0}")]
     Unavailable(String),
@@ -128,6 +132,7 @@ impl EngineError {
             | Self::NotFound { code, .. }
             | Self::Conflict { code, .. }
             | Self::TooLarge { code, .. }
+            | Self::Busy { code, .. }
             | Self::Invalid { code, .. } => *code,
             Self::Unauthorized(_) => Code::Unauthorized,
             Self::RateLimited { .. } => Code::RateLimited,

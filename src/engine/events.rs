@@ -12,11 +12,12 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
-use super::boards::{BoardRef, find};
+use super::boards::find;
 use super::error::EngineError;
 use super::leaderboard::{Selection, select, tops};
 use super::state::AppState;
-use super::watchers::{Watch, Watcher};
+use super::watchers::{StreamSlot, Watch, Watcher};
+use crate::domain::code::Code;
 use crate::domain::ids::BoardName;
 use crate::domain::live::{Entry, Event, Snapshot, changes};
 
@@ -26,44 +27,63 @@ const BACKLOG: usize = 64;
 /// The most entries a watched top holds.
 pub const MAX_TOP: i64 = 100;
 
-/// A subscriber's stream: the top now, then what changes.
+/// A subscriber's stream: the top now, then what changes; counted as open while held.
 pub struct Subscription {
     pub first: Snapshot,
     pub events: broadcast::Receiver<Arc<Vec<Event>>>,
+    pub slot: StreamSlot,
 }
 
-/// Subscribes to `board`'s top `top` of `period` in `view`: checked as a read of the
-/// current bucket is (404, 422), before anything streams.
-pub async fn subscribe(
-    state: &AppState,
-    board: BoardRef,
-    period: Option<&str>,
-    view: Option<&str>,
-    top: i64,
-) -> Result<Subscription, EngineError> {
-    if !(1..=MAX_TOP).contains(&top) {
-        return Err(EngineError::invalid_field(
+/// `top` if an API client may watch a top that size (1 to [`MAX_TOP`]).
+pub fn checked_top(top: i64) -> Result<i64, EngineError> {
+    if (1..=MAX_TOP).contains(&top) {
+        Ok(top)
+    } else {
+        Err(EngineError::invalid_field(
             "top",
             format!("top must be between 1 and {MAX_TOP}"),
-        ));
+        ))
     }
-    let sel = select(board, period, None, view)?;
+}
+
+/// Subscribes to the top `top` of `sel`'s board, period and view (always its current
+/// bucket): refused while `OVATION_EVENTS_MAX_STREAMS` streams are open.
+pub async fn subscribe(
+    state: &AppState,
+    sel: &Selection,
+    top: i64,
+) -> Result<Subscription, EngineError> {
+    let slot = state
+        .watchers
+        .open_stream(state.settings.events_max_streams)
+        .ok_or_else(|| EngineError::Busy {
+            code: Code::TooManyStreams,
+            message: format!(
+                "this instance holds its most live streams ({}); try again later",
+                state.settings.events_max_streams
+            ),
+        })?;
     let watch = Watch {
         board: sel.board.name(),
         period: sel.bucket.period,
         view: sel.view,
         top,
     };
-    if let Some(subscription) = join(state, &watch) {
-        return Ok(subscription);
+    if let Some((first, events)) = join(state, &watch) {
+        return Ok(Subscription {
+            first,
+            events,
+            slot,
+        });
     }
-    let first = snapshot(state, &sel, top).await?;
+    let first = snapshot(state, sel, top).await?;
     let mut running = state.watchers.lock();
     // Another subscriber may have started it meanwhile.
     if let Some(watcher) = running.get(&watch) {
         return Ok(Subscription {
             first: watcher.last.clone(),
             events: watcher.events.subscribe(),
+            slot,
         });
     }
     let (events, receiver) = broadcast::channel(BACKLOG);
@@ -78,17 +98,18 @@ pub async fn subscribe(
     Ok(Subscription {
         first,
         events: receiver,
+        slot,
     })
 }
 
-/// Joins the running watcher of `watch`, if there is one.
-fn join(state: &AppState, watch: &Watch) -> Option<Subscription> {
+/// Joins the running watcher of `watch`, if there is one: its last top and its channel.
+fn join(
+    state: &AppState,
+    watch: &Watch,
+) -> Option<(Snapshot, broadcast::Receiver<Arc<Vec<Event>>>)> {
     let running = state.watchers.lock();
     let watcher = running.get(watch)?;
-    Some(Subscription {
-        first: watcher.last.clone(),
-        events: watcher.events.subscribe(),
-    })
+    Some((watcher.last.clone(), watcher.events.subscribe()))
 }
 
 /// The top of `sel` now.

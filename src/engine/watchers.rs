@@ -1,7 +1,8 @@
 //! The tops this instance watches for live subscribers (`engine::events`): per watched
-//! top its broadcast channel and the last top read.
+//! top its broadcast channel and the last top read; and how many streams are open.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::broadcast;
@@ -25,16 +26,36 @@ pub struct Watcher {
     pub last: Snapshot,
 }
 
-/// Every watcher of this instance.
+/// Every watcher of this instance, and its open streams.
 #[derive(Default)]
 pub struct Watchers {
     running: Mutex<HashMap<Watch, Watcher>>,
+    streams: Arc<AtomicUsize>,
+}
+
+/// One open stream, counted while it lives.
+pub struct StreamSlot(Arc<AtomicUsize>);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Watchers {
     /// The running watchers, locked.
     pub fn lock(&self) -> MutexGuard<'_, HashMap<Watch, Watcher>> {
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A slot for one more stream, unless `max` are open.
+    pub fn open_stream(&self, max: usize) -> Option<StreamSlot> {
+        self.streams
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |open| {
+                (open < max).then_some(open + 1)
+            })
+            .ok()
+            .map(|_| StreamSlot(self.streams.clone()))
     }
 
     /// Stops every watcher: their subscribers' streams end (at shutdown).

@@ -1,12 +1,14 @@
-//! Static files, compiled into the binary: the stylesheet, vendored htmx and the CSV
-//! import's file picker.
+//! Static files, compiled into the binary: the stylesheet, vendored htmx and its SSE
+//! extension, the CSV import's file picker and the live blocks' script.
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use actix_web::{HttpResponse, web};
 
 const APP_CSS: &str = include_str!("../../static/css/app.css");
 const HTMX: &str = include_str!("../../static/vendor/htmx-2.0.4.min.js");
+const HTMX_SSE: &str = include_str!("../../static/vendor/htmx-ext-sse-2.2.4.min.js");
 const IMPORT_JS: &str = include_str!("../../static/js/import.js");
+const LIVE_JS: &str = include_str!("../../static/js/live.js");
 
 fn serve(body: &'static str, content_type: &'static str) -> HttpResponse {
     HttpResponse::Ok()
@@ -25,7 +27,15 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         web::get().to(|| async { serve(HTMX, "text/javascript; charset=utf-8") }),
     )
     .route(
+        "/htmx-ext-sse-2.2.4.min.js",
+        web::get().to(|| async { serve(HTMX_SSE, "text/javascript; charset=utf-8") }),
+    )
+    .route(
         "/import.js",
         web::get().to(|| async { serve(IMPORT_JS, "text/javascript; charset=utf-8") }),
+    )
+    .route(
+        "/live.js",
+        web::get().to(|| async { serve(LIVE_JS, "text/javascript; charset=utf-8") }),
     );
 }

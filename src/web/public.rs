@@ -28,16 +28,19 @@ use super::admin::{html, is_htmx, see_other};
 use super::forms::CsrfForm;
 use super::session::{self, VoteNotice, csrf_token};
 use crate::api::client_ip::ClientIp;
+use crate::api::events::{Update, event_stream, stream, text_frame};
 use crate::domain::auth::{Reach, Scope};
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardName, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{Dimension, VoteValues, ip_subject};
+use crate::domain::live::Event;
 use crate::domain::period::Period;
 use crate::engine::auth::Caller;
 use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
 use crate::engine::error::EngineError;
+use crate::engine::events;
 use crate::engine::leaderboard::{self, MAX_LIMIT, Selection};
 use crate::engine::limits::{self, QuotaRule};
 use crate::engine::state::AppState;
@@ -48,7 +51,8 @@ use crate::metrics::WriteKind;
 
 /// The channel votes from this page count for.
 pub const WEB_CHANNEL: &str = "web";
-/// Seconds between two refreshes of the ranking.
+/// Seconds between two refreshes of the ranking where it is polled, and that a vote's
+/// answer stays on screen.
 pub const REFRESH_S: u32 = 5;
 /// Members an open board's page lists at most.
 const OPEN_BOARD_LIST: usize = 100;
@@ -57,6 +61,7 @@ const OPEN_BOARD_LIST: usize = 100;
 pub fn routes(r: &mut impl Router) {
     r.add(Method::GET, "/{board}", get_page);
     r.add(Method::GET, "/{board}/ranking", get_ranking);
+    r.add(Method::GET, "/{board}/stream", stream_ranking);
     r.add(Method::POST, "/{board}/vote", cast_vote);
 }
 
@@ -134,15 +139,14 @@ struct BoardPage {
     cards: Cards,
 }
 
-/// The answer to an htmx vote: the member's card, and out of band the quota lines and a
-/// fresh poller (so the answer stays on screen a whole refresh interval).
+/// The answer to an htmx vote: the member's card, and out of band the quota lines
+/// (`static/js/live.js` keeps the card a whole refresh interval on screen).
 #[derive(Template)]
 #[template(path = "public/answer.html")]
 struct Answer<'a> {
     cards: &'a Cards,
     m: &'a Card,
     quota: Vec<String>,
-    refresh_s: u32,
 }
 
 /// The board of a voting page: it must have `public_page` on, and to be embedded, sites
@@ -188,9 +192,7 @@ fn select(board: &BoardRef, period: Option<&str>) -> Result<Selection, PageError
     )?)
 }
 
-/// The ranking of `sel` as cards: disabled members left out and ranks counted again
-/// without them (ties share a rank), so the list has no gaps; on a closed board every
-/// other member follows, unranked.
+/// The ranking of `sel` as cards (see [`cards_of`]).
 async fn cards(
     state: &AppState,
     l: Lang,
@@ -198,11 +200,28 @@ async fn cards(
     sel: &Selection,
     csrf: Option<String>,
 ) -> Result<Cards, EngineError> {
-    let config = &sel.board.config;
-    let settings = &config.board.settings;
     let top = leaderboard::tops(state, std::slice::from_ref(sel), 0, MAX_LIMIT)
         .await?
         .remove(0);
+    let ranked = top
+        .entries
+        .iter()
+        .map(|e| (e.member.as_str(), e.score.as_f64().unwrap_or_default()));
+    Ok(cards_of(l, surface, sel, ranked, csrf))
+}
+
+/// `ranked` (members and scores, best first) as cards: disabled members left out and
+/// ranks counted again without them (ties share a rank), so the list has no gaps; on a
+/// closed board every other member follows, unranked.
+fn cards_of<'a>(
+    l: Lang,
+    surface: Surface,
+    sel: &Selection,
+    ranked: impl Iterator<Item = (&'a str, f64)>,
+    csrf: Option<String>,
+) -> Cards {
+    let config = &sel.board.config;
+    let settings = &config.board.settings;
     // A scores board's own decimals are always shown: 12.5 points is not 12 or 13.
     let decimals = u32::from(settings.display_decimals.max(settings.scoring.decimals()));
     let card = |id: &str, name: String, image_url: Option<String>, rank, score: f64| Card {
@@ -227,8 +246,8 @@ async fn cards(
     let mut members = Vec::new();
     let mut previous: Option<(f64, i64)> = None;
     let mut listed = std::collections::HashSet::new();
-    for entry in &top.entries {
-        let info = MemberId::parse(&entry.member)
+    for (member, score) in ranked {
+        let info = MemberId::parse(member)
             .ok()
             .and_then(|id| config.members.get(&id));
         let shown = match (settings.membership, info) {
@@ -239,16 +258,15 @@ async fn cards(
         if !shown || (settings.membership == Membership::Open && members.len() >= OPEN_BOARD_LIST) {
             continue;
         }
-        let score = entry.score.as_f64().unwrap_or_default();
         let rank = match previous {
             Some((s, r)) if s == score => r,
             _ => members.len() as i64 + 1,
         };
         previous = Some((score, rank));
-        listed.insert(entry.member.clone());
+        listed.insert(member.to_owned());
         members.push(card(
-            &entry.member,
-            info.map_or_else(|| entry.member.clone(), |m| m.name.clone()),
+            member,
+            info.map_or_else(|| member.to_owned(), |m| m.name.clone()),
             info.and_then(|m| m.image_url.clone()),
             Some(rank),
             score,
@@ -271,7 +289,7 @@ async fn cards(
             )
         }));
     }
-    Ok(Cards {
+    Cards {
         l,
         base: surface.base(),
         slug: sel.board.name(),
@@ -280,7 +298,7 @@ async fn cards(
         open: settings.window_admits(Utc::now()).is_ok(),
         votable: !settings.scoring.is_scores(),
         members,
-    })
+    }
 }
 
 /// The values a vote from this visitor would carry, for its quota.
@@ -447,6 +465,68 @@ async fn get_ranking(
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
         .body(body))
+}
+
+/// The ranking block as server-sent events (`event: ranking`, the block `/ranking`
+/// answers): when the stream opens and whenever the board's top changes, made once per
+/// change for every subscriber of a board, period, language and surface. The page's htmx
+/// SSE extension swaps it in; `static/js/live.js` holds it back while a vote's answer is
+/// on screen, and polls `/ranking` instead when the stream is refused (503
+/// `too_many_streams`).
+async fn stream_ranking(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    l: Lang,
+    path: web::Path<String>,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, PageError> {
+    let surface = Surface::of(&req);
+    let board = public_board(&state, &path, surface)?;
+    let sel = select(&board, query.period.as_deref())?;
+    let subscription = events::subscribe(&state, &sel, MAX_LIMIT).await?;
+    let label = board.config.board.slug.to_string();
+    let state = state.get_ref().clone();
+    let render = move |update: Update| {
+        let (state, sel) = (state.clone(), sel.clone());
+        async move {
+            let top = match update {
+                Update::First(top) => top,
+                Update::Changes(batch) => match batch.iter().rev().find_map(|e| match e {
+                    Event::Top(top) => Some(top.clone()),
+                    _ => None,
+                }) {
+                    Some(top) => top,
+                    None => return Ok((web::Bytes::new(), 0)),
+                },
+                Update::Quiet => return Ok((web::Bytes::from_static(b": keep-alive\n\n"), 0)),
+            };
+            let key = format!(
+                "ranking-push:{}:{}:{}:{}:{:x}",
+                sel.board.cache_id(),
+                sel.bucket.period,
+                l.tag(),
+                surface.base(),
+                top.fingerprint()
+            );
+            let block = state
+                .reads
+                .get_or_make(key, || async {
+                    let ranked = top
+                        .entries
+                        .iter()
+                        .map(|e| (e.member.as_str(), e.score.as_f64().unwrap_or_default()));
+                    let cards = cards_of(l, surface, &sel, ranked, None);
+                    Ok(RankingBlock { cards }
+                        .render()
+                        .map_err(|e| anyhow::anyhow!("failed to render the ranking: {e}"))?
+                        .into())
+                })
+                .await
+                .map_err(std::io::Error::other)?;
+            Ok((text_frame("ranking", &String::from_utf8_lossy(&block)), 1))
+        }
+    };
+    Ok(event_stream(stream(label, subscription, render)))
 }
 
 /// The ranking block on its own (the same block as the page's).
@@ -626,7 +706,6 @@ async fn cast_vote(
             cards: &cards,
             m: &cards.members[position],
             quota: quota_lines(l, &config, &quota),
-            refresh_s: REFRESH_S,
         };
         return html(&answer);
     }

@@ -124,6 +124,25 @@ async fn html_of(client: &Client, css: &str) -> String {
     element.html(false).await.unwrap()
 }
 
+/// The requests this page made (its network log) whose address contains `part`.
+async fn requests_to(client: &Client, part: &str) -> Vec<String> {
+    let names = client
+        .execute(
+            "return performance.getEntriesByType('resource').map(e => e.name)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    names
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .filter(|n| n.contains(part))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Waits until the page's source contains `text`.
 async fn wait_for_text(client: &Client, text: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -234,6 +253,15 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
             .await
             .contains("Thanks — your vote for Ada Sings counts.")
     );
+    // The vote moved the ranking, and the stream pushes it within an interval; the
+    // answer stays on screen meanwhile.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        text_of(&c, "#m-m1")
+            .await
+            .contains("Thanks — your vote for Ada Sings counts."),
+        "the pushed ranking replaced the answer"
+    );
     click(&c, "#m-m1 form button").await;
     wait_for_text(&c, "0 of 2 votes left today").await;
     click(&c, "#m-m2 form button").await;
@@ -309,6 +337,11 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
         assert!(Instant::now() < deadline, "the public ranking never moved");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    assert_eq!(
+        requests_to(&c, "/b/finals/ranking").await,
+        Vec::<String>::new(),
+        "the page moved on its stream, without polling"
+    );
     c.set_window_size(1280, 1000).await.unwrap();
 
     // The live view shows the votes and follows new ones without a reload.
@@ -337,7 +370,20 @@ async fn staff_set_up_a_board_and_visitors_vote_until_refused_in_a_real_browser(
         assert!(Instant::now() < deadline, "the chart never changed");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let ranking = text_of(&c, "#ranking").await;
+    assert_eq!(
+        requests_to(&c, "/admin/boards/finals/live").await,
+        Vec::<String>::new(),
+        "the live view moved on its stream, without polling"
+    );
+    // Pushed as the votes came: the last push counts all five.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let ranking = loop {
+        let ranking = text_of(&c, "#ranking").await;
+        if ranking.contains("m2\t5") || Instant::now() > deadline {
+            break ranking;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     let rows: Vec<Vec<&str>> = ranking
         .lines()
         .skip(1)
@@ -495,4 +541,38 @@ impl Drop for FramingSite {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn where_the_stream_is_refused_the_page_polls_instead() {
+    let app = TestApp::spawn_with(crate::harness::Options {
+        events_max_streams: 0,
+        ..Default::default()
+    })
+    .await;
+    app.board(
+        json!({"slug": "polled", "title": "Polled", "public_page": true, "periods": ["all"]}),
+    )
+    .await;
+    app.members("polled", &["a", "b"]).await;
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path(), "en-US,en").await;
+    c.goto(&format!("{}/b/polled", app.base)).await.unwrap();
+    wait_for_text(&c, "Polled").await;
+    let (status, body) = app
+        .vote("polled", json!({"member": "b", "voter": "v1"}))
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !text_of(&c, "#ranking li:first-child").await.contains("b") {
+        assert!(Instant::now() < deadline, "the polled ranking never moved");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let polls = requests_to(&c, "/b/polled/ranking?period=all").await;
+    assert!(!polls.is_empty(), "it polled");
+    // The stream was tried once and given up: the page does not do both.
+    let attempts = requests_to(&c, "/b/polled/stream").await;
+    assert!(attempts.len() <= 1, "{attempts:?}");
+    c.close().await.unwrap();
 }

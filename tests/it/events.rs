@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::harness::{MASTER_KEY, RedisServer, TestApp, reset_stats};
 
 /// A live stream being read: its events as (name, data), split from the body's bytes.
-struct Events {
+pub struct Events {
     body: reqwest::Response,
     buffer: String,
 }
@@ -24,6 +24,11 @@ impl Events {
             .send()
             .await
             .unwrap();
+        Self::of(resp)
+    }
+
+    /// The stream `resp` answers.
+    pub fn of(resp: reqwest::Response) -> Self {
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(
             resp.headers()["content-type"].to_str().unwrap(),
@@ -35,23 +40,30 @@ impl Events {
         }
     }
 
-    /// The next event (comments skipped), waiting at most `wait`.
+    /// The next event (comments skipped) with its JSON, waiting at most `wait`.
     async fn next(&mut self, wait: Duration) -> Option<(String, Value)> {
+        let (name, data) = self.next_text(wait).await?;
+        Some((name, serde_json::from_str(&data).unwrap()))
+    }
+
+    /// The next event (comments skipped) with its data lines joined as a browser joins
+    /// them, waiting at most `wait`.
+    pub async fn next_text(&mut self, wait: Duration) -> Option<(String, String)> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let block: String = self.buffer.drain(..end + 2).collect();
                 let mut name = None;
-                let mut data = None;
+                let mut data: Option<Vec<&str>> = None;
                 for line in block.lines() {
                     if let Some(n) = line.strip_prefix("event: ") {
                         name = Some(n.to_owned());
                     } else if let Some(d) = line.strip_prefix("data: ") {
-                        data = Some(serde_json::from_str(d).unwrap());
+                        data.get_or_insert_default().push(d);
                     }
                 }
                 match (name, data) {
-                    (Some(name), Some(data)) => return Some((name, data)),
+                    (Some(name), Some(data)) => return Some((name, data.join("\n"))),
                     _ => continue,
                 }
             }
@@ -321,4 +333,215 @@ async fn a_room_of_a_family_streams_its_own_top() {
         ranks,
         vec![json!({"type": "entered_top", "member": "here", "rank": 1, "other": null})]
     );
+}
+
+/// The text of `GET path` (a page or a block).
+async fn text_of(app: &TestApp, path: &str) -> String {
+    let resp = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK, "{path}");
+    resp.text().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_voting_page_streams_its_ranking_block_on_connect_and_on_each_change() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "show", "title": "Show", "periods": ["day", "all"], "public_page": true, "max_count": 50}))
+        .await;
+    app.members("show", &["a", "b"]).await;
+    vote(&app, "show", "a", 2).await;
+    let mut stream = Events::open(&app, "/b/show/stream?period=all").await;
+    let (name, first) = stream.next_text(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(name, "ranking");
+    assert_eq!(first, text_of(&app, "/b/show/ranking?period=all").await);
+    assert!(first.contains(r#"<li id="m-a">"#), "{first}");
+    assert!(first.find("m-a").unwrap() < first.find("m-b").unwrap());
+
+    vote(&app, "show", "b", 5).await;
+    let (name, moved) = stream.next_text(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(name, "ranking");
+    assert_eq!(moved, text_of(&app, "/b/show/ranking?period=all").await);
+    assert!(
+        moved.find("m-b").unwrap() < moved.find("m-a").unwrap(),
+        "b leads now: {moved}"
+    );
+    assert!(moved.contains("5 votes"), "{moved}");
+    // Nothing changed: nothing more is sent.
+    assert_eq!(stream.next_text(Duration::from_millis(500)).await, None);
+
+    // The embed streams its own block (its forms post to the embed's routes).
+    let (status, body) = app
+        .patch(
+            "/api/v1/admin/boards/show",
+            json!({"embed_origins": ["https://shop.example"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut embed = Events::open(&app, "/embed/b/show/stream?period=all").await;
+    let (_, block) = embed.next_text(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(
+        block,
+        text_of(&app, "/embed/b/show/ranking?period=all").await
+    );
+    assert!(block.contains(r#"action="/embed/b/show/vote""#), "{block}");
+    // A board without a public page has no stream.
+    app.board(json!({"slug": "private", "title": "Private"}))
+        .await;
+    let resp = app
+        .client
+        .get(format!("{}/b/private/stream", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_beyond_the_instance_cap_are_refused_until_one_closes() {
+    let app = TestApp::spawn_with(crate::harness::Options {
+        events_max_streams: 1,
+        ..Default::default()
+    })
+    .await;
+    app.board(json!({"slug": "cap", "title": "Cap", "public_page": true}))
+        .await;
+    app.members("cap", &["a"]).await;
+    let first = Events::open(&app, "/api/v1/boards/cap/events").await;
+    for path in ["/api/v1/boards/cap/events", "/b/cap/stream"] {
+        let resp = app
+            .client
+            .get(format!("{}{path}", app.base))
+            .bearer_auth(MASTER_KEY)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE, "{path}");
+        assert_eq!(resp.headers()["retry-after"], "5", "{path}");
+        if path.starts_with("/api") {
+            let body: Value = resp.json().await.unwrap();
+            assert_eq!(body["error"]["code"], "too_many_streams", "{body}");
+        }
+    }
+    drop(first);
+    // The server notices the closed connection when it next writes to it (a heartbeat
+    // or a change); a change comes within an interval.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        vote(&app, "cap", "a", 1).await;
+        let resp = app
+            .client
+            .get(format!("{}/b/cap/stream", app.base))
+            .send()
+            .await
+            .unwrap();
+        if resp.status() == StatusCode::OK {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the slot never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stalled_subscriber_is_dropped_while_others_keep_receiving() {
+    let app = TestApp::spawn_with(crate::harness::Options {
+        events_interval: Duration::from_millis(50),
+        stall_timeout: Duration::from_secs(2),
+        ..Default::default()
+    })
+    .await;
+    app.board(json!({"slug": "busy", "title": "Busy", "max_count": 1000}))
+        .await;
+    // Long member ids make each top large, so the stalled reader's buffers fill fast.
+    let members: Vec<String> = (0..100)
+        .map(|i| format!("{i:03}-{}", "x".repeat(60)))
+        .collect();
+    let ids: Vec<&str> = members.iter().map(String::as_str).collect();
+    app.members("busy", &ids).await;
+    let subscribers = |metrics: String| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("ovation_event_subscribers{board=\"busy\"} "))
+            .map(|v| v.parse::<f64>().unwrap())
+            .unwrap_or(0.0)
+    };
+    // The stalled subscriber asks, with a small receive buffer, and never reads.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let addr: std::net::SocketAddr = app.base.trim_start_matches("http://").parse().unwrap();
+    let mut stalled = socket.connect(addr).await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(
+        &mut stalled,
+        format!(
+            "GET /api/v1/boards/busy/events?top=100 HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {MASTER_KEY}\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut healthy = Events::open(&app, "/api/v1/boards/busy/events?top=100").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while subscribers(app.metrics().await) < 2.0 {
+        assert!(tokio::time::Instant::now() < deadline, "two subscribers");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let mut round = 0usize;
+    let mut received = 0;
+    while subscribers(app.metrics().await) > 1.0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the stalled subscriber was never dropped"
+        );
+        // Every member moves, so each interval has a new top; the healthy one reads it.
+        for (i, member) in members.iter().enumerate() {
+            vote(&app, "busy", member, 1 + ((i + round) % 7) as i64).await;
+        }
+        round += 1;
+        while healthy.next(Duration::from_millis(1)).await.is_some() {
+            received += 1;
+        }
+    }
+    assert_eq!(
+        subscribers(app.metrics().await),
+        1.0,
+        "only the stalled one left"
+    );
+    // Its connection is closed.
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::io::AsyncReadExt::read_to_end(&mut stalled, &mut rest),
+    )
+    .await
+    .expect("the stalled connection ends");
+    assert!(
+        read.is_err() || rest.len() < 10_000_000,
+        "a reset or an end, not an endless stream"
+    );
+    // The healthy subscriber still receives changes.
+    vote(&app, "busy", &members[99], 500).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (name, data) = healthy
+            .next(Duration::from_secs(5))
+            .await
+            .expect("more events");
+        received += 1;
+        if name == "top" && data["entries"][0]["member"] == json!(members[99]) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the last vote never showed"
+        );
+    }
+    assert!(received > 10, "{received}");
 }

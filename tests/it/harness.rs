@@ -385,6 +385,10 @@ pub struct Options {
     pub read_cache: Duration,
     /// How often a watched top is read for live subscribers (`OVATION_EVENTS_INTERVAL_MS`).
     pub events_interval: Duration,
+    /// The most live streams the instance holds open (`OVATION_EVENTS_MAX_STREAMS`).
+    pub events_max_streams: usize,
+    /// A connection whose client takes no data this long is closed.
+    pub stall_timeout: Duration,
     /// How often the instance checks the configuration version and pings its notices.
     pub config_check: Duration,
     /// How often the archive task runs; an hour by default, so other tests see none.
@@ -413,6 +417,8 @@ impl Default for Options {
             trusted_proxies: Vec::new(),
             read_cache: Duration::ZERO,
             events_interval: Duration::from_millis(100),
+            events_max_streams: 20_000,
+            stall_timeout: Duration::from_secs(30),
             config_check: Duration::from_secs(2),
             archive_check: Duration::from_secs(3600),
             ledger_drain: Duration::from_millis(100),
@@ -453,6 +459,8 @@ impl TestApp {
             cookie_secure: false,
             read_cache: opts.read_cache,
             events_interval: opts.events_interval,
+            events_max_streams: opts.events_max_streams,
+            stall_timeout: opts.stall_timeout,
             config_check: opts.config_check,
             archive_check: opts.archive_check,
             ledger_drain: opts.ledger_drain,

@@ -53,14 +53,63 @@ async fn the_live_view_refreshes_as_an_htmx_block_with_rank_changes_and_charts()
         ),
         "{body}"
     );
+    // The current bucket follows the board's stream, and polls only where it is refused.
     let full = browser.get("/admin/boards/live?period=hour").await;
-    assert!(full.body.contains(r#"hx-trigger="every 2s""#));
+    assert!(
+        full.body.contains(
+            r#"<div id="live" hx-ext="sse" sse-connect="/admin/boards/live/stream?period=hour&amp;view=display" sse-swap="live" hx-swap="innerHTML" data-poll="/admin/boards/live/live?period=hour&amp;view=display" data-poll-ms="2000">"#
+        ),
+        "{}",
+        full.body
+    );
+    assert!(!full.body.contains("hx-trigger"), "{}", full.body);
+    let open = |path: &'static str| {
+        let (client, base) = (browser.client.clone(), browser.base.clone());
+        async move { client.get(format!("{base}{path}")).send().await.unwrap() }
+    };
+    let mut stream =
+        crate::events::Events::of(open("/admin/boards/live/stream?period=hour&view=real").await);
+    let (name, first) = stream
+        .next_text(std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(name, "live");
+    assert!(
+        first.contains(
+            r#"<tr><td class="num">1</td><td class="up">▲1</td><td>Name m2 <span class="muted">m2</span></td><td class="num">5</td></tr>"#
+        ),
+        "{first}"
+    );
+    for _ in 0..5 {
+        app.vote("live", json!({"member": "m1"})).await;
+    }
+    let (name, moved) = stream
+        .next_text(std::time::Duration::from_secs(5))
+        .await
+        .unwrap();
+    assert_eq!(name, "live");
+    assert!(
+        moved.contains(
+            r#"<tr><td class="num">1</td><td class="">=</td><td>Name m1 <span class="muted">m1</span></td><td class="num">6</td></tr>"#
+        ),
+        "{moved}"
+    );
+    // Without a session there is no stream.
+    let anonymous = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(format!("{}/admin/boards/live/stream?period=hour", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), StatusCode::SEE_OTHER);
     let csv = browser
         .get("/admin/boards/live/export.csv?period=all&view=real")
         .await;
     assert_eq!(
         csv.body,
-        "rank,member,name,score\n1,m2,Name m2,6\n2,m1,Name m1,4\n"
+        "rank,member,name,score\n1,m1,Name m1,9\n2,m2,Name m2,6\n"
     );
 }
 

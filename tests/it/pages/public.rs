@@ -77,12 +77,7 @@ async fn the_public_page_votes_without_javascript_and_answers_at_the_member() {
             .body
             .contains("Thanks — your vote for Name m2 counts.")
     );
-    assert!(
-        block.body.contains(r#"<div id="poller""#)
-            && block.body.contains(r#"hx-swap-oob="true"></div>"#),
-        "a fresh poller: {}",
-        block.body
-    );
+    assert!(!block.body.contains("poller"), "{}", block.body);
     assert!(
         block.body.contains(
             r#"<div id="quota" hx-swap-oob="true"><p class="quota">0 of 2 votes left today</p>"#
@@ -126,9 +121,14 @@ async fn the_public_page_votes_without_javascript_and_answers_at_the_member() {
         "no visitor's token in a shared block"
     );
     let page = visitor.get("/b/pub").await;
-    assert!(page.body.contains(
-        r##"hx-get="/b/pub/ranking?period=all" hx-trigger="every 5s" hx-target="#ranking""##
-    ));
+    assert!(
+        page.body.contains(
+            r#"<div id="ranking" hx-ext="sse" sse-connect="/b/pub/stream?period=all" sse-swap="ranking" hx-swap="innerHTML" data-poll="/b/pub/ranking?period=all" data-poll-ms="5000">"#
+        ),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("hx-trigger"), "the page does not poll");
     // Another visitor has their own quota.
     let other = Browser::new(&app);
     assert!(
@@ -393,8 +393,11 @@ async fn only_the_listed_sites_may_frame_the_embedded_board() {
         page.body
     );
     assert!(
+        page.body.contains(
+            r#"sse-connect="/embed/b/emb/stream?period=all" sse-swap="ranking" hx-swap="innerHTML" data-poll="/embed/b/emb/ranking?period=all""#
+        ),
+        "{}",
         page.body
-            .contains(r#"hx-get="/embed/b/emb/ranking?period=all""#)
     );
     let cookie = page.headers["set-cookie"].to_str().unwrap();
     assert!(

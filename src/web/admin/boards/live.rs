@@ -1,6 +1,7 @@
 //! A board's live view: the ranking of the selected bucket with rank changes against
 //! the one before, the bucket picker, and four charts that follow the bucket; the live
-//! block alone for htmx's refresh.
+//! block alone, streamed as the board's top changes (the current bucket) or polled (an
+//! earlier one, or where the stream is refused).
 
 use std::collections::HashMap;
 
@@ -12,11 +13,14 @@ use serde::Deserialize;
 
 use super::family::{FamilyQuery, family_page};
 use super::ranked_board;
+use crate::api::events::{Update, event_stream, stream, text_frame};
+use crate::domain::live::Event;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
 use crate::engine::activity;
 use crate::engine::admin as engine;
 use crate::engine::boards::{self, BoardRef};
+use crate::engine::events;
 use crate::engine::leaderboard::{self, Selection, Top};
 use crate::engine::state::AppState;
 use crate::error::PageError;
@@ -25,7 +29,7 @@ use crate::web::admin::{Chrome, html, is_htmx};
 use crate::web::charts::{self, long_label, short_label};
 use crate::web::session::AdminUser;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct LiveQuery {
     period: Option<String>,
     view: Option<String>,
@@ -49,6 +53,9 @@ impl LiveQuery {
         self.paused.as_deref().is_some_and(|p| !p.is_empty())
     }
 }
+
+/// The members the live view ranks.
+const LIVE_TOP: i64 = 100;
 
 struct LiveRow {
     rank: i64,
@@ -363,7 +370,7 @@ async fn live_page(
             ..sel.clone()
         });
     }
-    let pages = leaderboard::tops(state, &selections, 0, 100).await?;
+    let pages = leaderboard::tops(state, &selections, 0, LIVE_TOP).await?;
     let rows = ranking_rows(l, &pages);
     let current = &pages[0];
     let activity = activity::activity(state, &sel, now).await?;
@@ -468,4 +475,72 @@ pub(super) async fn get_live(
     } else {
         html(&page)
     }
+}
+
+/// The live block of the current bucket as server-sent events (`event: live`): when the
+/// stream opens, whenever the board's top 100 changes, and every 15 seconds when it does
+/// not (the charts of refusals and votes move without it). Made once per change and
+/// language for every viewer. The session is checked when the stream opens.
+pub(super) async fn stream_live(
+    state: web::Data<AppState>,
+    user: AdminUser,
+    path: web::Path<String>,
+    query: web::Query<LiveQuery>,
+) -> Result<HttpResponse, PageError> {
+    let board = ranked_board(&state, &path)?;
+    let query = LiveQuery {
+        at: None,
+        paused: None,
+        ..query.into_inner()
+    };
+    let sel = query.select(board.clone())?;
+    let subscription = events::subscribe(&state, &sel, LIVE_TOP).await?;
+    let state = state.get_ref().clone();
+    let l = user.lang;
+    let label = board.config.board.slug.to_string();
+    let render = move |update: Update| {
+        let (state, board, query, sel) = (state.clone(), board.clone(), query.clone(), sel.clone());
+        async move {
+            let version = match update {
+                Update::First(top) => format!("{:x}", top.fingerprint()),
+                Update::Changes(batch) => match batch.iter().rev().find_map(|e| match e {
+                    Event::Top(top) => Some(top.fingerprint()),
+                    _ => None,
+                }) {
+                    Some(print) => format!("{print:x}"),
+                    None => return Ok((web::Bytes::new(), 0)),
+                },
+                Update::Quiet => format!("quiet-{}", Utc::now().timestamp() / 15),
+            };
+            let key = format!(
+                "live-push:{}:{}:{}:{}:{version}",
+                board.cache_id(),
+                sel.bucket.period,
+                sel.view.as_str(),
+                l.tag(),
+            );
+            let block = state
+                .reads
+                .get_or_make(key, || async {
+                    let chrome = Chrome {
+                        l,
+                        user: String::new(),
+                        csrf: String::new(),
+                        flash: None,
+                    };
+                    let page = live_page(&state, chrome, board, &query)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("failed to make the live view: {e}"))?;
+                    Ok(page
+                        .as_live()
+                        .render()
+                        .map_err(|e| anyhow::anyhow!("failed to render the live view: {e}"))?
+                        .into())
+                })
+                .await
+                .map_err(std::io::Error::other)?;
+            Ok((text_frame("live", &String::from_utf8_lossy(&block)), 1))
+        }
+    };
+    Ok(event_stream(stream(label, subscription, render)))
 }

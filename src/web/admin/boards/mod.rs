@@ -34,6 +34,7 @@ pub fn routes(r: &mut impl Router) {
     r.add(Method::POST, "/boards", form::create_board);
     r.add(Method::GET, "/boards/{board}", live::get_board);
     r.add(Method::GET, "/boards/{board}/live", live::get_live);
+    r.add(Method::GET, "/boards/{board}/stream", live::stream_live);
     r.add(
         Method::GET,
         "/boards/{board}/export.csv",
