@@ -21,7 +21,7 @@ use crate::engine::read_cache::ReadCache;
 use crate::engine::readiness;
 use crate::engine::state::AppState;
 use crate::engine::users;
-use crate::engine::{archive, league_close, ledger, reconcile, webhooks};
+use crate::engine::{archive, board_webhooks, league_close, ledger, reconcile, webhooks};
 use crate::store::redis::RedisStore;
 use crate::store::sql;
 use crate::telemetry::RequestSpan;
@@ -72,6 +72,7 @@ impl Application {
             state.settings.league_check,
         ));
         tokio::spawn(webhooks::run(state.clone(), state.settings.league_check));
+        tokio::spawn(board_webhooks::run(state.clone()));
         if let Some(password) =
             users::ensure_admin(&state, state.settings.admin_password.as_deref())
                 .await

@@ -20,6 +20,7 @@ mod m20261125_000015_webhook_guards;
 mod m20261125_000016_index_bracket_results;
 mod m20261125_000017_add_board_instances;
 mod m20261125_000018_create_ledger;
+mod m20261126_000019_create_board_webhooks;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -46,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000016_index_bracket_results::Migration),
             Box::new(m20261125_000017_add_board_instances::Migration),
             Box::new(m20261125_000018_create_ledger::Migration),
+            Box::new(m20261126_000019_create_board_webhooks::Migration),
         ]
     }
 }

@@ -128,6 +128,8 @@ pub enum Code {
     InvalidCursor,
     NotForFamily,
     TooManyStreams,
+    WebhookNotFound,
+    TooManyWebhooks,
 }
 
 impl Code {
@@ -156,6 +158,8 @@ impl Code {
             Self::InvalidCursor => "invalid_cursor",
             Self::NotForFamily => "not_for_family",
             Self::TooManyStreams => "too_many_streams",
+            Self::WebhookNotFound => "webhook_not_found",
+            Self::TooManyWebhooks => "too_many_webhooks",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

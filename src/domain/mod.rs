@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod board;
+pub mod board_webhook;
 pub mod code;
 pub mod idempotency;
 pub mod ids;

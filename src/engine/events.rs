@@ -113,7 +113,11 @@ fn join(
 }
 
 /// The top of `sel` now.
-async fn snapshot(state: &AppState, sel: &Selection, top: i64) -> Result<Snapshot, EngineError> {
+pub(crate) async fn snapshot(
+    state: &AppState,
+    sel: &Selection,
+    top: i64,
+) -> Result<Snapshot, EngineError> {
     let page = tops(state, std::slice::from_ref(sel), 0, top)
         .await?
         .pop()

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod archive;
 pub mod auth;
 pub mod backlog;
+pub mod board_webhooks;
 pub mod boards;
 pub mod config;
 pub mod config_sync;

@@ -1,6 +1,7 @@
-//! The webhook outbox: a season's close writes its delivery in the close's transaction;
-//! every instance runs a delivery task of its own, apart from closes, which sends the
-//! deliveries that are due.
+//! The webhook outboxes: a season's close writes its delivery in the close's
+//! transaction, a board webhook's watcher (`engine::board_webhooks`) one per change of
+//! its top; every instance runs a delivery task of its own, apart from both, which sends
+//! the deliveries of either outbox that are due.
 //!
 //! An instance claims a delivery for one attempt (moving its next attempt forward, a
 //! compare-and-set in SQL), so two instances do not send it at once. At most
@@ -28,6 +29,7 @@ use reqwest::redirect::Policy;
 use tokio::sync::Semaphore;
 
 use super::state::AppState;
+use crate::domain::board_webhook::BoardDelivery;
 use crate::domain::league::Delivery;
 use crate::domain::webhook::{self, Outcome, PREVIOUS_SECRET_GRACE};
 use crate::store::sql;
@@ -104,7 +106,7 @@ pub async fn run(state: AppState, check: Duration) {
         if free == 0 {
             continue;
         }
-        let due = match sql::leagues::due_deliveries(&state.db, Utc::now(), free as u64).await {
+        let due = match due(&state, free as u64).await {
             Ok(due) => due,
             Err(err) => {
                 tracing::debug!(error = %err, "cannot read the webhook outbox");
@@ -113,7 +115,11 @@ pub async fn run(state: AppState, check: Duration) {
         };
         for delivery in due {
             let claim_until = Utc::now() + CLAIM;
-            match sql::leagues::claim_delivery(&state.db, &delivery, claim_until).await {
+            let claimed = match &delivery {
+                Due::Season(d) => sql::leagues::claim_delivery(&state.db, d, claim_until).await,
+                Due::Board(d) => sql::board_webhooks::claim(&state.db, d, claim_until).await,
+            };
+            match claimed {
                 Ok(true) => {
                     let Ok(slot) = slots.clone().acquire_owned().await else {
                         return;
@@ -129,6 +135,32 @@ pub async fn run(state: AppState, check: Duration) {
             }
         }
     }
+}
+
+/// A due delivery of either outbox.
+enum Due {
+    Season(Delivery),
+    Board(BoardDelivery),
+}
+
+/// Up to `limit` due deliveries: seasons' first, then boards'.
+async fn due(state: &AppState, limit: u64) -> Result<Vec<Due>, sql::SqlError> {
+    let now = Utc::now();
+    let mut due: Vec<Due> = sql::leagues::due_deliveries(&state.db, now, limit)
+        .await?
+        .into_iter()
+        .map(Due::Season)
+        .collect();
+    let left = limit.saturating_sub(due.len() as u64);
+    if left > 0 {
+        due.extend(
+            sql::board_webhooks::due(&state.db, now, left)
+                .await?
+                .into_iter()
+                .map(Due::Board),
+        );
+    }
+    Ok(due)
 }
 
 /// The secrets a delivery of `league_id` is signed with now: the league's, then the one
@@ -161,56 +193,99 @@ fn literal_refusal(url: &str, allow_private: bool) -> Option<String> {
     (!allow_private && webhook::not_public(ip).is_some()).then(|| refusal(ip, &ip.to_string()))
 }
 
-async fn attempt(state: &AppState, client: &reqwest::Client, delivery: &Delivery) {
+/// What one attempt sends: where, what, and the secrets it is signed with.
+struct Outgoing<'a> {
+    id: i64,
+    url: &'a str,
+    body: &'a str,
+    secrets: Vec<String>,
+}
+
+async fn attempt(state: &AppState, client: &reqwest::Client, delivery: &Due) {
     let now = Utc::now();
-    let Some(secrets) = secrets(state, delivery.league_id, now) else {
-        return;
-    };
-    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-    let refused = literal_refusal(&delivery.url, state.settings.webhook_allow_private);
-    let (status, error) = match refused {
-        Some(refusal) => (None, Some(refusal)),
-        None => {
-            let sent = client
-                .post(&delivery.url)
-                .header("Content-Type", "application/json")
-                .header(
-                    SIGNATURE_HEADER,
-                    webhook::signature(&secrets, now.timestamp(), delivery.id, &delivery.body),
-                )
-                .header(DELIVERY_HEADER, delivery.id.to_string())
-                .body(delivery.body.clone())
-                .send()
-                .await;
-            match sent {
-                Ok(response) if response.status().is_success() => (Some(response.status()), None),
-                Ok(response) if response.status().is_redirection() => (
-                    Some(response.status()),
-                    Some(format!(
-                        "answered {} (redirects are not followed: set the URL it names)",
-                        response.status()
-                    )),
-                ),
-                Ok(response) => (
-                    Some(response.status()),
-                    Some(format!("answered {}", response.status())),
-                ),
-                Err(err) => (None, Some(error_chain(&err))),
-            }
+    let (outgoing, attempts, created_at) = match delivery {
+        Due::Season(d) => {
+            let Some(secrets) = secrets(state, d.league_id, now) else {
+                return;
+            };
+            let outgoing = Outgoing {
+                id: d.id,
+                url: &d.url,
+                body: &d.body,
+                secrets,
+            };
+            (outgoing, d.attempts, d.created_at)
+        }
+        Due::Board(d) => {
+            let hook = match sql::board_webhooks::find(&state.db, d.board_id, d.webhook_id).await {
+                Ok(Some(hook)) => hook,
+                // Deleted meanwhile: its deliveries went with it.
+                Ok(None) => return,
+                Err(err) => {
+                    tracing::debug!(error = %err, "cannot read a board webhook");
+                    return;
+                }
+            };
+            let outgoing = Outgoing {
+                id: d.id,
+                url: &d.url,
+                body: &d.body,
+                secrets: vec![hook.secret],
+            };
+            (outgoing, d.attempts, d.created_at)
         }
     };
-    let outcome = Outcome::of(
-        error.is_some(),
-        delivery.attempts + 1,
-        delivery.created_at,
-        Utc::now(),
-    );
+    let (status, error) = send(state, client, &outgoing, now).await;
+    let outcome = Outcome::of(error.is_some(), attempts + 1, created_at, Utc::now());
     crate::metrics::webhook_delivery(outcome.label());
     let status = status.map(|s| i32::from(s.as_u16()));
-    if let Err(err) =
-        sql::leagues::record_attempt(&state.db, delivery, status, error, outcome).await
-    {
-        tracing::warn!(error = %err, delivery = delivery.id, "cannot record a webhook attempt");
+    let recorded = match delivery {
+        Due::Season(d) => sql::leagues::record_attempt(&state.db, d, status, error, outcome).await,
+        Due::Board(d) => {
+            sql::board_webhooks::record_attempt(&state.db, d, status, error, outcome).await
+        }
+    };
+    if let Err(err) = recorded {
+        tracing::warn!(error = %err, delivery = outgoing.id, "cannot record a webhook attempt");
+    }
+}
+
+/// Sends one attempt, signed at `now`: the receiver's status, and why it failed.
+async fn send(
+    state: &AppState,
+    client: &reqwest::Client,
+    outgoing: &Outgoing<'_>,
+    now: DateTime<Utc>,
+) -> (Option<reqwest::StatusCode>, Option<String>) {
+    if let Some(refusal) = literal_refusal(outgoing.url, state.settings.webhook_allow_private) {
+        return (None, Some(refusal));
+    }
+    let secrets: Vec<&str> = outgoing.secrets.iter().map(String::as_str).collect();
+    let sent = client
+        .post(outgoing.url)
+        .header("Content-Type", "application/json")
+        .header(
+            SIGNATURE_HEADER,
+            webhook::signature(&secrets, now.timestamp(), outgoing.id, outgoing.body),
+        )
+        .header(DELIVERY_HEADER, outgoing.id.to_string())
+        .body(outgoing.body.to_owned())
+        .send()
+        .await;
+    match sent {
+        Ok(response) if response.status().is_success() => (Some(response.status()), None),
+        Ok(response) if response.status().is_redirection() => (
+            Some(response.status()),
+            Some(format!(
+                "answered {} (redirects are not followed: set the URL it names)",
+                response.status()
+            )),
+        ),
+        Ok(response) => (
+            Some(response.status()),
+            Some(format!("answered {}", response.status())),
+        ),
+        Err(err) => (None, Some(error_chain(&err))),
     }
 }
 

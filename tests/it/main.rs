@@ -4,6 +4,7 @@
 
 mod admin;
 mod archive;
+mod board_webhooks;
 mod browser;
 mod cli;
 mod cluster;

@@ -19,11 +19,11 @@ use crate::league_play::{add, close, code, create, join, league, score};
 use ovation::domain::league::Delivery;
 
 /// A request's headers (lowercase names) and body.
-type Request = (BTreeMap<String, String>, String);
+pub type Request = (BTreeMap<String, String>, String);
 
 /// How a receiver answers one request.
 #[derive(Debug, Clone)]
-enum Answer {
+pub enum Answer {
     Status(u16),
     /// 302 to this URL.
     Redirect(String),
@@ -33,14 +33,14 @@ enum Answer {
 
 /// An HTTP receiver that answers its requests as `answers` says, in order, then 200;
 /// it keeps every request's headers and body.
-struct Receiver {
-    url: String,
-    port: u16,
-    seen: Arc<Mutex<Vec<Request>>>,
+pub struct Receiver {
+    pub url: String,
+    pub port: u16,
+    pub seen: Arc<Mutex<Vec<Request>>>,
 }
 
 impl Receiver {
-    async fn start(answers: Vec<Answer>) -> Self {
+    pub async fn start(answers: Vec<Answer>) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen: Arc<Mutex<Vec<Request>>> = Arc::default();
@@ -86,11 +86,11 @@ impl Receiver {
         }
     }
 
-    fn count(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
 
-    async fn wait_for(&self, n: usize, within: Duration) {
+    pub async fn wait_for(&self, n: usize, within: Duration) {
         let started = Instant::now();
         while self.count() < n {
             assert!(
@@ -132,7 +132,7 @@ async fn read_request(socket: &mut tokio::net::TcpStream) -> Request {
     }
 }
 
-fn hooked(allow_private: bool) -> Options {
+pub fn hooked(allow_private: bool) -> Options {
     Options {
         league_check: Duration::from_millis(100),
         webhook_allow_private: allow_private,
@@ -171,7 +171,7 @@ async fn closed_once(app: &TestApp, slug: &str, url: &str) -> Value {
 }
 
 /// The `v1` signatures of a `t=…,v1=…` header, checked against its own `t`.
-fn signed_with(headers: &BTreeMap<String, String>, body: &str, secrets: &[&str]) -> bool {
+pub fn signed_with(headers: &BTreeMap<String, String>, body: &str, secrets: &[&str]) -> bool {
     let header = &headers["x-ovation-signature"];
     let mut parts = header.split(',');
     let t = parts.next().unwrap().strip_prefix("t=").unwrap();

@@ -1,6 +1,7 @@
 //! The admin API (`admin` scope): boards, members, rate-limit rules, API keys, leagues.
 
 pub mod api_keys;
+pub mod board_webhooks;
 pub mod boards;
 pub mod leagues;
 pub mod ledger;
@@ -25,6 +26,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(boards::archive_board)
             .service(ledger::get_ledger)
             .service(ledger::recount_board)
+            .service(board_webhooks::create_webhook)
+            .service(board_webhooks::list_webhooks)
+            .service(board_webhooks::test_webhook)
+            .service(board_webhooks::delete_webhook)
             .service(revocations::create_revocation)
             .service(revocations::list_revocations)
             .service(members::upsert_members)

@@ -391,6 +391,12 @@ impl BoardKeys {
         format!("{}lg:dirty", self.base)
     }
 
+    /// Who watches this board's tops for its webhooks now (string: the holder's token,
+    /// with a lease).
+    pub fn webhook_lease(&self) -> String {
+        format!("{}wh:lease", self.base)
+    }
+
     /// Who drains [`Self::ledger`] now (string: the holder's token, with a lease); a
     /// family's lease covers every instance's ledger.
     pub fn ledger_lease(&self) -> String {

@@ -1,11 +1,13 @@
 //! `lease.lua`: a lock with a lease in Redis, so one instance at a time runs a background
-//! job (the archive) and another takes over when the holder stops renewing it.
+//! job (the archive, a board's webhook watcher) and another takes over when the holder
+//! stops renewing it.
 
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use redis::Script;
 
+use super::keys::BoardKeys;
 use super::reply::{as_int, reply_error};
 use super::{RedisFailure, RedisStore};
 
@@ -39,6 +41,16 @@ impl RedisStore {
         let held = reply.first().and_then(as_int);
         held.map(|h| h == 1)
             .ok_or_else(|| reply_error("lease", &redis::Value::Array(reply)))
+    }
+
+    /// The lease that lets one instance at a time watch `board`'s tops for its webhooks,
+    /// for the holder `token`.
+    pub fn webhook_lease(&self, board: &BoardKeys, token: &str, length: Duration) -> Lease {
+        Lease {
+            key: board.webhook_lease(),
+            token: token.to_owned(),
+            length,
+        }
     }
 
     /// Takes the lease when it is free (or already the caller's); answers whether the

@@ -5,6 +5,7 @@
 pub mod api_keys;
 pub mod archive;
 pub mod audit;
+pub mod board_webhooks;
 pub mod boards;
 pub mod entities;
 pub mod leagues;

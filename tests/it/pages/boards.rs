@@ -706,3 +706,131 @@ async fn staff_look_a_voter_up_and_strike_out_their_votes_with_a_reason() {
         .await;
     assert_eq!(read["score"], 1, "only the fan's vote is left");
 }
+
+#[tokio::test]
+async fn staff_add_test_and_delete_a_board_webhook_in_the_dashboard() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "hooks", "title": "Hooks", "periods": ["day", "all"]}))
+        .await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let board_page = browser.get("/admin/boards/hooks").await;
+    assert!(
+        board_page
+            .body
+            .contains(r#"<a href="/admin/boards/hooks/webhooks">Webhooks</a>"#),
+        "{}",
+        board_page.body
+    );
+    let empty = browser.get("/admin/boards/hooks/webhooks").await;
+    assert_eq!(empty.status, StatusCode::OK);
+    assert!(empty.body.contains("No webhooks yet."));
+    // Every event is offered, checked.
+    assert_eq!(empty.body.matches(r#"name="events""#).count(), 3);
+    assert_eq!(empty.body.matches(" checked>").count(), 3);
+
+    // A refused form keeps what was typed and says why.
+    let refused = browser
+        .post(
+            "/admin/boards/hooks/webhooks",
+            &[
+                ("_csrf", csrf.as_str()),
+                ("url", "https://hooks.example/rank"),
+                ("period", "day"),
+                ("view", "real"),
+                ("top", "0"),
+                ("events", "overtook"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        refused.body.contains("top must be between 1 and 100"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused
+            .body
+            .contains(r#"value="https://hooks.example/rank""#)
+    );
+    assert!(refused.body.contains(r#"<option value="real" selected>"#));
+    assert_eq!(refused.body.matches(" checked>").count(), 1);
+
+    let added = browser
+        .post(
+            "/admin/boards/hooks/webhooks",
+            &[
+                ("_csrf", csrf.as_str()),
+                ("url", "https://hooks.example/rank"),
+                ("period", "day"),
+                ("view", "display"),
+                ("top", "3"),
+                ("events", "entered_top"),
+                ("events", "overtook"),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
+    let (_, listed) = app.get("/api/v1/admin/boards/hooks/webhooks").await;
+    let hook = &listed["webhooks"][0];
+    assert_eq!(hook["url"], "https://hooks.example/rank");
+    assert_eq!(hook["top"], 3);
+    assert_eq!(hook["events"], json!(["entered_top", "overtook"]));
+    let id = hook["id"].as_i64().unwrap();
+    let page = browser.get("/admin/boards/hooks/webhooks").await;
+    assert!(
+        page.body.contains(&format!("Webhook {id} added.")),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(&format!(
+            "<td>Today · display · 3</td><td>entered_top, overtook</td><td><code>{}</code></td>",
+            hook["secret"].as_str().unwrap()
+        )),
+        "{}",
+        page.body
+    );
+
+    let tested = browser
+        .post(
+            &format!("/admin/boards/hooks/webhooks/{id}/test"),
+            &[("_csrf", csrf.as_str())],
+        )
+        .await;
+    assert_eq!(tested.status, StatusCode::SEE_OTHER);
+    let page = browser.get("/admin/boards/hooks/webhooks").await;
+    let (_, listed) = app.get("/api/v1/admin/boards/hooks/webhooks").await;
+    let delivery = listed["deliveries"][0]["id"].as_i64().unwrap();
+    assert!(
+        page.body
+            .contains(&format!("Test delivery {delivery} to webhook {id} queued."))
+    );
+    assert!(
+        page.body
+            .contains(&format!("<td>{delivery}</td><td>{id}</td>")),
+        "{}",
+        page.body
+    );
+
+    let deleted = browser
+        .post(
+            &format!("/admin/boards/hooks/webhooks/{id}/delete"),
+            &[("_csrf", csrf.as_str())],
+        )
+        .await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER);
+    let page = browser.get("/admin/boards/hooks/webhooks").await;
+    assert!(page.body.contains(&format!("Webhook {id} deleted.")));
+    assert!(page.body.contains("No webhooks yet."));
+    assert!(page.body.contains("Nothing sent yet."));
+    // The form's CSRF rule holds.
+    let forged = browser
+        .post(
+            "/admin/boards/hooks/webhooks",
+            &[("url", "https://hooks.example/x")],
+        )
+        .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+}

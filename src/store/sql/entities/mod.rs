@@ -7,6 +7,8 @@ pub mod archived_bucket;
 pub mod archived_entry;
 pub mod audit_entry;
 pub mod board;
+pub mod board_webhook;
+pub mod board_webhook_delivery;
 pub mod league;
 pub mod league_player;
 pub mod league_result;

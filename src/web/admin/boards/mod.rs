@@ -1,13 +1,14 @@
 //! Boards in the dashboard: the list (here), the create/edit form and deletion
 //! (`form`), the live view with its charts (`live`), a family's live instances
-//! (`family`), CSV export of a ranking (`export`), and revocations of a voter's votes
-//! (`revocations`).
+//! (`family`), CSV export of a ranking (`export`), revocations of a voter's votes
+//! (`revocations`), and the board's webhooks (`webhooks`).
 
 mod export;
 mod family;
 mod form;
 mod live;
 mod revocations;
+mod webhooks;
 
 use actix_session::Session;
 use actix_web::http::Method;
@@ -53,6 +54,26 @@ pub fn routes(r: &mut impl Router) {
         Method::POST,
         "/boards/{board}/revocations",
         revocations::create_revocation,
+    );
+    r.add(
+        Method::GET,
+        "/boards/{board}/webhooks",
+        webhooks::get_webhooks,
+    );
+    r.add(
+        Method::POST,
+        "/boards/{board}/webhooks",
+        webhooks::create_webhook,
+    );
+    r.add(
+        Method::POST,
+        "/boards/{board}/webhooks/{id}/test",
+        webhooks::test_webhook,
+    );
+    r.add(
+        Method::POST,
+        "/boards/{board}/webhooks/{id}/delete",
+        webhooks::delete_webhook,
     );
 }
 
