@@ -96,7 +96,7 @@ async fn an_entered_top_event_is_posted_signed_and_retried_after_a_500() {
     assert_eq!(listed[0]["attempts"], 2);
     assert_eq!(listed[0]["last_status"], 200);
 
-    // c passes a: it entered the top (sent) and overtook a (not asked for).
+    // c enters the top, first.
     vote(&app, "c", 5).await;
     receiver.wait_for(3, Duration::from_secs(10)).await;
     let third = receiver.seen.lock().unwrap()[2].clone();
@@ -105,7 +105,7 @@ async fn an_entered_top_event_is_posted_signed_and_retried_after_a_500() {
         body["events"],
         json!([{"type": "entered_top", "member": "c", "rank": 1, "other": null}])
     );
-    // A change of no wanted event is not sent.
+    // a passes c again: an overtaking, which this webhook does not want, is not sent.
     vote(&app, "a", 5).await;
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(receiver.count(), 3);
