@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use ovation::domain::league::SeasonRules;
+use ovation::domain::league::{ScoreOp, SeasonRules};
 use ovation::store::redis::{Advance, JoinCall, JoinReply, LeagueScoreCall, RedisStore};
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
@@ -186,7 +186,7 @@ async fn redis_times(store: &RedisStore, port: u16, players: usize) -> (f64, f64
                         let call = LeagueScoreCall {
                             season: n,
                             player: &p,
-                            delta: rng.random_range(1..100),
+                            op: ScoreOp::Incr(rng.random_range(1..100)),
                             now_ms: Utc::now().timestamp_millis(),
                             idempotency: None,
                             rules: &[],

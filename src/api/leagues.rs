@@ -11,7 +11,7 @@ use super::client_ip::ClientIp;
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{IdempotencyKey, LeagueSlug, PlayerId};
-use crate::domain::league::SCORE_MAX;
+use crate::domain::league::{SCORE_MAX, ScoreOp};
 use crate::engine::league_play::{self, Profile, ScoreWrite};
 use crate::engine::state::AppState;
 use crate::error::ApiError;
@@ -37,17 +37,66 @@ pub struct ProfileRequest {
     pub avatar: Option<String>,
 }
 
-/// Points for a player in their bracket of the current season.
+/// Points for a player in their bracket of the current season: `delta` (added), or `op`
+/// with `value`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"player": "u1", "delta": 10, "idempotency_key": "match-981"}))]
 pub struct LeagueScoreRequest {
     pub player: String,
     /// A whole number (negative takes points away); the score stays within ±(2^53 - 1).
-    #[schema(value_type = i64)]
-    pub delta: serde_json::Number,
+    /// Without `op`.
+    #[schema(value_type = Option<i64>)]
+    pub delta: Option<serde_json::Number>,
+    /// `incr` (add `value`, as `delta`), `set` (the score becomes `value`) or `best` (the
+    /// score becomes `value` when that is higher). With `value`, without `delta`.
+    pub op: Option<String>,
+    /// A whole number within ±(2^53 - 1).
+    #[schema(value_type = Option<i64>)]
+    pub value: Option<serde_json::Number>,
     /// As for votes: a repeat returns the first answer and changes nothing.
     pub idempotency_key: Option<String>,
+}
+
+/// The fields of a score write its idempotency fingerprint covers, beside league and
+/// player.
+type Fingerprinted = Vec<(&'static str, String)>;
+
+impl LeagueScoreRequest {
+    /// What the write does, and the fields its idempotency fingerprint covers.
+    /// (A `delta` write's fingerprint is what it was before ops came.)
+    fn op(&self) -> Result<(ScoreOp, Fingerprinted), ApiError> {
+        let whole =
+            |n: &serde_json::Number| n.as_i64().filter(|v| (-SCORE_MAX..=SCORE_MAX).contains(v));
+        match (&self.delta, &self.op, &self.value) {
+            (Some(delta), None, None) => {
+                let delta = whole(delta).ok_or_else(|| {
+                    ApiError::invalid(
+                        Code::InvalidDelta,
+                        "delta must be a whole number within ±(2^53 - 1)",
+                    )
+                })?;
+                Ok((ScoreOp::Incr(delta), vec![("delta", delta.to_string())]))
+            }
+            (None, Some(op), Some(value)) => {
+                let value = whole(value).ok_or_else(|| {
+                    ApiError::invalid(
+                        Code::InvalidValue,
+                        "value must be a whole number within ±(2^53 - 1)",
+                    )
+                })?;
+                let parsed = ScoreOp::parse(op, value)?;
+                Ok((
+                    parsed,
+                    vec![("op", op.clone()), ("value", value.to_string())],
+                ))
+            }
+            _ => Err(ApiError::invalid(
+                Code::InvalidOp,
+                "give either delta, or op (set, best, incr) with value",
+            )),
+        }
+    }
 }
 
 /// A league slug from a path: an ill-formed one names no league.
@@ -83,7 +132,8 @@ pub async fn join_league(
     Ok(HttpResponse::Ok().json(JoinAnswer::from(answer)))
 }
 
-/// Adds points to a player's score in the current season.
+/// Changes a player's score in the current season: adds `delta` points, or applies `op`
+/// (`incr`, `set`, `best`) with `value`.
 #[utoipa::path(post, path = "/api/v1/leagues/{league}/scores", tag = "leagues",
     params(("league" = String, Path)), request_body = LeagueScoreRequest,
     responses(
@@ -91,7 +141,7 @@ pub async fn join_league(
         (status = 404, description = "league_not_found", body = super::ErrorBody),
         (status = 429, description = "rate_limited: a score limit of the league refused the write (Retry-After)", body = super::RateLimitedBody),
         (status = 409, description = "not_joined: the player has not joined this season; season_closing: the season is over (or the previous one is still closing): join the next one, retry in a moment", body = super::ErrorBody),
-        (status = 422, description = "invalid_player, invalid_delta, score_overflow, invalid_idempotency_key, idempotency_key_reused", body = super::ErrorBody),
+        (status = 422, description = "invalid_player, invalid_delta, invalid_op (neither or both of delta and op, op without value, an unknown op), invalid_value, score_overflow, invalid_idempotency_key, idempotency_key_reused", body = super::ErrorBody),
     ))]
 #[post("/leagues/{league}/scores")]
 pub async fn write_league_score(
@@ -103,34 +153,23 @@ pub async fn write_league_score(
 ) -> Result<HttpResponse, ApiError> {
     let slug = league_slug(&league)?;
     let player = PlayerId::parse(&body.player)?;
-    let delta = body
-        .delta
-        .as_i64()
-        .filter(|d| (-SCORE_MAX..=SCORE_MAX).contains(d))
-        .ok_or_else(|| {
-            ApiError::invalid(
-                Code::InvalidDelta,
-                "delta must be a whole number within ±(2^53 - 1)",
-            )
-        })?;
+    let (op, fingerprinted) = body.op()?;
     let idempotency = body
         .idempotency_key
         .as_deref()
         .map(IdempotencyKey::parse)
         .transpose()?
         .map(|key| {
-            Idempotency::new(
-                key,
-                &[
-                    ("league", Some(slug.as_str())),
-                    ("player", Some(player.as_str())),
-                    ("delta", Some(&delta.to_string())),
-                ],
-            )
+            let mut fields = vec![
+                ("league", Some(slug.as_str())),
+                ("player", Some(player.as_str())),
+            ];
+            fields.extend(fingerprinted.iter().map(|(n, v)| (*n, Some(v.as_str()))));
+            Idempotency::new(key, &fields)
         });
     let write = ScoreWrite {
         player: &player,
-        delta,
+        op,
         idempotency: idempotency.as_ref(),
         ip: ip.0,
     };

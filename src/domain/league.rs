@@ -35,6 +35,47 @@ pub const SCORE_MAX: i64 = (1 << 53) - 1;
 /// earlier join first).
 pub const JOIN_SEQ_DIGITS: usize = 15;
 
+/// What a score write does to a player's score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScoreOp {
+    /// Adds the value (negative takes points away): `delta`, or `op: incr`.
+    Incr(i64),
+    /// Makes the value the score (seed 003's `zadd`).
+    Set(i64),
+    /// Keeps the higher of the score and the value (a personal best).
+    Best(i64),
+}
+
+impl ScoreOp {
+    /// `op` (`set`, `best` or `incr`) with `value`, within ±[`SCORE_MAX`].
+    pub fn parse(op: &str, value: i64) -> Result<Self, Invalid> {
+        if !(-SCORE_MAX..=SCORE_MAX).contains(&value) {
+            return Err(Invalid::new(
+                Code::InvalidValue,
+                "value must be a whole number within ±(2^53 - 1)",
+            ));
+        }
+        match op {
+            "incr" => Ok(Self::Incr(value)),
+            "set" => Ok(Self::Set(value)),
+            "best" => Ok(Self::Best(value)),
+            other => Err(Invalid::new(
+                Code::InvalidOp,
+                format!("op {other:?} is not one of set, best, incr"),
+            )),
+        }
+    }
+
+    /// The op's name and value.
+    pub fn parts(self) -> (&'static str, i64) {
+        match self {
+            Self::Incr(v) => ("incr", v),
+            Self::Set(v) => ("set", v),
+            Self::Best(v) => ("best", v),
+        }
+    }
+}
+
 fn is_tier_name(name: &str) -> bool {
     (1..=TIER_NAME_MAX).contains(&name.len())
         && name

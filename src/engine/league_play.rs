@@ -20,7 +20,7 @@ use super::writes::{outcome, outcome_unknown};
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{LeagueSlug, PlayerId};
-use crate::domain::league::{BracketRef, Season, SeasonRules, player_of};
+use crate::domain::league::{BracketRef, ScoreOp, Season, SeasonRules, player_of};
 use crate::domain::limit::{VoteValues, ip_subject};
 use crate::engine::auth::Caller;
 use crate::metrics::WriteKind;
@@ -375,14 +375,14 @@ fn record_handed(
 #[derive(Debug)]
 pub struct ScoreWrite<'a> {
     pub player: &'a PlayerId,
-    pub delta: i64,
+    pub op: ScoreOp,
     pub idempotency: Option<&'a Idempotency>,
     /// The end user's address, for limits per `ip`.
     pub ip: Option<IpAddr>,
 }
 
-/// Adds `write.delta` points to the player's score in the current season, within the
-/// league's score limits.
+/// Changes the player's score in the current season as `write.op` says (adds points,
+/// sets it, or keeps the higher of it and a value), within the league's score limits.
 pub async fn score(
     state: &AppState,
     caller: &Caller,
@@ -406,7 +406,7 @@ async fn score_once(
     write: &ScoreWrite<'_>,
 ) -> Result<Scored, EngineError> {
     let config = league(state, slug)?;
-    let (player, delta, idempotency) = (write.player, write.delta, write.idempotency);
+    let (player, op, idempotency) = (write.player, write.op, write.idempotency);
     let ttl: Duration = state.settings.idempotency_ttl;
     let settings = &config.league.settings;
     let now = Utc::now();
@@ -432,7 +432,7 @@ async fn score_once(
             tag: &tag,
             season: record.n,
             player: player.as_str(),
-            delta,
+            op,
             now_ms: Utc::now().timestamp_millis(),
             idempotency: idempotency
                 .map(|i| (caller.id.as_str(), &i.key, ttl, i.fingerprint.as_str())),

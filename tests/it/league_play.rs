@@ -1040,3 +1040,153 @@ async fn a_reward_held_for_a_revoked_key_goes_to_the_next_key_the_league_admits(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// One score write of the ops model: a player (0..4), an op and a value.
+type OpWrite = (usize, &'static str, i64);
+
+fn op_writes() -> impl proptest::strategy::Strategy<Value = Vec<OpWrite>> {
+    use proptest::prelude::*;
+    proptest::collection::vec(
+        (
+            0usize..4,
+            prop_oneof![Just("set"), Just("best"), Just("incr"), Just("delta")],
+            -6i64..7,
+        ),
+        1..30,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn set_best_and_incr_match_a_model_with_ties_by_join_order() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let app = TestApp::spawn().await;
+    let mut runner = proptest::test_runner::TestRunner::default();
+    for case in 0..10 {
+        let writes = op_writes().new_tree(&mut runner).unwrap().current();
+        let slug = format!("ops-{case}");
+        create(&app, league(&slug, 10, None)).await;
+        let players = ["p1", "p2", "p3", "p4"];
+        let mut bracket = String::new();
+        for p in players {
+            bracket = join(&app, &slug, p).await["bracket"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        }
+        let mut model = [0i64; 4];
+        for (i, (who, op, value)) in writes.iter().enumerate() {
+            let body = match *op {
+                "delta" => json!({"player": players[*who], "delta": value}),
+                op => json!({"player": players[*who], "op": op, "value": value}),
+            };
+            let (status, answer) = score(&app, &slug, body).await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+            let current = model[*who];
+            model[*who] = match *op {
+                "set" => *value,
+                "best" => current.max(*value),
+                _ => current + value,
+            };
+            assert_eq!(
+                answer["score"],
+                json!(model[*who]),
+                "write {i} of {writes:?}"
+            );
+            // Rank: 1 + players with a higher score + those tied who joined earlier.
+            let rank = 1
+                + (0..4)
+                    .filter(|&j| model[j] > model[*who] || (model[j] == model[*who] && j < *who))
+                    .count() as i64;
+            assert_eq!(answer["rank"], json!(rank), "write {i} of {writes:?}");
+        }
+        let mut expected: Vec<(usize, i64)> = model.iter().copied().enumerate().collect();
+        expected.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let got: Vec<(String, i64)> = standings(&app, &slug, &bracket)
+            .await
+            .into_iter()
+            .map(|(_, p, s, _)| (p, s))
+            .collect();
+        let want: Vec<(String, i64)> = expected
+            .into_iter()
+            .map(|(j, s)| (players[j].to_owned(), s))
+            .collect();
+        assert_eq!(got, want, "{writes:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn score_ops_are_checked_and_replayed_by_their_key() {
+    let app = TestApp::spawn().await;
+    create(&app, league("opscheck", 10, None)).await;
+    join(&app, "opscheck", "p1").await;
+    for (body, want) in [
+        (json!({"player": "p1"}), "invalid_op"),
+        (
+            json!({"player": "p1", "delta": 1, "op": "set", "value": 2}),
+            "invalid_op",
+        ),
+        (json!({"player": "p1", "op": "set"}), "invalid_op"),
+        (json!({"player": "p1", "value": 3}), "invalid_op"),
+        (
+            json!({"player": "p1", "op": "max", "value": 3}),
+            "invalid_op",
+        ),
+        (
+            json!({"player": "p1", "op": "set", "value": 1.5}),
+            "invalid_value",
+        ),
+        (
+            json!({"player": "p1", "op": "set", "value": 9007199254740992i64}),
+            "invalid_value",
+        ),
+    ] {
+        let answer = score(&app, "opscheck", body.clone()).await;
+        assert_eq!(
+            code(&answer),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(want)),
+            "{body}: {}",
+            answer.1
+        );
+    }
+    let max = (1i64 << 53) - 1;
+    let set = json!({"player": "p1", "op": "set", "value": max, "idempotency_key": "k1"});
+    let first = score(&app, "opscheck", set.clone()).await;
+    assert_eq!(first.0, StatusCode::OK, "{}", first.1);
+    assert_eq!(first.1["score"], json!(max));
+    // Past 2^53 - 1 by incr: refused, nothing changed; set and best never overflow.
+    let over = score(
+        &app,
+        "opscheck",
+        json!({"player": "p1", "op": "incr", "value": 1}),
+    )
+    .await;
+    assert_eq!(
+        code(&over),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("score_overflow"))
+    );
+    let best = score(
+        &app,
+        "opscheck",
+        json!({"player": "p1", "op": "best", "value": 5}),
+    )
+    .await;
+    assert_eq!(best.1["score"], json!(max), "{}", best.1);
+    // A retry answers the first answer; the key with another op is a reuse.
+    add(&app, "opscheck", "p1", -max).await;
+    let again = score(&app, "opscheck", set).await;
+    assert_eq!(again.1["score"], json!(max));
+    assert_eq!(again.1["replayed"], json!(true));
+    let reused = score(
+        &app,
+        "opscheck",
+        json!({"player": "p1", "op": "best", "value": max, "idempotency_key": "k1"}),
+    )
+    .await;
+    assert_eq!(
+        code(&reused),
+        (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("idempotency_key_reused")
+        )
+    );
+}

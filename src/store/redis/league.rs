@@ -17,8 +17,8 @@ use super::vote::REFUSALS_TTL_S;
 use super::{RedisFailure, RedisStore};
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::league::{
-    BracketRef, SCORE_MAX, SeasonRules, rewards_from_json, rewards_to_json, tiers_from_json,
-    tiers_to_json,
+    BracketRef, SCORE_MAX, ScoreOp, SeasonRules, rewards_from_json, rewards_to_json,
+    tiers_from_json, tiers_to_json,
 };
 use crate::domain::period::epoch_hour_of_ms;
 
@@ -130,7 +130,7 @@ pub enum JoinReply {
 pub struct LeagueScoreCall<'a> {
     pub season: i64,
     pub player: &'a str,
-    pub delta: i64,
+    pub op: ScoreOp,
     pub now_ms: i64,
     /// The caller (as for votes), its key, the record's lifetime and the request's
     /// fingerprint.
@@ -393,7 +393,10 @@ impl RedisStore {
         invocation
             .arg(call.season)
             .arg(call.player)
-            .arg(call.delta)
+            .arg({
+                let (op, value) = call.op.parts();
+                format!("{op}:{value}")
+            })
             .arg(call.now_ms)
             .arg(ttl)
             .arg(fingerprint)

@@ -1,5 +1,6 @@
--- league_score.lua: add a (possibly negative) whole number of points to a player's score
--- in their bracket of the current season, atomically with the idempotency record.
+-- league_score.lua: change a player's score in their bracket of the current season —
+-- add a (possibly negative) whole number of points, set it, or keep the higher of it and
+-- a value — atomically with the idempotency record.
 -- rules.lua comes in front of this file.
 --
 -- KEYS[1]  idempotency record (string; any key of the league when ARGV[5] is 0)
@@ -11,7 +12,8 @@
 --
 -- ARGV[1]  n, the season the caller expects to be current
 -- ARGV[2]  player id
--- ARGV[3]  delta: an integer, |delta| <= ARGV[8]
+-- ARGV[3]  the change: 'incr:<n>', 'set:<n>' or 'best:<n>', n an integer with
+--          |n| <= ARGV[8]
 -- ARGV[4]  now, ms since the epoch
 -- ARGV[5]  idempotency record TTL in seconds, or 0 when the write has no key
 -- ARGV[6]  the request's fingerprint (stored with the answer)
@@ -34,7 +36,7 @@
 --   {'closing'}      season n is over, or the previous season's close is not done
 --   {'not_joined'}   the player has not joined season n
 --   {'place', tier, bracket}   the player's bracket: call again naming it
---   {'overflow'}     the score would pass ARGV[8] in magnitude
+--   {'overflow'}     the score would pass ARGV[8] in magnitude (incr)
 --
 -- Invariant: every check comes before the first write, so a refused write changes no
 -- score and no limit's count (a limit's refusal writes only its refusals counter). Scores are whole numbers below 2^53, so
@@ -72,12 +74,21 @@ if ARGV[7] ~= tier .. ':' .. number then
   return {'place', tonumber(tier), tonumber(number)}
 end
 local key = KEYS[5]
+local op, value = string.match(ARGV[3], '^(%a+):(-?%d+)$')
 local current = tonumber(redis.call('ZSCORE', key, member) or '0')
 local max = tonumber(ARGV[8])
-if math.abs(current + tonumber(ARGV[3])) > max then
+if op == 'incr' and math.abs(current + tonumber(value)) > max then
   return {'overflow'}
 end
-local score = redis.call('ZINCRBY', key, ARGV[3], member)
+local score
+if op == 'incr' then
+  score = redis.call('ZINCRBY', key, value, member)
+elseif op == 'set' or tonumber(value) > current then
+  redis.call('ZADD', key, value, member)
+  score = redis.call('ZSCORE', key, member)
+else
+  score = redis.call('ZSCORE', key, member)
+end
 rules_consume(5, rules, r, used, stale, 1, '1', now, ARGV[11], field_arg, 1)
 counters_write()
 local rank = redis.call('ZREVRANK', key, member)
