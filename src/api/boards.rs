@@ -9,6 +9,7 @@ use super::auth::Auth;
 use crate::domain::Invalid;
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
+use crate::domain::percentile::Percent;
 use crate::domain::period::Bucket;
 use crate::domain::retention::Retention;
 use crate::domain::scoring::Storage;
@@ -46,6 +47,9 @@ pub struct TopQuery {
     pub offset: Option<i64>,
     /// Default 100, at most 1000.
     pub limit: Option<i64>,
+    /// Instead of `limit`: the top share of the ranking, in percent (above 0, at most
+    /// 100, two decimals): ⌈percent % × `total_members`⌉ members, at most 1000.
+    pub percent: Option<f64>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -400,7 +404,21 @@ pub async fn get_top(
         query.at.as_deref(),
         query.view.as_deref(),
     )?;
-    let (offset, limit) = (query.offset.unwrap_or(0), query.limit.unwrap_or(100));
+    let offset = query.offset.unwrap_or(0);
+    let limit = match (query.limit, query.percent) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid_field(
+                "percent",
+                "give limit or percent, not both",
+            ));
+        }
+        (None, Some(percent)) => {
+            let share = Percent::parse(percent)
+                .map_err(|e| ApiError::invalid_field("percent", e.message))?;
+            leaderboard::share_limit(&state, &sel, share).await?
+        }
+        (limit, None) => limit.unwrap_or(100),
+    };
     leaderboard::check_page(offset, limit)?;
     let body = top_json(&state, sel, offset, limit).await?;
     Ok(HttpResponse::Ok()
@@ -689,6 +707,9 @@ pub struct MemberResponse {
     /// Distinct voters for this member in the bucket; null for rolling windows, which
     /// count distinct voters for the whole board only.
     pub participants: Option<i64>,
+    /// 100 × (members with a strictly lower score) / `total_members`, two decimals:
+    /// "ahead of 97.5 % of members"; null without a rank.
+    pub percentile: Option<f64>,
     /// Absent at rank 1.
     pub above: Option<Above>,
     /// Absent for `all`.
@@ -711,6 +732,7 @@ impl From<leaderboard::MemberStanding> for MemberResponse {
             rank_beyond: v.rank_beyond,
             score: v.score,
             participants: v.participants,
+            percentile: v.percentile,
             above: v.above.map(Into::into),
             previous: v.previous.map(Into::into),
             archived: v.archived,

@@ -15,6 +15,7 @@ pub mod league;
 pub mod ledger;
 pub mod limit;
 pub mod live;
+pub mod percentile;
 pub mod period;
 pub mod recount;
 pub mod retention;

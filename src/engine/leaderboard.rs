@@ -11,6 +11,7 @@ use crate::domain::auth::Scope;
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardName, MemberId};
+use crate::domain::percentile::{Percent, percentile};
 use crate::domain::period::{self, Bucket, Period};
 use crate::domain::score::View;
 use crate::domain::scoring::{Scoring, Storage, to_points};
@@ -453,12 +454,29 @@ pub struct MemberStanding {
     /// Distinct voters for this member in the bucket; null for rolling windows, which
     /// count distinct voters for the whole board only.
     pub participants: Option<i64>,
+    /// 100 × members with a strictly lower score / members with a score, two decimals;
+    /// null without a rank.
+    pub percentile: Option<f64>,
     /// Absent at rank 1.
     pub above: Option<AboveMember>,
     /// Absent for `all`.
     pub previous: Option<PreviousStanding>,
     /// Present (`true`) when the standing was read from the archive.
     pub archived: bool,
+}
+
+/// How many members a top share of `sel`'s ranking holds (at least 1, at most
+/// [`MAX_LIMIT`]): read from the bucket's member count.
+pub async fn share_limit(
+    state: &AppState,
+    sel: &Selection,
+    share: Percent,
+) -> Result<i64, EngineError> {
+    let total = tops(state, std::slice::from_ref(sel), 0, 1)
+        .await?
+        .first()
+        .map_or(0, |page| page.total_members);
+    Ok(share.of(total).clamp(1, MAX_LIMIT))
 }
 
 /// Refuses a member that is not on a closed board.
@@ -555,6 +573,8 @@ fn archived_standing(bucket: &ArchivedBucket, member: &str) -> Option<StandingRe
         .rev()
         .find(|e| e.units > mine.units)
         .map(|e| (e.member.clone(), e.units, e.rank));
+    // The archive keeps a bucket's best entries: every member at or above this one.
+    let at_or_above = entries.iter().filter(|e| e.units >= mine.units).count() as i64;
     Some(StandingReply {
         score: Some(mine.units),
         rank: Some(mine.rank),
@@ -562,6 +582,8 @@ fn archived_standing(bucket: &ArchivedBucket, member: &str) -> Option<StandingRe
         previous_score: None,
         previous_rank: None,
         participants: mine.voters,
+        lower: Some(bucket.total_members - at_or_above),
+        total: bucket.total_members,
     })
 }
 
@@ -593,6 +615,7 @@ fn member_response(
             .rolling()
             .is_none()
             .then_some(r.participants),
+        percentile: r.lower.and_then(|lower| percentile(lower, r.total)),
         above: r.above.map(|(member, above_units, rank)| AboveMember {
             member,
             rank,

@@ -213,6 +213,8 @@ async fn check(store: &RedisStore, board: &BoardKeys, model: &Model) {
                     previous_score: score,
                     previous_rank: rank,
                     participants: i64::from(score.is_some()),
+                    lower: score.map(|s| model.0.values().filter(|v| **v < s).count() as i64),
+                    total: model.0.len() as i64,
                 };
                 assert_eq!(got, expected, "standing of {member}");
             }

@@ -521,3 +521,100 @@ async fn tops_names_each_board_once_and_at_most_fifty_and_is_reused() {
     let (_, other) = anonymous("/api/v1/tops?boards=b,a".into()).await;
     assert_eq!(scores(&other), [5.0, 2.0], "another call reads afresh");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn percentiles_and_top_shares_match_a_model_with_ties_on_every_layout() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let app = TestApp::spawn().await;
+    let mut runner = proptest::test_runner::TestRunner::default();
+    let members: Vec<String> = (0..12).map(|i| format!("m{i:02}")).collect();
+    let ids: Vec<&str> = members.iter().map(String::as_str).collect();
+    for case in 0..6 {
+        // Scores 0 to 4, so ties are common and some members have none.
+        let scores = proptest::collection::vec(0i64..5, 12)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let boards = [
+            (format!("pv{case}"), json!({"kind": "full"}), false),
+            (
+                format!("pq{case}"),
+                json!({"kind": "sharded", "shards": 4}),
+                false,
+            ),
+            (
+                format!("ps{case}"),
+                json!({"kind": "sharded", "shards": 3}),
+                true,
+            ),
+        ];
+        for (slug, storage, scores_board) in &boards {
+            let scoring = if *scores_board { "scores" } else { "votes" };
+            app.board(
+                json!({"slug": slug, "title": slug, "periods": ["all"], "max_count": 10,
+                "scoring": scoring, "storage": storage}),
+            )
+            .await;
+            app.members(slug, &ids).await;
+            for (member, score) in members.iter().zip(&scores) {
+                if *score == 0 {
+                    continue;
+                }
+                let (status, body) = if *scores_board {
+                    app.post(
+                        &format!("/api/v1/boards/{slug}/scores"),
+                        json!({"member": member, "op": "incr", "value": score}),
+                    )
+                    .await
+                } else {
+                    app.vote(slug, json!({"member": member, "count": score}))
+                        .await
+                };
+                assert_eq!(status, StatusCode::OK, "{body}");
+            }
+            let total = scores.iter().filter(|s| **s > 0).count() as i64;
+            for (member, score) in members.iter().zip(&scores) {
+                let (status, read) = app
+                    .get(&format!(
+                        "/api/v1/boards/{slug}/members/{member}?period=all"
+                    ))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{read}");
+                let want = if *score == 0 {
+                    json!(null)
+                } else {
+                    let lower = scores.iter().filter(|s| **s > 0 && *s < score).count() as f64;
+                    json!(((lower * 10_000.0 / total as f64).round()) / 100.0)
+                };
+                assert_eq!(read["percentile"], want, "{slug} {member} of {scores:?}");
+            }
+            for percent in ["1", "10", "25", "33.33", "50", "100"] {
+                let (status, top) = app
+                    .get(&format!(
+                        "/api/v1/boards/{slug}/top?period=all&percent={percent}"
+                    ))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{top}");
+                let hundredths: i64 = (percent.parse::<f64>().unwrap() * 100.0).round() as i64;
+                let want = (hundredths * total + 9_999) / 10_000;
+                assert_eq!(
+                    top["entries"].as_array().unwrap().len() as i64,
+                    want,
+                    "{slug} {percent} % of {total}"
+                );
+            }
+        }
+    }
+    let (status, body) = app
+        .get("/api/v1/boards/pv0/top?period=all&percent=1&limit=5")
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["field"], "percent");
+    for bad in ["0", "100.5", "1.005", "-3"] {
+        let (status, body) = app
+            .get(&format!("/api/v1/boards/pv0/top?period=all&percent={bad}"))
+            .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+        assert_eq!(body["error"]["code"], "invalid_field", "{bad}: {body}");
+    }
+}

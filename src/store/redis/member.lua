@@ -12,11 +12,13 @@
 -- ARGV[3]  '1' on a top_n board (scores come from the hashes), else '0'
 --
 -- Returns {score, rank, above_member, above_score, above_rank, prev_score, prev_rank,
--- participants}; score and rank are nil when the member has no score in the bucket
+-- participants, lower, total}; score and rank are nil when the member has no score in the bucket
 -- (above is then the lowest member with a positive score), likewise for prev_*.
 -- Ranks are competition ranks: 1 + members with a strictly higher score. On a top_n
 -- board a member outside the kept ranking has its exact score but no rank, and no
--- member above (members outside the ranking may score higher).
+-- member above (members outside the ranking may score higher). total: members with a
+-- score in the bucket (a top_n board's exact scores); lower: of them, those with a
+-- strictly lower score than a ranked member (nil without a rank).
 
 local member = ARGV[1]
 local top_n = ARGV[3] == '1'
@@ -52,4 +54,15 @@ if ARGV[2] == '1' then
   prev_score, prev_rank = standing(KEYS[2], KEYS[4])
 end
 local participants = redis.call('PFCOUNT', unpack(KEYS, 5))
-return {score, rank, above_member, above_score, above_rank, prev_score, prev_rank, participants}
+local total
+if top_n then
+  total = redis.call('HLEN', KEYS[3])
+else
+  total = redis.call('ZCARD', KEYS[1])
+end
+local lower = false
+if rank then
+  lower = total - redis.call('ZCOUNT', KEYS[1], score, '+inf')
+end
+return {score, rank, above_member, above_score, above_rank, prev_score, prev_rank, participants,
+  lower, total}

@@ -34,6 +34,10 @@ pub struct StandingReply {
     pub previous_score: Option<i64>,
     pub previous_rank: Option<i64>,
     pub participants: i64,
+    /// Members with a strictly lower score, when the member has a rank.
+    pub lower: Option<i64>,
+    /// Members with a score in the bucket.
+    pub total: i64,
 }
 
 impl StandingReply {
@@ -49,6 +53,8 @@ impl StandingReply {
             prev_score,
             prev_rank,
             participants,
+            lower,
+            total,
         ] = items
         else {
             return Err(bad());
@@ -66,6 +72,8 @@ impl StandingReply {
             previous_score: as_units(prev_score),
             previous_rank: as_int(prev_rank),
             participants: as_int(participants).ok_or_else(bad)?,
+            lower: as_int(lower),
+            total: as_int(total).ok_or_else(bad)?,
         })
     }
 }

@@ -317,6 +317,13 @@ impl RedisStore {
                 pipe.zcount(key, format!("({units}"), "+inf");
             }
         }
+        // Members in every shard, and those below this one.
+        for key in &keys {
+            pipe.zcard(key);
+            if let Some(units) = score {
+                pipe.zcount(key, "-inf", format!("({units}"));
+            }
+        }
         let replies: Vec<Value> = self.query("sharded_standing", pipe).await?;
         let bad = || RedisFailure::Reply("sharded standing".into());
         let (nearest, counts) = replies.split_at(keys.len());
@@ -325,6 +332,10 @@ impl RedisStore {
             .map(as_int)
             .collect::<Option<Vec<i64>>>()
             .ok_or_else(bad)?;
+        let per_shard = if score.is_some() { 2 } else { 1 };
+        let (counts, sizes) = counts.split_at(counts.len() - per_shard * keys.len());
+        let total = sizes.iter().step_by(per_shard).sum::<i64>();
+        let lower = score.map(|_| sizes.iter().skip(1).step_by(2).sum::<i64>());
         let (current, before) = counts.split_at(if score.is_some() { keys.len() } else { 0 });
         let rank = score.map(|_| current.iter().sum::<i64>() + 1);
         let previous_rank = previous_score
@@ -345,6 +356,8 @@ impl RedisStore {
             previous_score,
             previous_rank,
             participants,
+            lower,
+            total,
         })
     }
 }

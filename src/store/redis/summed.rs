@@ -159,6 +159,8 @@ impl RedisStore {
             previous_score,
             previous_rank: previous.zip(previous_score).map(|(p, u)| rank_of(p, u)),
             participants: participants.first().copied().unwrap_or(0),
+            lower: score.map(|s| current.iter().filter(|(_, u)| *u < s).count() as i64),
+            total: current.len() as i64,
         })
     }
 
