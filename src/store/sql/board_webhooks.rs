@@ -3,13 +3,13 @@
 //! on its next attempt), and marked delivered, retried or given up.
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
     QueryOrder, QuerySelect, Set, TransactionTrait,
 };
 
 use super::entities::{board_webhook, board_webhook_delivery};
+use super::outbox::{self, Columns};
 use super::{SqlError, from_naive, to_naive};
 use crate::domain::board_webhook::{BoardDelivery, BoardWebhook, EVENT_KINDS};
 use crate::domain::period::Period;
@@ -157,6 +157,17 @@ pub async fn enqueue(
     Ok(row.id)
 }
 
+/// The outbox's columns.
+const COLUMNS: Columns<board_webhook_delivery::Entity> = Columns {
+    id: board_webhook_delivery::Column::Id,
+    attempts: board_webhook_delivery::Column::Attempts,
+    next_attempt_at: board_webhook_delivery::Column::NextAttemptAt,
+    delivered_at: board_webhook_delivery::Column::DeliveredAt,
+    gave_up_at: board_webhook_delivery::Column::GaveUpAt,
+    last_status: board_webhook_delivery::Column::LastStatus,
+    last_error: board_webhook_delivery::Column::LastError,
+};
+
 /// Deliveries neither delivered nor given up whose next attempt is due by `now`, oldest
 /// first.
 pub async fn due(
@@ -164,40 +175,20 @@ pub async fn due(
     now: DateTime<Utc>,
     limit: u64,
 ) -> Result<Vec<BoardDelivery>, SqlError> {
-    Ok(board_webhook_delivery::Entity::find()
-        .filter(board_webhook_delivery::Column::DeliveredAt.is_null())
-        .filter(board_webhook_delivery::Column::GaveUpAt.is_null())
-        .filter(board_webhook_delivery::Column::NextAttemptAt.lte(to_naive(now)))
-        .order_by_asc(board_webhook_delivery::Column::Id)
-        .limit(limit)
-        .all(db)
+    Ok(outbox::due(db, &COLUMNS, now, limit)
         .await?
         .into_iter()
         .map(delivery)
         .collect())
 }
 
-/// Claims a due delivery for one attempt: moves its next attempt to `until`, unless
-/// another instance moved it first. Answers whether the claim is the caller's.
+/// Claims a due delivery for one attempt (see [`outbox::claim`]).
 pub async fn claim(
     db: &impl ConnectionTrait,
     delivery: &BoardDelivery,
     until: DateTime<Utc>,
 ) -> Result<bool, SqlError> {
-    let done = board_webhook_delivery::Entity::update_many()
-        .col_expr(
-            board_webhook_delivery::Column::NextAttemptAt,
-            Expr::value(to_naive(until)),
-        )
-        .filter(board_webhook_delivery::Column::Id.eq(delivery.id))
-        .filter(
-            board_webhook_delivery::Column::NextAttemptAt.eq(to_naive(delivery.next_attempt_at)),
-        )
-        .filter(board_webhook_delivery::Column::DeliveredAt.is_null())
-        .filter(board_webhook_delivery::Column::GaveUpAt.is_null())
-        .exec(db)
-        .await?;
-    Ok(done.rows_affected == 1)
+    outbox::claim(db, &COLUMNS, delivery.id, delivery.next_attempt_at, until).await
 }
 
 /// Records one attempt and what it leaves the delivery in.
@@ -208,23 +199,8 @@ pub async fn record_attempt(
     error: Option<String>,
     outcome: Outcome,
 ) -> Result<(), SqlError> {
-    let now = Utc::now();
-    board_webhook_delivery::ActiveModel {
-        id: Set(delivery.id),
-        attempts: Set(delivery.attempts + 1),
-        last_status: Set(status),
-        last_error: Set(error.map(|e| e.chars().take(500).collect())),
-        delivered_at: Set((outcome == Outcome::Delivered).then(|| to_naive(now))),
-        gave_up_at: Set((outcome == Outcome::GaveUp).then(|| to_naive(now))),
-        next_attempt_at: Set(to_naive(match outcome {
-            Outcome::Retry(at) => at,
-            Outcome::Delivered | Outcome::GaveUp => now,
-        })),
-        ..Default::default()
-    }
-    .update(db)
-    .await?;
-    Ok(())
+    let attempt = delivery.attempts + 1;
+    outbox::record(db, &COLUMNS, delivery.id, attempt, status, error, outcome).await
 }
 
 /// A board's most recent deliveries, newest first.

@@ -11,6 +11,7 @@ use sea_orm::{
 use super::entities::{
     league, league_player, league_result, league_reward, league_season, webhook_delivery,
 };
+use super::outbox::{self, Columns};
 use super::{SqlError, from_naive, to_naive};
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{
@@ -550,6 +551,17 @@ fn delivery(row: webhook_delivery::Model) -> Delivery {
     }
 }
 
+/// The outbox's columns.
+const COLUMNS: Columns<webhook_delivery::Entity> = Columns {
+    id: webhook_delivery::Column::Id,
+    attempts: webhook_delivery::Column::Attempts,
+    next_attempt_at: webhook_delivery::Column::NextAttemptAt,
+    delivered_at: webhook_delivery::Column::DeliveredAt,
+    gave_up_at: webhook_delivery::Column::GaveUpAt,
+    last_status: webhook_delivery::Column::LastStatus,
+    last_error: webhook_delivery::Column::LastError,
+};
+
 /// Deliveries neither delivered nor given up whose next attempt is due by `now`, oldest
 /// first.
 pub async fn due_deliveries(
@@ -557,38 +569,20 @@ pub async fn due_deliveries(
     now: DateTime<Utc>,
     limit: u64,
 ) -> Result<Vec<Delivery>, SqlError> {
-    Ok(webhook_delivery::Entity::find()
-        .filter(webhook_delivery::Column::DeliveredAt.is_null())
-        .filter(webhook_delivery::Column::GaveUpAt.is_null())
-        .filter(webhook_delivery::Column::NextAttemptAt.lte(to_naive(now)))
-        .order_by_asc(webhook_delivery::Column::Id)
-        .limit(limit)
-        .all(db)
+    Ok(outbox::due(db, &COLUMNS, now, limit)
         .await?
         .into_iter()
         .map(delivery)
         .collect())
 }
 
-/// Claims a due delivery for one attempt: moves its next attempt to `until`, unless
-/// another instance moved it first. Answers whether the claim is the caller's.
+/// Claims a due delivery for one attempt (see [`outbox::claim`]).
 pub async fn claim_delivery(
     db: &impl ConnectionTrait,
     delivery: &Delivery,
     until: DateTime<Utc>,
 ) -> Result<bool, SqlError> {
-    let done = webhook_delivery::Entity::update_many()
-        .col_expr(
-            webhook_delivery::Column::NextAttemptAt,
-            Expr::value(to_naive(until)),
-        )
-        .filter(webhook_delivery::Column::Id.eq(delivery.id))
-        .filter(webhook_delivery::Column::NextAttemptAt.eq(to_naive(delivery.next_attempt_at)))
-        .filter(webhook_delivery::Column::DeliveredAt.is_null())
-        .filter(webhook_delivery::Column::GaveUpAt.is_null())
-        .exec(db)
-        .await?;
-    Ok(done.rows_affected == 1)
+    outbox::claim(db, &COLUMNS, delivery.id, delivery.next_attempt_at, until).await
 }
 
 /// Records one attempt and what it leaves the delivery in.
@@ -599,23 +593,8 @@ pub async fn record_attempt(
     error: Option<String>,
     outcome: Outcome,
 ) -> Result<(), SqlError> {
-    let now = Utc::now();
-    webhook_delivery::ActiveModel {
-        id: Set(delivery.id),
-        attempts: Set(delivery.attempts + 1),
-        last_status: Set(status),
-        last_error: Set(error.map(|e| e.chars().take(500).collect())),
-        delivered_at: Set((outcome == Outcome::Delivered).then(|| to_naive(now))),
-        gave_up_at: Set((outcome == Outcome::GaveUp).then(|| to_naive(now))),
-        next_attempt_at: Set(to_naive(match outcome {
-            Outcome::Retry(at) => at,
-            Outcome::Delivered | Outcome::GaveUp => now,
-        })),
-        ..Default::default()
-    }
-    .update(db)
-    .await?;
-    Ok(())
+    let attempt = delivery.attempts + 1;
+    outbox::record(db, &COLUMNS, delivery.id, attempt, status, error, outcome).await
 }
 
 /// Makes a league's given-up delivery due now again (sent by hand from the dashboard);

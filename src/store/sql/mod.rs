@@ -11,6 +11,7 @@ pub mod entities;
 pub mod leagues;
 pub mod ledger;
 pub mod members;
+mod outbox;
 pub mod rules;
 pub mod users;
 
