@@ -105,6 +105,26 @@ pub enum Update {
     Quiet,
 }
 
+impl Update {
+    /// The top this update brings: the first, or the last of a batch of changes (every
+    /// change carries one); none when quiet.
+    pub fn top(&self) -> Option<&Snapshot> {
+        match self {
+            Self::First(top) => Some(top),
+            Self::Changes(batch) => batch.iter().rev().find_map(|e| match e {
+                Event::Top(top) => Some(top),
+                _ => None,
+            }),
+            Self::Quiet => None,
+        }
+    }
+}
+
+/// A comment line: what a stream sends to stay open when nothing happens.
+pub fn keep_alive() -> web::Bytes {
+    web::Bytes::from_static(b": keep-alive\n\n")
+}
+
 /// What a stream sends for one [`Update`]: the bytes and how many events they hold.
 pub type Sent = Result<(web::Bytes, usize), std::io::Error>;
 
@@ -159,7 +179,7 @@ async fn api_frames(update: Update) -> Sent {
             let frames = batch.iter().map(frame).collect::<Result<Vec<_>, _>>()?;
             Ok((frames.concat().into(), batch.len()))
         }
-        Update::Quiet => Ok((web::Bytes::from_static(b": keep-alive\n\n"), 0)),
+        Update::Quiet => Ok((keep_alive(), 0)),
     }
 }
 

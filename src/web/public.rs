@@ -28,13 +28,12 @@ use super::admin::{html, is_htmx, see_other};
 use super::forms::CsrfForm;
 use super::session::{self, VoteNotice, csrf_token};
 use crate::api::client_ip::ClientIp;
-use crate::api::events::{Update, event_stream, stream, text_frame};
+use crate::api::events::{Update, event_stream, keep_alive, stream, text_frame};
 use crate::domain::auth::{Reach, Scope};
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardName, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{Dimension, VoteValues, ip_subject};
-use crate::domain::live::Event;
 use crate::domain::period::Period;
 use crate::engine::auth::Caller;
 use crate::engine::boards::BoardRef;
@@ -454,12 +453,7 @@ async fn get_ranking(
     let body = state
         .reads
         .get_or_make(key, || async {
-            let cards = cards(&state, l, surface, &sel, None).await?;
-            let block = RankingBlock { cards };
-            Ok(block
-                .render()
-                .map_err(|e| anyhow::anyhow!("failed to render the ranking: {e}"))?
-                .into())
+            render_block(cards(&state, l, surface, &sel, None).await?)
         })
         .await?;
     Ok(HttpResponse::Ok()
@@ -489,16 +483,9 @@ async fn stream_ranking(
     let render = move |update: Update| {
         let (state, sel) = (state.clone(), sel.clone());
         async move {
-            let top = match update {
-                Update::First(top) => top,
-                Update::Changes(batch) => match batch.iter().rev().find_map(|e| match e {
-                    Event::Top(top) => Some(top.clone()),
-                    _ => None,
-                }) {
-                    Some(top) => top,
-                    None => return Ok((web::Bytes::new(), 0)),
-                },
-                Update::Quiet => return Ok((web::Bytes::from_static(b": keep-alive\n\n"), 0)),
+            let top = match update.top() {
+                Some(top) => top.clone(),
+                None => return Ok((keep_alive(), 0)),
             };
             let key = format!(
                 "ranking-push:{}:{}:{}:{}:{:x}",
@@ -515,11 +502,7 @@ async fn stream_ranking(
                         .entries
                         .iter()
                         .map(|e| (e.member.as_str(), e.score.as_f64().unwrap_or_default()));
-                    let cards = cards_of(l, surface, &sel, ranked, None);
-                    Ok(RankingBlock { cards }
-                        .render()
-                        .map_err(|e| anyhow::anyhow!("failed to render the ranking: {e}"))?
-                        .into())
+                    render_block(cards_of(l, surface, &sel, ranked, None))
                 })
                 .await
                 .map_err(std::io::Error::other)?;
@@ -527,6 +510,14 @@ async fn stream_ranking(
         }
     };
     Ok(event_stream(stream(label, subscription, render)))
+}
+
+/// The ranking block of `cards`, rendered.
+fn render_block(cards: Cards) -> Result<web::Bytes, EngineError> {
+    Ok(RankingBlock { cards }
+        .render()
+        .map_err(|e| anyhow::anyhow!("failed to render the ranking: {e}"))?
+        .into())
 }
 
 /// The ranking block on its own (the same block as the page's).

@@ -14,7 +14,6 @@ use serde::Deserialize;
 use super::family::{FamilyQuery, family_page};
 use super::ranked_board;
 use crate::api::events::{Update, event_stream, stream, text_frame};
-use crate::domain::live::Event;
 use crate::domain::period::{Bucket, Period};
 use crate::domain::score::View;
 use crate::engine::activity;
@@ -501,16 +500,9 @@ pub(super) async fn stream_live(
     let render = move |update: Update| {
         let (state, board, query, sel) = (state.clone(), board.clone(), query.clone(), sel.clone());
         async move {
-            let version = match update {
-                Update::First(top) => format!("{:x}", top.fingerprint()),
-                Update::Changes(batch) => match batch.iter().rev().find_map(|e| match e {
-                    Event::Top(top) => Some(top.fingerprint()),
-                    _ => None,
-                }) {
-                    Some(print) => format!("{print:x}"),
-                    None => return Ok((web::Bytes::new(), 0)),
-                },
-                Update::Quiet => format!("quiet-{}", Utc::now().timestamp() / 15),
+            let version = match update.top() {
+                Some(top) => format!("{:x}", top.fingerprint()),
+                None => format!("quiet-{}", Utc::now().timestamp() / 15),
             };
             let key = format!(
                 "live-push:{}:{}:{}:{}:{version}",
