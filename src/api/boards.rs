@@ -707,6 +707,9 @@ pub struct MemberResponse {
     /// Distinct voters for this member in the bucket; null for rolling windows, which
     /// count distinct voters for the whole board only.
     pub participants: Option<i64>,
+    /// Votes cast for the member in the bucket (people: `participants`; votes: this),
+    /// whatever the view; null on a scores board.
+    pub votes: Option<i64>,
     /// 100 × (members with a strictly lower score) / `total_members`, two decimals:
     /// "ahead of 97.5 % of members"; null without a rank.
     pub percentile: Option<f64>,
@@ -732,6 +735,7 @@ impl From<leaderboard::MemberStanding> for MemberResponse {
             rank_beyond: v.rank_beyond,
             score: v.score,
             participants: v.participants,
+            votes: v.votes,
             percentile: v.percentile,
             above: v.above.map(Into::into),
             previous: v.previous.map(Into::into),

@@ -457,6 +457,9 @@ pub struct MemberStanding {
     /// 100 × members with a strictly lower score / members with a score, two decimals;
     /// null without a rank.
     pub percentile: Option<f64>,
+    /// Votes cast for the member in the bucket (its real-view score, whatever the view
+    /// read); null on a scores board.
+    pub votes: Option<i64>,
     /// Absent at rank 1.
     pub above: Option<AboveMember>,
     /// Absent for `all`.
@@ -539,6 +542,20 @@ pub async fn standings(
                 .await?
     {
         archived = bucket.left_redis(Utc::now());
+        // A member's votes are its real-view score: the archive keeps each view apart.
+        let real = match sel.view {
+            View::Real => None,
+            View::Display => {
+                archive::read_bucket(
+                    &state.db,
+                    sel.board.config.board.id,
+                    &sel.bucket,
+                    View::Real,
+                )
+                .await?
+            }
+        };
+        let real = real.as_ref().unwrap_or(&bucket);
         for (m, r) in members.iter().zip(replies.iter_mut()) {
             if r.score.is_none()
                 && let Some(standing) = archived_standing(&bucket, m.as_str())
@@ -547,6 +564,11 @@ pub async fn standings(
                 *r = StandingReply {
                     previous_score: r.previous_score,
                     previous_rank: r.previous_rank,
+                    votes: real
+                        .entries
+                        .iter()
+                        .find(|e| e.member == m.as_str())
+                        .map(|e| e.units),
                     ..standing
                 };
             }
@@ -584,6 +606,7 @@ fn archived_standing(bucket: &ArchivedBucket, member: &str) -> Option<StandingRe
         participants: mine.voters,
         lower: Some(bucket.total_members - at_or_above),
         total: bucket.total_members,
+        votes: None,
     })
 }
 
@@ -616,6 +639,9 @@ fn member_response(
             .is_none()
             .then_some(r.participants),
         percentile: r.lower.and_then(|lower| percentile(lower, r.total)),
+        votes: r
+            .votes
+            .filter(|_| !sel.board.settings().scoring.is_scores()),
         above: r.above.map(|(member, above_units, rank)| AboveMember {
             member,
             rank,

@@ -215,6 +215,9 @@ async fn check(store: &RedisStore, board: &BoardKeys, model: &Model) {
                     participants: i64::from(score.is_some()),
                     lower: score.map(|s| model.0.values().filter(|v| **v < s).count() as i64),
                     total: model.0.len() as i64,
+                    // The real view read: a full board's votes are its scores; a sharded
+                    // one reads none.
+                    votes: (!board.storage().is_sharded()).then(|| score.unwrap_or(0)),
                 };
                 assert_eq!(got, expected, "standing of {member}");
             }

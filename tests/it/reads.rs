@@ -618,3 +618,94 @@ async fn percentiles_and_top_shares_match_a_model_with_ties_on_every_layout() {
         assert_eq!(body["error"]["code"], "invalid_field", "{bad}: {body}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_member_read_answers_its_votes_in_the_bucket_whatever_the_view() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let app = TestApp::spawn().await;
+    let mut runner = proptest::test_runner::TestRunner::default();
+    let now = chrono::Utc::now();
+    let members = ["a", "b", "c", "d"];
+    for case in 0..4 {
+        // (days ago, member, count)
+        let votes = proptest::collection::vec((0i64..3, 0usize..4, 1i64..6), 1..25)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let slug = format!("people{case}");
+        app.board(
+            json!({"slug": slug, "title": slug, "periods": ["day", "all"], "timezone": "UTC",
+            "multiplier": 3, "carry_over": 0.5, "max_count": 10}),
+        )
+        .await;
+        let list: Vec<_> = members
+            .iter()
+            .map(|m| json!({"id": m, "name": m, "initial_votes": if *m == "a" { 7 } else { 0 }}))
+            .collect();
+        let (status, body) = app
+            .put(
+                &format!("/api/v1/admin/boards/{slug}/members"),
+                json!({"members": list}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        for (ago, who, count) in &votes {
+            let at = (now - chrono::Duration::days(*ago)).to_rfc3339();
+            let (status, body) = app
+                .vote(
+                    &slug,
+                    json!({"member": members[*who], "count": count, "at": at}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        for ago in 0..3 {
+            let day = (now - chrono::Duration::days(ago))
+                .format("%Y-%m-%d")
+                .to_string();
+            for (i, m) in members.iter().enumerate() {
+                let want: i64 = votes
+                    .iter()
+                    .filter(|(a, w, _)| *a == ago && *w == i)
+                    .map(|v| v.2)
+                    .sum();
+                for view in ["display", "real"] {
+                    let (status, read) = app
+                        .get(&format!(
+                            "/api/v1/boards/{slug}/members/{m}?period=day&at={day}&view={view}"
+                        ))
+                        .await;
+                    assert_eq!(status, StatusCode::OK, "{read}");
+                    assert_eq!(
+                        read["votes"],
+                        json!(want),
+                        "{m} on {day} ({view}) of {votes:?}"
+                    );
+                }
+            }
+        }
+        for (i, m) in members.iter().enumerate() {
+            let want: i64 = votes.iter().filter(|v| v.1 == i).map(|v| v.2).sum();
+            let (_, read) = app
+                .get(&format!(
+                    "/api/v1/boards/{slug}/members/{m}?period=all&view=display"
+                ))
+                .await;
+            // Initial votes and carry-over show in the display score, never in votes.
+            assert_eq!(read["votes"], json!(want), "{m} all time of {votes:?}");
+        }
+    }
+    // A scores board counts points, not votes.
+    app.board(json!({"slug": "points", "title": "Points", "scoring": "scores"}))
+        .await;
+    app.members("points", &["a"]).await;
+    let (status, _) = app
+        .post(
+            "/api/v1/boards/points/scores",
+            json!({"member": "a", "op": "incr", "value": 4}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, read) = app.get("/api/v1/boards/points/members/a").await;
+    assert_eq!(read["votes"], json!(null), "{read}");
+}

@@ -5,20 +5,23 @@
 -- KEYS[2]  ranking of the previous bucket (zset; ignored when ARGV[2] is '0')
 -- KEYS[3]  top_n: every member's exact score in the bucket (hash); else unused
 -- KEYS[4]  top_n: the same in the previous bucket (hash); else unused
--- KEYS[5..] the HyperLogLogs whose union counts the member's participants in the bucket
+-- KEYS[5]  ranking of the bucket in the real view (the member's votes; KEYS[1] when that
+--          is the real view)
+-- KEYS[6..] the HyperLogLogs whose union counts the member's participants in the bucket
 --          (a week's or a month's days, else the bucket's own)
 -- ARGV[1]  member id
 -- ARGV[2]  '1' when there is a previous bucket, else '0'
 -- ARGV[3]  '1' on a top_n board (scores come from the hashes), else '0'
 --
 -- Returns {score, rank, above_member, above_score, above_rank, prev_score, prev_rank,
--- participants, lower, total}; score and rank are nil when the member has no score in the bucket
+-- participants, lower, total, votes}; score and rank are nil when the member has no score in the bucket
 -- (above is then the lowest member with a positive score), likewise for prev_*.
 -- Ranks are competition ranks: 1 + members with a strictly higher score. On a top_n
 -- board a member outside the kept ranking has its exact score but no rank, and no
 -- member above (members outside the ranking may score higher). total: members with a
 -- score in the bucket (a top_n board's exact scores); lower: of them, those with a
--- strictly lower score than a ranked member (nil without a rank).
+-- strictly lower score than a ranked member (nil without a rank). votes: the member's
+-- score in the real view (votes cast for it in the bucket; '0' without).
 
 local member = ARGV[1]
 local top_n = ARGV[3] == '1'
@@ -53,7 +56,8 @@ local prev_score, prev_rank = false, false
 if ARGV[2] == '1' then
   prev_score, prev_rank = standing(KEYS[2], KEYS[4])
 end
-local participants = redis.call('PFCOUNT', unpack(KEYS, 5))
+local participants = redis.call('PFCOUNT', unpack(KEYS, 6))
+local votes = redis.call('ZSCORE', KEYS[5], member) or '0'
 local total
 if top_n then
   total = redis.call('HLEN', KEYS[3])
@@ -65,4 +69,4 @@ if rank then
   lower = total - redis.call('ZCOUNT', KEYS[1], score, '+inf')
 end
 return {score, rank, above_member, above_score, above_rank, prev_score, prev_rank, participants,
-  lower, total}
+  lower, total, votes}

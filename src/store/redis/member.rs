@@ -38,6 +38,9 @@ pub struct StandingReply {
     pub lower: Option<i64>,
     /// Members with a score in the bucket.
     pub total: i64,
+    /// The member's score in the real view, in units (on a votes board: its votes);
+    /// `None` where it is not read (a sharded scores board's).
+    pub votes: Option<i64>,
 }
 
 impl StandingReply {
@@ -55,6 +58,7 @@ impl StandingReply {
             participants,
             lower,
             total,
+            votes,
         ] = items
         else {
             return Err(bad());
@@ -74,6 +78,7 @@ impl StandingReply {
             participants: as_int(participants).ok_or_else(bad)?,
             lower: as_int(lower),
             total: as_int(total).ok_or_else(bad)?,
+            votes: Some(as_units(votes).ok_or_else(bad)?),
         })
     }
 }
@@ -98,7 +103,8 @@ impl RedisStore {
                 let mut inv = MEMBER.key(q.board.scores(q.view, q.bucket));
                 inv.key(q.board.scores(q.view, previous))
                     .key(q.board.exact_scores(q.bucket))
-                    .key(q.board.exact_scores(previous));
+                    .key(q.board.exact_scores(previous))
+                    .key(q.board.scores(View::Real, q.bucket));
                 for key in q.board.member_voters(q.bucket, q.member) {
                     inv.key(key);
                 }

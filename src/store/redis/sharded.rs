@@ -358,6 +358,8 @@ impl RedisStore {
             participants,
             lower,
             total,
+            // A sharded board holding separate scores (a scores board) has no votes.
+            votes: None,
         })
     }
 }
