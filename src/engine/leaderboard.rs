@@ -542,35 +542,37 @@ pub async fn standings(
                 .await?
     {
         archived = bucket.left_redis(Utc::now());
-        // A member's votes are its real-view score: the archive keeps each view apart.
-        let real = match sel.view {
-            View::Real => None,
-            View::Display => {
-                archive::read_bucket(
-                    &state.db,
-                    sel.board.config.board.id,
-                    &sel.bucket,
-                    View::Real,
-                )
-                .await?
-            }
-        };
-        let real = real.as_ref().unwrap_or(&bucket);
-        for (m, r) in members.iter().zip(replies.iter_mut()) {
+        let mut from_archive = Vec::new();
+        for (i, (m, r)) in members.iter().zip(replies.iter_mut()).enumerate() {
             if r.score.is_none()
                 && let Some(standing) = archived_standing(&bucket, m.as_str())
             {
                 archived = true;
+                from_archive.push(i);
                 *r = StandingReply {
                     previous_score: r.previous_score,
                     previous_rank: r.previous_rank,
-                    votes: real
-                        .entries
-                        .iter()
-                        .find(|e| e.member == m.as_str())
-                        .map(|e| e.units),
                     ..standing
                 };
+            }
+        }
+        // A member's votes are its real-view score: the archive keeps each view apart.
+        if !from_archive.is_empty() {
+            let other = match sel.view {
+                View::Real => None,
+                View::Display => {
+                    let id = sel.board.config.board.id;
+                    archive::read_bucket(&state.db, id, &sel.bucket, View::Real).await?
+                }
+            };
+            let real = other.as_ref().unwrap_or(&bucket);
+            for i in from_archive {
+                let member = members[i].as_str();
+                replies[i].votes = real
+                    .entries
+                    .iter()
+                    .find(|e| e.member == member)
+                    .map(|e| e.units);
             }
         }
     }

@@ -431,6 +431,30 @@ struct EmbedPage {
     page: BoardPage,
 }
 
+/// Where a ranking request is served and what it ranks: a public board's bucket.
+fn ranking_of(
+    state: &AppState,
+    req: &HttpRequest,
+    raw: &str,
+    query: &PageQuery,
+) -> Result<(Surface, Selection), PageError> {
+    let surface = Surface::of(req);
+    let board = public_board(state, raw, surface)?;
+    Ok((surface, select(&board, query.period.as_deref())?))
+}
+
+/// The read cache's key of a ranking block: the same for every visitor of a board,
+/// period, language and surface.
+fn ranking_key(sel: &Selection, l: Lang, surface: Surface) -> String {
+    format!(
+        "ranking:{}:{}:{}:{}",
+        sel.board.cache_id(),
+        sel.bucket.period,
+        l.tag(),
+        surface.base()
+    )
+}
+
 /// The ranking block alone, for the page's refresh: the same for every visitor of a
 /// board, period and language, so it comes from the read cache.
 async fn get_ranking(
@@ -440,19 +464,10 @@ async fn get_ranking(
     path: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let surface = Surface::of(&req);
-    let board = public_board(&state, &path, surface)?;
-    let sel = select(&board, query.period.as_deref())?;
-    let key = format!(
-        "ranking:{}:{}:{}:{}",
-        board.cache_id(),
-        sel.bucket.period,
-        l.tag(),
-        surface.base()
-    );
+    let (surface, sel) = ranking_of(&state, &req, &path, &query)?;
     let body = state
         .reads
-        .get_or_make(key, || async {
+        .get_or_make(ranking_key(&sel, l, surface), || async {
             render_block(cards(&state, l, surface, &sel, None).await?)
         })
         .await?;
@@ -474,11 +489,9 @@ async fn stream_ranking(
     path: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {
-    let surface = Surface::of(&req);
-    let board = public_board(&state, &path, surface)?;
-    let sel = select(&board, query.period.as_deref())?;
+    let (surface, sel) = ranking_of(&state, &req, &path, &query)?;
     let subscription = events::subscribe(&state, &sel, MAX_LIMIT).await?;
-    let label = board.config.board.slug.to_string();
+    let label = sel.board.config.board.slug.to_string();
     let state = state.get_ref().clone();
     let render = move |update: Update| {
         let (state, sel) = (state.clone(), sel.clone());
@@ -488,11 +501,8 @@ async fn stream_ranking(
                 None => return Ok((keep_alive(), 0)),
             };
             let key = format!(
-                "ranking-push:{}:{}:{}:{}:{:x}",
-                sel.board.cache_id(),
-                sel.bucket.period,
-                l.tag(),
-                surface.base(),
+                "{}:push:{:x}",
+                ranking_key(&sel, l, surface),
                 top.fingerprint()
             );
             let block = state

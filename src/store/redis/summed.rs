@@ -131,8 +131,10 @@ impl RedisStore {
     ) -> Result<StandingReply, RedisFailure> {
         let mut reads = vec![(q.view, q.bucket)];
         reads.extend(q.previous.map(|p| (q.view, p)));
-        // The real view's bucket, for the member's votes.
-        reads.push((View::Real, q.bucket));
+        // The real view's bucket, for the member's votes, unless that is the view read.
+        if q.view != View::Real {
+            reads.push((View::Real, q.bucket));
+        }
         let voters = [Voters::Member(q.bucket, q.member)];
         let (summed, participants) = tokio::try_join!(
             self.summed(q.board, &reads),
@@ -152,7 +154,10 @@ impl RedisStore {
                     .then_with(|| a.0.as_bytes().cmp(b.0.as_bytes()))
             })
             .map(|(m, u)| (m.clone(), *u, rank_of(current, *u)));
-        let real = summed.last().and_then(score_in).unwrap_or(0);
+        let real = match q.view {
+            View::Real => score,
+            View::Display => summed.last().and_then(score_in),
+        };
         let previous = q.previous.and_then(|_| summed.get(1));
         let previous_score = previous.and_then(score_in);
         Ok(StandingReply {
@@ -164,7 +169,7 @@ impl RedisStore {
             participants: participants.first().copied().unwrap_or(0),
             lower: score.map(|s| current.iter().filter(|(_, u)| *u < s).count() as i64),
             total: current.len() as i64,
-            votes: Some(real),
+            votes: Some(real.unwrap_or(0)),
         })
     }
 

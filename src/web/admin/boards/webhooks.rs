@@ -17,7 +17,7 @@ use crate::engine::error::EngineError;
 use crate::engine::state::AppState;
 use crate::error::PageError;
 use crate::i18n::Lang;
-use crate::web::admin::{Chrome, html_with, see_other};
+use crate::web::admin::{Chrome, html, html_with, see_other};
 use crate::web::forms::CsrfForm;
 use crate::web::session::{self, AdminUser};
 
@@ -101,8 +101,7 @@ pub async fn get_webhooks(
         events: EVENT_KINDS.iter().map(|k| (*k).to_owned()).collect(),
         ..WebhookForm::default()
     };
-    let page = page(&state, Chrome::of(&session, &user), &path, form, None).await?;
-    html_with(&page, StatusCode::OK)
+    html(&page(&state, Chrome::of(&session, &user), &path, form, None).await?)
 }
 
 pub async fn create_webhook(
@@ -115,19 +114,26 @@ pub async fn create_webhook(
     let config = board(&state, &path)?;
     let slug = config.board.slug.clone();
     let blank = |v: &str| (!v.trim().is_empty()).then(|| v.trim().to_owned());
-    let top = match blank(&form.top).map(|t| t.parse::<i64>()) {
-        Some(Ok(top)) => Some(top),
-        Some(Err(_)) => Some(0),
-        None => None,
+    let top = blank(&form.top)
+        .map(|t| {
+            t.parse::<i64>()
+                .map_err(|_| EngineError::invalid_field("top", "top must be between 1 and 100"))
+        })
+        .transpose();
+    let created = match top {
+        Ok(top) => {
+            let new = NewWebhook {
+                url: form.url.trim().to_owned(),
+                period: blank(&form.period),
+                view: blank(&form.view),
+                top,
+                events: Some(form.events.clone()),
+            };
+            board_webhooks::create(&state, &user.actor(), &slug, new).await
+        }
+        Err(err) => Err(err),
     };
-    let new = NewWebhook {
-        url: form.url.trim().to_owned(),
-        period: blank(&form.period),
-        view: blank(&form.view),
-        top,
-        events: Some(form.events.clone()),
-    };
-    match board_webhooks::create(&state, &user.actor(), &slug, new).await {
+    match created {
         Ok(hook) => {
             session::flash(
                 &session,
