@@ -99,6 +99,7 @@ async fn vote_usec(
                     value: None,
                     display: increment.display,
                     carry: increment.carry,
+                    adjusts: None,
                 }
                 .encode();
                 (member, voter, entry)
@@ -179,6 +180,7 @@ async fn append_usec(port: u16, body: &str, group: usize) -> (f64, f64) {
                     value: None,
                     display: 1_500_000,
                     carry: 100_000,
+                    adjusts: None,
                 }
                 .encode(),
             );
@@ -248,6 +250,7 @@ fn entries(rng: &mut rand::rngs::StdRng, n: usize, days: i64) -> Vec<Entry> {
                 value: None,
                 display: 1_500_000,
                 carry: 150_000,
+                adjusts: None,
             }
         })
         .collect();

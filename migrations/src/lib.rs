@@ -21,6 +21,7 @@ mod m20261125_000016_index_bracket_results;
 mod m20261125_000017_add_board_instances;
 mod m20261125_000018_create_ledger;
 mod m20261126_000019_create_board_webhooks;
+mod m20261126_000020_add_ledger_adjusts;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -48,6 +49,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000017_add_board_instances::Migration),
             Box::new(m20261125_000018_create_ledger::Migration),
             Box::new(m20261126_000019_create_board_webhooks::Migration),
+            Box::new(m20261126_000020_add_ledger_adjusts::Migration),
         ]
     }
 }

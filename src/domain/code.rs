@@ -130,6 +130,8 @@ pub enum Code {
     TooManyStreams,
     WebhookNotFound,
     TooManyWebhooks,
+    BucketReleased,
+    NegativeScore,
 }
 
 impl Code {
@@ -160,6 +162,8 @@ impl Code {
             Self::TooManyStreams => "too_many_streams",
             Self::WebhookNotFound => "webhook_not_found",
             Self::TooManyWebhooks => "too_many_webhooks",
+            Self::BucketReleased => "bucket_released",
+            Self::NegativeScore => "negative_score",
             Self::InvalidRatio => "invalid_ratio",
             Self::InvalidSeason => "invalid_season",
             Self::InvalidTiers => "invalid_tiers",

@@ -7,8 +7,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::Invalid;
+use super::adjustment::target_period;
 use super::code::Code;
 use super::ids::VoterId;
+use super::period::Period;
 use super::scoring::Op;
 
 /// One accepted write. A vote carries its `count` and the units it added to the display
@@ -40,6 +42,10 @@ pub struct Entry {
     /// Display units it carried into the next bucket (millionths; 0 for none).
     #[serde(default)]
     pub carry: i64,
+    /// An adjustment's bucket (`<period>:<label>`, see `domain::adjustment`): it counts
+    /// there alone, its `at` inside it; `None` for a write, which counts in every period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjusts: Option<String>,
 }
 
 impl Entry {
@@ -51,6 +57,14 @@ impl Entry {
     /// An entry as Redis holds it; `None` when it is not one.
     pub fn decode(text: &str) -> Option<Self> {
         serde_json::from_str(text).ok()
+    }
+
+    /// Whether it counts in `period`'s buckets: a write in every period's, an adjustment
+    /// in its own period's only.
+    pub fn counts_in(&self, period: Period) -> bool {
+        self.adjusts
+            .as_deref()
+            .is_none_or(|target| target_period(target) == Some(period))
     }
 }
 
@@ -143,6 +157,7 @@ mod tests {
             value: None,
             display: 4_500_000,
             carry: 450_000,
+            adjusts: None,
         };
         assert_eq!(Entry::decode(&vote.encode()), Some(vote.clone()));
         let score = Entry {
@@ -151,9 +166,23 @@ mod tests {
             count: 1,
             display: 0,
             carry: 0,
-            ..vote
+            ..vote.clone()
         };
         assert_eq!(Entry::decode(&score.encode()), Some(score));
+        let adjustment = Entry {
+            voter: None,
+            count: 5,
+            display: 0,
+            adjusts: Some("day:2026-11-25".into()),
+            ..vote.clone()
+        };
+        assert_eq!(
+            Entry::decode(&adjustment.encode()),
+            Some(adjustment.clone())
+        );
+        assert!(vote.counts_in(Period::Week) && vote.counts_in(Period::All));
+        assert!(adjustment.counts_in(Period::Day));
+        assert!(!adjustment.counts_in(Period::Week) && !adjustment.counts_in(Period::All));
         assert_eq!(Entry::decode("not json"), None);
     }
 

@@ -1,10 +1,11 @@
 //! Pure types and rules: identifiers, periods and buckets, scores, board settings,
-//! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions, ledger entries,
-//! live tops and their changes.
+//! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions, ledger entries
+//! and adjustments, live tops and their changes.
 //!
 //! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
 //! carried inward as these types.
 
+pub mod adjustment;
 pub mod auth;
 pub mod board;
 pub mod board_webhook;

@@ -64,6 +64,11 @@ impl BucketWalk {
         }
     }
 
+    /// The period it walks.
+    pub fn period(&self) -> Period {
+        self.period
+    }
+
     /// Counts one vote; `vote.at` must not be before the previous vote's. Answers the
     /// buckets it closed, oldest first: the one before it and, when nothing was counted
     /// in the bucket after that, the bucket its carry-over went to.

@@ -1,6 +1,7 @@
 //! Votes, rate limits, leaderboards and configuration: domain rules and stores put together.
 
 pub mod activity;
+pub mod adjustments;
 pub mod admin;
 pub mod archive;
 pub mod auth;

@@ -6,11 +6,12 @@
 //! batch at a time, every entry SQL held when the loss was found (`lg:rebuild`'s
 //! `until`, which the drain also records before it stores the first entry of Redis's new
 //! life, so the new life's votes are never replayed on top of themselves): both views of
-//! every calendar period, carry-over, distinct voters and hourly counts. Initial votes
-//! come back through `reconcile`; rule counters and rolling windows start afresh, and
-//! `scores` boards are not rebuilt (a `set` or `best` depends on what it found). A
-//! sharded `votes` board is found lost and rebuilt shard by shard, each shard from the
-//! entries of its voters.
+//! every calendar period, carry-over, distinct voters and hourly counts, and adjustments
+//! in the buckets they name. Initial votes come back through `reconcile`; rule counters
+//! and rolling windows start afresh, and `scores` boards are not rebuilt (a `set` or
+//! `best` depends on what it found). A sharded `votes` board is found lost and rebuilt
+//! shard by shard, each shard from the entries of its voters (an adjustment from its
+//! member's shard).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -148,7 +149,11 @@ fn replay_of(board: &BoardConfig, entries: &[&Entry]) -> Result<Replay, EngineEr
     let mut hours: HashMap<i64, i64> = HashMap::new();
     for e in entries {
         let at = DateTime::from_timestamp_millis(e.at).unwrap_or_default();
-        for &period in settings.periods.iter().filter(|p| p.rolling().is_none()) {
+        for &period in settings
+            .periods
+            .iter()
+            .filter(|&&p| p.rolling().is_none() && e.counts_in(p))
+        {
             let bucket = Bucket::containing(period, tz, at)?;
             add(&bucket, View::Real, &e.member, e.count);
             add(&bucket, View::Display, &e.member, e.display);
@@ -170,7 +175,10 @@ fn replay_of(board: &BoardConfig, entries: &[&Entry]) -> Result<Replay, EngineEr
                 }
             }
         }
-        *hours.entry(epoch_hour_of_ms(e.at)).or_insert(0) += e.count;
+        // An adjustment is no vote cast in an hour.
+        if e.adjusts.is_none() {
+            *hours.entry(epoch_hour_of_ms(e.at)).or_insert(0) += e.count;
+        }
     }
     Ok(Replay {
         scores: scores

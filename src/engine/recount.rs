@@ -1,5 +1,5 @@
 //! **Recounting a board from its ledger**: every bucket of every calendar period, both
-//! views, carry-over and initial votes, replayed from SQL in time order through
+//! views, carry-over, initial votes and adjustments (each in its own bucket), replayed from SQL in time order through
 //! `domain::recount` (one bucket per period in memory at a time) and compared with what
 //! Redis holds; with `repair`, what differs is set to the recount.
 //!
@@ -148,7 +148,7 @@ pub async fn recount(
             _ => board.keys.write_source(&e.member, e.voter.as_deref()),
         };
         let (checker, walks) = &mut parts[source];
-        for walk in walks {
+        for walk in walks.iter_mut().filter(|w| e.counts_in(w.period())) {
             for counted in walk.add(vote)? {
                 checker.check(counted).await?;
             }
@@ -368,25 +368,18 @@ impl Checker<'_> {
         let upto = trimmed_seq(self.state, self.of, self.source, trimmed).await?;
         let tz = self.board.board.settings.timezone;
         let before = bucket.previous(tz);
-        let range = |b: &Bucket| {
-            (
-                b.start.map_or(i64::MIN, |t| t.timestamp_millis()),
-                b.end.map_or(i64::MAX, |t| t.timestamp_millis()),
-            )
-        };
-        let within = |b: &Bucket, at: i64| {
-            let (from, to) = range(b);
-            from <= at && at < to
+        let within = |b: &Bucket, e: &Entry| {
+            e.counts_in(b.period)
+                && b.start.is_none_or(|s| s.timestamp_millis() <= e.at)
+                && b.end.is_none_or(|t| e.at < t.timestamp_millis())
         };
         let db = &self.state.db;
-        let (from, to) = range(bucket);
         let here = |voter: Option<&str>| self.counts_here(member, voter);
-        let (real, display, _) =
-            sql::member_sums(db, self.of, member, upto, (from, to), &here).await?;
+        let (real, display, _) = sql::member_sums(db, self.of, member, upto, bucket, &here).await?;
         let mut units = if view == View::Real { real } else { display };
         if view == View::Display {
             if let Some(b) = &before {
-                units += sql::member_sums(db, self.of, member, upto, range(b), &here)
+                units += sql::member_sums(db, self.of, member, upto, b, &here)
                     .await?
                     .2;
             }
@@ -401,13 +394,13 @@ impl Checker<'_> {
             .filter_map(|t| Entry::decode(t))
             .filter(|e| e.member == member)
         {
-            if within(bucket, e.at) {
+            if within(bucket, &e) {
                 units += if view == View::Real {
                     e.count
                 } else {
                     e.display
                 };
-            } else if view == View::Display && before.as_ref().is_some_and(|b| within(b, e.at)) {
+            } else if view == View::Display && before.as_ref().is_some_and(|b| within(b, &e)) {
                 units += e.carry;
             }
         }

@@ -174,6 +174,7 @@ impl Prepared {
             value,
             display,
             carry,
+            adjusts: None,
         };
         Some(entry.encode())
     }

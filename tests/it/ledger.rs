@@ -215,7 +215,7 @@ async fn two_instances_draining_at_once_store_each_entry_once() {
 }
 
 /// The test's own view of the app's stores, as another instance would build it.
-async fn stores(app: &TestApp) -> ovation::engine::state::AppState {
+pub(crate) async fn stores(app: &TestApp) -> ovation::engine::state::AppState {
     ovation::startup::connect(app.settings.clone())
         .await
         .unwrap()
@@ -1157,6 +1157,29 @@ async fn lost_and_rebuilt(storage: Value) {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
+    // Adjustments come back in their buckets alone.
+    let now = chrono::Utc::now().to_rfc3339();
+    for (member, adjustment) in [
+        (
+            "m2",
+            json!({"period": "day", "at": now, "view": "real", "delta": 3}),
+        ),
+        (
+            "m1",
+            json!({"period": "all", "view": "display", "delta": -1}),
+        ),
+        ("m3", json!({"period": "week", "at": now, "delta": 4})),
+    ] {
+        let mut adjustment = adjustment;
+        adjustment["reason"] = json!("test");
+        let (status, body) = app
+            .post(
+                &format!("/api/v1/admin/boards/lost/members/{member}/adjustments"),
+                adjustment,
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
     let stored = ledger(&app, "lost", 1000).await;
     let tz: chrono_tz::Tz = "Asia/Shanghai".parse().unwrap();
     let mut labels = std::collections::BTreeSet::new();

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // Test helpers panic on purpose when the app misbehaves.
 
+mod adjustments;
 mod admin;
 mod archive;
 mod board_webhooks;

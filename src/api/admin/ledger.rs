@@ -39,7 +39,7 @@ pub struct LedgerEntry {
     pub voter: Option<String>,
     pub channel: Option<String>,
     pub terminal: Option<String>,
-    /// Votes (1 for a score write).
+    /// Votes (1 for a score write; an adjustment's real-view change).
     pub count: i64,
     /// A vote: what it added to the display view (votes × multiplier).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,6 +59,11 @@ pub struct LedgerEntry {
     /// The revocation that struck it out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revoked: Option<i64>,
+    /// An adjustment (`POST …/members/{member}/adjustments`): the one bucket it changed,
+    /// as `<period>:<label>`; its `at` is that bucket's start (`all`: when it was made),
+    /// its `count` what it added to the real view, `display` to the display view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adjusts: Option<String>,
 }
 
 impl LedgerEntry {
@@ -80,6 +85,7 @@ impl LedgerEntry {
             op: e.op.map(|o| o.as_str().to_owned()),
             value: e.value.map(|v| to_points(v, decimals)),
             revoked: r.revoked,
+            adjusts: e.adjusts,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The admin API (`admin` scope): boards, members, rate-limit rules, API keys, leagues.
 
+pub mod adjustments;
 pub mod api_keys;
 pub mod board_webhooks;
 pub mod boards;
@@ -36,6 +37,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(members::import_members)
             .service(members::update_member)
             .service(members::delete_member)
+            .service(adjustments::create_adjustment)
             .service(rules::create_rule)
             .service(rules::list_rules)
             .service(rules::get_rule)

@@ -414,6 +414,12 @@ impl BoardKeys {
         format!("{}idem:{}:{caller}:{key}", self.base, caller.len())
     }
 
+    /// The first answer to an adjustment with this idempotency key from this admin
+    /// (string, expires): `<fingerprint>|<real>|<display>` (see `adjust.lua`).
+    pub fn adjustment(&self, actor: &str, key: &IdempotencyKey) -> String {
+        format!("{}adj:{}:{actor}:{key}", self.base, actor.len())
+    }
+
     /// Initial votes already added to the all-time display board (hash: member -> units).
     pub fn initial_applied(&self) -> String {
         format!("{}init", self.base)

@@ -14,6 +14,7 @@
 //! of hanging requests. `connection` puts one Redis and a Redis Cluster behind one
 //! connection type; every script's keys share one slot (the board's hash tag).
 
+mod adjust;
 mod announce;
 mod board;
 mod connection;
@@ -49,6 +50,7 @@ use std::time::{Duration, Instant};
 
 use redis::{AsyncCommands, Script, ServerErrorKind, Value};
 
+pub use adjust::{AdjustCall, AdjustReply, Adjusted};
 use connection::Connection;
 pub use connection::RedisTarget;
 pub use group_commit::DEFAULT_GROUP as DEFAULT_VOTE_GROUP;

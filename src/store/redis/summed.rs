@@ -62,7 +62,9 @@ impl RedisStore {
                         *sums.entry(member).or_insert(0) += as_units(score).ok_or_else(bad)?;
                     }
                 }
-                let mut summed: Summed = sums.into_iter().collect();
+                // A member whose parts add up to 0 (an adjustment took its score back
+                // in another shard) holds no score, as on a board that keeps one set.
+                let mut summed: Summed = sums.into_iter().filter(|(_, u)| *u != 0).collect();
                 summed.sort_by(|a, b| {
                     b.1.cmp(&a.1)
                         .then_with(|| b.0.as_bytes().cmp(a.0.as_bytes()))

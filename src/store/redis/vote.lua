@@ -112,10 +112,13 @@
 -- increments are each below 10^d cannot take a score from below 10^d past M, so on a
 -- board marked '1' it skips the overflow check (two ZSCOREs and their parsing: a
 -- sixteenth of its time); a vote that leaves an all-time score at 10^d or more marks the
--- board '0', and initial votes (initial.lua) remove the mark. Every other bucket and
--- rolling total of the board is at most the all-time score of its view, so the mark
--- bounds them too. Boards without `all` always check. Increments and scores are compared
--- by their digits: a positive whole number below 10^d has at most d.
+-- board '0', and initial votes (initial.lua) and adjustments of the all-time bucket
+-- (adjust.lua) remove the mark. Every other bucket and rolling total of the board is at
+-- most the all-time score of its view plus what adjustments left in it, at most
+-- M - 2 * 10^d (see adjust.lua), so the mark bounds them too. Boards without `all`, and
+-- votes the mark does not let through, check every bucket the vote writes. Increments
+-- and scores are compared by their digits: a positive whole number below 10^d has at
+-- most d.
 --
 -- Invariant: every check comes before the first write, so a refused vote changes no
 -- score, no rule counter and no mark; a rate-limit refusal writes only its refusals
@@ -196,10 +199,6 @@ local function overflows(hd, member, real_inc, display_text, carry_text)
   local display_inc = tonumber(display_text)
   local max_units = hd.max_units
   local sum = pending(hd, member) or {0, 0, 0}
-  if hd.all_key then
-    return exceeds(KEYS[hd.all_key + 1], member, sum[1], real_inc, max_units)
-      or exceeds(KEYS[hd.all_key + 2], member, sum[2], display_inc, max_units)
-  end
   local carry = carry_text ~= '0' and tonumber(carry_text)
   for p = 0, hd.n - 1 do
     local base = hd.period_key + 3 * p

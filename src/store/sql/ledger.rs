@@ -9,13 +9,15 @@ use chrono::{DateTime, Utc};
 use futures_util::{Stream, StreamExt};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, StreamTrait,
+    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend,
+    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, StreamTrait,
 };
 
 use super::entities::{ledger_cursor, ledger_entry, revocation};
 use super::{SqlError, from_naive, to_naive};
+use crate::domain::adjustment;
 use crate::domain::ledger::{Entry, Recorded, Revocation, RevocationRequest};
+use crate::domain::period::Bucket;
 use crate::domain::scoring::Op;
 
 /// Rows per INSERT: 16 bound values each, far below every backend's limit.
@@ -237,6 +239,7 @@ fn row(of: LedgerOf<'_>, seq: i64, e: &Entry) -> ledger_entry::ActiveModel {
         value: Set(e.value),
         display: Set(e.display),
         carry: Set(e.carry),
+        adjusts: Set(e.adjusts.clone()),
         revoked: Set(None),
     }
 }
@@ -263,6 +266,7 @@ fn recorded(m: ledger_entry::Model) -> Result<Recorded, SqlError> {
             value: m.value,
             display: m.display,
             carry: m.carry,
+            adjusts: m.adjusts,
         },
     })
 }
@@ -325,23 +329,30 @@ pub async fn seq_of(
         .await?)
 }
 
-/// What `member`'s entries not revoked, up to `seq` `upto`, from `from_ms` (inclusive)
-/// to `to_ms` (exclusive), by the voters `keep` takes (`None`: entries naming no voter),
-/// add up to: (votes, display units, carried units).
+/// What `member`'s entries not revoked, up to `seq` `upto`, that count in `bucket` (its
+/// writes, and its adjustments of that bucket), by the voters `keep` takes (`None`:
+/// entries naming no voter), add up to: (votes, display units, carried units).
 pub async fn member_sums(
     db: &impl ConnectionTrait,
     of: LedgerOf<'_>,
     member: &str,
     upto: i64,
-    (from_ms, to_ms): (i64, i64),
+    bucket: &Bucket,
     keep: &(dyn Fn(Option<&str>) -> bool + Sync),
 ) -> Result<(i64, i64, i64), SqlError> {
+    let from_ms = bucket.start.map_or(i64::MIN, |t| t.timestamp_millis());
+    let to_ms = bucket.end.map_or(i64::MAX, |t| t.timestamp_millis());
     let rows: Vec<(Option<String>, i64, i64, i64)> = entries(of)
         .filter(ledger_entry::Column::Revoked.is_null())
         .filter(ledger_entry::Column::Seq.lte(upto))
         .filter(ledger_entry::Column::Member.eq(member))
         .filter(ledger_entry::Column::AtMs.gte(from_ms))
         .filter(ledger_entry::Column::AtMs.lt(to_ms))
+        .filter(
+            Condition::any()
+                .add(ledger_entry::Column::Adjusts.is_null())
+                .add(ledger_entry::Column::Adjusts.eq(adjustment::target(bucket))),
+        )
         .select_only()
         .column(ledger_entry::Column::Voter)
         .column(ledger_entry::Column::Count)

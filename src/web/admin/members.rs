@@ -1,5 +1,6 @@
 //! Members in the dashboard: the table with ranks per period, add/edit, enable/disable,
-//! and CSV import with a preview before anything is written.
+//! CSV import with a preview before anything is written, and a member's history with
+//! the form that adjusts its score in one bucket.
 
 use std::collections::HashMap;
 
@@ -12,9 +13,11 @@ use serde::Deserialize;
 use super::boards::board;
 use super::{Chrome, html, html_with, see_other};
 use crate::api::admin::members::{MemberFields, merged, read_csv};
+use crate::domain::adjustment::Asked;
 use crate::domain::code::Code;
-use crate::domain::ids::MemberId;
+use crate::domain::ids::{IdempotencyKey, MemberId};
 use crate::domain::period::{Bucket, Period};
+use crate::engine::adjustments;
 use crate::engine::admin as engine;
 use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
@@ -47,6 +50,11 @@ pub fn routes(r: &mut impl Router) {
         "/boards/{board}/members/{member}/history",
         member_history,
     );
+    r.add(
+        Method::POST,
+        "/boards/{board}/members/{member}/adjustments",
+        adjust_member,
+    );
 }
 
 /// Buckets a member's history page shows.
@@ -57,6 +65,24 @@ struct HistoryRow {
     rank: String,
     score: String,
     archived: bool,
+}
+
+/// The adjustment form: what was typed, kept when it is refused.
+#[derive(Debug, Default, Deserialize)]
+struct AdjustForm {
+    #[serde(default)]
+    period: String,
+    #[serde(default)]
+    at: String,
+    #[serde(default)]
+    view: String,
+    #[serde(default)]
+    delta: String,
+    #[serde(default)]
+    reason: String,
+    /// Chosen when the form is drawn, so a form sent twice adjusts once.
+    #[serde(default)]
+    key: String,
 }
 
 #[derive(Template)]
@@ -71,18 +97,28 @@ struct HistoryPage {
     name: String,
     /// (period, label, selected): the board's calendar periods.
     periods: Vec<(&'static str, String, bool)>,
+    /// The period shown.
+    period: &'static str,
     chart: String,
     /// Newest first.
     rows: Vec<HistoryRow>,
+    /// A votes board's members are adjusted here; (period, label): the calendar periods
+    /// and `all` the board keeps.
+    adjustable: Vec<(&'static str, String)>,
+    form: AdjustForm,
+    error: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 struct HistoryQuery {
     period: Option<String>,
+    /// Fills the adjustment form's bucket.
+    at: Option<String>,
 }
 
 /// A member's score and rank over the last buckets of a period: a chart and a table,
-/// archived buckets marked.
+/// archived buckets marked; on a votes board, the form that adjusts the member's score
+/// in one bucket.
 async fn member_history(
     state: web::Data<AppState>,
     session: Session,
@@ -93,6 +129,35 @@ async fn member_history(
     let (board_slug, member) = path.into_inner();
     let config = board(&state, &board_slug)?;
     let member = MemberId::parse(&member).map_err(|e| PageError::NotFound(e.message))?;
+    let query = query.into_inner();
+    let form = AdjustForm {
+        period: query.period.clone().unwrap_or_default(),
+        at: query.at.unwrap_or_default(),
+        ..AdjustForm::default()
+    };
+    let page = history_page(
+        &state,
+        Chrome::of(&session, &user),
+        &config,
+        &member,
+        query.period.as_deref(),
+        form,
+        None,
+    )
+    .await?;
+    html(&page)
+}
+
+async fn history_page(
+    state: &AppState,
+    chrome: Chrome,
+    config: &std::sync::Arc<BoardConfig>,
+    member: &MemberId,
+    period: Option<&str>,
+    mut form: AdjustForm,
+    error: Option<String>,
+) -> Result<HistoryPage, PageError> {
+    let board_slug = &config.board.slug;
     let settings = &config.board.settings;
     if settings.instances.is_some() {
         return Err(PageError::NotFound(format!(
@@ -112,12 +177,14 @@ async fn member_history(
         .or(calendar.first())
     else {
         return Err(PageError::NotFound(format!(
-            "board {} keeps no calendar period",
-            config.board.slug
+            "board {board_slug} keeps no calendar period"
         )));
     };
-    let period = match query.period.as_deref() {
-        Some(p) => Period::parse(p).map_err(|e| PageError::Invalid(e.message))?,
+    let period = match period {
+        Some(p) => Period::parse(p)
+            .ok()
+            .filter(|p| calendar.contains(p))
+            .unwrap_or(fallback),
         None => fallback,
     };
     let sel = leaderboard::select(
@@ -126,8 +193,7 @@ async fn member_history(
         None,
         None,
     )?;
-    let history = leaderboard::history(&state, &sel, &member, HISTORY_BUCKETS).await?;
-    let chrome = Chrome::of(&session, &user);
+    let history = leaderboard::history(state, &sel, member, HISTORY_BUCKETS).await?;
     let l = chrome.l;
     let tz = settings.timezone;
     let now = chrono::Utc::now();
@@ -156,15 +222,36 @@ async fn member_history(
         lang: l,
     }
     .render();
-    html(&HistoryPage {
+    let adjustable = if settings.scoring.is_scores() {
+        Vec::new()
+    } else {
+        settings
+            .periods
+            .iter()
+            .filter(|p| p.rolling().is_none())
+            .map(|p| (p.as_str(), l.period("live-period", p.as_str())))
+            .collect()
+    };
+    if form.period.is_empty() {
+        form.period = period.as_str().to_owned();
+    }
+    if form.at.is_empty() && form.period != Period::All.as_str() {
+        form.at = Bucket::containing(period, tz, now)
+            .map_err(EngineError::from)?
+            .label;
+    }
+    if form.key.is_empty() {
+        form.key = format!("dash-{:016x}", rand::random::<u64>());
+    }
+    Ok(HistoryPage {
         l,
         user: chrome.user,
         csrf: chrome.csrf,
         flash: chrome.flash,
-        slug: config.board.slug.to_string(),
+        slug: board_slug.to_string(),
         name: config
             .members
-            .get(&member)
+            .get(member)
             .map_or_else(|| member.to_string(), |m| m.name.clone()),
         member: member.to_string(),
         periods: calendar
@@ -177,6 +264,7 @@ async fn member_history(
                 )
             })
             .collect(),
+        period: period.as_str(),
         chart,
         rows: history
             .buckets
@@ -188,7 +276,98 @@ async fn member_history(
                 archived: h.archived,
             })
             .collect(),
+        adjustable,
+        form,
+        error,
     })
+}
+
+/// Adjusts the member's score in one bucket (`engine::adjustments`); a refusal shows the
+/// page again with what was typed and why.
+async fn adjust_member(
+    state: web::Data<AppState>,
+    session: Session,
+    user: AdminUser,
+    path: web::Path<(String, String)>,
+    form: CsrfForm<AdjustForm>,
+) -> Result<HttpResponse, PageError> {
+    let (raw_board, raw_member) = path.into_inner();
+    let config = board(&state, &raw_board)?;
+    let member = MemberId::parse(&raw_member).map_err(|e| PageError::NotFound(e.message))?;
+    let form = form.0;
+    let outcome = async {
+        let delta = form.delta.trim().parse::<i64>().map_err(|_| {
+            EngineError::invalid(
+                Code::InvalidDelta,
+                "the change must be a whole number of votes",
+            )
+        })?;
+        let key = IdempotencyKey::parse(&form.key)?;
+        let asked = Asked {
+            period: &form.period,
+            at: Some(form.at.trim()).filter(|a| !a.is_empty()),
+            view: &form.view,
+            delta,
+            reason: &form.reason,
+        };
+        adjustments::adjust(
+            &state,
+            &user.actor(),
+            &config.board.slug,
+            member.clone(),
+            asked,
+            Some(key),
+        )
+        .await
+    }
+    .await;
+    let back = |period: &str| {
+        Some(period)
+            .filter(|p| Period::parse(p).is_ok_and(|p| p.is_periodic()))
+            .map(str::to_owned)
+    };
+    match outcome {
+        Ok(made) => {
+            let a = &made.adjustment;
+            session::flash(
+                &session,
+                &user.lang.tr(
+                    "flash-member-adjusted",
+                    &[
+                        ("id", member.to_string().into()),
+                        ("delta", a.delta.into()),
+                        ("bucket", a.bucket.label.clone().into()),
+                    ],
+                ),
+            );
+            let period = back(a.bucket.period.as_str())
+                .map(|p| format!("?period={p}"))
+                .unwrap_or_default();
+            Ok(see_other(&format!(
+                "/admin/boards/{}/members/{}/history{period}",
+                config.board.slug, member
+            )))
+        }
+        Err(
+            err @ (EngineError::Invalid { .. }
+            | EngineError::Conflict { .. }
+            | EngineError::NotFound { .. }),
+        ) => {
+            let period = back(&form.period);
+            let page = history_page(
+                &state,
+                Chrome::of(&session, &user),
+                &config,
+                &member,
+                period.as_deref(),
+                form,
+                Some(err.to_string()),
+            )
+            .await?;
+            html_with(&page, actix_web::http::StatusCode::UNPROCESSABLE_ENTITY)
+        }
+        Err(other) => Err(other.into()),
+    }
 }
 
 struct MemberRow {
@@ -215,6 +394,8 @@ struct MembersPage {
     periods: Vec<&'static str>,
     /// A family: its members have no history of their own (each instance has theirs).
     family: bool,
+    /// A votes board other than a family: each row leads to the member's adjustment form.
+    adjustable: bool,
     members: Vec<MemberRow>,
     /// The search, and where this page starts in the matching members.
     q: String,
@@ -339,6 +520,7 @@ async fn members_page(
         slug: config.board.slug.to_string(),
         periods: periods.iter().map(|p| p.as_str()).collect(),
         family: settings.instances.is_some(),
+        adjustable: settings.instances.is_none() && !settings.scoring.is_scores(),
         members: rows,
         q: query.q.clone(),
         first: first + 1,

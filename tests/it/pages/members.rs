@@ -443,3 +443,111 @@ async fn dashboard_forms_keep_input_members_page_and_csv_behave() {
     );
     assert!(csv.body.contains(",plain,'@once,1\n"), "{}", csv.body);
 }
+
+/// A member's row leads to the adjustment form on its history page: an adjustment moves
+/// that bucket, a form sent twice adjusts once, a refused one keeps what was typed and
+/// says why; a scores board has no form.
+#[tokio::test]
+async fn the_dashboard_adjusts_a_members_score_in_one_bucket() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "adj", "title": "Adjust", "periods": ["day", "all"]}))
+        .await;
+    app.members("adj", &["m1", "m2"]).await;
+    app.vote("adj", json!({"member": "m1", "count": 3})).await;
+    app.board(json!({"slug": "pts", "title": "Points", "scoring": "scores"}))
+        .await;
+    app.members("pts", &["p1"]).await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+
+    let list = browser.get("/admin/boards/adj/members").await;
+    assert!(
+        list.body
+            .contains("href=\"/admin/boards/adj/members/m1/history#adjust\""),
+        "{}",
+        list.body
+    );
+    let page = browser.get("/admin/boards/adj/members/m1/history").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert!(
+        page.body
+            .contains(&format!("name=\"at\" value=\"{today}\"")),
+        "the form names today's bucket: {}",
+        page.body
+    );
+    let key = page
+        .body
+        .split("name=\"key\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+    let form = [
+        ("_csrf", csrf.as_str()),
+        ("key", key.as_str()),
+        ("period", "day"),
+        ("at", today.as_str()),
+        ("view", "real"),
+        ("delta", "+4"),
+        ("reason", "counted by hand"),
+    ];
+    for _ in 0..2 {
+        let done = browser
+            .post("/admin/boards/adj/members/m1/adjustments", &form)
+            .await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+        assert_eq!(
+            done.location(),
+            "/admin/boards/adj/members/m1/history?period=day"
+        );
+    }
+    let (_, day) = app
+        .get("/api/v1/boards/adj/members/m1?period=day&view=real")
+        .await;
+    assert_eq!(num(&day["score"]), 7.0, "adjusted once: {day}");
+    let (_, all) = app
+        .get("/api/v1/boards/adj/members/m1?period=all&view=real")
+        .await;
+    assert_eq!(num(&all["score"]), 3.0, "no other period: {all}");
+    let page = browser
+        .get("/admin/boards/adj/members/m1/history?period=day")
+        .await;
+    assert!(
+        page.body.contains("Member m1 adjusted by 4 in"),
+        "{}",
+        page.body
+    );
+
+    let refused = browser
+        .post(
+            "/admin/boards/adj/members/m2/adjustments",
+            &[
+                ("_csrf", &csrf),
+                ("key", "dash-2"),
+                ("period", "day"),
+                ("at", &today),
+                ("view", "real"),
+                ("delta", "-1"),
+                ("reason", "typed reason"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(refused.body.contains("below 0"), "{}", refused.body);
+    assert!(
+        refused.body.contains(">typed reason</textarea>"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.contains("name=\"delta\" value=\"-1\""),
+        "{}",
+        refused.body
+    );
+
+    let scores = browser.get("/admin/boards/pts/members/p1/history").await;
+    assert!(!scores.body.contains("id=\"adjust\""), "{}", scores.body);
+    let list = browser.get("/admin/boards/pts/members").await;
+    assert!(!list.body.contains("#adjust"), "{}", list.body);
+}

@@ -26,6 +26,8 @@ pub struct Model {
     pub value: Option<i64>,
     pub display: i64,
     pub carry: i64,
+    /// An adjustment's bucket (`<period>:<label>`); null for a write.
+    pub adjusts: Option<String>,
     /// The revocation that struck it out.
     pub revoked: Option<i64>,
 }
