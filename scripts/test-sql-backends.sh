@@ -40,6 +40,6 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== SQL-layer tests on PostgreSQL" >&2
-OVATION_TEST_DATABASE_URL="$PG_URL" cargo test --test it -- admin:: archive:: sync:: limits:: durability:: leagues:: league_play:: ledger:: board_webhooks::
+OVATION_TEST_DATABASE_URL="$PG_URL" cargo test --test it -- admin:: archive:: sync:: limits:: durability:: leagues:: league_play:: ledger:: board_webhooks:: adjustments::
 echo "== SQL-layer tests on MariaDB" >&2
-OVATION_TEST_DATABASE_URL="$MY_URL" cargo test --test it -- admin:: archive:: sync:: limits:: durability:: leagues:: league_play:: ledger:: board_webhooks::
+OVATION_TEST_DATABASE_URL="$MY_URL" cargo test --test it -- admin:: archive:: sync:: limits:: durability:: leagues:: league_play:: ledger:: board_webhooks:: adjustments::

@@ -164,10 +164,11 @@ pub async fn append(
 }
 
 /// PostgreSQL's INSERT of `new`, numbered on after `last`: one array per column through
-/// UNNEST, so the statement has 15 parameters however many rows it carries. A multi-row
-/// VALUES of 16 parameters a row cost PostgreSQL about 30 µs of CPU a row to bind and
+/// UNNEST, so the statement has 16 parameters however many rows it carries. A multi-row
+/// VALUES of 17 parameters a row cost PostgreSQL about 30 µs of CPU a row to bind and
 /// plan, five times the insert itself. Text arrays carry NULL as '' (an id, channel,
-/// terminal or operator is never empty), and the nullable value as text.
+/// terminal, operator or adjusted bucket is never empty), and the nullable value as
+/// text.
 async fn insert_unnested(
     txn: &impl ConnectionTrait,
     of: LedgerOf<'_>,
@@ -204,14 +205,16 @@ async fn insert_unnested(
         texts(|e| e.value.map(|v| v.to_string())),
         ints(|e| e.display),
         ints(|e| e.carry),
+        texts(|e| e.adjusts.clone()),
     ];
     let sql = "INSERT INTO ledger_entries (board_id, instance, seq, entry_id, at_ms, \
-        recorded_ms, member, voter, channel, terminal, count, op, value, display, carry) \
+        recorded_ms, member, voter, channel, terminal, count, op, value, display, carry, \
+        adjusts) \
         SELECT $1, $2, s, e, a, r, m, NULLIF(v, ''), NULLIF(c, ''), NULLIF(t, ''), n, \
-        NULLIF(o, ''), NULLIF(x, '')::bigint, d, y \
+        NULLIF(o, ''), NULLIF(x, '')::bigint, d, y, NULLIF(j, '') \
         FROM UNNEST($3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], \
         $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::text[], \
-        $14::bigint[], $15::bigint[]) AS u(s, e, a, r, m, v, c, t, n, o, x, d, y)";
+        $14::bigint[], $15::bigint[], $16::text[]) AS u(s, e, a, r, m, v, c, t, n, o, x, d, y, j)";
     txn.execute_raw(Statement::from_sql_and_values(
         DbBackend::Postgres,
         sql,
