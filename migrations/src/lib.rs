@@ -22,6 +22,7 @@ mod m20261125_000017_add_board_instances;
 mod m20261125_000018_create_ledger;
 mod m20261126_000019_create_board_webhooks;
 mod m20261126_000020_add_ledger_adjusts;
+mod m20261126_000021_add_votes_counted_from;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -50,6 +51,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000018_create_ledger::Migration),
             Box::new(m20261126_000019_create_board_webhooks::Migration),
             Box::new(m20261126_000020_add_ledger_adjusts::Migration),
+            Box::new(m20261126_000021_add_votes_counted_from::Migration),
         ]
     }
 }

@@ -538,7 +538,7 @@ pub async fn get_around(
     Ok(HttpResponse::Ok().json(TopResponse::from(page)))
 }
 
-/// Participants and members of a bucket, and votes per hour over the last 48 hours.
+/// Participants, members and votes of a bucket, and votes per hour over the last 48 hours.
 #[utoipa::path(get, path = "/api/v1/boards/{board}/stats", tag = "reads",
     params(("board" = String, Path), SelectQuery),
     responses((status = 200, body = StatsResponse), (status = 404, body = super::ErrorBody)))]
@@ -837,6 +837,12 @@ pub struct StatsResponse {
     pub participants: i64,
     /// Members with a score in the bucket (real view).
     pub total_members: i64,
+    /// Votes counted in the bucket: the sum of its members' real-view scores (each
+    /// vote's count, adjustments included; participants count people, this counts
+    /// votes). Null on a `scores` board, for a rolling window, and for a bucket that
+    /// began before the board counted votes per bucket (boards made before this count
+    /// existed).
+    pub votes: Option<i64>,
     /// The last 48 hours, oldest first, ending with the current hour.
     pub votes_per_hour: Vec<HourVotes>,
 }
@@ -849,6 +855,7 @@ impl From<leaderboard::Stats> for StatsResponse {
             bucket: v.bucket,
             participants: v.participants,
             total_members: v.total_members,
+            votes: v.votes,
             votes_per_hour: v.votes_per_hour.into_iter().map(Into::into).collect(),
         }
     }

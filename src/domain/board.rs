@@ -6,7 +6,7 @@ use chrono_tz::Tz;
 
 use super::Invalid;
 use super::ids::{BoardSlug, MemberId};
-use super::period::Period;
+use super::period::{Bucket, Period};
 use super::retention::{ARCHIVE_TOP_DEFAULT, Retention};
 use super::score::Milli;
 use super::scoring::{Scoring, Storage};
@@ -359,6 +359,17 @@ pub struct Board {
     pub id: i64,
     pub slug: BoardSlug,
     pub settings: BoardSettings,
+    /// From when Redis counts each bucket's votes: a board made before the count existed
+    /// has none for its earlier buckets; `None`: from the start.
+    pub votes_counted_from: Option<DateTime<Utc>>,
+}
+
+impl Board {
+    /// Whether `bucket`'s votes are all counted (it began when the count did, or later).
+    pub fn counts_votes_of(&self, bucket: &Bucket) -> bool {
+        self.votes_counted_from
+            .is_none_or(|from| bucket.start.is_some_and(|start| start >= from))
+    }
 }
 
 /// A registered member of a board.

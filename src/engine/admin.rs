@@ -88,6 +88,7 @@ pub async fn update_board(
         id: current.board.id,
         slug: slug.clone(),
         settings,
+        votes_counted_from: current.board.votes_counted_from,
     };
     sql::boards::update_board(&state.db, &board).await?;
     changed(state, Change::Board(slug.clone())).await?;

@@ -405,6 +405,7 @@ mod tests {
                 id: 1,
                 slug: slug.clone(),
                 settings: BoardSettings::new(title.to_owned()),
+                votes_counted_from: None,
             },
             members: HashMap::new(),
             rules: Vec::new(),

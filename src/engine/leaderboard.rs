@@ -813,6 +813,9 @@ pub struct Stats {
     pub participants: i64,
     /// Members with a score in the bucket (real view).
     pub total_members: i64,
+    /// Votes counted in the bucket (its real view's sum); `None` on a scores board, for
+    /// a rolling window, and for a bucket that began before the board counted them.
+    pub votes: Option<i64>,
     /// The last 48 hours, oldest first, ending with the current hour.
     pub votes_per_hour: Vec<HourCount>,
 }
@@ -821,7 +824,8 @@ pub struct Stats {
 pub const STATS_HOURS: i64 = 48;
 
 /// Participants, members and votes of a bucket, and votes and refusals per hour over the
-/// last 48 hours.
+/// last 48 hours. (People and votes are different counts: a bucket's `votes` is what its
+/// real view adds up to, adjustments included.)
 pub async fn stats(state: &AppState, sel: &Selection) -> Result<Stats, EngineError> {
     let redis = &state.redis;
     let now = Utc::now()
@@ -847,12 +851,22 @@ pub async fn stats(state: &AppState, sel: &Selection) -> Result<Stats, EngineErr
     } else {
         redis.bucket_counts(&sel.board.keys, &sel.bucket).await?
     };
+    let board = &sel.board.config.board;
+    let votes = if board.settings.scoring.is_scores()
+        || sel.bucket.period.rolling().is_some()
+        || !board.counts_votes_of(&sel.bucket)
+    {
+        None
+    } else {
+        Some(redis.bucket_votes(&sel.board.keys, &sel.bucket).await?)
+    };
     Ok(Stats {
         board: sel.board.name(),
         period: sel.bucket.period.to_string(),
         bucket: sel.bucket.label.clone(),
         participants,
         total_members,
+        votes,
         votes_per_hour: hours
             .into_iter()
             .zip(counts)

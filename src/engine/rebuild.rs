@@ -6,8 +6,8 @@
 //! batch at a time, every entry SQL held when the loss was found (`lg:rebuild`'s
 //! `until`, which the drain also records before it stores the first entry of Redis's new
 //! life, so the new life's votes are never replayed on top of themselves): both views of
-//! every calendar period, carry-over, distinct voters and hourly counts, and adjustments
-//! in the buckets they name. Initial votes come back through `reconcile`; rule counters
+//! every calendar period, carry-over, distinct voters, hourly and per-bucket vote counts,
+//! and adjustments in the buckets they name. Initial votes come back through `reconcile`; rule counters
 //! and rolling windows start afresh, and `scores` boards are not rebuilt (a `set` or
 //! `best` depends on what it found). A sharded `votes` board is found lost and rebuilt
 //! shard by shard, each shard from the entries of its voters (an adjustment from its
@@ -130,7 +130,7 @@ async fn rebuild_part(
 }
 
 /// What `entries` add to the board's keys: scores by bucket, view and member, voters by
-/// bucket (and member), votes by hour.
+/// bucket (and member), votes by hour and by bucket.
 fn replay_of(board: &BoardConfig, entries: &[&Entry]) -> Result<Replay, EngineError> {
     let settings = &board.board.settings;
     let tz = settings.timezone;
@@ -180,6 +180,17 @@ fn replay_of(board: &BoardConfig, entries: &[&Entry]) -> Result<Replay, EngineEr
             *hours.entry(epoch_hour_of_ms(e.at)).or_insert(0) += e.count;
         }
     }
+    // A bucket's vote count is what its real view gains.
+    let mut counts: BTreeMap<String, (Bucket, i64)> = BTreeMap::new();
+    for ((label, view, _), (bucket, units)) in &scores {
+        if *view == View::Real {
+            counts
+                .entry(label.clone())
+                .or_insert_with(|| (bucket.clone(), 0))
+                .1 += units;
+        }
+    }
+    let counts = counts.into_values().collect();
     Ok(Replay {
         scores: scores
             .into_iter()
@@ -190,5 +201,6 @@ fn replay_of(board: &BoardConfig, entries: &[&Entry]) -> Result<Replay, EngineEr
             .map(|((_, member), (bucket, voters))| (bucket, member, voters))
             .collect(),
         hours: hours.into_iter().collect(),
+        counts,
     })
 }

@@ -42,26 +42,28 @@ fn labels(now: DateTime<Utc>) -> Vec<(String, String)> {
     labels.into_iter().collect()
 }
 
+/// A `/top` answer's scores, as `snapshot` keeps them at (period, label, view).
+fn ranking(snapshot: &mut Snapshot, at: (&str, &str, &str), top: &Value) {
+    let entries = top["entries"].as_array().unwrap_or_else(|| panic!("{top}"));
+    snapshot.insert(
+        (at.0.to_owned(), at.1.to_owned(), at.2.to_owned()),
+        entries
+            .iter()
+            .map(|e| {
+                (
+                    e["member"].as_str().unwrap().to_owned(),
+                    units(at.2, &e["score"]),
+                )
+            })
+            .collect(),
+    );
+}
+
 /// Every ranking of `labels` in both views, the rolling window, each day's
 /// participants and hourly vote count, and each member's all-time participants.
 async fn snapshot(app: &TestApp, board: &str, labels: &[(String, String)]) -> (Snapshot, Value) {
     let mut rankings = Snapshot::new();
     let mut rest = Vec::new();
-    let mut read = |period: &str, label: &str, view: &str, top: &Value| {
-        let entries = top["entries"].as_array().unwrap_or_else(|| panic!("{top}"));
-        rankings.insert(
-            (period.to_owned(), label.to_owned(), view.to_owned()),
-            entries
-                .iter()
-                .map(|e| {
-                    (
-                        e["member"].as_str().unwrap().to_owned(),
-                        units(view, &e["score"]),
-                    )
-                })
-                .collect(),
-        );
-    };
     for (period, label) in labels {
         for view in ["real", "display"] {
             let (_, top) = app
@@ -69,12 +71,12 @@ async fn snapshot(app: &TestApp, board: &str, labels: &[(String, String)]) -> (S
                     "/api/v1/boards/{board}/top?period={period}&at={label}&view={view}&limit=100"
                 ))
                 .await;
-            read(period, label, view, &top);
+            ranking(&mut rankings, (period, label, view), &top);
         }
-        if period == "day" {
+        if period == "day" || period == "all" {
             let (_, stats) = app
                 .get(&format!(
-                    "/api/v1/boards/{board}/stats?period=day&at={label}"
+                    "/api/v1/boards/{board}/stats?period={period}&at={label}"
                 ))
                 .await;
             rest.push(json!([
@@ -82,6 +84,10 @@ async fn snapshot(app: &TestApp, board: &str, labels: &[(String, String)]) -> (S
                 stats["participants"],
                 crate::harness::hourly_total(&stats)
             ]));
+            rankings.insert(
+                (period.to_owned(), label.to_owned(), "votes".to_owned()),
+                BTreeMap::from([("votes".to_owned(), stats["votes"].as_i64().unwrap())]),
+            );
         }
     }
     for view in ["real", "display"] {
@@ -92,7 +98,7 @@ async fn snapshot(app: &TestApp, board: &str, labels: &[(String, String)]) -> (S
             .await;
         // A sharded votes board keeps no rolling window.
         if status != StatusCode::UNPROCESSABLE_ENTITY {
-            read("rolling:24h", "", view, &top);
+            ranking(&mut rankings, ("rolling:24h", "", view), &top);
         }
     }
     for m in ["m1", "m2", "m3"] {
@@ -102,6 +108,15 @@ async fn snapshot(app: &TestApp, board: &str, labels: &[(String, String)]) -> (S
         rest.push(json!([m, read["participants"]]));
     }
     (rankings, json!(rest))
+}
+
+/// Adds `delta` votes to a bucket's vote count in `snapshot`.
+fn add_votes(snapshot: &mut Snapshot, period: &str, label: &str, delta: i64) {
+    *snapshot
+        .get_mut(&(period.to_owned(), label.to_owned(), "votes".to_owned()))
+        .unwrap()
+        .get_mut("votes")
+        .unwrap() += delta;
 }
 
 /// Adds `delta` units to a member's score in one ranking of `snapshot`, as the board
@@ -195,6 +210,7 @@ async fn one_bucket_only(slug: &str, storage: Value) {
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     add(&mut expected, ("day", &yesterday, "real"), "m2", 5);
+    add_votes(&mut expected, "day", &yesterday, 5);
     let m2 = expected[&("day".to_owned(), yesterday.clone(), "real".to_owned())]["m2"];
     assert_eq!(
         body,
@@ -217,6 +233,7 @@ async fn one_bucket_only(slug: &str, storage: Value) {
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     add(&mut expected, ("all", "all", "real"), "m3", 7);
+    add_votes(&mut expected, "all", "all", 7);
     add(&mut expected, ("all", "all", "display"), "m3", 7_000_000);
     assert_eq!(body["view"], "both");
     assert_eq!(
@@ -243,6 +260,7 @@ async fn one_bucket_only(slug: &str, storage: Value) {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!(body["real"], 0, "{body}");
     add(&mut expected, ("day", &today, "real"), &member, -score);
+    add_votes(&mut expected, "day", &today, -score);
     assert!(!expected[&("day".to_owned(), today.clone(), "real".to_owned())].contains_key(&member));
     assert_eq!(snapshot(&app, slug, &labels).await, (expected, rest));
 

@@ -937,15 +937,15 @@ async fn revocation(storage: Value) {
             }
         }
     }
-    // Participants: the distinct voters left in each day; votes per hour add up.
+    // Participants: the distinct voters left in each day; its votes, those kept.
     for day in 0..4 {
         let at = now - chrono::Duration::days(day);
         let bucket = Bucket::containing(Period::Day, tz, at).unwrap();
-        let voters: HashSet<&str> = kept
+        let in_day: Vec<&&Cast> = kept
             .iter()
             .filter(|c| Bucket::containing(Period::Day, tz, c.3).unwrap() == bucket)
-            .map(|c| c.0.as_str())
             .collect();
+        let voters: HashSet<&str> = in_day.iter().map(|c| c.0.as_str()).collect();
         let (_, stats) = app
             .get(&format!(
                 "/api/v1/boards/rv/stats?period=day&at={}",
@@ -953,8 +953,11 @@ async fn revocation(storage: Value) {
             ))
             .await;
         assert_eq!(
-            stats["participants"].as_u64(),
-            Some(voters.len() as u64),
+            (stats["participants"].as_u64(), stats["votes"].as_i64()),
+            (
+                Some(voters.len() as u64),
+                Some(in_day.iter().map(|c| c.2).sum())
+            ),
             "{} {stats}",
             bucket.label
         );
@@ -1112,6 +1115,7 @@ async fn reads(app: &TestApp, board: &str, labels: &[(String, String)]) -> Vec<V
             out.push(json!([
                 label,
                 stats["participants"],
+                stats["votes"],
                 crate::harness::hourly_total(&stats)
             ]));
         }

@@ -620,21 +620,24 @@ async fn percentiles_and_top_shares_match_a_model_with_ties_on_every_layout() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_member_read_answers_its_votes_in_the_bucket_whatever_the_view() {
+async fn member_reads_and_stats_answer_the_votes_of_the_bucket_whatever_the_view() {
     use proptest::strategy::{Strategy, ValueTree};
     let app = TestApp::spawn().await;
     let mut runner = proptest::test_runner::TestRunner::default();
     let now = chrono::Utc::now();
     let members = ["a", "b", "c", "d"];
     for case in 0..4 {
-        // (days ago, member, count)
-        let votes = proptest::collection::vec((0i64..3, 0usize..4, 1i64..6), 1..25)
+        // (days ago, member, count, voter)
+        let votes = proptest::collection::vec((0i64..3, 0usize..4, 1i64..6, 0usize..5), 1..25)
             .new_tree(&mut runner)
             .unwrap()
             .current();
         let slug = format!("people{case}");
+        // A zone whose days begin on the half hour too.
+        let zone = if case % 2 == 0 { "UTC" } else { "Asia/Kolkata" };
+        let tz: chrono_tz::Tz = zone.parse().unwrap();
         app.board(
-            json!({"slug": slug, "title": slug, "periods": ["day", "all"], "timezone": "UTC",
+            json!({"slug": slug, "title": slug, "periods": ["day", "all"], "timezone": zone,
             "multiplier": 3, "carry_over": 0.5, "max_count": 10}),
         )
         .await;
@@ -649,24 +652,34 @@ async fn a_member_read_answers_its_votes_in_the_bucket_whatever_the_view() {
             )
             .await;
         assert_eq!(status, StatusCode::OK, "{body}");
-        for (ago, who, count) in &votes {
+        let day_of = |ago: i64| {
+            ovation::domain::period::Bucket::containing(
+                ovation::domain::period::Period::Day,
+                tz,
+                now - chrono::Duration::days(ago),
+            )
+            .unwrap()
+            .label
+        };
+        for (ago, who, count, voter) in &votes {
             let at = (now - chrono::Duration::days(*ago)).to_rfc3339();
             let (status, body) = app
                 .vote(
                     &slug,
-                    json!({"member": members[*who], "count": count, "at": at}),
+                    json!({"member": members[*who], "count": count, "at": at,
+                        "voter": format!("v{voter}")}),
                 )
                 .await;
             assert_eq!(status, StatusCode::OK, "{body}");
         }
         for ago in 0..3 {
-            let day = (now - chrono::Duration::days(ago))
-                .format("%Y-%m-%d")
-                .to_string();
+            let day = day_of(ago);
+            let in_day = |v: &&(i64, usize, i64, usize)| day_of(v.0) == day;
             for (i, m) in members.iter().enumerate() {
                 let want: i64 = votes
                     .iter()
-                    .filter(|(a, w, _)| *a == ago && *w == i)
+                    .filter(in_day)
+                    .filter(|v| v.1 == i)
                     .map(|v| v.2)
                     .sum();
                 for view in ["display", "real"] {
@@ -683,6 +696,21 @@ async fn a_member_read_answers_its_votes_in_the_bucket_whatever_the_view() {
                     );
                 }
             }
+            // The bucket's votes and its people: different counts.
+            let (status, stats) = app
+                .get(&format!("/api/v1/boards/{slug}/stats?period=day&at={day}"))
+                .await;
+            assert_eq!(status, StatusCode::OK, "{stats}");
+            let voters: std::collections::BTreeSet<usize> =
+                votes.iter().filter(in_day).map(|v| v.3).collect();
+            assert_eq!(
+                (&stats["votes"], &stats["participants"]),
+                (
+                    &json!(votes.iter().filter(in_day).map(|v| v.2).sum::<i64>()),
+                    &json!(voters.len())
+                ),
+                "{day} of {votes:?}"
+            );
         }
         for (i, m) in members.iter().enumerate() {
             let want: i64 = votes.iter().filter(|v| v.1 == i).map(|v| v.2).sum();
@@ -694,6 +722,14 @@ async fn a_member_read_answers_its_votes_in_the_bucket_whatever_the_view() {
             // Initial votes and carry-over show in the display score, never in votes.
             assert_eq!(read["votes"], json!(want), "{m} all time of {votes:?}");
         }
+        let (_, stats) = app
+            .get(&format!("/api/v1/boards/{slug}/stats?period=all"))
+            .await;
+        assert_eq!(
+            stats["votes"],
+            json!(votes.iter().map(|v| v.2).sum::<i64>()),
+            "{stats}"
+        );
     }
     // A scores board counts points, not votes.
     app.board(json!({"slug": "points", "title": "Points", "scoring": "scores"}))
@@ -708,4 +744,69 @@ async fn a_member_read_answers_its_votes_in_the_bucket_whatever_the_view() {
     assert_eq!(status, StatusCode::OK);
     let (_, read) = app.get("/api/v1/boards/points/members/a").await;
     assert_eq!(read["votes"], json!(null), "{read}");
+    let (_, stats) = app.get("/api/v1/boards/points/stats").await;
+    assert_eq!(stats["votes"], json!(null), "{stats}");
+}
+
+/// A bucket's `votes` is answered where the board counted all of them: not for a bucket
+/// that began before the board counted votes per bucket (a board made before the count
+/// existed), nor for a rolling window.
+#[tokio::test(flavor = "multi_thread")]
+async fn stats_answer_no_votes_where_the_board_did_not_count_them_all() {
+    use sea_orm::{ConnectionTrait, Database, Statement};
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "older", "title": "Older", "timezone": "UTC",
+        "periods": ["day", "all", "rolling:24h"]}))
+        .await;
+    app.members("older", &["a"]).await;
+    let now = chrono::Utc::now();
+    let today = now.format("%Y-%m-%d").to_string();
+    let yesterday = (now - chrono::Duration::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    for at in [now, now - chrono::Duration::days(1)] {
+        let (status, body) = app
+            .vote(
+                "older",
+                json!({"member": "a", "count": 2, "at": at.to_rfc3339()}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let votes = |period: &str, at: &str| {
+        let app = app.clone();
+        let path = format!("/api/v1/boards/older/stats?period={period}&at={at}");
+        async move { app.get(&path).await.1["votes"].clone() }
+    };
+    assert_eq!(votes("day", &yesterday).await, json!(2));
+    assert_eq!(votes("all", "all").await, json!(4));
+    // As if the board had been made before the count: it counts from today on.
+    let start_of_today = now
+        .date_naive()
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        .and_utc()
+        .timestamp_millis();
+    let db = Database::connect(&app.database.url).await.unwrap();
+    db.execute_raw(Statement::from_string(
+        db.get_database_backend(),
+        format!("UPDATE boards SET votes_counted_from_ms = {start_of_today} WHERE slug = 'older'"),
+    ))
+    .await
+    .unwrap();
+    let (status, body) = app
+        .patch(
+            "/api/v1/admin/boards/older",
+            json!({"title": "Older still"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(votes("day", &today).await, json!(2));
+    assert_eq!(votes("day", &yesterday).await, json!(null));
+    assert_eq!(votes("all", "all").await, json!(null));
+    let (status, rolling) = app
+        .get("/api/v1/boards/older/stats?period=rolling:24h")
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rolling}");
+    assert_eq!(rolling["votes"], json!(null), "{rolling}");
 }

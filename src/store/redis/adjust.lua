@@ -8,6 +8,8 @@
 -- KEYS[4]  late writes (hash: epoch hour -> writes; see vote.lua)
 -- KEYS[5]  the board's headroom mark (see vote.lua): removed when an all-time score moves
 -- KEYS[6]  the board's ledger (list; see vote.lua)
+-- KEYS[7]  votes counter (hash; see vote.lua): the bucket's count (field KEYS[2]) moves
+--          with its real view
 -- ARGV[1]  member id
 -- ARGV[2]  units added to the real view (0: the view is left alone)
 -- ARGV[3]  units added to the display view (0: left alone)
@@ -73,6 +75,9 @@ for i, v in ipairs(views) do
     end
     result[i + 1] = score
   end
+end
+if ARGV[2] ~= '0' then
+  redis.call('HINCRBY', KEYS[7], KEYS[2], ARGV[2])
 end
 if ARGV[9] == '1' then
   redis.call('DEL', KEYS[5])

@@ -164,6 +164,7 @@ impl RedisStore {
             .key(keys.late_writes())
             .key(keys.headroom())
             .key(keys.ledger())
+            .key(keys.vote_counts())
             .arg(call.member)
             .arg(call.real)
             .arg(call.display)

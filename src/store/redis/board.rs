@@ -90,7 +90,7 @@ impl RedisStore {
     ) -> Result<Vec<i64>, RedisFailure> {
         let mut pipe = redis::pipe();
         for slot in board.slots() {
-            pipe.cmd("HMGET").arg(slot.votes_per_hour()).arg(hours);
+            pipe.cmd("HMGET").arg(slot.vote_counts()).arg(hours);
         }
         let slots: Vec<Vec<Option<i64>>> = self.query("votes_per_hour", pipe).await?;
         let mut sums = vec![0; hours.len()];
@@ -100,6 +100,21 @@ impl RedisStore {
             }
         }
         Ok(sums)
+    }
+
+    /// Votes counted in `bucket` of a votes board (its real view's gains, counted by the
+    /// write scripts beside the hours'), over the board's slots.
+    pub async fn bucket_votes(
+        &self,
+        board: &BoardKeys,
+        bucket: &Bucket,
+    ) -> Result<i64, RedisFailure> {
+        let mut pipe = redis::pipe();
+        for slot in board.slots() {
+            pipe.hget(slot.vote_counts(), slot.scores(View::Real, bucket));
+        }
+        let counts: Vec<Option<i64>> = self.query("bucket_votes", pipe).await?;
+        Ok(counts.into_iter().flatten().sum())
     }
 
     /// Rate-limit refusals per rule (rule id, votes) in each of the given hours, over

@@ -96,7 +96,7 @@ impl RedisStore {
                         .ignore();
                     pipe.pexpire(shard.participants(bucket), ttl_ms).ignore();
                 }
-                pipe.pexpire(shard.votes_per_hour(), ttl_ms).ignore();
+                pipe.pexpire(shard.vote_counts(), ttl_ms).ignore();
             }
         }
         self.query::<()>("instances_refresh", pipe).await

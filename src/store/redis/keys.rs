@@ -403,8 +403,9 @@ impl BoardKeys {
         format!("{}lg:lease", self.base)
     }
 
-    /// Votes per hour (hash: hours since the epoch -> votes).
-    pub fn votes_per_hour(&self) -> String {
+    /// Votes counted per hour and per bucket (hash: hours since the epoch -> votes; a
+    /// bucket's real rankings key, [`Self::scores`], -> votes counted in the bucket).
+    pub fn vote_counts(&self) -> String {
         format!("{}vph", self.base)
     }
 
@@ -656,12 +657,12 @@ mod tests {
             );
         }
         assert_eq!(keys.ranking_of("ov:{b:8}:z:d:day:2019-03-17"), None);
-        assert_eq!(keys.ranking_of(&keys.votes_per_hour()), None);
+        assert_eq!(keys.ranking_of(&keys.vote_counts()), None);
         assert_eq!(
             keys.member_participants(&day, "m1"),
             "ov:{b:7}:pm:day:2019-03-17:m1"
         );
-        assert_eq!(keys.votes_per_hour(), "ov:{b:7}:vph");
+        assert_eq!(keys.vote_counts(), "ov:{b:7}:vph");
         assert_eq!(
             keys.rule_counters(3, "day", Some(1_763_596_800)),
             "ov:{b:7}:rl:3:day:1763596800"
@@ -682,8 +683,8 @@ mod tests {
             Keys::new("ov:").board(7, Storage::Sharded { shards: 16 }, Spread::Members, Tz::UTC);
         let shards = keys.shards();
         assert_eq!(shards.len(), 16);
-        assert_eq!(shards[3].votes_per_hour(), "ov:{b:7:s3}:vph");
-        assert_eq!(keys.member_shard("alice").votes_per_hour(), {
+        assert_eq!(shards[3].vote_counts(), "ov:{b:7:s3}:vph");
+        assert_eq!(keys.member_shard("alice").vote_counts(), {
             let i = shard_of("alice", 16);
             format!("ov:{{b:7:s{i}}}:vph")
         });

@@ -4,13 +4,14 @@
 -- half-way, never count an entry twice.
 --
 -- KEYS[1]  the rebuild's progress (hash: until -> last seq to replay, done -> replayed)
--- KEYS[2]  votes per hour (hash: epoch hour -> votes)
+-- KEYS[2]  votes counter (hash: epoch hour -> votes, real rankings key -> votes in the
+--          bucket; see vote.lua)
 -- then one ranking (zset) per score change, then one HyperLogLog per voter set
 -- ARGV[1]  from: the seq the rebuild must be at
 -- ARGV[2]  to: the last seq of this batch
 -- ARGV[3]  s, the score changes; then per change: member, units to add
 -- then h, the voter sets; then per set: n, then n voters
--- then pairs: an epoch hour, the votes it gains
+-- then pairs: an epoch hour or a bucket's real rankings key, the votes it gains
 --
 -- Returns 1 when applied, 0 when the rebuild is elsewhere (nothing changed).
 

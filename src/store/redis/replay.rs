@@ -23,6 +23,8 @@ pub struct Replay {
     pub voters: Vec<(Bucket, Option<String>, Vec<String>)>,
     /// (epoch hour, votes).
     pub hours: Vec<(i64, i64)>,
+    /// (bucket, votes counted in it).
+    pub counts: Vec<(Bucket, i64)>,
 }
 
 impl RedisStore {
@@ -61,7 +63,7 @@ impl RedisStore {
         replay: &Replay,
     ) -> Result<bool, RedisFailure> {
         let mut call = REPLAY.key(board.ledger_rebuild());
-        call.key(board.votes_per_hour())
+        call.key(board.vote_counts())
             .arg(from)
             .arg(to)
             .arg(replay.scores.len());
@@ -79,6 +81,9 @@ impl RedisStore {
         }
         for (hour, votes) in &replay.hours {
             call.arg(hour).arg(votes);
+        }
+        for (bucket, votes) in &replay.counts {
+            call.arg(board.scores(View::Real, bucket)).arg(votes);
         }
         let reply = self.run_script_all("replay", &REPLAY, &[call]).await?;
         reply

@@ -3,17 +3,20 @@
 -- failure changes nothing it did already.
 -- Rankings move by the (negative) amounts given, which commute with votes counted
 -- meanwhile; a member left at 0 leaves the ranking (no vote makes a score of 0). The
--- hours' vote counts go down, and their late-write counts up, so the archive writes
+-- buckets' and the hours' vote counts go down, and their late-write counts up, so the archive writes
 -- again the closed buckets those hours count in (see vote.lua).
 --
--- KEYS[1]  votes per hour (hash: epoch hour -> votes)
+-- KEYS[1]  votes counter (hash: epoch hour -> votes, real rankings key -> votes in the
+--          bucket; see vote.lua)
 -- KEYS[2]  late writes (hash: epoch hour -> writes)
 -- KEYS[3]  the steps done (hash: '<revocation id>:<chunk>' -> 1)
 -- then one ranking (zset) per change
 -- ARGV[1]  this step's name, '<revocation id>:<chunk>'
 -- ARGV[2]  c, the number of changes; then per change i (1-based) at 1 + 2i, 2 + 2i: the
 --          member, the units to add (negative)
--- then pairs from 3 + 2c: an epoch hour, the votes revoked in it
+-- then at 3 + 2c: b, the number of buckets whose vote counts go down; then per bucket
+-- its real rankings key (as the counter's field) and the votes revoked in it
+-- then pairs from 4 + 2c + 2b: an epoch hour, the votes revoked in it
 --
 -- Returns how many members left a ranking (-1: the step was done before).
 
@@ -30,7 +33,11 @@ for i = 1, c do
     gone = gone + 1
   end
 end
-for i = 3 + 2 * c, #ARGV, 2 do
+local b = tonumber(ARGV[3 + 2 * c])
+for i = 4 + 2 * c, 3 + 2 * c + 2 * b, 2 do
+  redis.call('HINCRBY', KEYS[1], ARGV[i], -tonumber(ARGV[i + 1]))
+end
+for i = 4 + 2 * c + 2 * b, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[1], ARGV[i], -tonumber(ARGV[i + 1]))
   redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
 end

@@ -3,6 +3,7 @@
 //! distinct-voter HyperLogLogs rebuilt from the ledger, whose voters the caller adds to
 //! a scratch key first.
 
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -42,9 +43,9 @@ pub struct Voters {
 }
 
 impl RedisStore {
-    /// Lowers the given scores, and the hours' vote counts by `hours` (epoch hour,
-    /// votes), marking those hours for the archive: once for revocation `id`, however
-    /// often it is called.
+    /// Lowers the given scores, the vote counts of their buckets, and the hours' vote
+    /// counts by `hours` (epoch hour, votes), marking those hours for the archive: once
+    /// for revocation `id`, however often it is called.
     pub async fn revoke(
         &self,
         board: &BoardKeys,
@@ -53,7 +54,7 @@ impl RedisStore {
         hours: &[(i64, i64)],
     ) -> Result<(), RedisFailure> {
         let step = |i: usize| {
-            let mut call = REVOKE.key(board.votes_per_hour());
+            let mut call = REVOKE.key(board.vote_counts());
             call.key(board.late_writes())
                 .key(board.revocations_done())
                 .arg(format!("{id}:{i}"));
@@ -63,10 +64,18 @@ impl RedisStore {
         for (i, chunk) in lowerings.chunks(CHUNK).enumerate() {
             let mut call = step(i);
             call.arg(chunk.len());
+            // The buckets' vote counts: what the chunk takes out of their real view.
+            let mut counts: BTreeMap<String, i64> = BTreeMap::new();
             for l in chunk {
-                call.key(board.scores(l.view, &l.bucket))
-                    .arg(&l.member)
-                    .arg(-l.units);
+                let key = board.scores(l.view, &l.bucket);
+                call.key(&key).arg(&l.member).arg(-l.units);
+                if l.view == View::Real {
+                    *counts.entry(key).or_insert(0) += l.units;
+                }
+            }
+            call.arg(counts.len());
+            for (field, votes) in &counts {
+                call.arg(field).arg(votes);
             }
             if i == 0 {
                 for (hour, votes) in hours {
@@ -77,7 +86,7 @@ impl RedisStore {
         }
         if calls.is_empty() && !hours.is_empty() {
             let mut call = step(0);
-            call.arg(0);
+            call.arg(0).arg(0);
             for (hour, votes) in hours {
                 call.arg(hour).arg(votes);
             }

@@ -62,7 +62,7 @@ impl ScoreCall<'_> {
         let w = &self.write;
         let (idem_key, idem_ttl) = w.idempotency_record(keys, step.records);
         let mut inv = SCORE.key(idem_key);
-        inv.key(keys.votes_per_hour())
+        inv.key(keys.vote_counts())
             .key(keys.refusals(w.hour))
             .key(keys.late_writes());
         for bucket in step.buckets {

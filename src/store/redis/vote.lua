@@ -20,7 +20,8 @@
 -- Then each vote's 11 + r ARGV (its KEYS follow the previous votes').
 --
 -- A header's own KEYS[i] and ARGV[i]:
--- KEYS[1]  votes-per-hour counter (hash: epoch hour -> votes)
+-- KEYS[1]  votes counter (hash: epoch hour -> votes, and real rankings key of a bucket ->
+--          votes counted in the bucket)
 -- KEYS[2]  refusals of the votes' hour (hash: rule id -> refused votes)
 -- KEYS[3]  late votes (hash: epoch hour -> votes counted after their time had passed;
 --          the archive task archives their closed buckets again; and 'g:<ranking key>'
@@ -583,7 +584,8 @@ end
 share(together, function(key, voters)
   call('PFADD', key, unpack(voters))
 end)
--- Each header's count of votes in its hour, summed per hash and field.
+-- Each header's count of votes in its hour and in each of its buckets (the field named
+-- by the bucket's real rankings key), summed per hash and field.
 local counts = {keys = {}, writes = {}}
 for _, hd in ipairs(headers) do
   if hd.counted > 0 and hd.hour ~= '' then
@@ -597,7 +599,12 @@ for _, hd in ipairs(headers) do
     for _, j in ipairs(hd.counted_votes) do
       write[1][#write[1] + 1] = j
     end
-    write[2][hd.hour] = (write[2][hd.hour] or 0) + hd.counted
+    local fields = write[2]
+    fields[hd.hour] = (fields[hd.hour] or 0) + hd.counted
+    for p = 0, hd.n - 1 do
+      local bucket = KEYS[hd.period_key + 3 * p + 1]
+      fields[bucket] = (fields[bucket] or 0) + hd.counted
+    end
   end
 end
 share(counts, function(key, fields)

@@ -273,7 +273,7 @@ impl VoteCall<'_> {
         let rules = || step.rules.iter().map(|&i| &w.rules[i]);
         let mut header = Part::default();
         header
-            .key(keys.votes_per_hour())
+            .key(keys.vote_counts())
             .key(keys.refusals(w.hour))
             .key(keys.late_writes())
             .key(keys.headroom());

@@ -65,7 +65,7 @@ impl<'a> WriteFacts<'a> {
             Some((caller, key, ttl)) if records => {
                 (keys.idempotency(caller, key), ttl.as_secs().max(1))
             }
-            _ => (keys.votes_per_hour(), 0),
+            _ => (keys.vote_counts(), 0),
         }
     }
 }

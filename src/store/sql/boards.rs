@@ -55,6 +55,9 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
             title: row.title,
             description: row.description,
         },
+        votes_counted_from: row
+            .votes_counted_from_ms
+            .and_then(chrono::DateTime::from_timestamp_millis),
     })
 }
 
