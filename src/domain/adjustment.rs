@@ -115,7 +115,7 @@ impl Adjustment {
             ));
         }
         let views = Views::parse(asked.view)?;
-        if asked.delta == 0 || asked.delta.abs() > DELTA_MAX {
+        if asked.delta == 0 || asked.delta.unsigned_abs() > DELTA_MAX.unsigned_abs() {
             return Err(Invalid::new(
                 Code::InvalidDelta,
                 format!("delta: a whole number of votes from -{DELTA_MAX} to {DELTA_MAX}, not 0"),
@@ -250,6 +250,13 @@ mod tests {
             (
                 Asked {
                     delta: -DELTA_MAX - 1,
+                    ..asked("all", None)
+                },
+                Code::InvalidDelta,
+            ),
+            (
+                Asked {
+                    delta: i64::MIN,
                     ..asked("all", None)
                 },
                 Code::InvalidDelta,

@@ -439,6 +439,13 @@ async fn adjustments_are_refused_with_a_precise_code_and_change_nothing() {
         (
             "no",
             "m2",
+            with("delta", json!(i64::MIN)),
+            422,
+            "invalid_delta",
+        ),
+        (
+            "no",
+            "m2",
             with("delta", json!(1_000_000_001)),
             422,
             "invalid_delta",
