@@ -213,6 +213,13 @@ pub async fn run(state: AppState) {
                 continue;
             }
         };
+        // A top no webhook watches any more is forgotten (a webhook added for it later
+        // starts from a fresh baseline).
+        let watched: HashSet<Watched> = hooks
+            .iter()
+            .map(|h| (h.board_id, h.period, h.view, h.top))
+            .collect();
+        last.retain(|w, _| watched.contains(w));
         let mut by_board: BTreeMap<i64, Vec<BoardWebhook>> = BTreeMap::new();
         for hook in hooks {
             by_board.entry(hook.board_id).or_default().push(hook);

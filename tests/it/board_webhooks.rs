@@ -305,3 +305,69 @@ async fn webhook_requests_are_checked_before_anything_is_stored() {
         .unwrap();
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
+
+/// A top whose webhooks are all deleted is forgotten while the board keeps another
+/// webhook: one added for it later starts from the top it finds, and is not told of the
+/// changes made while nothing watched it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_webhook_added_again_starts_from_the_top_it_finds() {
+    let receiver = Receiver::start(Vec::new()).await;
+    let app = TestApp::spawn_with(hooked(true)).await;
+    board(&app).await;
+    let kept = add_webhook(
+        &app,
+        json!({"url": receiver.url, "period": "all", "top": 3, "events": ["entered_top"]}),
+    )
+    .await;
+    let first = add_webhook(
+        &app,
+        json!({"url": receiver.url, "period": "day", "top": 2, "events": ["entered_top"]}),
+    )
+    .await;
+    watched(&app).await;
+    let id = first["id"].as_i64().unwrap();
+    let (status, _) = app
+        .delete(&format!("/api/v1/admin/boards/final/webhooks/{id}"))
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    // Wait for a tick without the deleted webhook, then change both tops.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    vote(&app, "b", 4).await;
+    receiver.wait_for(1, Duration::from_secs(10)).await;
+    let told: Value = serde_json::from_str(&receiver.seen.lock().unwrap()[0].1).unwrap();
+    assert_eq!(told["webhook"], kept["id"], "{told}");
+    let again = add_webhook(
+        &app,
+        json!({"url": receiver.url, "period": "day", "top": 2, "events": ["entered_top"]}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert_eq!(
+        receiver.count(),
+        1,
+        "b entered the day's top before the webhook came"
+    );
+    vote(&app, "c", 2).await;
+    receiver.wait_for(3, Duration::from_secs(10)).await;
+    let mut told: Vec<(Value, Value)> = receiver.seen.lock().unwrap()[1..]
+        .iter()
+        .map(|(_, body)| {
+            let body: Value = serde_json::from_str(body).unwrap();
+            (body["webhook"].clone(), body["events"].clone())
+        })
+        .collect();
+    told.sort_by_key(|(w, _)| w.as_i64());
+    assert_eq!(
+        told,
+        vec![
+            (
+                kept["id"].clone(),
+                json!([{"type": "entered_top", "member": "c", "rank": 2, "other": null}])
+            ),
+            (
+                again["id"].clone(),
+                json!([{"type": "entered_top", "member": "c", "rank": 2, "other": null}])
+            ),
+        ]
+    );
+}
