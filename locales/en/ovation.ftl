@@ -148,6 +148,10 @@ live-participants = { $count ->
     [one] { $shown } participant
    *[other] { $shown } participants
 }
+live-votes = { $count ->
+    [one] { $shown } vote
+   *[other] { $shown } votes
+}
 live-members = { $count ->
     [one] { $shown } member with votes
    *[other] { $shown } members with votes

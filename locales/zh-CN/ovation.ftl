@@ -105,6 +105,7 @@ live-resume = 恢复实时更新
 live-paused = 已暂停
 live-resets = { $when }重置
 live-participants = { $shown } 位参与者
+live-votes = { $shown } 票
 live-members = { $shown } 位成员有票
 live-updated = 更新于 { $when }
 live-top-100 = 前 100 名

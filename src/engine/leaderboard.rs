@@ -820,6 +820,25 @@ pub struct Stats {
     pub votes_per_hour: Vec<HourCount>,
 }
 
+/// Votes counted in the selected bucket (its real view's sum, adjustments included);
+/// `None` on a scores board, for a rolling window, and for a bucket that began before
+/// the board counted them.
+pub async fn bucket_votes(state: &AppState, sel: &Selection) -> Result<Option<i64>, EngineError> {
+    let board = &sel.board.config.board;
+    if board.settings.scoring.is_scores()
+        || sel.bucket.period.rolling().is_some()
+        || !board.counts_votes_of(&sel.bucket)
+    {
+        return Ok(None);
+    }
+    Ok(Some(
+        state
+            .redis
+            .bucket_votes(&sel.board.keys, &sel.bucket)
+            .await?,
+    ))
+}
+
 /// Hours of history in stats.
 pub const STATS_HOURS: i64 = 48;
 
@@ -851,15 +870,7 @@ pub async fn stats(state: &AppState, sel: &Selection) -> Result<Stats, EngineErr
     } else {
         redis.bucket_counts(&sel.board.keys, &sel.bucket).await?
     };
-    let board = &sel.board.config.board;
-    let votes = if board.settings.scoring.is_scores()
-        || sel.bucket.period.rolling().is_some()
-        || !board.counts_votes_of(&sel.bucket)
-    {
-        None
-    } else {
-        Some(redis.bucket_votes(&sel.board.keys, &sel.bucket).await?)
-    };
+    let votes = bucket_votes(state, sel).await?;
     Ok(Stats {
         board: sel.board.name(),
         period: sel.bucket.period.to_string(),

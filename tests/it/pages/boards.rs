@@ -542,6 +542,14 @@ async fn a_sharded_votes_board_is_made_in_the_form_voted_on_and_shown_on_both_pa
         "{}",
         live.body
     );
+    // People and votes: 13 voters cast 13 votes.
+    assert!(
+        live.body.contains(
+            r#"<span id="participants">13 participants</span> · <span id="votes">13 votes</span>"#
+        ),
+        "{}",
+        live.body
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

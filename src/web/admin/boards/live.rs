@@ -95,6 +95,8 @@ struct BoardPage {
     bucket: String,
     resets_at: Option<String>,
     participants: String,
+    /// The bucket's votes beside its people (none where the board did not count them).
+    votes: Option<String>,
     total_members: String,
     /// The bucket was read from the archive: it left Redis.
     archived: bool,
@@ -373,6 +375,7 @@ async fn live_page(
     let rows = ranking_rows(l, &pages);
     let current = &pages[0];
     let activity = activity::activity(state, &sel, now).await?;
+    let votes = leaderboard::bucket_votes(state, &sel).await?;
     let charts = charts(l, &sel, current, &activity, now);
     let (buckets, next) = picker(&sel, tz, now);
 
@@ -416,6 +419,12 @@ async fn live_page(
                 ("shown", l.number(current.participants as f64, 0).into()),
             ],
         ),
+        votes: votes.map(|n| {
+            l.tr(
+                "live-votes",
+                &[("count", n.into()), ("shown", l.number(n as f64, 0).into())],
+            )
+        }),
         total_members: l.tr(
             "live-members",
             &[
