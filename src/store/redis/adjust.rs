@@ -70,28 +70,32 @@ fn highest(bucket: &Bucket, max_units: i64) -> i64 {
 }
 
 impl RedisStore {
-    /// The member's part of each view in `keys` and its total over the board's shards
-    /// (a board whose scores are sums over shards), read now.
-    async fn part_and_total(
+    /// The member's part of each view (real, display) in `keys` and its total over the
+    /// board's shards (a board whose scores are sums over shards), in one read.
+    async fn parts_and_totals(
         &self,
         call: &AdjustCall<'_>,
         keys: &BoardKeys,
-        view: View,
-    ) -> Result<(i64, i64), RedisFailure> {
-        let at: Vec<String> = call
-            .board
-            .shards()
+    ) -> Result<[(i64, i64); 2], RedisFailure> {
+        let shards = call.board.shards();
+        let views = [View::Real, View::Display];
+        let at: Vec<String> = views
             .iter()
-            .map(|s| s.scores(view, call.bucket))
+            .flat_map(|&view| shards.iter().map(move |s| s.scores(view, call.bucket)))
             .collect();
-        let part_key = keys.scores(view, call.bucket);
-        let parts = self.scores_of(at.clone(), call.member.to_owned()).await?;
-        let part = at
-            .iter()
-            .zip(&parts)
-            .find(|(key, _)| **key == part_key)
-            .map_or(0, |(_, units)| *units);
-        Ok((part, parts.iter().sum()))
+        let scores = self.scores_of(at.clone(), call.member.to_owned()).await?;
+        let mut found = [(0, 0); 2];
+        for (i, view) in views.into_iter().enumerate() {
+            let part_key = keys.scores(view, call.bucket);
+            let range = i * shards.len()..(i + 1) * shards.len();
+            for (key, units) in at[range.clone()].iter().zip(&scores[range]) {
+                if *key == part_key {
+                    found[i].0 = *units;
+                }
+                found[i].1 += units;
+            }
+        }
+        Ok(found)
     }
 
     /// The lowest score `call` may leave in each view (real, display) of the member's
@@ -109,13 +113,12 @@ impl RedisStore {
         }
         // A part may be below 0 where the member's other parts make up for it.
         let mut floors = [-call.board.max_units(); 2];
-        for (i, (view, units)) in [(View::Real, call.real), (View::Display, call.display)]
-            .into_iter()
-            .enumerate()
-        {
-            if units < 0 {
-                let (part, total) = self.part_and_total(call, keys, view).await?;
-                floors[i] = part - total;
+        if call.real < 0 || call.display < 0 {
+            let read = self.parts_and_totals(call, keys).await?;
+            for (i, units) in [call.real, call.display].into_iter().enumerate() {
+                if units < 0 {
+                    floors[i] = read[i].0 - read[i].1;
+                }
             }
         }
         Ok(floors)
@@ -132,16 +135,11 @@ impl RedisStore {
         if !call.board.sums_shards() {
             return Ok(scores);
         }
-        let mut totals = scores;
-        for (view, score) in [
-            (View::Real, &mut totals.real),
-            (View::Display, &mut totals.display),
-        ] {
-            if score.is_some() {
-                *score = Some(self.part_and_total(call, keys, view).await?.1);
-            }
-        }
-        Ok(totals)
+        let [(_, real), (_, display)] = self.parts_and_totals(call, keys).await?;
+        Ok(Adjusted {
+            real: scores.real.map(|_| real),
+            display: scores.display.map(|_| display),
+        })
     }
 
     /// Applies `call` in the member's shard. Answers the member's scores in the bucket
