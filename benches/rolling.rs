@@ -21,7 +21,7 @@ use chrono_tz::Tz;
 use ovation::domain::period::{Bucket, Period, Rolling, voter_buckets};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
-use ovation::store::redis::keys::{BoardKeys, Spread};
+use ovation::store::redis::keys::{BoardKeys, Spread, WindowKeys};
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
 use ovation::store::redis::{RedisStore, RedisTarget, VoteCall, VoteTarget, WriteFacts};
 use rand::{Rng, SeedableRng};
@@ -52,13 +52,7 @@ async fn vote_usec(
     let voters = voter_buckets(&Period::CALENDAR, Tz::UTC, now).unwrap();
     let windows: Vec<WindowTarget> = windows
         .iter()
-        .map(|&w| {
-            let slot = w.slot(Tz::UTC, now);
-            WindowTarget {
-                window: WindowAt::new(board, w, slot),
-                at: slot,
-            }
-        })
+        .map(|&w| WindowTarget::new(board, w, Tz::UTC, now, now))
         .collect();
     for _ in 0..votes {
         let member = format!("m{}", rng.random_range(1..=200));
@@ -84,14 +78,14 @@ async fn vote_usec(
 
 /// Writes a window whose slot `slot` (and totals) hold `members` members, with the head
 /// one slot later, so the next read at `slot + 24` subtracts exactly that slot.
-async fn fill(port: u16, keys: &[String], slot: i64, members: usize) {
+async fn fill(port: u16, keys: &WindowKeys, slot: i64, members: usize) {
     redis_cli(port, &["FLUSHDB"]);
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let ring = 3 + (slot % 24) as usize;
+    let [slot_key, ..] = keys.at(slot);
     for chunk in (0..members).collect::<Vec<_>>().chunks(10_000) {
         let mut pipe = redis::pipe();
-        for key in [&keys[1], &keys[ring]] {
+        for key in [&keys.total(View::Real), &slot_key] {
             let mut zadd = redis::cmd("ZADD");
             zadd.arg(key);
             for i in chunk {
@@ -102,7 +96,7 @@ async fn fill(port: u16, keys: &[String], slot: i64, members: usize) {
         pipe.query_async::<()>(&mut conn).await.unwrap();
     }
     let _: () = redis::cmd("HSET")
-        .arg(&keys[0])
+        .arg(keys.state())
         .arg("head")
         .arg(slot + 1)
         .arg("pending")
@@ -113,7 +107,7 @@ async fn fill(port: u16, keys: &[String], slot: i64, members: usize) {
 }
 
 fn page(board: &BoardKeys, clock: i64) -> WindowPageQuery {
-    let window = WindowAt::new(board, Rolling::Hours24, clock);
+    let window = WindowAt::new(board, Rolling::HOURS_24, clock);
     WindowPageQuery {
         window,
         view: View::Real,
@@ -143,7 +137,7 @@ fn main() {
         // bracket the one with the window, so drift on a shared VM shows.
         let (steal, at) = (steal_seconds(), Instant::now());
         let before = vote_usec(&store, port, &board, &[], votes).await;
-        let with = vote_usec(&store, port, &board, &[Rolling::Hours24], votes).await;
+        let with = vote_usec(&store, port, &board, &[Rolling::HOURS_24], votes).await;
         let after = vote_usec(&store, port, &board, &[], votes).await;
         let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
         println!(
@@ -155,10 +149,10 @@ fn main() {
         );
 
         // Reads of a window with 10,000 members in its newest slot.
-        let slot = Rolling::Hours24.slot(Tz::UTC, Utc::now());
-        let keys = board.window(Rolling::Hours24);
+        let slot = Rolling::HOURS_24.slot(Tz::UTC, Utc::now());
+        let keys = board.window(Rolling::HOURS_24);
         fill(port, &keys, slot, 10_000).await;
-        redis_cli(port, &["HSET", &keys[0], "head", &slot.to_string()]);
+        redis_cli(port, &["HSET", &keys.state(), "head", &slot.to_string()]);
         redis_cli(port, &["CONFIG", "RESETSTAT"]);
         let mut latencies = Vec::new();
         for _ in 0..2_000 {

@@ -14,6 +14,8 @@ use chrono_tz::Tz;
 use fluent_templates::fluent_bundle::FluentValue;
 use fluent_templates::{LanguageIdentifier, Loader, langid};
 
+use crate::domain::period::{Rolling, SlotUnit};
+
 fluent_templates::static_loader! {
     static LOCALES = {
         locales: "./locales",
@@ -127,10 +129,22 @@ impl Lang {
         LOCALES.lookup(self.id(), key)
     }
 
-    /// A period's name under `prefix`: `period-day`, `period-rolling-24h` (message ids
-    /// cannot hold the `:` of `rolling:24h`).
+    /// A period's name under `prefix`: `period-day`; a rolling window's from
+    /// `period-rolling-hours` or `period-rolling-days` with its length.
     pub fn period(self, prefix: &str, period: &str) -> String {
-        self.t(&format!("{prefix}-{}", period.replace(':', "-")))
+        match Rolling::parse(period) {
+            Ok(window) => {
+                let unit = match window.unit() {
+                    SlotUnit::Hour => "hours",
+                    SlotUnit::Day => "days",
+                };
+                self.tr(
+                    &format!("{prefix}-rolling-{unit}"),
+                    &[("n", Arg::Number(window.slots() as f64))],
+                )
+            }
+            Err(_) => self.t(&format!("{prefix}-{period}")),
+        }
     }
 
     /// The message `key` with arguments.

@@ -63,8 +63,14 @@ period-day = Today
 period-week = This week
 period-month = This month
 period-all = All time
-period-rolling-24h = Last 24 hours
-period-rolling-7d = Last 7 days
+period-rolling-hours = { $n ->
+    [one] Last hour
+   *[other] Last { $n } hours
+}
+period-rolling-days = { $n ->
+    [one] Last day
+   *[other] Last { $n } days
+}
 window-second = this second
 window-minute = this minute
 window-hour = this hour
@@ -129,8 +135,11 @@ live-period-day = Day
 live-period-week = Week
 live-period-month = Month
 live-period-all = All time
-live-period-rolling-24h = Last 24 h
-live-period-rolling-7d = Last 7 days
+live-period-rolling-hours = Last { $n } h
+live-period-rolling-days = { $n ->
+    [one] Last day
+   *[other] Last { $n } days
+}
 live-bucket = Bucket
 live-current = current
 live-earlier = ← Earlier
@@ -237,6 +246,8 @@ board-description = Description
 board-membership = Membership
 board-membership-closed = closed: registered members only
 board-membership-open = open: any member id
+board-rolling = Rolling windows
+board-rolling-hint = Up to four, by length: 1h to 168h (UTC hours) or 1d to 90d (the board's local days), like “24h, 72h, 30d”.
 board-timezone = Timezone
 board-multiplier = Display multiplier N
 board-carry-over = Carry-over ratio r (0 to 1)

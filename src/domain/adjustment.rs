@@ -224,7 +224,7 @@ mod tests {
         let periods = [
             Period::Day,
             Period::All,
-            Period::Rolling(crate::domain::period::Rolling::Hours24),
+            Period::Rolling(crate::domain::period::Rolling::HOURS_24),
         ];
         let cases = [
             (asked("day", Some("2026-W48")), Code::InvalidBucket),

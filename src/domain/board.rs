@@ -87,6 +87,8 @@ pub mod bounds {
     pub const INSTANCE_TTL_MAX_S: i64 = 31_536_000;
     /// The longest late grace: an hour.
     pub const LATE_GRACE_MAX_S: i64 = 3_600;
+    /// The most rolling windows one board keeps: each is a part of every vote.
+    pub const ROLLING_WINDOWS_MAX: usize = 4;
 }
 
 /// A board's settings, valid as a whole.
@@ -336,7 +338,8 @@ impl BoardSettings {
     }
 }
 
-/// Parses a list of period names: at least one, no unknown names; repeats are merged.
+/// Parses a list of period names: at least one, no unknown names, at most
+/// [`bounds::ROLLING_WINDOWS_MAX`] rolling windows; repeats are merged.
 pub fn parse_periods<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Period>, Invalid> {
     let mut periods = raw
         .iter()
@@ -348,6 +351,15 @@ pub fn parse_periods<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Period>, Invalid> {
         return Err(Invalid::new(
             Code::InvalidPeriods,
             "periods must name at least one period",
+        ));
+    }
+    if periods.iter().filter(|p| p.rolling().is_some()).count() > bounds::ROLLING_WINDOWS_MAX {
+        return Err(Invalid::new(
+            Code::InvalidPeriods,
+            format!(
+                "periods may name at most {} rolling windows",
+                bounds::ROLLING_WINDOWS_MAX
+            ),
         ));
     }
     Ok(periods)
@@ -442,6 +454,7 @@ pub fn parse_carry_over(value: f64) -> Result<Milli, Invalid> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::period::{Rolling, SlotUnit};
 
     #[test]
     fn periods_are_sorted_and_deduplicated() {
@@ -454,6 +467,35 @@ mod tests {
             "invalid_periods"
         );
         assert_eq!(parse_periods(&["year"]).unwrap_err().code, "invalid_period");
+        assert_eq!(
+            parse_periods(&[
+                "rolling:72h",
+                "rolling:90d",
+                "day",
+                "rolling:1h",
+                "rolling:7d"
+            ])
+            .unwrap(),
+            [
+                Period::Day,
+                Period::Rolling(Rolling::new(SlotUnit::Hour, 1).unwrap()),
+                Period::Rolling(Rolling::new(SlotUnit::Hour, 72).unwrap()),
+                Period::Rolling(Rolling::DAYS_7),
+                Period::Rolling(Rolling::new(SlotUnit::Day, 90).unwrap()),
+            ]
+        );
+        assert_eq!(
+            parse_periods(&[
+                "rolling:1h",
+                "rolling:2h",
+                "rolling:3h",
+                "rolling:4h",
+                "rolling:5h"
+            ])
+            .unwrap_err()
+            .code,
+            "invalid_periods"
+        );
     }
 
     #[test]

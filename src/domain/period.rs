@@ -14,6 +14,7 @@
 //! buckets that overlap by the shift around a change.
 
 use std::fmt;
+use std::sync::LazyLock;
 
 use crate::domain::code::Code;
 use chrono::{
@@ -63,8 +64,8 @@ impl Period {
         Period::Week,
         Period::Month,
         Period::All,
-        Period::Rolling(Rolling::Hours24),
-        Period::Rolling(Rolling::Days7),
+        Period::Rolling(Rolling::HOURS_24),
+        Period::Rolling(Rolling::DAYS_7),
     ];
 
     pub fn parse(raw: &str) -> Result<Self, Invalid> {
@@ -80,7 +81,7 @@ impl Period {
             _ => Err(Invalid::new(
                 Code::InvalidPeriod,
                 format!(
-                    "unknown period {raw:?} (want hour, day, week, month, all, rolling:24h or rolling:7d)"
+                    "unknown period {raw:?} (want hour, day, week, month, all, rolling:Nh or rolling:Nd)"
                 ),
             )),
         }
@@ -516,12 +517,41 @@ fn out_of_range(period: Period, what: &str) -> Invalid {
 }
 
 /// A rolling window: the current, partial slot and the slots before it, `slots()` in
-/// all. `rolling:24h` has one-hour slots (UTC hours); `rolling:7d` one-day slots (local
-/// days of the board's timezone, so 23 or 25 hours across a DST change).
+/// all. `rolling:Nh` (N = 1 – 168) has one-hour slots (UTC hours); `rolling:Nd` (N = 1 –
+/// 90) one-day slots (local days of the board's timezone, so 23 or 25 hours across a DST
+/// change).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Rolling {
-    Hours24,
-    Days7,
+pub struct Rolling {
+    unit: SlotUnit,
+    /// How many slots: within the unit's bounds (see [`Rolling::new`]).
+    slots: u16,
+}
+
+/// What a rolling window's slot is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SlotUnit {
+    /// UTC hours.
+    Hour,
+    /// Local days of the board's timezone.
+    Day,
+}
+
+impl SlotUnit {
+    /// The most slots a window of this unit may have: a week of hours, about a quarter
+    /// of days.
+    pub const fn max_slots(self) -> u16 {
+        match self {
+            Self::Hour => 168,
+            Self::Day => 90,
+        }
+    }
+
+    const fn suffix(self) -> char {
+        match self {
+            Self::Hour => 'h',
+            Self::Day => 'd',
+        }
+    }
 }
 
 impl fmt::Display for Rolling {
@@ -531,38 +561,92 @@ impl fmt::Display for Rolling {
 }
 
 impl Rolling {
-    pub fn parse(raw: &str) -> Result<Self, Invalid> {
-        match raw {
-            "rolling:24h" => Ok(Self::Hours24),
-            "rolling:7d" => Ok(Self::Days7),
-            _ => Err(Invalid::new(
-                Code::InvalidPeriod,
-                format!("unknown rolling window {raw:?} (want rolling:24h or rolling:7d)"),
-            )),
-        }
+    /// The last 24 hours.
+    pub const HOURS_24: Self = Self {
+        unit: SlotUnit::Hour,
+        slots: 24,
+    };
+    /// The last 7 days.
+    pub const DAYS_7: Self = Self {
+        unit: SlotUnit::Day,
+        slots: 7,
+    };
+
+    /// A window of `slots` slots of `unit`, if the unit allows that many.
+    pub fn new(unit: SlotUnit, slots: u16) -> Option<Self> {
+        (1..=unit.max_slots())
+            .contains(&slots)
+            .then_some(Self { unit, slots })
     }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Hours24 => "rolling:24h",
-            Self::Days7 => "rolling:7d",
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        let invalid = || {
+            Invalid::new(
+                Code::InvalidPeriod,
+                format!(
+                    "unknown rolling window {raw:?} (want rolling:Nh with N from 1 to {}, or rolling:Nd with N from 1 to {})",
+                    SlotUnit::Hour.max_slots(),
+                    SlotUnit::Day.max_slots()
+                ),
+            )
+        };
+        let spec = raw.strip_prefix("rolling:").ok_or_else(invalid)?;
+        let (digits, unit) = match spec.as_bytes().last() {
+            Some(b'h') => (&spec[..spec.len() - 1], SlotUnit::Hour),
+            Some(b'd') => (&spec[..spec.len() - 1], SlotUnit::Day),
+            _ => return Err(invalid()),
+        };
+        // Digits only, no leading zero: one spelling per window.
+        if digits.is_empty()
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Err(invalid());
         }
+        digits
+            .parse::<u16>()
+            .ok()
+            .and_then(|n| Self::new(unit, n))
+            .ok_or_else(invalid)
+    }
+
+    /// Every window there is: hours, then days, shortest first.
+    pub fn every() -> impl Iterator<Item = Self> {
+        [SlotUnit::Hour, SlotUnit::Day]
+            .into_iter()
+            .flat_map(|unit| (1..=unit.max_slots()).map(move |slots| Self { unit, slots }))
+    }
+
+    /// Its name, `rolling:24h` (one string per window, made once).
+    pub fn as_str(self) -> &'static str {
+        static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
+            Rolling::every()
+                .map(|w| format!("rolling:{}{}", w.slots, w.unit.suffix()))
+                .collect()
+        });
+        let at = match self.unit {
+            SlotUnit::Hour => 0,
+            SlotUnit::Day => usize::from(SlotUnit::Hour.max_slots()),
+        } + usize::from(self.slots)
+            - 1;
+        NAMES.get(at).map_or("rolling", String::as_str)
+    }
+
+    pub fn unit(self) -> SlotUnit {
+        self.unit
     }
 
     /// How many slots the window spans.
     pub fn slots(self) -> i64 {
-        match self {
-            Self::Hours24 => 24,
-            Self::Days7 => 7,
-        }
+        i64::from(self.slots)
     }
 
     /// The slot holding `at`: hours since the epoch, or days since 1970-01-01 counted in
     /// `tz`'s local dates.
     pub fn slot(self, tz: Tz, at: DateTime<Utc>) -> i64 {
-        match self {
-            Self::Hours24 => at.timestamp().div_euclid(3600),
-            Self::Days7 => {
+        match self.unit {
+            SlotUnit::Hour => at.timestamp().div_euclid(3600),
+            SlotUnit::Day => {
                 let epoch = NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default();
                 at.with_timezone(&tz)
                     .date_naive()
@@ -575,18 +659,18 @@ impl Rolling {
     /// The longest a slot's votes are needed: the window's slots and the current one,
     /// each at its longest (a local day lasts 25 hours across a DST change), in ms.
     pub fn max_span_ms(self) -> i64 {
-        let slot_ms = match self {
-            Self::Hours24 => 3_600_000,
-            Self::Days7 => 25 * 3_600_000,
+        let slot_ms = match self.unit {
+            SlotUnit::Hour => 3_600_000,
+            SlotUnit::Day => 25 * 3_600_000,
         };
         (self.slots() + 1) * slot_ms
     }
 
     /// When slot `slot` starts.
     pub fn slot_start(self, tz: Tz, slot: i64) -> Option<DateTime<Utc>> {
-        match self {
-            Self::Hours24 => DateTime::from_timestamp(slot.checked_mul(3600)?, 0),
-            Self::Days7 => {
+        match self.unit {
+            SlotUnit::Hour => DateTime::from_timestamp(slot.checked_mul(3600)?, 0),
+            SlotUnit::Day => {
                 let epoch = NaiveDate::from_ymd_opt(1970, 1, 1)?;
                 let date = epoch.checked_add_signed(Duration::days(slot))?;
                 day_start(tz, date)
@@ -644,8 +728,9 @@ pub fn voter_days(bucket: &Bucket, tz: Tz) -> Vec<Bucket> {
 }
 
 /// The stretches a chart of `bucket` steps through, oldest first: the hours of the local
-/// day holding an hour or day bucket, the days of a week or month bucket or of the last 7
-/// days, and for `all` and the last 24 hours the 48 hours up to `now`. Each is an hour or day bucket of `tz`.
+/// day holding an hour or day bucket, the days of a week or month bucket or of a rolling
+/// window of days, the hours of a rolling window of hours (at least the last 48), and for
+/// `all` the 48 hours up to `now`. Each is an hour or day bucket of `tz`.
 pub fn chart_steps(bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> Vec<Bucket> {
     let (step, from, until) = match (bucket.period, bucket.start, bucket.end) {
         (Period::Hour | Period::Day, Some(start), _) => {
@@ -655,9 +740,15 @@ pub fn chart_steps(bucket: &Bucket, tz: Tz, now: DateTime<Utc>) -> Vec<Bucket> {
             (Period::Hour, day.start, day.end)
         }
         (Period::Week | Period::Month, start, end) => (Period::Day, start, end),
-        (Period::Rolling(Rolling::Days7), start, _) => (
+        (Period::Rolling(w), start, _) if w.unit() == SlotUnit::Day => (
             Period::Day,
             start,
+            now.checked_add_signed(Duration::seconds(1)),
+        ),
+        (Period::Rolling(_), Some(start), _) => (
+            Period::Hour,
+            now.checked_sub_signed(Duration::hours(47))
+                .map(|from| from.min(start)),
             now.checked_add_signed(Duration::seconds(1)),
         ),
         _ => (
@@ -777,7 +868,7 @@ mod tests {
         );
         assert_eq!(labels(&[Period::Week]), ["2024-03-10"]);
         assert_eq!(
-            labels(&[Period::Month, Period::Rolling(Rolling::Hours24)]),
+            labels(&[Period::Month, Period::Rolling(Rolling::HOURS_24)]),
             ["2024-03-10"]
         );
         let week = bucket(
@@ -1125,12 +1216,12 @@ mod tests {
     #[test]
     fn rolling_windows_count_utc_hours_or_local_days() {
         let ny = parse_timezone("America/New_York").unwrap();
-        let h = Rolling::Hours24;
+        let h = Rolling::HOURS_24;
         assert_eq!(h.slot(ny, at("1970-01-01T00:59:59Z")), 0);
         let t = at("2026-11-23T10:00:00Z");
         assert_eq!(h.slot(ny, t) * 3600, t.timestamp());
         assert_eq!(h.slot_start(ny, 5), Some(at("1970-01-01T05:00:00Z")));
-        let d = Rolling::Days7;
+        let d = Rolling::DAYS_7;
         // 2026-11-01 is the day New York's clocks go back: 25 hours long.
         let sunday = d.slot(ny, at("2026-11-01T04:00:00Z"));
         assert_eq!(d.slot(ny, at("2026-11-02T04:59:59Z")), sunday);
@@ -1145,10 +1236,48 @@ mod tests {
             d.span(ny, at("2026-11-02T15:00:00Z")),
             Some((at("2026-10-27T04:00:00Z"), at("2026-11-02T15:00:00Z")))
         );
-        assert_eq!(Rolling::parse("rolling:24h"), Ok(Rolling::Hours24));
+    }
+
+    #[test]
+    fn rolling_windows_take_any_length_within_bounds() {
+        assert_eq!(Rolling::parse("rolling:24h"), Ok(Rolling::HOURS_24));
+        assert_eq!(Rolling::parse("rolling:7d"), Ok(Rolling::DAYS_7));
+        let w = Rolling::parse("rolling:168h").unwrap();
         assert_eq!(
-            Rolling::parse("rolling:5h").unwrap_err().code,
-            "invalid_period"
+            (w.unit(), w.slots(), w.as_str()),
+            (SlotUnit::Hour, 168, "rolling:168h")
         );
+        let w = Rolling::parse("rolling:90d").unwrap();
+        assert_eq!(
+            (w.unit(), w.slots(), w.as_str()),
+            (SlotUnit::Day, 90, "rolling:90d")
+        );
+        assert_eq!(Rolling::parse("rolling:1h").unwrap().as_str(), "rolling:1h");
+        for bad in [
+            "rolling:0h",
+            "rolling:169h",
+            "rolling:91d",
+            "rolling:024h",
+            "rolling:+5h",
+            "rolling:h",
+            "rolling:5w",
+            "rolling:5",
+            "rolling:",
+            "rolling: 5h",
+            "rolling:5H",
+            "rolling:99999999999h",
+        ] {
+            assert_eq!(
+                Rolling::parse(bad).unwrap_err().code,
+                "invalid_period",
+                "{bad}"
+            );
+        }
+        // Every window's name parses back to it.
+        let every: Vec<Rolling> = Rolling::every().collect();
+        assert_eq!(every.len(), 168 + 90);
+        for w in every {
+            assert_eq!(Rolling::parse(w.as_str()), Ok(w));
+        }
     }
 }

@@ -26,7 +26,7 @@ use crate::domain::retention::is_late;
 use crate::domain::score::{Increment, View};
 use crate::domain::scoring::{Op, parse_value, to_points};
 use crate::metrics::{self, WriteKind, WriteOutcome};
-use crate::store::redis::window::{WindowAt, WindowTarget};
+use crate::store::redis::window::WindowTarget;
 use crate::store::redis::{
     Invocation, PeriodScores, RedisFailure, RuleCheck, ScoreCall, VoteCall, VoteTarget, WriteFacts,
     WriteReply,
@@ -543,10 +543,7 @@ fn targets(
                 .periods
                 .iter()
                 .filter_map(|p| p.rolling())
-                .map(|window| WindowTarget {
-                    window: WindowAt::new(&board.keys, window, window.slot(tz, now)),
-                    at: window.slot(tz, at),
-                })
+                .map(|window| WindowTarget::new(&board.keys, window, tz, now, at))
                 .collect();
             let targets = settings
                 .periods

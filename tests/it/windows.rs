@@ -1,6 +1,7 @@
-//! Rolling windows against a brute-force model, on a real redis-server: random votes at
-//! random times (some stamped late), reads in between, long idle gaps; after every read
-//! the whole ranking and the participants equal the model's.
+//! Rolling windows against a brute-force model, on a real redis-server: windows of every
+//! length, random votes at random times (some stamped late, by up to ten days), reads in
+//! between, long idle gaps; after every vote its answer, and after every read the whole
+//! ranking and the participants, equal the model's.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -8,7 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 
-use ovation::domain::period::{Rolling, parse_instant, parse_timezone};
+use ovation::domain::period::{Rolling, SlotUnit, parse_instant, parse_timezone};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
@@ -17,27 +18,17 @@ use ovation::store::redis::{RedisTarget, Spread};
 
 use crate::harness::shared_redis;
 
-/// How the test counts slots: one of the product's windows, or a one-slot window of
-/// UTC hours (the scripts take any number of slots; the product offers 24 and 7).
+/// A window and the timezone whose days it counts.
 #[derive(Debug, Clone, Copy)]
-enum Shape {
-    Window(Rolling, &'static str),
-    OneHour,
-}
+struct Shape(Rolling, &'static str);
 
 impl Shape {
     fn slots(self) -> i64 {
-        match self {
-            Self::Window(w, _) => w.slots(),
-            Self::OneHour => 1,
-        }
+        self.0.slots()
     }
 
     fn slot(self, at: DateTime<Utc>) -> i64 {
-        match self {
-            Self::Window(w, tz) => w.slot(parse_timezone(tz).unwrap(), at),
-            Self::OneHour => at.timestamp().div_euclid(3600),
-        }
+        self.0.slot(parse_timezone(self.1).unwrap(), at)
     }
 }
 
@@ -63,8 +54,9 @@ fn op() -> impl Strategy<Value = Op> {
         2 => 0i64..36 * 3600,
         1 => 0i64..5 * 86_400,
         1 => 8 * 86_400i64..9 * 86_400,
+        1 => 80 * 86_400i64..100 * 86_400,
     ];
-    let late = prop_oneof![3 => Just(0i64), 1 => 0i64..3 * 3600];
+    let late = prop_oneof![6 => Just(0i64), 2 => 0i64..3 * 3600, 1 => 0i64..10 * 86_400];
     prop_oneof![
         3 => (after.clone(), late, 0u8..6, 0u8..5, 1i64..4).prop_map(
             |(after_s, late_s, member, voter, count)| Op::Vote { after_s, late_s, member, voter, count }
@@ -136,25 +128,9 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
         chrono_tz::Tz::UTC,
     );
     let n = shape.slots();
-    let window_at = |clock: i64| {
-        let mut w = match shape {
-            Shape::Window(rolling, _) => WindowAt::new(&board, rolling, clock),
-            Shape::OneHour => {
-                // The state, the totals and the first key of each ring of a 7-slot window.
-                let keys = board.window(Rolling::Days7);
-                WindowAt {
-                    keys: [0, 1, 2, 3, 3 + 7, 3 + 14, 3 + 21, 3 + 28]
-                        .map(|i| keys[i].clone())
-                        .to_vec(),
-                    slots: 1,
-                    clock,
-                    budget,
-                    ring_ttl_ms: 0,
-                }
-            }
-        };
-        w.budget = budget;
-        w
+    let window_at = |clock: i64| WindowAt {
+        budget,
+        ..WindowAt::new(&board, shape.0, clock)
     };
     let mut model = Model::default();
     let mut now = start;
@@ -241,7 +217,7 @@ proptest! {
         budget in budget(),
     ) {
         runtime().block_on(play(
-            Shape::Window(Rolling::Hours24, "UTC"),
+            Shape(Rolling::HOURS_24, "UTC"),
             budget,
             at("2026-11-20T00:00:00Z"),
             &ops,
@@ -255,7 +231,7 @@ proptest! {
     ) {
         // New York's clocks go back on 2026-11-01: that local day is 25 hours long.
         runtime().block_on(play(
-            Shape::Window(Rolling::Days7, "America/New_York"),
+            Shape(Rolling::DAYS_7, "America/New_York"),
             budget,
             at("2026-10-30T20:00:00Z"),
             &ops,
@@ -263,11 +239,25 @@ proptest! {
     }
 
     #[test]
+    fn windows_of_any_length_are_exact(
+        window in prop_oneof![
+            (1u16..=168).prop_map(|n| Rolling::new(SlotUnit::Hour, n).unwrap()),
+            (1u16..=90).prop_map(|n| Rolling::new(SlotUnit::Day, n).unwrap()),
+        ],
+        tz in prop_oneof![Just("UTC"), Just("America/New_York"), Just("Asia/Kolkata")],
+        ops in prop::collection::vec(op(), 1..80),
+        budget in budget(),
+    ) {
+        runtime().block_on(play(Shape(window, tz), budget, at("2026-10-30T20:00:00Z"), &ops));
+    }
+
+    #[test]
     fn a_one_slot_window_is_exact(
         ops in prop::collection::vec(op(), 1..40),
         budget in budget(),
     ) {
-        runtime().block_on(play(Shape::OneHour, budget, at("2026-11-20T00:00:00Z"), &ops));
+        let one_hour = Rolling::new(SlotUnit::Hour, 1).unwrap();
+        runtime().block_on(play(Shape(one_hour, "UTC"), budget, at("2026-11-20T00:00:00Z"), &ops));
     }
 }
 
@@ -285,7 +275,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
     let board = store
         .keys()
         .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
-    let boundary = Rolling::Hours24.slot(chrono_tz::Tz::UTC, at("2026-11-23T10:00:00Z"));
+    let boundary = Rolling::HOURS_24.slot(chrono_tz::Tz::UTC, at("2026-11-23T10:00:00Z"));
     let mut clients = Vec::new();
     // Client 0 goes first, so the earlier hour holds at least one vote.
     for i in 0..64i64 {
@@ -296,7 +286,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
             let member = format!("m{}", i % 3);
             let voter = format!("v{i}");
             let target = WindowTarget {
-                window: WindowAt::new(&board, Rolling::Hours24, clock),
+                window: WindowAt::new(&board, Rolling::HOURS_24, clock),
                 at: clock,
             };
             let call = VoteCall {
@@ -323,7 +313,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
     let read = |clock: i64| {
         let store = store.clone();
         let query = WindowPageQuery {
-            window: WindowAt::new(&board, Rolling::Hours24, clock),
+            window: WindowAt::new(&board, Rolling::HOURS_24, clock),
             view: View::Real,
             offset: 0,
             limit: 10,
@@ -346,7 +336,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
             .get_multiplexed_async_connection()
             .await
             .unwrap();
-        let key = &board.window(Rolling::Hours24)[3 + ((boundary - 1) % 24) as usize];
+        let [key, ..] = board.window(Rolling::HOURS_24).at(boundary - 1);
         let scores: Vec<(String, i64)> = redis::cmd("ZRANGE")
             .arg(key)
             .arg(0)
@@ -468,7 +458,7 @@ async fn a_board_keeps_the_last_24_hours_beside_its_calendar_periods() {
     assert_eq!(member["participants"], serde_json::Value::Null);
     assert_eq!(member["previous"], serde_json::Value::Null);
 
-    // A rolling window has no buckets; an unknown window is no period.
+    // A rolling window has no buckets; a window too long or too short is no period.
     let (status, body) = app
         .get("/api/v1/boards/roll/top?period=rolling:24h&at=2026-11-23")
         .await;
@@ -476,16 +466,22 @@ async fn a_board_keeps_the_last_24_hours_beside_its_calendar_periods() {
         (status, body["error"]["code"].as_str()),
         (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_bucket"))
     );
-    let (status, body) = app.get("/api/v1/boards/roll/top?period=rolling:5h").await;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_period"))
-    );
-    let (status, body) = app.get("/api/v1/boards/roll/top?period=rolling:7d").await;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (StatusCode::UNPROCESSABLE_ENTITY, Some("period_not_enabled"))
-    );
+    for (period, code) in [
+        ("rolling:169h", "invalid_period"),
+        ("rolling:91d", "invalid_period"),
+        ("rolling:0h", "invalid_period"),
+        ("rolling:5h", "period_not_enabled"),
+        ("rolling:7d", "period_not_enabled"),
+    ] {
+        let (status, body) = app
+            .get(&format!("/api/v1/boards/roll/top?period={period}"))
+            .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(code)),
+            "{period}"
+        );
+    }
 }
 
 /// A deleted member leaves the window's slots too: when its slot expires, it must not
@@ -516,10 +512,10 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
     let board = store
         .keys()
         .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
-    let now = Rolling::Hours24.slot(chrono_tz::Tz::UTC, Utc::now());
+    let now = Rolling::HOURS_24.slot(chrono_tz::Tz::UTC, Utc::now());
     // A vote an hour on, so the current slot later leaves on its own, not in a reset.
     let later = WindowTarget {
-        window: WindowAt::new(&board, Rolling::Hours24, now + 1),
+        window: WindowAt::new(&board, Rolling::HOURS_24, now + 1),
         at: now + 1,
     };
     let call = VoteCall {
@@ -539,7 +535,7 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
         (now + 24, vec![("m2".to_owned(), 1)]),
     ] {
         let query = WindowPageQuery {
-            window: WindowAt::new(&board, Rolling::Hours24, clock),
+            window: WindowAt::new(&board, Rolling::HOURS_24, clock),
             view: View::Real,
             offset: 0,
             limit: 10,

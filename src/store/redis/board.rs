@@ -59,7 +59,7 @@ impl RedisStore {
             .ignore();
         let own = pipes.last_mut().expect("one pipeline at least");
         for &window in windows {
-            for key in board.window_scores(window) {
+            for key in board.window(window).scores() {
                 own.zrem(key, member).ignore();
             }
         }

@@ -20,6 +20,7 @@ use redis::{ServerErrorKind, Value};
 use tokio::sync::oneshot;
 
 use super::vote::{Call, Segment};
+use super::window;
 use super::{RedisFailure, RedisStore};
 
 /// Calls one board may have running at once: two keep Redis busy while the server reads
@@ -165,7 +166,8 @@ impl RedisStore {
         Some(units)
     }
 
-    /// One `vote.lua` call of `segments`: each vote's reply, in order. When Redis lost
+    /// One `vote.lua` call of `segments`: each vote's reply, in order (each `advance`
+    /// when the call found a rolling window out of its reach). When Redis lost
     /// its script cache the call goes again as an EVAL carrying the script, so a flush
     /// between loading the script and calling it cannot refuse it again; a call refused
     /// with NOSCRIPT did not run, so it never counts twice.
@@ -189,6 +191,10 @@ impl RedisStore {
                 Err(RedisFailure::Reply("vote: no reply".to_owned()))
             })
             .await?;
+        if window::is_behind(&reply) {
+            // Nothing happened: every vote of the call answers it (see `cast_votes`).
+            return Ok(segments.iter().map(|_| Ok(reply.clone())).collect());
+        }
         let Value::Array(items) = reply else {
             return Err(RedisFailure::Reply(format!("vote: {reply:?}")));
         };

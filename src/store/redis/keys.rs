@@ -277,7 +277,7 @@ impl BoardKeys {
             View::Display => "d",
         };
         match bucket.period.rolling() {
-            Some(window) => self.window_total(window, v),
+            Some(window) => self.window(window).total(view),
             None => format!("{}z:{v}:{}:{}", self.base, bucket.period, bucket.label),
         }
     }
@@ -297,10 +297,6 @@ impl BoardKeys {
             _ => return None,
         };
         Some((view, parts.next()?, parts.next()?))
-    }
-
-    fn window_total(&self, window: Rolling, view: &str) -> String {
-        format!("{}w:{window}:total:{view}", self.base)
     }
 
     /// Distinct voters of one bucket (HyperLogLog); a week's and a month's are their
@@ -431,38 +427,12 @@ impl BoardKeys {
         format!("{}rf:{hour}", self.base)
     }
 
-    /// A rolling window's keys in the order `window.lua` takes them: its state (hash),
-    /// the totals in the real and display views (zsets), the ring of slots in each view
-    /// (zsets), the ring of slot voters (HyperLogLogs) and the rings of drains (slots that
-    /// left the window, being subtracted) in each view. The rings' names are fixed: slot
-    /// `s` lives at index `s mod n`.
-    pub fn window(&self, window: Rolling) -> Vec<String> {
-        let (base, code) = (&self.base, window.as_str());
-        let ring = |kind: &'static str| {
-            (0..window.slots()).map(move |i| format!("{base}w:{code}:{kind}:{i}"))
-        };
-        [
-            format!("{base}w:{code}:state"),
-            self.window_total(window, "r"),
-            self.window_total(window, "d"),
-        ]
-        .into_iter()
-        .chain(ring("r"))
-        .chain(ring("d"))
-        .chain(ring("v"))
-        .chain(ring("xr"))
-        .chain(ring("xd"))
-        .collect()
-    }
-
-    /// The keys of a rolling window that hold members' scores: its totals, slots and
-    /// drains (not its state or voters).
-    pub fn window_scores(&self, window: Rolling) -> Vec<String> {
-        let n = window.slots() as usize;
-        let mut keys = self.window(window);
-        keys.drain(3 + 2 * n..3 + 3 * n);
-        keys.remove(0);
-        keys
+    /// A rolling window's keys (see [`WindowKeys`]).
+    pub fn window(&self, window: Rolling) -> WindowKeys {
+        WindowKeys {
+            prefix: format!("{}w:{window}:", self.base),
+            slots: window.slots(),
+        }
     }
 
     /// SCAN patterns matching every key of the board and of its shards, for clean-up
@@ -592,6 +562,69 @@ impl RuleKeys for LeagueKeys {
     }
 }
 
+/// A rolling window's keys, under its board's hash tag, with fixed names: its state
+/// (hash), its totals per view (zsets), and rings of slots per view (zsets), of slot
+/// voters (HyperLogLogs) and of drains per view (slots that left the window, being
+/// subtracted from the totals), slot `s` at ring index `s mod n`. `window.lua` says what
+/// each holds; a vote names only the state, the totals and one ring index's keys
+/// ([`Self::at`]), a read or a full advance every key ([`Self::every`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowKeys {
+    prefix: String,
+    slots: i64,
+}
+
+impl WindowKeys {
+    pub fn state(&self) -> String {
+        format!("{}state", self.prefix)
+    }
+
+    /// The window's totals in `view`: what its reads rank.
+    pub fn total(&self, view: View) -> String {
+        let v = match view {
+            View::Real => "r",
+            View::Display => "d",
+        };
+        format!("{}total:{v}", self.prefix)
+    }
+
+    fn ring(&self, kind: &str, index: i64) -> String {
+        format!("{}{kind}:{index}", self.prefix)
+    }
+
+    /// The ring keys of slot `slot`'s index, in the order `window.lua`'s vote path takes
+    /// them: its real and display scores, its voters, its real and display drains.
+    pub fn at(&self, slot: i64) -> [String; 5] {
+        let i = slot.rem_euclid(self.slots);
+        ["r", "d", "v", "xr", "xd"].map(|kind| self.ring(kind, i))
+    }
+
+    /// Every key, in the order `window.lua`'s full advance takes them: the state, the
+    /// totals (real, display), then each ring whole: real slots, display slots, voters,
+    /// real drains, display drains.
+    pub fn every(&self) -> Vec<String> {
+        let mut keys = vec![
+            self.state(),
+            self.total(View::Real),
+            self.total(View::Display),
+        ];
+        for kind in ["r", "d", "v", "xr", "xd"] {
+            keys.extend((0..self.slots).map(|i| self.ring(kind, i)));
+        }
+        keys
+    }
+
+    /// The keys that hold members' scores: the totals, slots and drains (not the state
+    /// or the voters).
+    pub fn scores(&self) -> Vec<String> {
+        let mut keys = vec![self.total(View::Real), self.total(View::Display)];
+        for kind in ["r", "d", "xr", "xd"] {
+            keys.extend((0..self.slots).map(|i| self.ring(kind, i)));
+        }
+        keys
+    }
+}
+
 /// The shard of `id` (a member's or a voter's) among `shards`: FNV-1a (64 bits) of the
 /// id, so the choice is stable across instances, versions and platforms.
 pub fn shard_of(id: &str, shards: i64) -> i64 {
@@ -607,9 +640,10 @@ mod tests {
 
     #[test]
     fn a_rolling_window_has_fixed_names_in_the_order_its_script_reads_them() {
-        let keys = Keys::new("ov:")
+        let window = Keys::new("ov:")
             .board(7, Storage::Full, Spread::Members, Tz::UTC)
-            .window(Rolling::Days7);
+            .window(Rolling::DAYS_7);
+        let keys = window.every();
         assert_eq!(keys.len(), 3 + 5 * 7);
         assert_eq!(keys[0], "ov:{b:7}:w:rolling:7d:state");
         assert_eq!(keys[2], "ov:{b:7}:w:rolling:7d:total:d");
@@ -617,9 +651,12 @@ mod tests {
         assert_eq!(keys[3 + 7], "ov:{b:7}:w:rolling:7d:d:0");
         assert_eq!(keys[3 + 14 + 6], "ov:{b:7}:w:rolling:7d:v:6");
         assert_eq!(keys[3 + 35 - 1], "ov:{b:7}:w:rolling:7d:xd:6");
-        let scores = Keys::new("ov:")
-            .board(7, Storage::Full, Spread::Members, Tz::UTC)
-            .window_scores(Rolling::Days7);
+        // Slot 20 is at index 6 of each ring.
+        assert_eq!(
+            window.at(20).to_vec(),
+            [3 + 6, 3 + 7 + 6, 3 + 14 + 6, 3 + 21 + 6, 3 + 28 + 6].map(|i| keys[i].clone())
+        );
+        let scores = window.scores();
         assert_eq!(scores.len(), 2 + 4 * 7);
         assert!(
             scores

@@ -35,7 +35,8 @@
 -- count voters in; a week's and a month's voters are their days'), at 4 + 3n + v: the
 -- bucket's distinct voters (HyperLogLog)
 -- then the board's ledger (list of entries, oldest first; see the vote's entry)
--- then 3 + 5s keys per rolling window of s slots (see window.lua), one after another
+-- then 13 keys per rolling window, one after another, whatever its length: its state,
+-- totals and the ring keys of two slots (see window.lua)
 --
 -- ARGV[1]  n, the number of enabled periods
 -- ARGV[2]  h, the number of voter buckets
@@ -59,7 +60,8 @@
 -- then six per rule i, at 10 + 6i (see rules.lua; a rule counts the real increment)
 -- then five per rolling window k, at 10 + 6r + 5k:
 --   +1 s, its slots
---   +2 the clock's slot (now)
+--   +2 the clock's slot c (now; never before the votes' slot): the window's first ring
+--      keys are c's, its second c + 1's
 --   +3 the votes' slot (their time)
 --   +4 the most drained members this call subtracts from the window's totals
 --   +5 a family instance's TTL in ms for the slots the vote writes (see window_add)
@@ -88,7 +90,10 @@
 --       entries in one RPUSH per ledger, in the order of the votes), a refused vote or
 --       a replay appends nothing; the drain (engine::ledger) moves them to SQL
 --
--- Returns an array of each vote's reply, in order; a vote's reply is one of
+-- Returns 'advance', having changed nothing, when a rolling window is out of the reach of
+-- the keys a header gives it (see window_ready in window.lua): the caller brings it to
+-- its clock with window_advance.lua and calls again. Otherwise an array of each vote's
+-- reply, in order; a vote's reply is one of
 --   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings
 --                              (a summed vote's periods' as integers): the n periods',
 --                              then each rolling window's totals
@@ -314,6 +319,13 @@ local function cast(j, hd, kb, ab)
   local all_at, all_key, mark_key = hd.all_at, hd.all_key, hd.mark_key
   local late = hd.late
   local at_ms = r > 0 and tonumber(ARGV[fx + 8])
+  for _, win in ipairs(hd.windows) do
+    -- Another header's vote moved the window out of this one's reach (their clocks are
+    -- two slots apart): this vote fails before it changes anything.
+    if not window_ready(win) then
+      error('the rolling window moved past this vote\'s clock')
+    end
+  end
   if sums and sums.hd and (late or sums.hd ~= hd or (keyed and idem[idem_key])) then
     -- A late vote looks at which rankings exist, a key already used in this call reads
     -- its record, and a vote of another header may write the same keys: each sees the
@@ -395,8 +407,7 @@ local function cast(j, hd, kb, ab)
     voters[#voters + 1], voted[#voted + 1] = voter, j
   end
   for k, win in ipairs(hd.windows) do
-    local totals = window_add(win.o, win.slots, win.cur, win.at, win.budget, member,
-      real_text, display_text, voter, hd.ttl, win.ring_ttl)
+    local totals = window_add(win, member, real_text, display_text, voter, hd.ttl)
     result[2 * n + 2 * k] = totals[1]
     result[2 * n + 2 * k + 1] = totals[2]
   end
@@ -467,7 +478,7 @@ for i = 1, H do
     local slots = tonumber(ARGV[wa + 1])
     windows[k] = {o = o, slots = slots, cur = tonumber(ARGV[wa + 2]),
       at = tonumber(ARGV[wa + 3]), budget = tonumber(ARGV[wa + 4]), ring_ttl = ARGV[wa + 5]}
-    o, wa = o + 3 + 5 * slots, wa + 5
+    o, wa = o + 13, wa + 5
   end
   local max_units = tonumber(ARGV[ab + 5])
   -- The headroom mark's d, 10^d and M - 10^d (see the header).
@@ -490,6 +501,15 @@ for i = 1, H do
     voters = {}, voted = {}, members = {}, member_order = {}, counted = 0,
     counted_votes = {}}
   hk, at = hk + keys, at + 2 + args
+end
+
+-- Every rolling window within reach of its keys, or nothing happens.
+for _, hd in ipairs(headers) do
+  for _, win in ipairs(hd.windows) do
+    if not window_ready(win) then
+      return 'advance'
+    end
+  end
 end
 
 -- The counters the votes check, read once (see rules.lua).

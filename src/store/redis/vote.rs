@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use super::keys::BoardKeys;
 use super::refund::Refund;
 use super::rules::{self, Counter};
-use super::window::WindowTarget;
+use super::window::{self, WindowAt, WindowTarget};
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 use crate::domain::period::Bucket;
@@ -35,6 +35,10 @@ pub const VOTER_ARG: usize = 5;
 /// Where among them `vote.lua` takes the ledger entry: the benchmark gives each replay of
 /// a captured call an entry id of its own.
 pub const LEDGER_ARG: usize = 10;
+
+/// How many times a vote is cast again after bringing a rolling window to its clock: once
+/// is enough unless another instance moves the window on in between.
+const WINDOW_ATTEMPTS: usize = 3;
 
 /// KEYS and ARGV of one part of a `vote.lua` call.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -289,9 +293,7 @@ impl VoteCall<'_> {
         }
         header.key(keys.ledger());
         for w in windows {
-            for key in &w.window.keys {
-                header.key(key);
-            }
+            w.keys(&mut header);
         }
         let periods: String = targets
             .iter()
@@ -426,31 +428,56 @@ impl RedisStore {
             }
         }
 
-        let writing: Vec<usize> = (0..calls.len())
+        let mut writing: Vec<usize> = (0..calls.len())
             .filter(|&i| outcomes[i].is_none())
             .collect();
-        let written = self
-            .commit_steps(writing.iter().map(|&i| {
-                let step = &steps[i].1;
-                (step.keys.slot(), calls[i].segment(step, &tags[i]))
-            }))
-            .await?;
         let mut refunds = Vec::new();
-        for (&i, reply) in writing.iter().zip(written) {
-            let c = &calls[i];
-            let targets = c.targets.len() + c.windows.len();
-            let reply = reply.and_then(|v| vote_reply(&v, targets, &steps[i].1.rules));
-            if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
-                && !matches!(r, VoteReply::Written(_))
-            {
-                refunds.push(Refund {
-                    keys: &reserve.keys,
-                    rules: reserve.rules.iter().map(|&r| &c.write.rules[r]).collect(),
-                    count: c.increment.real,
-                    tag: &tags[i],
-                });
+        // A call that found a rolling window out of its keys' reach changed nothing: bring
+        // the window to the clock and cast again (once per idle gap, first write, or slot
+        // whose drain outlived the next; see window.lua).
+        for attempt in 0..=WINDOW_ATTEMPTS {
+            let written = self
+                .commit_steps(writing.iter().map(|&i| {
+                    let step = &steps[i].1;
+                    (step.keys.slot(), calls[i].segment(step, &tags[i]))
+                }))
+                .await?;
+            let mut behind = Vec::new();
+            for (&i, reply) in writing.iter().zip(written) {
+                let c = &calls[i];
+                let reply = match reply {
+                    Ok(v) if window::is_behind(&v) && attempt < WINDOW_ATTEMPTS => {
+                        behind.push(i);
+                        continue;
+                    }
+                    Ok(v) if window::is_behind(&v) => Err(RedisFailure::Unavailable(
+                        "a rolling window kept moving out of the vote's reach".to_owned(),
+                    )),
+                    other => other,
+                };
+                let targets = c.targets.len() + c.windows.len();
+                let reply = reply.and_then(|v| vote_reply(&v, targets, &steps[i].1.rules));
+                if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
+                    && !matches!(r, VoteReply::Written(_))
+                {
+                    refunds.push(Refund {
+                        keys: &reserve.keys,
+                        rules: reserve.rules.iter().map(|&r| &c.write.rules[r]).collect(),
+                        count: c.increment.real,
+                        tag: &tags[i],
+                    });
+                }
+                outcomes[i] = Some(reply);
             }
-            outcomes[i] = Some(reply);
+            if behind.is_empty() {
+                break;
+            }
+            let windows: Vec<&WindowAt> = behind
+                .iter()
+                .flat_map(|&i| calls[i].windows.iter().map(|w| &w.window))
+                .collect();
+            self.advance_windows(&windows).await?;
+            writing = behind;
         }
         self.refund(&refunds).await;
         let mut replies: Vec<Result<VoteReply, RedisFailure>> = outcomes

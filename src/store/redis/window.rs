@@ -7,11 +7,13 @@ use crate::domain::score::View;
 
 use std::sync::LazyLock;
 
-use redis::Script;
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use redis::{Script, Value};
 
-use super::keys::BoardKeys;
+use super::keys::{BoardKeys, WindowKeys};
 use super::page::PageReply;
-use super::reply::{as_array, as_text};
+use super::reply::{as_array, as_int, as_text};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 
 /// The most members of slots that left a window one call subtracts from its totals: about
@@ -22,16 +24,19 @@ pub const DRAIN_BUDGET: i64 = 1_000;
 /// A rolling window as a script sees it at one moment.
 #[derive(Debug, Clone)]
 pub struct WindowAt {
-    /// Its keys, as [`BoardKeys::window`] names them.
-    pub keys: Vec<String>,
+    /// Its keys (see [`BoardKeys::window`]).
+    pub keys: WindowKeys,
     pub slots: i64,
     /// The caller's clock, as a slot number.
     pub clock: i64,
     /// See [`DRAIN_BUDGET`]; tests set it small, to drain over many calls.
     pub budget: i64,
+    /// A family instance's TTL: its window's state and totals expire this long after a
+    /// write. 0 on a plain board.
+    pub ttl_ms: i64,
     /// A family instance's slots expire this long after a vote writes them: the
     /// instance's TTL, or the window's longest span when that is longer (a slot must last
-    /// until it has left the window). 0 on a plain board.
+    /// until it has left the window and been subtracted). 0 on a plain board.
     pub ring_ttl_ms: i64,
 }
 
@@ -43,12 +48,26 @@ impl WindowAt {
             slots: window.slots(),
             clock,
             budget: DRAIN_BUDGET,
+            ttl_ms: ttl,
             ring_ttl_ms: if ttl > 0 {
                 ttl.max(window.max_span_ms())
             } else {
                 0
             },
         }
+    }
+
+    /// The `window_advance.lua` call bringing this window to its clock.
+    fn advance(&self) -> Invocation {
+        let mut inv = WINDOW_ADVANCE.prepare_invoke();
+        for key in self.keys.every() {
+            inv.key(key);
+        }
+        inv.arg(self.slots)
+            .arg(self.clock)
+            .arg(self.budget)
+            .arg(self.ttl_ms);
+        inv
     }
 }
 
@@ -60,6 +79,38 @@ pub struct WindowTarget {
 }
 
 impl WindowTarget {
+    /// The window `window` of `board` for a vote stamped `at` and cast at `now`: the
+    /// clock is never before the vote's slot.
+    pub fn new(
+        board: &BoardKeys,
+        window: Rolling,
+        tz: Tz,
+        now: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> Self {
+        let at = window.slot(tz, at);
+        Self {
+            window: WindowAt::new(board, window, window.slot(tz, now).max(at)),
+            at,
+        }
+    }
+
+    /// Appends this window's 13 keys to a `vote.lua` call: its state, its totals, and the
+    /// ring keys of the clock's slot and of the next.
+    pub(super) fn keys(&self, part: &mut impl ScriptArgs) {
+        let keys = &self.window.keys;
+        part.key(keys.state())
+            .key(keys.total(View::Real))
+            .key(keys.total(View::Display));
+        for key in keys
+            .at(self.window.clock)
+            .into_iter()
+            .chain(keys.at(self.window.clock + 1))
+        {
+            part.key(key);
+        }
+    }
+
     /// Appends this window's arguments to a `vote.lua` call (its keys go in separately,
     /// after the rules').
     pub(super) fn args(&self, inv: &mut impl ScriptArgs) {
@@ -68,6 +119,16 @@ impl WindowTarget {
             .arg(self.at)
             .arg(self.window.budget)
             .arg(self.window.ring_ttl_ms);
+    }
+}
+
+/// What `vote.lua` answers, having changed nothing, when a rolling window was out of the
+/// reach of the keys the call gave it.
+pub(super) fn is_behind(reply: &Value) -> bool {
+    match reply {
+        Value::BulkString(text) => text == b"advance",
+        Value::SimpleString(text) => text == "advance",
+        _ => false,
     }
 }
 
@@ -86,7 +147,7 @@ impl WindowPageQuery {
     /// The `window_page.lua` call.
     pub(super) fn invocation(&self) -> Invocation {
         let mut inv = WINDOW_PAGE.prepare_invoke();
-        for key in &self.window.keys {
+        for key in self.window.keys.every() {
             inv.key(key);
         }
         inv.arg(self.window.slots)
@@ -108,6 +169,13 @@ static WINDOW_PAGE: LazyLock<Script> = LazyLock::new(|| {
         include_str!("window.lua"),
         include_str!("paging.lua"),
         include_str!("window_page.lua")
+    ))
+});
+
+static WINDOW_ADVANCE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("window.lua"),
+        include_str!("window_advance.lua")
     ))
 });
 
@@ -153,5 +221,41 @@ impl RedisStore {
                 })
             })
             .collect()
+    }
+
+    /// Brings each rolling window to its clock with every key, calling again until its
+    /// head is there and its drains are empty (a vote found it out of its keys' reach:
+    /// see `window.lua`). Windows named twice are brought once.
+    pub(super) async fn advance_windows(&self, windows: &[&WindowAt]) -> Result<(), RedisFailure> {
+        let mut waiting: Vec<&WindowAt> = Vec::new();
+        for &w in windows {
+            match waiting.iter_mut().find(|o| o.keys == w.keys) {
+                Some(o) if o.clock < w.clock => *o = w,
+                Some(_) => {}
+                None => waiting.push(w),
+            }
+        }
+        for _ in 0..MAX_DRAIN_CALLS {
+            if waiting.is_empty() {
+                return Ok(());
+            }
+            let calls: Vec<Invocation> = waiting.iter().map(|w| w.advance()).collect();
+            let replies = self
+                .run_script_all("window_advance", &WINDOW_ADVANCE, &calls)
+                .await?;
+            let mut still = Vec::new();
+            for (w, reply) in waiting.into_iter().zip(&replies) {
+                let (head, pending) = as_array(reply)
+                    .and_then(|items| Some((as_int(items.first()?)?, as_int(items.get(1)?)?)))
+                    .ok_or_else(|| RedisFailure::Reply(format!("window_advance: {reply:?}")))?;
+                if head < w.clock || pending > 0 {
+                    still.push(w);
+                }
+            }
+            waiting = still;
+        }
+        Err(RedisFailure::Unavailable(format!(
+            "a rolling window was still draining after {MAX_DRAIN_CALLS} calls"
+        )))
     }
 }

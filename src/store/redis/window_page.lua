@@ -11,12 +11,13 @@
 -- ARGV[7]  anchor member, or '' for a plain page
 --
 -- Returns what page_of returns (see paging.lua), participants being the distinct voters
--- over the window's slots; or {'pending', members} while the drains still hold members:
--- the caller calls again (each call does a bounded share of the work).
+-- over the window's slots; or {'pending', members} while the window is not yet at the
+-- clock or its drains still hold members: the caller calls again (each call does a
+-- bounded share of the work).
 
-local n = tonumber(ARGV[1])
-local _, pending = window_advance(0, n, tonumber(ARGV[2]), tonumber(ARGV[3]), false)
-if pending > 0 then
+local n, cur = tonumber(ARGV[1]), tonumber(ARGV[2])
+local head, pending = window_advance(0, n, cur, tonumber(ARGV[3]), false)
+if pending > 0 or head < cur then
   return {'pending', pending}
 end
 local voters = {}

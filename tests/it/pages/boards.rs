@@ -316,7 +316,7 @@ async fn rolling_windows_show_on_the_dashboard_and_the_public_page() {
         app.vote("rw", json!({"member": member})).await;
     }
     let browser = Browser::new(&app);
-    browser.sign_in().await;
+    let csrf = browser.sign_in().await;
     let live = browser
         .get("/admin/boards/rw?period=rolling:7d&view=real")
         .await;
@@ -347,7 +347,7 @@ async fn rolling_windows_show_on_the_dashboard_and_the_public_page() {
     let form = browser.get("/admin/boards/rw/edit").await;
     assert!(
         form.body
-            .contains(r#"value="rolling:24h" checked> Last 24 h"#),
+            .contains(r#"<input name="rolling" value="24h, 7d""#),
         "{}",
         form.body
     );
@@ -356,6 +356,60 @@ async fn rolling_windows_show_on_the_dashboard_and_the_public_page() {
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.body.contains(">Last 24 hours</a>"), "{}", page.body);
     assert!(page.body.contains("2 votes"), "{}", page.body);
+
+    // Any length is typed in the form; one out of bounds is refused, keeping what was typed.
+    let edit = |rolling: &'static str| {
+        let (browser, csrf) = (&browser, csrf.clone());
+        async move {
+            browser
+                .post(
+                    "/admin/boards/rw",
+                    &[
+                        ("_csrf", csrf.as_str()),
+                        ("title", "Rolling"),
+                        ("membership", "open"),
+                        ("periods", "day"),
+                        ("rolling", rolling),
+                        ("timezone", "Asia/Shanghai"),
+                        ("multiplier", "1"),
+                        ("carry_over", "0"),
+                        ("max_count", "1000"),
+                        ("public_page", "on"),
+                    ],
+                )
+                .await
+        }
+    };
+    let refused = edit("24h, 200h").await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(refused.body.contains("rolling:200h"), "{}", refused.body);
+    assert!(
+        refused
+            .body
+            .contains(r#"<input name="rolling" value="24h, 200h""#),
+        "{}",
+        refused.body
+    );
+    let saved = edit("72h rolling:30d,1h").await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let (_, board) = app.get("/api/v1/admin/boards/rw").await;
+    let periods: Vec<&str> = board["periods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["period"].as_str().unwrap())
+        .collect();
+    assert_eq!(periods, ["day", "rolling:1h", "rolling:72h", "rolling:30d"]);
+    let live = browser.get("/admin/boards/rw?period=rolling:30d").await;
+    assert!(
+        live.body
+            .contains(r#"class="on" aria-current="page">Last 30 days</a>"#),
+        "{}",
+        live.body
+    );
+    let page = visitor.get("/b/rw?period=rolling:72h").await;
+    assert!(page.body.contains(">Last 72 hours</a>"), "{}", page.body);
+    assert!(page.body.contains(">Last hour</a>"), "{}", page.body);
 }
 
 #[tokio::test]

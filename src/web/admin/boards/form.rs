@@ -31,7 +31,10 @@ pub struct BoardForm {
     title: String,
     description: String,
     membership: String,
+    /// The calendar periods and `all` checked.
     periods: Vec<String>,
+    /// Rolling windows, by length: `24h, 72h, 30d` (`rolling:` in front is taken too).
+    rolling: String,
     timezone: String,
     multiplier: String,
     carry_over: String,
@@ -73,13 +76,41 @@ pub struct BoardForm {
 }
 
 impl BoardForm {
+    /// The periods checked and the rolling windows typed, as the API names them.
+    fn periods(&self) -> Vec<String> {
+        let windows = self
+            .rolling
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                if w.starts_with("rolling:") {
+                    w.to_owned()
+                } else {
+                    format!("rolling:{w}")
+                }
+            });
+        self.periods.iter().cloned().chain(windows).collect()
+    }
+
     fn of(s: &BoardSettings) -> Self {
         Self {
             slug: String::new(),
             title: s.title.clone(),
             description: s.description.clone(),
             membership: s.membership.as_str().to_owned(),
-            periods: s.periods.iter().map(|p| p.as_str().to_owned()).collect(),
+            periods: s
+                .periods
+                .iter()
+                .filter(|p| p.rolling().is_none())
+                .map(|p| p.as_str().to_owned())
+                .collect(),
+            rolling: s
+                .periods
+                .iter()
+                .filter_map(|p| p.rolling())
+                .map(|w| w.as_str().trim_start_matches("rolling:"))
+                .collect::<Vec<_>>()
+                .join(", "),
             timezone: s.timezone.name().to_owned(),
             multiplier: s.multiplier.as_f64().to_string(),
             carry_over: s.carry_over.as_f64().to_string(),
@@ -151,7 +182,7 @@ impl BoardForm {
             title: Some(self.title.clone()),
             description: Some(self.description.clone()),
             membership: Some(self.membership.clone()),
-            periods: Some(self.periods.clone()),
+            periods: Some(self.periods()),
             timezone: Some(self.timezone.clone()),
             multiplier: Some(number(&self.multiplier, "the multiplier")?),
             carry_over: Some(number(&self.carry_over, "the carry-over ratio")?),
@@ -248,7 +279,7 @@ struct BoardFormPage {
 
 impl BoardFormPage {
     fn new(chrome: Chrome, slug: Option<String>, form: BoardForm, error: Option<String>) -> Self {
-        let all_periods = Period::EVERY
+        let all_periods = Period::CALENDAR
             .iter()
             .map(|p| (p.as_str(), form.periods.iter().any(|f| f == p.as_str())))
             .collect();
