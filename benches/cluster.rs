@@ -147,6 +147,7 @@ async fn sharded_writes(store: &RedisStore, board: &BoardKeys, secs: u64) -> f64
                     op: Op::Incr,
                     value: rng.random_range(1..1000),
                     write: WriteFacts::at(&member, None, 0),
+                    windows: &[],
                 };
                 store
                     .write_scores(&[call])

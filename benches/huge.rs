@@ -147,6 +147,7 @@ async fn writes(
             op: Op::Incr,
             value: rng.random_range(1..1000),
             write: WriteFacts::at(&m, None, 0),
+            windows: &[],
         };
         store
             .write_scores(&[call])

@@ -246,8 +246,9 @@ impl BoardSettings {
         Ok(())
     }
 
-    /// A scores board has no multiplier, carry-over or rolling window; a votes board is
-    /// stored `full` or `sharded` (by voter), and a sharded one keeps calendar periods.
+    /// A scores board has no multiplier or carry-over, and keeps rolling windows only when
+    /// stored `full`; a votes board is stored `full` or `sharded` (by voter), and a
+    /// sharded one keeps calendar periods.
     fn check_scoring(&self) -> Result<(), Invalid> {
         let field = |m: &str| Err(Invalid::new(Code::InvalidField, m));
         match self.scoring {
@@ -267,8 +268,11 @@ impl BoardSettings {
             Scoring::Scores { .. } if self.carry_over != Milli::ZERO => {
                 field("carry_over: a scores board has no carry-over (leave it 0)")
             }
-            Scoring::Scores { .. } if self.periods.iter().any(|p| p.rolling().is_some()) => {
-                field("periods: a scores board keeps calendar periods, not rolling windows")
+            Scoring::Scores { .. }
+                if !matches!(self.storage, Storage::Full)
+                    && self.periods.iter().any(|p| p.rolling().is_some()) =>
+            {
+                field("periods: a scores board keeps rolling windows only when stored full")
             }
             Scoring::Scores { .. } => Ok(()),
         }

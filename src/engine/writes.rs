@@ -117,34 +117,33 @@ enum Targets {
     },
     Score {
         buckets: Vec<Bucket>,
+        /// The board's rolling windows, after its calendar periods in every answer.
+        windows: Vec<WindowTarget>,
         op: Op,
         units: i64,
     },
 }
 
 impl Prepared {
-    /// (period, bucket) of every score the write answers, in its script's order: a
-    /// vote's calendar periods' buckets, then its rolling windows (whose bucket is their
-    /// name); a score write's buckets.
+    /// (period, bucket) of every score the write answers, in its script's order: its
+    /// calendar periods' buckets, then its rolling windows (whose bucket is their name).
     fn labels(&self) -> Vec<(&str, &str)> {
-        match &self.targets {
-            Targets::Vote { targets, .. } => targets
-                .iter()
-                .map(|t| (t.current.period.as_str(), t.current.label.as_str()))
-                .chain(
-                    self.board
-                        .settings()
-                        .periods
-                        .iter()
-                        .filter_map(|p| p.rolling())
-                        .map(|w| (w.as_str(), w.as_str())),
-                )
-                .collect(),
-            Targets::Score { buckets, .. } => buckets
-                .iter()
-                .map(|b| (b.period.as_str(), b.label.as_str()))
-                .collect(),
-        }
+        let calendar: Vec<&Bucket> = match &self.targets {
+            Targets::Vote { targets, .. } => targets.iter().map(|t| &t.current).collect(),
+            Targets::Score { buckets, .. } => buckets.iter().collect(),
+        };
+        calendar
+            .into_iter()
+            .map(|b| (b.period.as_str(), b.label.as_str()))
+            .chain(
+                self.board
+                    .settings()
+                    .periods
+                    .iter()
+                    .filter_map(|p| p.rolling())
+                    .map(|w| (w.as_str(), w.as_str())),
+            )
+            .collect()
     }
 
     /// The write's ledger entry, encoded, when its board keeps a ledger; `recorded` is
@@ -235,12 +234,18 @@ fn call<'a>(
             write,
             windows,
         }),
-        Targets::Score { buckets, op, units } => Call::Score(ScoreCall {
+        Targets::Score {
+            buckets,
+            windows,
+            op,
+            units,
+        } => Call::Score(ScoreCall {
             board: &p.board.keys,
             buckets,
             op: *op,
             value: *units,
             write,
+            windows,
         }),
     }
 }
@@ -529,6 +534,15 @@ fn targets(
 ) -> Result<Targets, EngineError> {
     let settings = board.settings();
     let tz = settings.timezone;
+    let windows = || {
+        settings
+            .periods
+            .iter()
+            .filter_map(|p| p.rolling())
+            .map(|window| WindowTarget::new(&board.keys, window, tz, now, at))
+            .collect()
+    };
+    let calendar = || settings.periods.iter().filter(|p| p.rolling().is_none());
     Ok(match &write.what {
         What::Vote { count } => {
             let multiplier = board
@@ -539,16 +553,7 @@ fn targets(
                 .unwrap_or(settings.multiplier);
             let increment = Increment::of(*count, multiplier, settings.carry_over);
             let carries = increment.carry > 0;
-            let windows = settings
-                .periods
-                .iter()
-                .filter_map(|p| p.rolling())
-                .map(|window| WindowTarget::new(&board.keys, window, tz, now, at))
-                .collect();
-            let targets = settings
-                .periods
-                .iter()
-                .filter(|p| p.rolling().is_none())
+            let targets = calendar()
                 .map(|&period| {
                     let current = Bucket::containing(period, tz, at)?;
                     let next = if carries { current.next(tz) } else { None };
@@ -557,19 +562,32 @@ fn targets(
                 .collect::<Result<_, EngineError>>()?;
             Targets::Vote {
                 targets,
-                windows,
+                windows: windows(),
                 increment,
             }
         }
-        What::Score { op, .. } => Targets::Score {
-            buckets: settings
-                .periods
-                .iter()
-                .map(|&period| Bucket::containing(period, tz, at))
-                .collect::<Result<_, _>>()?,
-            op: *op,
-            units,
-        },
+        What::Score { op, .. } => {
+            if matches!(op, Op::Set | Op::Best)
+                && settings.periods.iter().any(|p| p.rolling().is_some())
+            {
+                return Err(EngineError::invalid(
+                    Code::OperatorNotAllowed,
+                    format!(
+                        "board {} keeps rolling windows, which add up the writes within them: \
+                         use incr or decr",
+                        board.config.board.slug
+                    ),
+                ));
+            }
+            Targets::Score {
+                buckets: calendar()
+                    .map(|&period| Bucket::containing(period, tz, at))
+                    .collect::<Result<_, _>>()?,
+                windows: windows(),
+                op: *op,
+                units,
+            }
+        }
     })
 }
 

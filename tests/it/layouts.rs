@@ -98,6 +98,7 @@ async fn write(
             voters: &buckets,
             ..WriteFacts::at(member, Some(member), 0)
         },
+        windows: &[],
     };
     store
         .write_scores(&[call])

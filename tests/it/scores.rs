@@ -46,7 +46,13 @@ async fn score_board_settings_are_checked_and_fixed_at_creation() {
             "invalid_field",
         ),
         (
-            json!({"scoring": "scores", "periods": ["day", "rolling:24h"]}),
+            json!({"scoring": "scores", "periods": ["day", "rolling:24h"],
+                "storage": {"kind": "top_n", "retain": 10}}),
+            "invalid_field",
+        ),
+        (
+            json!({"scoring": "scores", "periods": ["day", "rolling:72h"],
+                "storage": {"kind": "sharded", "shards": 4}}),
             "invalid_field",
         ),
         (
@@ -135,6 +141,171 @@ async fn score_board_settings_are_checked_and_fixed_at_creation() {
 async fn write(app: &TestApp, board: &str, body: Value) -> (StatusCode, Value) {
     app.post(&format!("/api/v1/boards/{board}/scores"), body)
         .await
+}
+
+/// "Gift value in the last 24 hours": a `full` scores board keeps rolling windows of its
+/// `incr` and `decr` writes; `set` and `best` are refused there, changing nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scores_board_keeps_rolling_windows_of_incr_and_decr() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "gifts", "title": "Gifts", "membership": "open", "scoring": "scores",
+        "decimals": 1, "periods": ["all", "rolling:24h", "rolling:3d"]}),
+    )
+    .await;
+    let scores = |body: &Value| -> Vec<(String, f64)> {
+        body["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let period = s["period"].as_str().unwrap().to_owned();
+                (period, s["score"].as_f64().unwrap())
+            })
+            .collect()
+    };
+    let expect = |all: f64, day: f64| {
+        vec![
+            ("all".to_owned(), all),
+            ("rolling:24h".to_owned(), day),
+            ("rolling:3d".to_owned(), day),
+        ]
+    };
+    let (status, body) = write(
+        &app,
+        "gifts",
+        json!({"member": "ann", "op": "incr", "value": 12.5}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(scores(&body), expect(12.5, 12.5));
+    // Backfilled two days: all-time and the three days count it, the last 24 hours not.
+    let two_days_ago = (chrono::Utc::now() - chrono::Duration::hours(48)).to_rfc3339();
+    let (status, body) = write(
+        &app,
+        "gifts",
+        json!({"member": "ann", "op": "incr", "value": 4, "at": two_days_ago}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        scores(&body),
+        vec![
+            ("all".to_owned(), 16.5),
+            ("rolling:24h".to_owned(), 12.5),
+            ("rolling:3d".to_owned(), 16.5),
+        ]
+    );
+    let (_, body) = write(
+        &app,
+        "gifts",
+        json!({"member": "bob", "op": "incr", "value": 3}),
+    )
+    .await;
+    assert_eq!(scores(&body), expect(3.0, 3.0));
+    // A like taken back.
+    let (_, body) = write(
+        &app,
+        "gifts",
+        json!({"member": "bob", "op": "decr", "value": 1}),
+    )
+    .await;
+    assert_eq!(scores(&body), expect(2.0, 2.0));
+    for op in ["set", "best"] {
+        let (status, body) = write(
+            &app,
+            "gifts",
+            json!({"member": "bob", "op": op, "value": 50}),
+        )
+        .await;
+        assert_eq!(
+            (status, code(&body)),
+            (StatusCode::UNPROCESSABLE_ENTITY, "operator_not_allowed"),
+            "{op}: {body}"
+        );
+    }
+    let (_, top) = app.get("/api/v1/boards/gifts/top?period=rolling:24h").await;
+    let entries: Vec<(&str, f64)> = top["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["member"].as_str().unwrap(), e["score"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(entries, [("ann", 12.5), ("bob", 2.0)], "{top}");
+    // Taken back to nothing: bob leaves the window's ranking, and stays in all-time.
+    let (_, body) = write(
+        &app,
+        "gifts",
+        json!({"member": "bob", "op": "decr", "value": 2}),
+    )
+    .await;
+    assert_eq!(scores(&body), expect(0.0, 0.0));
+    let (_, top) = app.get("/api/v1/boards/gifts/top?period=rolling:24h").await;
+    assert_eq!(top["entries"].as_array().unwrap().len(), 1, "{top}");
+    assert_eq!(top["total_members"], 1);
+    let (_, top) = app.get("/api/v1/boards/gifts/top?period=all").await;
+    assert_eq!(top["total_members"], 2);
+
+    // A board keeping nothing but a window: the window's total is checked against 2^53.
+    app.board(
+        json!({"slug": "recent", "title": "Recent", "membership": "open", "scoring": "scores",
+        "periods": ["rolling:2h"]}),
+    )
+    .await;
+    let max = 9_007_199_254_740_992_i64;
+    // And a bucket's, as exactly: 2^53 + 1 is no double, so it is checked before adding.
+    app.board(
+        json!({"slug": "alltime", "title": "All time", "membership": "open", "scoring": "scores",
+        "periods": ["all"]}),
+    )
+    .await;
+    for board in ["recent", "alltime"] {
+        let (status, body) = write(
+            &app,
+            board,
+            json!({"member": "ann", "op": "incr", "value": max}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let (status, body) = write(
+        &app,
+        "alltime",
+        json!({"member": "ann", "op": "incr", "value": 1}),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "score_overflow"),
+        "{body}"
+    );
+    let steps = [
+        ("incr", 1, None),
+        ("decr", max, Some(0)),
+        ("decr", max, Some(-max)),
+        ("decr", 1, None),
+    ];
+    for (op, value, total) in steps {
+        let (status, body) = write(
+            &app,
+            "recent",
+            json!({"member": "ann", "op": op, "value": value}),
+        )
+        .await;
+        match total {
+            Some(total) => {
+                assert_eq!(status, StatusCode::OK, "{op} {value}: {body}");
+                assert_eq!(body["scores"][0]["score"], json!(total), "{op} {value}");
+            }
+            None => assert_eq!(
+                (status, code(&body)),
+                (StatusCode::UNPROCESSABLE_ENTITY, "score_overflow"),
+                "{op} {value}: {body}"
+            ),
+        }
+    }
+    let (_, top) = app.get("/api/v1/boards/recent/top?period=rolling:2h").await;
+    assert_eq!(top["entries"][0]["score"], json!(-max), "{top}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

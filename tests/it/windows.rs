@@ -11,9 +11,12 @@ use proptest::prelude::*;
 
 use ovation::domain::period::{Rolling, SlotUnit, parse_instant, parse_timezone};
 use ovation::domain::score::{Increment, View};
+use ovation::domain::scoring::Op as ScoreOperator;
 use ovation::domain::scoring::Storage;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
-use ovation::store::redis::{PageReply, RedisStore, VoteCall, VoteReply, WriteFacts};
+use ovation::store::redis::{
+    PageReply, RedisStore, ScoreCall, ScoreReply, VoteCall, VoteReply, WriteFacts,
+};
 use ovation::store::redis::{RedisTarget, Spread};
 
 use crate::harness::shared_redis;
@@ -104,6 +107,40 @@ impl Model {
         ranking.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
         (ranking, voters.len() as i64)
     }
+}
+
+/// A scores board's write: time moves on by `after_s`, then `delta` (either sign) stamped
+/// `late_s` earlier; or a read.
+#[derive(Debug, Clone)]
+enum ScoreOp {
+    Write {
+        after_s: i64,
+        late_s: i64,
+        member: u8,
+        voter: u8,
+        delta: i64,
+    },
+    Read {
+        after_s: i64,
+    },
+}
+
+fn score_op() -> impl Strategy<Value = ScoreOp> {
+    let after = prop_oneof![
+        12 => 0i64..900,
+        6 => 0i64..6 * 3600,
+        2 => 0i64..36 * 3600,
+        1 => 0i64..5 * 86_400,
+        1 => 8 * 86_400i64..9 * 86_400,
+    ];
+    let late = prop_oneof![6 => Just(0i64), 2 => 0i64..3 * 3600, 1 => 0i64..3 * 86_400];
+    let delta = prop_oneof![3 => 1i64..6, 2 => -5i64..0];
+    prop_oneof![
+        3 => (after.clone(), late, 0u8..5, 0u8..5, delta).prop_map(
+            |(after_s, late_s, member, voter, delta)| ScoreOp::Write { after_s, late_s, member, voter, delta }
+        ),
+        1 => after.prop_map(|after_s| ScoreOp::Read { after_s }),
+    ]
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -198,6 +235,103 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
     }
 }
 
+/// Plays score writes (`incr` and `decr`) on a fresh scores board keeping `shape`'s window
+/// and checks every answer and read against the model: a member's window score is the sum
+/// of its writes in the window, and a member whose writes there add up to 0 is not listed.
+async fn play_scores(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[ScoreOp]) {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static BOARD: AtomicI64 = AtomicI64::new(1);
+    let store = RedisStore::new(
+        &RedisTarget::Single(shared_redis().url()),
+        "ws:",
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    let board = store.keys().board(
+        BOARD.fetch_add(1, Ordering::Relaxed),
+        Storage::Full,
+        Spread::Members,
+        chrono_tz::Tz::UTC,
+    );
+    let n = shape.slots();
+    let window_at = |clock: i64| WindowAt {
+        budget,
+        ..WindowAt::new(&board, shape.0, clock)
+    };
+    let listed = |ranking: Vec<(String, i64)>| -> Vec<(String, i64)> {
+        ranking.into_iter().filter(|(_, s)| *s != 0).collect()
+    };
+    let mut model = Model::default();
+    let mut now = start;
+    for op in ops {
+        match op {
+            ScoreOp::Write {
+                after_s,
+                late_s,
+                member,
+                voter,
+                delta,
+            } => {
+                now += chrono::Duration::seconds(*after_s);
+                let at = now - chrono::Duration::seconds(*late_s);
+                let (clock, slot) = (shape.slot(now), shape.slot(at));
+                let member = format!("m{member}");
+                let voter = format!("v{voter}");
+                let target = WindowTarget {
+                    window: window_at(clock),
+                    at: slot,
+                };
+                let call = ScoreCall {
+                    board: &board,
+                    buckets: &[],
+                    op: if *delta < 0 {
+                        ScoreOperator::Decr
+                    } else {
+                        ScoreOperator::Incr
+                    },
+                    value: delta.abs(),
+                    write: WriteFacts::at(&member, Some(&voter), at.timestamp_millis()),
+                    windows: std::slice::from_ref(&target),
+                };
+                let reply = store
+                    .write_scores(&[call])
+                    .await
+                    .unwrap()
+                    .remove(0)
+                    .unwrap();
+                model.vote(n, clock, slot, member.clone(), *delta, voter);
+                let (ranking, _) = model.read(n, clock, 1);
+                let expected = ranking
+                    .iter()
+                    .find(|(m, _)| *m == member)
+                    .map_or(0, |e| e.1);
+                assert_eq!(
+                    reply,
+                    ScoreReply::Written(vec![expected]),
+                    "the write answers the member's window total"
+                );
+            }
+            ScoreOp::Read { after_s } => {
+                now += chrono::Duration::seconds(*after_s);
+                let clock = shape.slot(now);
+                let query = WindowPageQuery {
+                    window: window_at(clock),
+                    view: View::Real,
+                    offset: 0,
+                    limit: 1000,
+                    anchor: None,
+                };
+                let page: PageReply = store.window_pages(&[query]).await.unwrap().remove(0);
+                let (ranking, voters) = model.read(n, clock, 1);
+                let ranking = listed(ranking);
+                assert_eq!(page.entries, ranking, "at {now}");
+                assert_eq!(page.total_members, ranking.len() as i64);
+                assert_eq!(page.participants, voters, "voters at {now}");
+            }
+        }
+    }
+}
+
 fn at(raw: &str) -> DateTime<Utc> {
     parse_instant(raw).unwrap()
 }
@@ -249,6 +383,23 @@ proptest! {
         budget in budget(),
     ) {
         runtime().block_on(play(Shape(window, tz), budget, at("2026-10-30T20:00:00Z"), &ops));
+    }
+
+    #[test]
+    fn a_scores_boards_windows_add_up_incr_and_decr_exactly(
+        window in prop_oneof![
+            (1u16..=168).prop_map(|n| Rolling::new(SlotUnit::Hour, n).unwrap()),
+            (1u16..=90).prop_map(|n| Rolling::new(SlotUnit::Day, n).unwrap()),
+        ],
+        ops in prop::collection::vec(score_op(), 1..80),
+        budget in budget(),
+    ) {
+        runtime().block_on(play_scores(
+            Shape(window, "UTC"),
+            budget,
+            at("2026-11-20T00:00:00Z"),
+            &ops,
+        ));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 -- score.lua: apply one score write (incr, decr, set, best) to a member of a scores board,
 -- atomically: the rate-limit rules are checked and consumed, and every enabled period's
--- bucket, participants, the hourly counter and the idempotency record change together,
--- or nothing changes. rules.lua and instance.lua come in front of this file.
+-- bucket, every rolling window, participants, the hourly counter and the idempotency
+-- record change together, or nothing changes. window.lua, rules.lua and instance.lua come
+-- in front of this file.
 --
 -- Layouts: `full` keeps one sorted set per bucket. `top_n` keeps every member's exact
 -- score in a hash and the best members in the sorted set: a member enters it when no
@@ -23,7 +24,9 @@
 --   +1 the bucket's distinct voters (HyperLogLog)
 --   +2 the member's distinct voters in it (HyperLogLog)
 -- then two keys per rule i = 0 .. r-1, at 4 + 2n + 2h + 2i (see rules.lua)
--- and last the ledger of the board (or of the shard; list of entries, oldest first)
+-- then the ledger of the board (or of the shard; list of entries, oldest first)
+-- then 13 keys per rolling window k = 0 .. w-1 (see window.lua; `full` boards only), from
+-- 6 + 2n + 2h + 2r + 13k
 --
 -- ARGV[1]  member id
 -- ARGV[2]  op: 'incr', 'decr', 'set' or 'best'
@@ -51,9 +54,15 @@
 --          board keeps no ledger (and in a reserve step): appended when the write counts
 -- then six per rule i, at 19 + 6i (see rules.lua)
 -- then one per rule i, at 19 + 6r + 1 + i: its counter's field (see rules.lua)
+-- then w, the number of rolling windows, at 20 + 7r, and five per window k after it, as
+-- vote.lua takes them (slots, clock's slot, the write's slot, drain budget, the slots'
+-- TTL on a family instance). Only `incr` and `decr` reach a board with windows: a window
+-- adds up the writes within it.
 --
--- Returns one of
---   {'ok', score_0, score_1, ...}    the member's new score per period (decimal strings)
+-- Returns 'advance' when a window is out of its keys' reach, having changed nothing (see
+-- vote.lua); otherwise one of
+--   {'ok', score_0, score_1, ...}    the member's new score per period (decimal strings),
+--                                    then its total in each rolling window
 --   {'dup', receipt_and_scores}      the first answer for this key
 --   {'limited', i, retry_ms}         rule i refused (see vote.lua)
 --   {'overflow'}                     a score would pass ARGV[9] in magnitude
@@ -81,6 +90,19 @@ local rule_arg = 19
 local rules = rules_parse(rule_arg, r)
 local field_arg = rule_arg + 6 * r
 local at_ms = tonumber(ARGV[10])
+
+local windows = {}
+local wa = field_arg + r + 1
+for k = 1, tonumber(ARGV[wa]) do
+  local a = wa + 5 * (k - 1)
+  windows[k] = {o = rule_key + 2 * r + 1 + 13 * (k - 1), slots = tonumber(ARGV[a + 1]),
+    cur = tonumber(ARGV[a + 2]), at = tonumber(ARGV[a + 3]), budget = tonumber(ARGV[a + 4]),
+    ring_ttl = ARGV[a + 5]}
+  if not window_ready(windows[k]) then
+    return 'advance'
+  end
+end
+
 counters_want(rule_key, rules, r, field_arg)
 counters_read()
 local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rules, r, 1,
@@ -101,9 +123,17 @@ for p = 0, n - 1 do
   end
   local before = tonumber(old or '0')
   local after
+  -- incr and decr are checked before adding: past 2^53 a double no longer tells n + 1
+  -- from n.
   if op == 'incr' then
+    if value > max_units - before then
+      return {'overflow'}
+    end
     after = before + value
   elseif op == 'decr' then
+    if value > max_units + before then
+      return {'overflow'}
+    end
     after = before - value
   elseif op == 'set' then
     after = value
@@ -118,6 +148,12 @@ for p = 0, n - 1 do
   end
   new[p] = after
   changed[p] = (not old) or after ~= before
+end
+local delta = op == 'decr' and -value or value
+for _, win in ipairs(windows) do
+  if not window_fits(win, member, delta, max_units) then
+    return {'overflow'}
+  end
 end
 
 rules_consume(rule_key, rules, r, used, stale, 1, '1', at_ms, ARGV[11], field_arg, 1)
@@ -168,6 +204,10 @@ for p = 0, n - 1 do
     end
   end
   result[#result + 1] = text
+end
+local delta_text = string.format('%d', delta)
+for _, win in ipairs(windows) do
+  result[#result + 1] = window_add(win, member, delta_text, delta_text, voter, ARGV[18])[1]
 end
 if voter ~= '' then
   for v = 0, h - 1 do

@@ -14,7 +14,8 @@ use std::sync::LazyLock;
 use super::keys::BoardKeys;
 use super::refund::Refund;
 use super::rules;
-use super::vote::refusals_ttl_s;
+use super::vote::{WINDOW_ATTEMPTS, refusals_ttl_s};
+use super::window::{self, WindowAt, WindowTarget};
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore};
 use crate::domain::period::{Bucket, Period};
@@ -23,6 +24,7 @@ use crate::domain::scoring::{Op, Storage};
 
 static SCORE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
+        include_str!("window.lua"),
         include_str!("rules.lua"),
         include_str!("instance.lua"),
         include_str!("score.lua")
@@ -39,6 +41,9 @@ pub struct ScoreCall<'a> {
     /// Units (value × 10^decimals), never negative.
     pub value: i64,
     pub write: WriteFacts<'a>,
+    /// The board's rolling windows (`incr` and `decr` on a `full` board only), answered
+    /// after its buckets.
+    pub windows: &'a [WindowTarget],
 }
 
 /// How a score write went: its new score (units) per bucket.
@@ -77,6 +82,10 @@ impl ScoreCall<'_> {
         let rules = || step.rules.iter().map(|&i| &w.rules[i]);
         rules::push_keys(rules(), keys, &mut inv);
         inv.key(keys.ledger());
+        let windows = if step.records { self.windows } else { &[] };
+        for window in windows {
+            window.keys(&mut inv);
+        }
         let (retain, trim_at) = match keys.storage() {
             Storage::TopN { retain, trim_at } => (retain, trim_at),
             _ => (0, 0),
@@ -117,6 +126,10 @@ impl ScoreCall<'_> {
             });
         rules::push_args(rules(), w.at_ms, &mut inv);
         rules::push_fields(rules(), &mut inv);
+        inv.arg(windows.len());
+        for window in windows {
+            window.args(&mut inv);
+        }
         inv
     }
 
@@ -212,32 +225,56 @@ impl RedisStore {
             }
         }
 
-        let writing: Vec<usize> = (0..calls.len())
+        let mut writing: Vec<usize> = (0..calls.len())
             .filter(|&i| outcomes[i].is_none())
             .collect();
-        let write_calls: Vec<Invocation> = writing
-            .iter()
-            .map(|&i| calls[i].invocation(&steps[i].1, &tags[i]))
-            .collect();
-        let written = self.run_script("score", &SCORE, &write_calls).await?;
         let mut refunds = Vec::new();
-        for (&i, reply) in writing.iter().zip(written) {
-            let reply = reply.and_then(|v| score_reply(&v, &steps[i].1.rules));
-            if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
-                && !matches!(r, ScoreReply::Written(_))
-            {
-                refunds.push(Refund {
-                    keys: &reserve.keys,
-                    rules: reserve
-                        .rules
-                        .iter()
-                        .map(|&r| &calls[i].write.rules[r])
-                        .collect(),
-                    count: 1,
-                    tag: &tags[i],
-                });
+        // A write that found a rolling window out of its keys' reach changed nothing: bring
+        // the window to the clock and write again (see vote.rs).
+        for attempt in 0..=WINDOW_ATTEMPTS {
+            let write_calls: Vec<Invocation> = writing
+                .iter()
+                .map(|&i| calls[i].invocation(&steps[i].1, &tags[i]))
+                .collect();
+            let written = self.run_script("score", &SCORE, &write_calls).await?;
+            let mut behind = Vec::new();
+            for (&i, reply) in writing.iter().zip(written) {
+                let reply = match reply {
+                    Ok(v) if window::is_behind(&v) && attempt < WINDOW_ATTEMPTS => {
+                        behind.push(i);
+                        continue;
+                    }
+                    Ok(v) if window::is_behind(&v) => Err(RedisFailure::Unavailable(
+                        "a rolling window kept moving out of the write's reach".to_owned(),
+                    )),
+                    other => other,
+                };
+                let reply = reply.and_then(|v| score_reply(&v, &steps[i].1.rules));
+                if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
+                    && !matches!(r, ScoreReply::Written(_))
+                {
+                    refunds.push(Refund {
+                        keys: &reserve.keys,
+                        rules: reserve
+                            .rules
+                            .iter()
+                            .map(|&r| &calls[i].write.rules[r])
+                            .collect(),
+                        count: 1,
+                        tag: &tags[i],
+                    });
+                }
+                outcomes[i] = Some(reply);
             }
-            outcomes[i] = Some(reply);
+            if behind.is_empty() {
+                break;
+            }
+            let windows: Vec<&WindowAt> = behind
+                .iter()
+                .flat_map(|&i| calls[i].windows.iter().map(|w| &w.window))
+                .collect();
+            self.advance_windows(&windows).await?;
+            writing = behind;
         }
         self.refund(&refunds).await;
         Ok(outcomes

@@ -36,9 +36,9 @@ pub const VOTER_ARG: usize = 5;
 /// a captured call an entry id of its own.
 pub const LEDGER_ARG: usize = 10;
 
-/// How many times a vote is cast again after bringing a rolling window to its clock: once
-/// is enough unless another instance moves the window on in between.
-const WINDOW_ATTEMPTS: usize = 3;
+/// How many times a write is made again after bringing a rolling window to its clock:
+/// once is enough unless another instance moves the window on in between.
+pub(super) const WINDOW_ATTEMPTS: usize = 3;
 
 /// KEYS and ARGV of one part of a `vote.lua` call.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -28,10 +28,13 @@
 -- the clock with nothing pending, then calls again: once per idle gap, first write or
 -- slot whose drain outlived the next slot.
 
+-- A member whose window total is exactly 0 is left out of the totals: a votes board's
+-- then has no vote left in the window (votes are positive); a scores board's writes there
+-- add up to nothing.
+
 -- Subtracts up to `budget` drained members of the drains at KEYS[drains[1]],
 -- KEYS[drains[2]], ... (real, display alternately: view v's total is KEYS[o + 2 + v]),
--- dropping members whose total is then exactly 0 (votes are positive, so 0 means no vote
--- left in the window). Returns how many it subtracted.
+-- dropping members whose total is then 0. Returns how many it subtracted.
 local function window_subtract(o, drains, budget)
   local done = 0
   for k, d in ipairs(drains) do
@@ -41,7 +44,10 @@ local function window_subtract(o, drains, budget)
     local total = KEYS[o + 2 + (k - 1) % 2]
     local entries = redis.call('ZRANGE', KEYS[d], 0, budget - done - 1, 'WITHSCORES')
     for j = 1, #entries, 2 do
-      local left = redis.call('ZINCRBY', total, '-' .. entries[j + 1], entries[j])
+      -- A scores board's slot may hold a negative sum: take its sign off, or put one on.
+      local held = entries[j + 1]
+      local minus = string.byte(held) == 45 and string.sub(held, 2) or '-' .. held
+      local left = redis.call('ZINCRBY', total, minus, entries[j])
       if tonumber(left) == 0 then
         redis.call('ZREM', total, entries[j])
       end
@@ -150,6 +156,29 @@ local function window_ready(win)
   return (head == c or head == c + 1) and (st.pending == 0 or st.lone == head)
 end
 
+-- Whether a write of `delta` units (a number) to `member` keeps its window total and its
+-- head slot's sum in the window `win` (ready) within ±max_units: a scores board's writes
+-- may go either way, so a slot's sum may pass its total. As they stand (drains not yet
+-- subtracted), so never too leniently.
+local function window_fits(win, member, delta, max_units)
+  local st = window_state(win)
+  local keys = {KEYS[win.o + 2]}
+  -- One slot behind, the head moves on to an empty slot.
+  if st.head == win.cur then
+    keys[2] = KEYS[win.o + 4]
+  elseif st.head == win.cur + 1 then
+    keys[2] = KEYS[win.o + 9]
+  end
+  for _, key in ipairs(keys) do
+    -- Compared before adding: past 2^53 a double no longer tells n + 1 from n.
+    local held = tonumber(redis.call('ZSCORE', key, member) or '0')
+    if delta > max_units - held or delta < -max_units - held then
+      return false
+    end
+  end
+  return true
+end
+
 -- Counts a vote stamped in slot win.at into the window `win` (ready: see window_ready):
 -- it moves the head to the vote's clock when one slot behind, subtracts up to
 -- win.budget members of the pending drain, and lands in the head slot (a vote stamped
@@ -187,8 +216,12 @@ local function window_add(win, member, real, display, voter, ttl)
     if voter ~= '' then
       redis.call('PFADD', KEYS[ring + 3], voter)
     end
-    totals[1] = redis.call('ZINCRBY', KEYS[o + 2], real, member)
-    totals[2] = redis.call('ZINCRBY', KEYS[o + 3], display, member)
+    for v = 1, 2 do
+      totals[v] = redis.call('ZINCRBY', KEYS[o + 1 + v], v == 1 and real or display, member)
+      if tonumber(totals[v]) == 0 then
+        redis.call('ZREM', KEYS[o + 1 + v], member)
+      end
+    end
     if ttl ~= '0' then
       for k = ring + 1, ring + 3 do
         redis.call('PEXPIRE', KEYS[k], win.ring_ttl)
