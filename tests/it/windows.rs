@@ -35,9 +35,17 @@ impl Shape {
     }
 }
 
+/// What the board counts: votes, or a scores board's `incr` and `decr` (a count below 0
+/// is a `decr`).
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Votes,
+    Scores,
+}
+
 #[derive(Debug, Clone)]
 enum Op {
-    /// Time moves on by `after_s`, then a vote stamped `late_s` earlier.
+    /// Time moves on by `after_s`, then a vote (or score write) stamped `late_s` earlier.
     Vote {
         after_s: i64,
         late_s: i64,
@@ -49,7 +57,7 @@ enum Op {
     Read { after_s: i64 },
 }
 
-fn op() -> impl Strategy<Value = Op> {
+fn op(kind: Kind) -> impl Strategy<Value = Op> {
     // Mostly small steps, so slots fill up; sometimes days, longer than any window.
     let after = prop_oneof![
         12 => 0i64..900,
@@ -60,8 +68,12 @@ fn op() -> impl Strategy<Value = Op> {
         1 => 80 * 86_400i64..100 * 86_400,
     ];
     let late = prop_oneof![6 => Just(0i64), 2 => 0i64..3 * 3600, 1 => 0i64..10 * 86_400];
+    let count = match kind {
+        Kind::Votes => (1i64..4).boxed(),
+        Kind::Scores => prop_oneof![3 => 1i64..6, 2 => -5i64..0].boxed(),
+    };
     prop_oneof![
-        3 => (after.clone(), late, 0u8..6, 0u8..5, 1i64..4).prop_map(
+        3 => (after.clone(), late, 0u8..6, 0u8..5, count).prop_map(
             |(after_s, late_s, member, voter, count)| Op::Vote { after_s, late_s, member, voter, count }
         ),
         1 => after.prop_map(|after_s| Op::Read { after_s }),
@@ -92,7 +104,8 @@ impl Model {
     }
 
     /// The window at `clock`: (member, score) best first as Redis orders them (ties by
-    /// member, descending), and the distinct voters.
+    /// member, descending), members whose score adds up to 0 left out, and the distinct
+    /// voters.
     fn read(&mut self, n: i64, clock: i64, per_vote: i64) -> (Vec<(String, i64)>, i64) {
         let head = self.advance(clock);
         let mut totals = std::collections::BTreeMap::<String, i64>::new();
@@ -103,44 +116,10 @@ impl Model {
                 voters.insert(voter.clone());
             }
         }
-        let mut ranking: Vec<(String, i64)> = totals.into_iter().collect();
+        let mut ranking: Vec<(String, i64)> = totals.into_iter().filter(|t| t.1 != 0).collect();
         ranking.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
         (ranking, voters.len() as i64)
     }
-}
-
-/// A scores board's write: time moves on by `after_s`, then `delta` (either sign) stamped
-/// `late_s` earlier; or a read.
-#[derive(Debug, Clone)]
-enum ScoreOp {
-    Write {
-        after_s: i64,
-        late_s: i64,
-        member: u8,
-        voter: u8,
-        delta: i64,
-    },
-    Read {
-        after_s: i64,
-    },
-}
-
-fn score_op() -> impl Strategy<Value = ScoreOp> {
-    let after = prop_oneof![
-        12 => 0i64..900,
-        6 => 0i64..6 * 3600,
-        2 => 0i64..36 * 3600,
-        1 => 0i64..5 * 86_400,
-        1 => 8 * 86_400i64..9 * 86_400,
-    ];
-    let late = prop_oneof![6 => Just(0i64), 2 => 0i64..3 * 3600, 1 => 0i64..3 * 86_400];
-    let delta = prop_oneof![3 => 1i64..6, 2 => -5i64..0];
-    prop_oneof![
-        3 => (after.clone(), late, 0u8..5, 0u8..5, delta).prop_map(
-            |(after_s, late_s, member, voter, delta)| ScoreOp::Write { after_s, late_s, member, voter, delta }
-        ),
-        1 => after.prop_map(|after_s| ScoreOp::Read { after_s }),
-    ]
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -148,8 +127,9 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     RT.get_or_init(|| tokio::runtime::Runtime::new().unwrap())
 }
 
-/// Plays `ops` from `start` on a fresh board and checks every read against the model.
-async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
+/// Plays `ops` from `start` on a fresh board of `kind` and checks every answer and read
+/// against the model.
+async fn play(kind: Kind, shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
     use std::sync::atomic::{AtomicI64, Ordering};
     static BOARD: AtomicI64 = AtomicI64::new(1);
     let store = RedisStore::new(
@@ -164,6 +144,11 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
         Spread::Voters,
         chrono_tz::Tz::UTC,
     );
+    // A vote counts 1 real and 3 display units; a score write its value in both views.
+    let per_display = match kind {
+        Kind::Votes => 3,
+        Kind::Scores => 1,
+    };
     let n = shape.slots();
     let window_at = |clock: i64| WindowAt {
         budget,
@@ -189,18 +174,51 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
                     window: window_at(clock),
                     at: slot,
                 };
-                let call = VoteCall {
-                    board: &board,
-                    targets: &[],
-                    increment: Increment {
-                        real: *count,
-                        display: *count * 3,
-                        carry: 0,
-                    },
-                    write: WriteFacts::at(&member, Some(&voter), at.timestamp_millis()),
-                    windows: std::slice::from_ref(&target),
+                let write = WriteFacts::at(&member, Some(&voter), at.timestamp_millis());
+                let windows = std::slice::from_ref(&target);
+                let totals = match kind {
+                    Kind::Votes => {
+                        let call = VoteCall {
+                            board: &board,
+                            targets: &[],
+                            increment: Increment {
+                                real: *count,
+                                display: *count * 3,
+                                carry: 0,
+                            },
+                            write,
+                            windows,
+                        };
+                        match store.cast_votes(&[call]).await.unwrap().remove(0).unwrap() {
+                            VoteReply::Written(scores) => scores,
+                            other => panic!("{other:?}"),
+                        }
+                    }
+                    Kind::Scores => {
+                        let call = ScoreCall {
+                            board: &board,
+                            buckets: &[],
+                            op: if *count < 0 {
+                                ScoreOperator::Decr
+                            } else {
+                                ScoreOperator::Incr
+                            },
+                            value: count.abs(),
+                            write,
+                            windows,
+                        };
+                        match store
+                            .write_scores(&[call])
+                            .await
+                            .unwrap()
+                            .remove(0)
+                            .unwrap()
+                        {
+                            ScoreReply::Written(scores) => scores.iter().map(|&s| (s, s)).collect(),
+                            other => panic!("{other:?}"),
+                        }
+                    }
                 };
-                let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
                 model.vote(n, clock, slot, member.clone(), *count, voter);
                 let (ranking, _) = model.read(n, clock, 1);
                 let expected = ranking
@@ -208,15 +226,15 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
                     .find(|(m, _)| *m == member)
                     .map_or(0, |e| e.1);
                 assert_eq!(
-                    reply,
-                    VoteReply::Written(vec![(expected, expected * 3)]),
-                    "the vote answers the member's window totals"
+                    totals,
+                    vec![(expected, expected * per_display)],
+                    "the write answers the member's window totals"
                 );
             }
             Op::Read { after_s } => {
                 now += chrono::Duration::seconds(*after_s);
                 let clock = shape.slot(now);
-                for (view, per_vote) in [(View::Real, 1), (View::Display, 3)] {
+                for (view, per_vote) in [(View::Real, 1), (View::Display, per_display)] {
                     let query = WindowPageQuery {
                         window: window_at(clock),
                         view,
@@ -235,105 +253,16 @@ async fn play(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
     }
 }
 
-/// Plays score writes (`incr` and `decr`) on a fresh scores board keeping `shape`'s window
-/// and checks every answer and read against the model: a member's window score is the sum
-/// of its writes in the window, and a member whose writes there add up to 0 is not listed.
-async fn play_scores(shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[ScoreOp]) {
-    use std::sync::atomic::{AtomicI64, Ordering};
-    static BOARD: AtomicI64 = AtomicI64::new(1);
-    let store = RedisStore::new(
-        &RedisTarget::Single(shared_redis().url()),
-        "ws:",
-        Duration::from_secs(5),
-    )
-    .unwrap();
-    let board = store.keys().board(
-        BOARD.fetch_add(1, Ordering::Relaxed),
-        Storage::Full,
-        Spread::Members,
-        chrono_tz::Tz::UTC,
-    );
-    let n = shape.slots();
-    let window_at = |clock: i64| WindowAt {
-        budget,
-        ..WindowAt::new(&board, shape.0, clock)
-    };
-    let listed = |ranking: Vec<(String, i64)>| -> Vec<(String, i64)> {
-        ranking.into_iter().filter(|(_, s)| *s != 0).collect()
-    };
-    let mut model = Model::default();
-    let mut now = start;
-    for op in ops {
-        match op {
-            ScoreOp::Write {
-                after_s,
-                late_s,
-                member,
-                voter,
-                delta,
-            } => {
-                now += chrono::Duration::seconds(*after_s);
-                let at = now - chrono::Duration::seconds(*late_s);
-                let (clock, slot) = (shape.slot(now), shape.slot(at));
-                let member = format!("m{member}");
-                let voter = format!("v{voter}");
-                let target = WindowTarget {
-                    window: window_at(clock),
-                    at: slot,
-                };
-                let call = ScoreCall {
-                    board: &board,
-                    buckets: &[],
-                    op: if *delta < 0 {
-                        ScoreOperator::Decr
-                    } else {
-                        ScoreOperator::Incr
-                    },
-                    value: delta.abs(),
-                    write: WriteFacts::at(&member, Some(&voter), at.timestamp_millis()),
-                    windows: std::slice::from_ref(&target),
-                };
-                let reply = store
-                    .write_scores(&[call])
-                    .await
-                    .unwrap()
-                    .remove(0)
-                    .unwrap();
-                model.vote(n, clock, slot, member.clone(), *delta, voter);
-                let (ranking, _) = model.read(n, clock, 1);
-                let expected = ranking
-                    .iter()
-                    .find(|(m, _)| *m == member)
-                    .map_or(0, |e| e.1);
-                assert_eq!(
-                    reply,
-                    ScoreReply::Written(vec![expected]),
-                    "the write answers the member's window total"
-                );
-            }
-            ScoreOp::Read { after_s } => {
-                now += chrono::Duration::seconds(*after_s);
-                let clock = shape.slot(now);
-                let query = WindowPageQuery {
-                    window: window_at(clock),
-                    view: View::Real,
-                    offset: 0,
-                    limit: 1000,
-                    anchor: None,
-                };
-                let page: PageReply = store.window_pages(&[query]).await.unwrap().remove(0);
-                let (ranking, voters) = model.read(n, clock, 1);
-                let ranking = listed(ranking);
-                assert_eq!(page.entries, ranking, "at {now}");
-                assert_eq!(page.total_members, ranking.len() as i64);
-                assert_eq!(page.participants, voters, "voters at {now}");
-            }
-        }
-    }
-}
-
 fn at(raw: &str) -> DateTime<Utc> {
     parse_instant(raw).unwrap()
+}
+
+/// A window of any length: 1 to 168 hours, or 1 to 90 days.
+fn any_window() -> impl Strategy<Value = Rolling> {
+    prop_oneof![
+        (1u16..=168).prop_map(|n| Rolling::new(SlotUnit::Hour, n).unwrap()),
+        (1u16..=90).prop_map(|n| Rolling::new(SlotUnit::Day, n).unwrap()),
+    ]
 }
 
 /// How many drained members one call subtracts: one, a few (so leaving slots drain over
@@ -347,10 +276,11 @@ proptest! {
 
     #[test]
     fn the_last_24_hours_are_exact_at_every_read(
-        ops in prop::collection::vec(op(), 1..80),
+        ops in prop::collection::vec(op(Kind::Votes), 1..80),
         budget in budget(),
     ) {
         runtime().block_on(play(
+            Kind::Votes,
             Shape(Rolling::HOURS_24, "UTC"),
             budget,
             at("2026-11-20T00:00:00Z"),
@@ -360,11 +290,12 @@ proptest! {
 
     #[test]
     fn the_last_7_days_are_exact_across_a_dst_change(
-        ops in prop::collection::vec(op(), 1..80),
+        ops in prop::collection::vec(op(Kind::Votes), 1..80),
         budget in budget(),
     ) {
         // New York's clocks go back on 2026-11-01: that local day is 25 hours long.
         runtime().block_on(play(
+            Kind::Votes,
             Shape(Rolling::DAYS_7, "America/New_York"),
             budget,
             at("2026-10-30T20:00:00Z"),
@@ -374,27 +305,22 @@ proptest! {
 
     #[test]
     fn windows_of_any_length_are_exact(
-        window in prop_oneof![
-            (1u16..=168).prop_map(|n| Rolling::new(SlotUnit::Hour, n).unwrap()),
-            (1u16..=90).prop_map(|n| Rolling::new(SlotUnit::Day, n).unwrap()),
-        ],
+        window in any_window(),
         tz in prop_oneof![Just("UTC"), Just("America/New_York"), Just("Asia/Kolkata")],
-        ops in prop::collection::vec(op(), 1..80),
+        ops in prop::collection::vec(op(Kind::Votes), 1..80),
         budget in budget(),
     ) {
-        runtime().block_on(play(Shape(window, tz), budget, at("2026-10-30T20:00:00Z"), &ops));
+        runtime().block_on(play(Kind::Votes, Shape(window, tz), budget, at("2026-10-30T20:00:00Z"), &ops));
     }
 
     #[test]
     fn a_scores_boards_windows_add_up_incr_and_decr_exactly(
-        window in prop_oneof![
-            (1u16..=168).prop_map(|n| Rolling::new(SlotUnit::Hour, n).unwrap()),
-            (1u16..=90).prop_map(|n| Rolling::new(SlotUnit::Day, n).unwrap()),
-        ],
-        ops in prop::collection::vec(score_op(), 1..80),
+        window in any_window(),
+        ops in prop::collection::vec(op(Kind::Scores), 1..80),
         budget in budget(),
     ) {
-        runtime().block_on(play_scores(
+        runtime().block_on(play(
+            Kind::Scores,
             Shape(window, "UTC"),
             budget,
             at("2026-11-20T00:00:00Z"),
@@ -404,11 +330,11 @@ proptest! {
 
     #[test]
     fn a_one_slot_window_is_exact(
-        ops in prop::collection::vec(op(), 1..40),
+        ops in prop::collection::vec(op(Kind::Votes), 1..40),
         budget in budget(),
     ) {
         let one_hour = Rolling::new(SlotUnit::Hour, 1).unwrap();
-        runtime().block_on(play(Shape(one_hour, "UTC"), budget, at("2026-11-20T00:00:00Z"), &ops));
+        runtime().block_on(play(Kind::Votes, Shape(one_hour, "UTC"), budget, at("2026-11-20T00:00:00Z"), &ops));
     }
 }
 

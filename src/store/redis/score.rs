@@ -14,8 +14,8 @@ use std::sync::LazyLock;
 use super::keys::BoardKeys;
 use super::refund::Refund;
 use super::rules;
-use super::vote::{WINDOW_ATTEMPTS, refusals_ttl_s};
-use super::window::{self, WindowAt, WindowTarget};
+use super::vote::refusals_ttl_s;
+use super::window::{self, WindowTarget};
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore};
 use crate::domain::period::{Bucket, Period};
@@ -231,7 +231,7 @@ impl RedisStore {
         let mut refunds = Vec::new();
         // A write that found a rolling window out of its keys' reach changed nothing: bring
         // the window to the clock and write again (see vote.rs).
-        for attempt in 0..=WINDOW_ATTEMPTS {
+        for attempt in 0..=window::WINDOW_ATTEMPTS {
             let write_calls: Vec<Invocation> = writing
                 .iter()
                 .map(|&i| calls[i].invocation(&steps[i].1, &tags[i]))
@@ -239,15 +239,9 @@ impl RedisStore {
             let written = self.run_script("score", &SCORE, &write_calls).await?;
             let mut behind = Vec::new();
             for (&i, reply) in writing.iter().zip(written) {
-                let reply = match reply {
-                    Ok(v) if window::is_behind(&v) && attempt < WINDOW_ATTEMPTS => {
-                        behind.push(i);
-                        continue;
-                    }
-                    Ok(v) if window::is_behind(&v) => Err(RedisFailure::Unavailable(
-                        "a rolling window kept moving out of the write's reach".to_owned(),
-                    )),
-                    other => other,
+                let Some(reply) = window::settled(reply, attempt) else {
+                    behind.push(i);
+                    continue;
                 };
                 let reply = reply.and_then(|v| score_reply(&v, &steps[i].1.rules));
                 if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
@@ -269,10 +263,7 @@ impl RedisStore {
             if behind.is_empty() {
                 break;
             }
-            let windows: Vec<&WindowAt> = behind
-                .iter()
-                .flat_map(|&i| calls[i].windows.iter().map(|w| &w.window))
-                .collect();
+            let windows: Vec<&[WindowTarget]> = behind.iter().map(|&i| calls[i].windows).collect();
             self.advance_windows(&windows).await?;
             writing = behind;
         }

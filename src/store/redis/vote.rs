@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use super::keys::BoardKeys;
 use super::refund::Refund;
 use super::rules::{self, Counter};
-use super::window::{self, WindowAt, WindowTarget};
+use super::window::{self, WindowTarget};
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 use crate::domain::period::Bucket;
@@ -35,10 +35,6 @@ pub const VOTER_ARG: usize = 5;
 /// Where among them `vote.lua` takes the ledger entry: the benchmark gives each replay of
 /// a captured call an entry id of its own.
 pub const LEDGER_ARG: usize = 10;
-
-/// How many times a write is made again after bringing a rolling window to its clock:
-/// once is enough unless another instance moves the window on in between.
-pub(super) const WINDOW_ATTEMPTS: usize = 3;
 
 /// KEYS and ARGV of one part of a `vote.lua` call.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -435,7 +431,7 @@ impl RedisStore {
         // A call that found a rolling window out of its keys' reach changed nothing: bring
         // the window to the clock and cast again (once per idle gap, first write, or slot
         // whose drain outlived the next; see window.lua).
-        for attempt in 0..=WINDOW_ATTEMPTS {
+        for attempt in 0..=window::WINDOW_ATTEMPTS {
             let written = self
                 .commit_steps(writing.iter().map(|&i| {
                     let step = &steps[i].1;
@@ -445,15 +441,9 @@ impl RedisStore {
             let mut behind = Vec::new();
             for (&i, reply) in writing.iter().zip(written) {
                 let c = &calls[i];
-                let reply = match reply {
-                    Ok(v) if window::is_behind(&v) && attempt < WINDOW_ATTEMPTS => {
-                        behind.push(i);
-                        continue;
-                    }
-                    Ok(v) if window::is_behind(&v) => Err(RedisFailure::Unavailable(
-                        "a rolling window kept moving out of the vote's reach".to_owned(),
-                    )),
-                    other => other,
+                let Some(reply) = window::settled(reply, attempt) else {
+                    behind.push(i);
+                    continue;
                 };
                 let targets = c.targets.len() + c.windows.len();
                 let reply = reply.and_then(|v| vote_reply(&v, targets, &steps[i].1.rules));
@@ -472,10 +462,7 @@ impl RedisStore {
             if behind.is_empty() {
                 break;
             }
-            let windows: Vec<&WindowAt> = behind
-                .iter()
-                .flat_map(|&i| calls[i].windows.iter().map(|w| &w.window))
-                .collect();
+            let windows: Vec<&[WindowTarget]> = behind.iter().map(|&i| calls[i].windows).collect();
             self.advance_windows(&windows).await?;
             writing = behind;
         }

@@ -122,13 +122,33 @@ impl WindowTarget {
     }
 }
 
-/// What `vote.lua` answers, having changed nothing, when a rolling window was out of the
-/// reach of the keys the call gave it.
+/// What `vote.lua` and `score.lua` answer, having changed nothing, when a rolling window
+/// was out of the reach of the keys the call gave it.
 pub(super) fn is_behind(reply: &Value) -> bool {
     match reply {
         Value::BulkString(text) => text == b"advance",
         Value::SimpleString(text) => text == "advance",
         _ => false,
+    }
+}
+
+/// How many times a write is made again after bringing its rolling windows to its clock:
+/// once is enough unless another instance moves a window on in between.
+pub(super) const WINDOW_ATTEMPTS: usize = 3;
+
+/// A write's reply once its rolling windows were within reach: `None` when the call
+/// answered `advance` and may go again (after [`RedisStore::advance_windows`]), else the
+/// reply (an error once [`WINDOW_ATTEMPTS`] more calls found a window out of reach).
+pub(super) fn settled(
+    reply: Result<Value, RedisFailure>,
+    attempt: usize,
+) -> Option<Result<Value, RedisFailure>> {
+    match reply {
+        Ok(v) if is_behind(&v) && attempt < WINDOW_ATTEMPTS => None,
+        Ok(v) if is_behind(&v) => Some(Err(RedisFailure::Unavailable(
+            "a rolling window kept moving out of the write's reach".to_owned(),
+        ))),
+        other => Some(other),
     }
 }
 
@@ -223,12 +243,16 @@ impl RedisStore {
             .collect()
     }
 
-    /// Brings each rolling window to its clock with every key, calling again until its
-    /// head is there and its drains are empty (a vote found it out of its keys' reach:
-    /// see `window.lua`). Windows named twice are brought once.
-    pub(super) async fn advance_windows(&self, windows: &[&WindowAt]) -> Result<(), RedisFailure> {
+    /// Brings each rolling window of the writes whose windows are `of_writes` to its
+    /// clock with every key, calling again until its head is there and its drains are
+    /// empty (a write found it out of its keys' reach: see `window.lua`). Windows named
+    /// twice are brought once, to the later clock.
+    pub(super) async fn advance_windows(
+        &self,
+        of_writes: &[&[WindowTarget]],
+    ) -> Result<(), RedisFailure> {
         let mut waiting: Vec<&WindowAt> = Vec::new();
-        for &w in windows {
+        for w in of_writes.iter().flat_map(|ws| ws.iter().map(|w| &w.window)) {
             match waiting.iter_mut().find(|o| o.keys == w.keys) {
                 Some(o) if o.clock < w.clock => *o = w,
                 Some(_) => {}
