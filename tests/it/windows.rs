@@ -429,6 +429,103 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
     assert_eq!(sum(&later), 64 - earlier);
 }
 
+/// An instance whose clock is slots behind the window's head (another instance moved it
+/// on): its vote lands in the head slot, as one a slot behind does, unless it is older
+/// than the whole window; score writes alike.
+#[tokio::test]
+async fn a_write_from_a_clock_slots_behind_the_head_lands_in_the_head_slot() {
+    let store = RedisStore::new(
+        &RedisTarget::Single(shared_redis().url()),
+        "wk:",
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    let board = store
+        .keys()
+        .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
+    let head = Rolling::HOURS_24.slot(chrono_tz::Tz::UTC, at("2026-11-23T10:00:00Z"));
+    let vote = |clock: i64, at: i64, voter: &'static str| {
+        let store = store.clone();
+        let board = board.clone();
+        async move {
+            let target = WindowTarget {
+                window: WindowAt::new(&board, Rolling::HOURS_24, clock),
+                at,
+            };
+            let call = VoteCall {
+                board: &board,
+                targets: &[],
+                increment: Increment {
+                    real: 1,
+                    display: 1,
+                    carry: 0,
+                },
+                write: WriteFacts::at("m1", Some(voter), at * 3_600_000),
+                windows: std::slice::from_ref(&target),
+            };
+            store.cast_votes(&[call]).await.unwrap().remove(0).unwrap()
+        }
+    };
+    assert_eq!(
+        vote(head, head, "v1").await,
+        VoteReply::Written(vec![(1, 1)])
+    );
+    // Three slots behind, then a day and more behind the head.
+    assert_eq!(
+        vote(head - 3, head - 3, "v2").await,
+        VoteReply::Written(vec![(2, 2)])
+    );
+    assert_eq!(
+        vote(head - 30, head - 30, "v3").await,
+        VoteReply::Written(vec![(2, 2)])
+    );
+    let query = WindowPageQuery {
+        window: WindowAt::new(&board, Rolling::HOURS_24, head),
+        view: View::Real,
+        offset: 0,
+        limit: 10,
+        anchor: None,
+    };
+    let page = store.window_pages(&[query]).await.unwrap().remove(0);
+    assert_eq!(page.entries, vec![("m1".to_owned(), 2)]);
+    assert_eq!(page.participants, 2);
+    // The vote from behind went into the head slot: it leaves the window with it.
+    let later = WindowPageQuery {
+        window: WindowAt::new(&board, Rolling::HOURS_24, head + 24),
+        view: View::Real,
+        offset: 0,
+        limit: 10,
+        anchor: None,
+    };
+    let page = store.window_pages(&[later]).await.unwrap().remove(0);
+    assert_eq!(page.entries, vec![]);
+
+    let scores = store
+        .keys()
+        .board(2, Storage::Full, Spread::Members, chrono_tz::Tz::UTC);
+    for (clock, expected) in [(head, 5), (head - 5, 10)] {
+        let target = WindowTarget {
+            window: WindowAt::new(&scores, Rolling::HOURS_24, clock),
+            at: clock,
+        };
+        let call = ScoreCall {
+            board: &scores,
+            buckets: &[],
+            op: ScoreOperator::Incr,
+            value: 5,
+            write: WriteFacts::at("m1", None, clock * 3_600_000),
+            windows: std::slice::from_ref(&target),
+        };
+        let reply = store
+            .write_scores(&[call])
+            .await
+            .unwrap()
+            .remove(0)
+            .unwrap();
+        assert_eq!(reply, ScoreReply::Written(vec![expected]), "clock {clock}");
+    }
+}
+
 /// Through the API: a board keeping the last 24 hours beside calendar periods.
 #[tokio::test]
 async fn a_board_keeps_the_last_24_hours_beside_its_calendar_periods() {

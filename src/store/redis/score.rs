@@ -231,10 +231,18 @@ impl RedisStore {
         let mut refunds = Vec::new();
         // A write that found a rolling window out of its keys' reach changed nothing: bring
         // the window to the clock and write again (see vote.rs).
+        let mut recast: Vec<Option<Vec<WindowTarget>>> = vec![None; calls.len()];
         for attempt in 0..=window::WINDOW_ATTEMPTS {
             let write_calls: Vec<Invocation> = writing
                 .iter()
-                .map(|&i| calls[i].invocation(&steps[i].1, &tags[i]))
+                .map(|&i| {
+                    let windows = recast[i].as_deref().unwrap_or(calls[i].windows);
+                    let call = ScoreCall {
+                        windows,
+                        ..calls[i]
+                    };
+                    call.invocation(&steps[i].1, &tags[i])
+                })
                 .collect();
             let written = self.run_script("score", &SCORE, &write_calls).await?;
             let mut behind = Vec::new();
@@ -263,8 +271,14 @@ impl RedisStore {
             if behind.is_empty() {
                 break;
             }
-            let windows: Vec<&[WindowTarget]> = behind.iter().map(|&i| calls[i].windows).collect();
-            self.advance_windows(&windows).await?;
+            let windows: Vec<&[WindowTarget]> = behind
+                .iter()
+                .map(|&i| recast[i].as_deref().unwrap_or(calls[i].windows))
+                .collect();
+            let moved = self.advance_windows(&windows).await?;
+            for (&i, windows) in behind.iter().zip(moved) {
+                recast[i] = Some(windows);
+            }
             writing = behind;
         }
         self.refund(&refunds).await;

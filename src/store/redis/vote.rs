@@ -430,12 +430,19 @@ impl RedisStore {
         let mut refunds = Vec::new();
         // A call that found a rolling window out of its keys' reach changed nothing: bring
         // the window to the clock and cast again (once per idle gap, first write, or slot
-        // whose drain outlived the next; see window.lua).
+        // whose drain outlived the next; see window.lua), with the windows as
+        // `advance_windows` answers them.
+        let mut recast: Vec<Option<Vec<WindowTarget>>> = vec![None; calls.len()];
         for attempt in 0..=window::WINDOW_ATTEMPTS {
             let written = self
                 .commit_steps(writing.iter().map(|&i| {
                     let step = &steps[i].1;
-                    (step.keys.slot(), calls[i].segment(step, &tags[i]))
+                    let windows = recast[i].as_deref().unwrap_or(calls[i].windows);
+                    let call = VoteCall {
+                        windows,
+                        ..calls[i]
+                    };
+                    (step.keys.slot(), call.segment(step, &tags[i]))
                 }))
                 .await?;
             let mut behind = Vec::new();
@@ -462,8 +469,14 @@ impl RedisStore {
             if behind.is_empty() {
                 break;
             }
-            let windows: Vec<&[WindowTarget]> = behind.iter().map(|&i| calls[i].windows).collect();
-            self.advance_windows(&windows).await?;
+            let windows: Vec<&[WindowTarget]> = behind
+                .iter()
+                .map(|&i| recast[i].as_deref().unwrap_or(calls[i].windows))
+                .collect();
+            let moved = self.advance_windows(&windows).await?;
+            for (&i, windows) in behind.iter().zip(moved) {
+                recast[i] = Some(windows);
+            }
             writing = behind;
         }
         self.refund(&refunds).await;

@@ -246,11 +246,14 @@ impl RedisStore {
     /// Brings each rolling window of the writes whose windows are `of_writes` to its
     /// clock with every key, calling again until its head is there and its drains are
     /// empty (a write found it out of its keys' reach: see `window.lua`). Windows named
-    /// twice are brought once, to the later clock.
+    /// twice are brought once, to the later clock. Answers each write's windows as it is
+    /// to be made again: a window whose head another instance's clock moved more than a
+    /// slot past this write's clock is taken at the head's slot less one, whose keys reach
+    /// the head (the write lands in the head slot, as one from a clock a slot behind does).
     pub(super) async fn advance_windows(
         &self,
         of_writes: &[&[WindowTarget]],
-    ) -> Result<(), RedisFailure> {
+    ) -> Result<Vec<Vec<WindowTarget>>, RedisFailure> {
         let mut waiting: Vec<&WindowAt> = Vec::new();
         for w in of_writes.iter().flat_map(|ws| ws.iter().map(|w| &w.window)) {
             match waiting.iter_mut().find(|o| o.keys == w.keys) {
@@ -259,9 +262,31 @@ impl RedisStore {
                 None => waiting.push(w),
             }
         }
+        let mut heads: Vec<(&WindowKeys, i64)> = Vec::new();
         for _ in 0..MAX_DRAIN_CALLS {
             if waiting.is_empty() {
-                return Ok(());
+                let head_of = |keys: &WindowKeys| {
+                    heads
+                        .iter()
+                        .find(|(k, _)| *k == keys)
+                        .map(|&(_, head)| head)
+                };
+                return Ok(of_writes
+                    .iter()
+                    .map(|ws| {
+                        ws.iter()
+                            .map(|w| {
+                                let mut w = w.clone();
+                                if let Some(head) = head_of(&w.window.keys)
+                                    && head > w.window.clock + 1
+                                {
+                                    w.window.clock = head - 1;
+                                }
+                                w
+                            })
+                            .collect()
+                    })
+                    .collect());
             }
             let calls: Vec<Invocation> = waiting.iter().map(|w| w.advance()).collect();
             let replies = self
@@ -274,6 +299,8 @@ impl RedisStore {
                     .ok_or_else(|| RedisFailure::Reply(format!("window_advance: {reply:?}")))?;
                 if head < w.clock || pending > 0 {
                     still.push(w);
+                } else {
+                    heads.push((&w.keys, head));
                 }
             }
             waiting = still;
