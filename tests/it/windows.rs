@@ -122,6 +122,16 @@ impl Model {
     }
 }
 
+/// A store on the tests' shared single Redis, its keys under `prefix`.
+fn store_on_shared_redis(prefix: &str) -> RedisStore {
+    RedisStore::new(
+        &RedisTarget::Single(shared_redis().url()),
+        prefix,
+        Duration::from_secs(5),
+    )
+    .unwrap()
+}
+
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| tokio::runtime::Runtime::new().unwrap())
@@ -132,12 +142,7 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 async fn play(kind: Kind, shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
     use std::sync::atomic::{AtomicI64, Ordering};
     static BOARD: AtomicI64 = AtomicI64::new(1);
-    let store = RedisStore::new(
-        &RedisTarget::Single(shared_redis().url()),
-        "wt:",
-        Duration::from_secs(5),
-    )
-    .unwrap();
+    let store = store_on_shared_redis("wt:");
     let board = store.keys().board(
         BOARD.fetch_add(1, Ordering::Relaxed),
         Storage::Full,
@@ -343,12 +348,7 @@ proptest! {
 /// after the first hour leaves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
-    let store = RedisStore::new(
-        &RedisTarget::Single(shared_redis().url()),
-        "wc:",
-        Duration::from_secs(5),
-    )
-    .unwrap();
+    let store = store_on_shared_redis("wc:");
     let board = store
         .keys()
         .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
@@ -434,12 +434,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
 /// than the whole window; score writes alike.
 #[tokio::test]
 async fn a_write_from_a_clock_slots_behind_the_head_lands_in_the_head_slot() {
-    let store = RedisStore::new(
-        &RedisTarget::Single(shared_redis().url()),
-        "wk:",
-        Duration::from_secs(5),
-    )
-    .unwrap();
+    let store = store_on_shared_redis("wk:");
     let board = store
         .keys()
         .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
@@ -677,12 +672,7 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
     assert_eq!(status, StatusCode::NO_CONTENT);
     // The first board of a fresh database has id 1.
     let prefix = format!("{}:", app.prefix);
-    let store = RedisStore::new(
-        &RedisTarget::Single(shared_redis().url()),
-        &prefix,
-        Duration::from_secs(5),
-    )
-    .unwrap();
+    let store = store_on_shared_redis(&prefix);
     let board = store
         .keys()
         .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
