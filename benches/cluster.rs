@@ -114,6 +114,7 @@ async fn votes(store: &RedisStore, secs: u64) -> (f64, f64) {
                         ..WriteFacts::at(&member, Some(&voter), now.timestamp_millis())
                     },
                     windows: &[],
+                    trends: &[],
                 };
                 store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
                 done += 1;
@@ -148,6 +149,7 @@ async fn sharded_writes(store: &RedisStore, board: &BoardKeys, secs: u64) -> f64
                     value: rng.random_range(1..1000),
                     write: WriteFacts::at(&member, None, 0),
                     windows: &[],
+                    trends: &[],
                 };
                 store
                     .write_scores(&[call])

@@ -148,6 +148,7 @@ async fn writes(
             value: rng.random_range(1..1000),
             write: WriteFacts::at(&m, None, 0),
             windows: &[],
+            trends: &[],
         };
         store
             .write_scores(&[call])

@@ -117,6 +117,7 @@ async fn vote_usec(
                     ..WriteFacts::at(member, Some(voter), now.timestamp_millis())
                 },
                 windows: &[],
+                trends: &[],
             })
             .collect();
         for reply in store.cast_votes(&calls).await.unwrap() {

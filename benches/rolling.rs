@@ -4,7 +4,9 @@
 //!    periods, without and with one rolling window: `rolling:24h`, `rolling:72h`,
 //!    `rolling:168h` and `rolling:90d` (members m1..m200, voters 1..100,000). A vote names
 //!    13 keys of a window whatever its length, so the longer windows should cost what
-//!    `rolling:24h` does.
+//!    `rolling:24h` does. Then with a trending period `trending:6h` instead (target: at
+//!    most 2 µs more than the calendar periods alone), and what one write that rescales a
+//!    trending period of 100,000 members costs.
 //! 2. A top-100 read of the window with 10,000 members: Redis time per call and the
 //!    client's p99 over one connection.
 //! 3. The slot boundary: the first read after a slot of 10,000 or 100,000 members left
@@ -21,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use chrono_tz::Tz;
-use ovation::domain::period::{Bucket, Period, Rolling, voter_buckets};
+use ovation::domain::period::{Bucket, HalfLife, Period, Rolling, voter_buckets};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Storage;
 use ovation::store::redis::keys::{BoardKeys, Spread, WindowKeys};
@@ -33,12 +35,13 @@ mod common;
 
 use common::{env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds};
 
-/// Casts `votes` votes one after another and answers Redis's µs per vote.
+/// Casts `votes` votes one after another into the five calendar periods and the rolling
+/// windows and trending periods among `extra`, and answers Redis's µs per vote.
 async fn vote_usec(
     store: &RedisStore,
     port: u16,
     board: &BoardKeys,
-    windows: &[Rolling],
+    extra: &[Period],
     votes: usize,
 ) -> f64 {
     redis_cli(port, &["FLUSHDB"]);
@@ -53,10 +56,12 @@ async fn vote_usec(
         })
         .collect();
     let voters = voter_buckets(&Period::CALENDAR, Tz::UTC, now).unwrap();
-    let windows: Vec<WindowTarget> = windows
+    let windows: Vec<WindowTarget> = extra
         .iter()
-        .map(|&w| WindowTarget::new(board, w, Tz::UTC, now, now))
+        .filter_map(|p| p.rolling())
+        .map(|w| WindowTarget::new(board, w, Tz::UTC, now, now))
         .collect();
+    let trends: Vec<HalfLife> = extra.iter().filter_map(|p| p.trending()).collect();
     for _ in 0..votes {
         let member = format!("m{}", rng.random_range(1..=200));
         let voter = format!("v{}", rng.random_range(1..=100_000));
@@ -73,10 +78,53 @@ async fn vote_usec(
                 ..WriteFacts::at(&member, Some(&voter), now.timestamp_millis())
             },
             windows: &windows,
+            trends: &trends,
         };
         store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
     }
     evalsha_usec(port)
+}
+
+/// Redis's time for one vote that rescales a trending period whose two views hold
+/// `members` members each (its origin 65 half-lives back), in ms.
+async fn rescale_ms(store: &RedisStore, port: u16, board: &BoardKeys, members: usize) -> f64 {
+    redis_cli(port, &["FLUSHDB"]);
+    let half_life = HalfLife::new(6).unwrap();
+    let keys = board.trend(half_life);
+    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    for chunk in (0..members).collect::<Vec<_>>().chunks(10_000) {
+        let mut pipe = redis::pipe();
+        for view in [View::Real, View::Display] {
+            let mut zadd = redis::cmd("ZADD");
+            zadd.arg(keys.scores(view));
+            for i in chunk {
+                zadd.arg(1.5 + (i % 977) as f64).arg(format!("member-{i}"));
+            }
+            pipe.add_command(zadd).ignore();
+        }
+        pipe.query_async::<()>(&mut conn).await.unwrap();
+    }
+    let now = Utc::now().timestamp_millis();
+    let origin = now - 65 * half_life.ms();
+    redis_cli(port, &["SET", &keys.origin(), &origin.to_string()]);
+    redis_cli(port, &["CONFIG", "RESETSTAT"]);
+    let call = VoteCall {
+        board,
+        targets: &[],
+        increment: Increment {
+            real: 1,
+            display: 1_000_000,
+            carry: 0,
+        },
+        write: WriteFacts::at("m1", Some("v1"), now),
+        windows: &[],
+        trends: &[half_life],
+    };
+    store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
+    let moved = redis_cli(port, &["GET", &keys.origin()]);
+    assert_eq!(moved.trim(), now.to_string(), "the vote rescaled");
+    evalsha_usec(port) / 1000.0
 }
 
 /// Writes a window whose slot `slot` (and totals) hold `members` members, with the head
@@ -142,10 +190,17 @@ fn main() {
         // The shapes take turns, a seventh of the votes at a time, and each answers its
         // quickest turn (what other load on a shared VM adds only ever slows a turn) and
         // the median: drift then falls on every shape alike.
-        let shapes: Vec<Vec<Rolling>> = ["", "rolling:24h", "rolling:72h", "rolling:168h", "rolling:90d"]
-            .iter()
-            .map(|w| Rolling::parse(w).into_iter().collect())
-            .collect();
+        let shapes: Vec<Vec<Period>> = [
+            "",
+            "rolling:24h",
+            "rolling:72h",
+            "rolling:168h",
+            "rolling:90d",
+            "trending:6h",
+        ]
+        .iter()
+        .map(|p| Period::parse(p).into_iter().collect())
+        .collect();
         let mut turns: Vec<Vec<f64>> = vec![Vec::new(); shapes.len()];
         for _ in 0..7 {
             for (shape, usecs) in shapes.iter().zip(&mut turns) {
@@ -165,13 +220,31 @@ fn main() {
         let day = (best(1) - best(0), median(1) - median(0));
         for (i, shape) in shapes.iter().enumerate().skip(1) {
             let added = (best(i) - best(0), median(i) - median(0));
+            if shape[0].trending().is_some() {
+                println!(
+                    "| vote, + {} | quickest +{:.1} µs, median +{:.1} µs (target ≤ +2 µs) |",
+                    shape[0], added.0, added.1
+                );
+            } else {
+                println!(
+                    "| vote, + {} | quickest +{:.1} µs ({:.2}× what rolling:24h adds), median +{:.1} µs ({:.2}×) |",
+                    shape[0],
+                    added.0,
+                    added.0 / day.0,
+                    added.1,
+                    added.1 / day.1
+                );
+            }
+        }
+        for members in [10_000usize, 100_000] {
+            let mut runs = Vec::new();
+            for _ in 0..3 {
+                runs.push(rescale_ms(&store, port, &board, members).await);
+            }
+            runs.sort_by(f64::total_cmp);
             println!(
-                "| vote, + {} | quickest +{:.1} µs ({:.2}× what rolling:24h adds), median +{:.1} µs ({:.2}×) |",
-                shape[0],
-                added.0,
-                added.0 / day.0,
-                added.1,
-                added.1 / day.1
+                "| vote that rescales trending:6h, {members} members | {:.1} ms (median of 3) |",
+                runs[1]
             );
         }
 

@@ -14,7 +14,7 @@ use chrono_tz::Tz;
 use fluent_templates::fluent_bundle::FluentValue;
 use fluent_templates::{LanguageIdentifier, Loader, langid};
 
-use crate::domain::period::{Rolling, SlotUnit};
+use crate::domain::period::{HalfLife, Rolling, SlotUnit};
 
 fluent_templates::static_loader! {
     static LOCALES = {
@@ -130,8 +130,15 @@ impl Lang {
     }
 
     /// A period's name under `prefix`: `period-day`; a rolling window's from
-    /// `period-rolling-hours` or `period-rolling-days` with its length.
+    /// `period-rolling-hours` or `period-rolling-days` with its length; a trending
+    /// period's from `period-trending` with its half-life in hours.
     pub fn period(self, prefix: &str, period: &str) -> String {
+        if let Ok(half_life) = HalfLife::parse(period) {
+            return self.tr(
+                &format!("{prefix}-trending"),
+                &[("n", Arg::Number(f64::from(half_life.hours())))],
+            );
+        }
         match Rolling::parse(period) {
             Ok(window) => {
                 let unit = match window.unit() {

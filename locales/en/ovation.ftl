@@ -71,6 +71,10 @@ period-rolling-days = { $n ->
     [one] Last day
    *[other] Last { $n } days
 }
+period-trending = { $n ->
+    [one] Trending (half-life 1 hour)
+   *[other] Trending (half-life { $n } hours)
+}
 window-second = this second
 window-minute = this minute
 window-hour = this hour
@@ -140,6 +144,7 @@ live-period-rolling-days = { $n ->
     [one] Last day
    *[other] Last { $n } days
 }
+live-period-trending = Trending { $n } h
 live-bucket = Bucket
 live-current = current
 live-earlier = ← Earlier
@@ -248,6 +253,8 @@ board-membership-closed = closed: registered members only
 board-membership-open = open: any member id
 board-rolling = Rolling windows
 board-rolling-hint = Up to four, by length: 1h to 168h (UTC hours) or 1d to 90d (the board's local days), like “24h, 72h, 30d”.
+board-trending = Trending half-lives
+board-trending-hint = Up to four, in hours from 1h to 720h, like “6h, 24h”: a vote that old weighs half of one now.
 board-timezone = Timezone
 board-multiplier = Display multiplier N
 board-carry-over = Carry-over ratio r (0 to 1)

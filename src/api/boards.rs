@@ -23,8 +23,9 @@ use crate::error::ApiError;
 /// Which bucket and view to read.
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct SelectQuery {
-    /// hour, day, week, month, all, or a rolling window rolling:Nh (N 1–168) or
-    /// rolling:Nd (N 1–90) (default: all when kept, else the shortest period).
+    /// hour, day, week, month, all, a rolling window rolling:Nh (N 1–168) or
+    /// rolling:Nd (N 1–90), or a trending period trending:Nh (half-life N hours, 1–720;
+    /// scores decayed to the read) (default: all when kept, else the shortest period).
     pub period: Option<String>,
     /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
     /// Rolling windows take none (422 `invalid_bucket`): they always end now.
@@ -35,8 +36,9 @@ pub struct SelectQuery {
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct TopQuery {
-    /// hour, day, week, month, all, or a rolling window rolling:Nh (N 1–168) or
-    /// rolling:Nd (N 1–90) (default: all when kept, else the shortest period).
+    /// hour, day, week, month, all, a rolling window rolling:Nh (N 1–168) or
+    /// rolling:Nd (N 1–90), or a trending period trending:Nh (half-life N hours, 1–720;
+    /// scores decayed to the read) (default: all when kept, else the shortest period).
     pub period: Option<String>,
     /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
     /// Rolling windows take none (422 `invalid_bucket`): they always end now.
@@ -66,8 +68,9 @@ pub struct HistoryQuery {
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct AroundQuery {
-    /// hour, day, week, month, all, or a rolling window rolling:Nh (N 1–168) or
-    /// rolling:Nd (N 1–90) (default: all when kept, else the shortest period).
+    /// hour, day, week, month, all, a rolling window rolling:Nh (N 1–168) or
+    /// rolling:Nd (N 1–90), or a trending period trending:Nh (half-life N hours, 1–720;
+    /// scores decayed to the read) (default: all when kept, else the shortest period).
     pub period: Option<String>,
     /// A bucket label (`2019-03-17`, `2019-W12`) or an RFC 3339 timestamp; default now.
     /// Rolling windows take none (422 `invalid_bucket`): they always end now.

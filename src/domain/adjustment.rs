@@ -92,6 +92,12 @@ impl Adjustment {
                 format!("{period} slides over the votes it holds: it has no bucket to adjust"),
             ));
         }
+        if period.trending().is_some() {
+            return Err(Invalid::new(
+                Code::InvalidPeriod,
+                format!("{period} decays the votes it holds: it has no bucket to adjust"),
+            ));
+        }
         if !periods.contains(&period) {
             return Err(Invalid::new(
                 Code::PeriodNotEnabled,

@@ -89,6 +89,8 @@ pub mod bounds {
     pub const LATE_GRACE_MAX_S: i64 = 3_600;
     /// The most rolling windows one board keeps: each is a part of every vote.
     pub const ROLLING_WINDOWS_MAX: usize = 4;
+    /// The most trending periods one board keeps: each is a part of every vote.
+    pub const TRENDING_PERIODS_MAX: usize = 4;
 }
 
 /// A board's settings, valid as a whole.
@@ -256,10 +258,12 @@ impl BoardSettings {
                 field("storage: a votes board is stored full or sharded")
             }
             Scoring::Votes
-                if self.storage.is_sharded()
-                    && self.periods.iter().any(|p| p.rolling().is_some()) =>
+                if self.storage.is_sharded() && self.periods.iter().any(|p| !p.is_bucketed()) =>
             {
-                field("periods: a sharded votes board keeps calendar periods, not rolling windows")
+                field(
+                    "periods: a sharded votes board keeps calendar periods, not rolling windows \
+                     or trending periods",
+                )
             }
             Scoring::Votes => Ok(()),
             Scoring::Scores { .. } if self.multiplier != Milli::ONE => {
@@ -270,9 +274,12 @@ impl BoardSettings {
             }
             Scoring::Scores { .. }
                 if !matches!(self.storage, Storage::Full)
-                    && self.periods.iter().any(|p| p.rolling().is_some()) =>
+                    && self.periods.iter().any(|p| !p.is_bucketed()) =>
             {
-                field("periods: a scores board keeps rolling windows only when stored full")
+                field(
+                    "periods: a scores board keeps rolling windows and trending periods only \
+                     when stored full",
+                )
             }
             Scoring::Scores { .. } => Ok(()),
         }
@@ -343,7 +350,8 @@ impl BoardSettings {
 }
 
 /// Parses a list of period names: at least one, no unknown names, at most
-/// [`bounds::ROLLING_WINDOWS_MAX`] rolling windows; repeats are merged.
+/// [`bounds::ROLLING_WINDOWS_MAX`] rolling windows and
+/// [`bounds::TRENDING_PERIODS_MAX`] trending periods; repeats are merged.
 pub fn parse_periods<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Period>, Invalid> {
     let mut periods = raw
         .iter()
@@ -363,6 +371,15 @@ pub fn parse_periods<S: AsRef<str>>(raw: &[S]) -> Result<Vec<Period>, Invalid> {
             format!(
                 "periods may name at most {} rolling windows",
                 bounds::ROLLING_WINDOWS_MAX
+            ),
+        ));
+    }
+    if periods.iter().filter(|p| p.trending().is_some()).count() > bounds::TRENDING_PERIODS_MAX {
+        return Err(Invalid::new(
+            Code::InvalidPeriods,
+            format!(
+                "periods may name at most {} trending periods",
+                bounds::TRENDING_PERIODS_MAX
             ),
         ));
     }

@@ -35,6 +35,9 @@ pub enum Period {
     All,
     /// A window that slides: no buckets, no resets (see [`Rolling`]).
     Rolling(Rolling),
+    /// Scores that decay: no buckets, no resets, a vote's weight halves every half-life
+    /// (see [`HalfLife`]).
+    Trending(HalfLife),
 }
 
 impl Period {
@@ -57,8 +60,9 @@ impl Period {
         Period::All,
     ];
 
-    /// Every period: the calendar ones, then the rolling windows.
-    pub const EVERY: [Period; 7] = [
+    /// Every kind of period: the calendar ones, then rolling windows of each unit, then a
+    /// trending period.
+    pub const EVERY: [Period; 8] = [
         Period::Hour,
         Period::Day,
         Period::Week,
@@ -66,6 +70,7 @@ impl Period {
         Period::All,
         Period::Rolling(Rolling::HOURS_24),
         Period::Rolling(Rolling::DAYS_7),
+        Period::Trending(HalfLife::HOURS_24),
     ];
 
     pub fn parse(raw: &str) -> Result<Self, Invalid> {
@@ -78,10 +83,13 @@ impl Period {
             rolling if rolling.starts_with("rolling:") => {
                 Rolling::parse(rolling).map(Self::Rolling)
             }
+            trending if trending.starts_with("trending:") => {
+                HalfLife::parse(trending).map(Self::Trending)
+            }
             _ => Err(Invalid::new(
                 Code::InvalidPeriod,
                 format!(
-                    "unknown period {raw:?} (want hour, day, week, month, all, rolling:Nh or rolling:Nd)"
+                    "unknown period {raw:?} (want hour, day, week, month, all, rolling:Nh, rolling:Nd or trending:Nh)"
                 ),
             )),
         }
@@ -95,6 +103,7 @@ impl Period {
             Self::Month => "month",
             Self::All => "all",
             Self::Rolling(window) => window.as_str(),
+            Self::Trending(half_life) => half_life.as_str(),
         }
     }
 
@@ -110,6 +119,20 @@ impl Period {
             Self::Rolling(window) => Some(window),
             _ => None,
         }
+    }
+
+    /// The half-life of this trending period, if it is one.
+    pub fn trending(self) -> Option<HalfLife> {
+        match self {
+            Self::Trending(half_life) => Some(half_life),
+            _ => None,
+        }
+    }
+
+    /// Whether the period's rankings are buckets of exact scores (the calendar periods
+    /// and `all`), not a rolling window's or a trending period's.
+    pub fn is_bucketed(self) -> bool {
+        !matches!(self, Self::Rolling(_) | Self::Trending(_))
     }
 }
 
@@ -140,6 +163,16 @@ impl Bucket {
         }
     }
 
+    /// A trending period's one bucket: it has no start and no end.
+    pub fn trending(half_life: HalfLife) -> Self {
+        Self {
+            period: Period::Trending(half_life),
+            label: half_life.as_str().to_owned(),
+            start: None,
+            end: None,
+        }
+    }
+
     /// The bucket of `period` that holds the instant `at`, in timezone `tz`.
     ///
     /// Every step is checked arithmetic: an instant outside the supported range (see
@@ -152,6 +185,7 @@ impl Bucket {
         let date = naive.date();
         let (label, start, end) = match period {
             Period::All => return Ok(Self::all()),
+            Period::Trending(half_life) => return Ok(Self::trending(half_life)),
             Period::Rolling(window) => {
                 let (from, _) = window.span(tz, at).ok_or_else(overflow)?;
                 return Ok(Self {
@@ -249,6 +283,14 @@ impl Bucket {
                 format!("{window} has no buckets: it always ends now, so leave out `at`"),
             ));
         }
+        if let Period::Trending(half_life) = period {
+            return Err(Invalid::new(
+                Code::InvalidBucket,
+                format!(
+                    "{half_life} has no buckets: it is read as it decays now, so leave out `at`"
+                ),
+            ));
+        }
         if let Some(bucket) = Self::parse_label(period, tz, at)? {
             return Ok(bucket);
         }
@@ -269,7 +311,7 @@ impl Bucket {
     fn parse_label(period: Period, tz: Tz, label: &str) -> Result<Option<Self>, Invalid> {
         let start = match period {
             Period::All => return Ok((label == "all").then(Self::all)),
-            Period::Rolling(_) => return Ok(None),
+            Period::Rolling(_) | Period::Trending(_) => return Ok(None),
             Period::Hour => {
                 let Some(hour) = label.get(..13).and_then(|h| {
                     NaiveDateTime::parse_from_str(&format!("{h}:00"), "%Y-%m-%dT%H:%M").ok()
@@ -685,11 +727,105 @@ impl Rolling {
     }
 }
 
+/// A trending period's half-life, `trending:Nh` (N = 1 – 720 hours): a write at time t
+/// adds its increment × 2^((t − t0)/N h) to one sorted set per view, t0 being the
+/// period's origin (kept in Redis, moved forward by a rescale); a read at `now` answers
+/// what is stored × 2^((t0 − now)/N h), so a vote N hours old weighs half of one now.
+/// Forward decay: a write touches only its own member, and reads rank by the stored
+/// scores, which a common factor does not reorder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HalfLife {
+    hours: u16,
+}
+
+impl HalfLife {
+    /// A day.
+    pub const HOURS_24: Self = Self { hours: 24 };
+
+    /// The longest half-life, in hours (30 days).
+    pub const MAX_HOURS: u16 = 720;
+
+    /// How many half-lives a write may be past the origin before the write moves the
+    /// origin to its own time, multiplying every stored score by 2^((t0 − t)/N h): a
+    /// weight stays below 2^64 (scores below 10^30 units), far from a double's range, and
+    /// a board that trends over hours rescales once every few days.
+    pub const RESCALE_AFTER: i64 = 64;
+
+    /// A half-life of `hours`, if within 1 – [`Self::MAX_HOURS`].
+    pub fn new(hours: u16) -> Option<Self> {
+        (1..=Self::MAX_HOURS)
+            .contains(&hours)
+            .then_some(Self { hours })
+    }
+
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        let invalid = || {
+            Invalid::new(
+                Code::InvalidPeriod,
+                format!(
+                    "unknown trending period {raw:?} (want trending:Nh with N from 1 to {})",
+                    Self::MAX_HOURS
+                ),
+            )
+        };
+        let digits = raw
+            .strip_prefix("trending:")
+            .and_then(|spec| spec.strip_suffix('h'))
+            .ok_or_else(invalid)?;
+        // Digits only, no leading zero: one spelling per period.
+        if digits.is_empty()
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+        {
+            return Err(invalid());
+        }
+        digits
+            .parse::<u16>()
+            .ok()
+            .and_then(Self::new)
+            .ok_or_else(invalid)
+    }
+
+    /// Its name, `trending:6h` (one string per half-life, made once).
+    pub fn as_str(self) -> &'static str {
+        static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| {
+            (1..=HalfLife::MAX_HOURS)
+                .map(|h| format!("trending:{h}h"))
+                .collect()
+        });
+        NAMES
+            .get(usize::from(self.hours) - 1)
+            .map_or("trending", String::as_str)
+    }
+
+    pub fn hours(self) -> u16 {
+        self.hours
+    }
+
+    /// The half-life in ms.
+    pub fn ms(self) -> i64 {
+        i64::from(self.hours) * 3_600_000
+    }
+
+    /// What a score stored against the origin `origin_ms` is worth at `now_ms`: the
+    /// stored score × 2^((origin − now)/half-life).
+    pub fn decay(self, stored: f64, origin_ms: i64, now_ms: i64) -> f64 {
+        stored * ((origin_ms - now_ms) as f64 / self.ms() as f64).exp2()
+    }
+}
+
+impl fmt::Display for HalfLife {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The buckets whose distinct voters a vote at `at` adds to, on a board keeping
 /// `periods`: its hour, day and all-time buckets, and for week and month the day bucket,
 /// since a week's or a month's voters are the union of its days' (a HyperLogLog union
 /// estimates the same as one HyperLogLog fed the same voters, and a vote then adds to
-/// fewer of them). Rolling windows count their voters themselves.
+/// fewer of them). Rolling windows count their voters themselves; a trending period's
+/// voters are the all-time bucket's (see [`voter_days`]).
 pub fn voter_buckets(
     periods: &[Period],
     tz: Tz,
@@ -699,6 +835,7 @@ pub fn voter_buckets(
         .iter()
         .map(|&p| match p {
             Period::Week | Period::Month => Period::Day,
+            Period::Trending(_) => Period::All,
             other => other,
         })
         .filter(|p| p.rolling().is_none())
@@ -711,7 +848,7 @@ pub fn voter_buckets(
 }
 
 /// The buckets whose voters' union counts `bucket`'s: the local days of a week or a
-/// month, else the bucket itself.
+/// month, the all-time bucket for a trending period, else the bucket itself.
 pub fn voter_days(bucket: &Bucket, tz: Tz) -> Vec<Bucket> {
     match (bucket.period, bucket.start, bucket.end) {
         (Period::Week | Period::Month, Some(start), Some(end)) => {
@@ -723,6 +860,7 @@ pub fn voter_days(bucket: &Bucket, tz: Tz) -> Vec<Bucket> {
             }
             days
         }
+        (Period::Trending(_), _, _) => vec![Bucket::all()],
         _ => vec![bucket.clone()],
     }
 }
@@ -776,7 +914,7 @@ pub fn trailing_buckets(bucket: &Bucket, tz: Tz) -> Vec<Bucket> {
         Period::Hour => 24,
         Period::Day => 14,
         Period::Week | Period::Month => 12,
-        Period::All | Period::Rolling(_) => return Vec::new(),
+        Period::All | Period::Rolling(_) | Period::Trending(_) => return Vec::new(),
     };
     let mut buckets = vec![bucket.clone()];
     while buckets.len() < count {
@@ -1279,5 +1417,47 @@ mod tests {
         for w in every {
             assert_eq!(Rolling::parse(w.as_str()), Ok(w));
         }
+    }
+
+    #[test]
+    fn trending_half_lives_parse_within_bounds_and_decay() {
+        for hours in 1..=HalfLife::MAX_HOURS {
+            let h = HalfLife::new(hours).unwrap();
+            assert_eq!(h.as_str(), format!("trending:{hours}h"));
+            assert_eq!(Period::parse(h.as_str()), Ok(Period::Trending(h)));
+        }
+        for bad in [
+            "trending:0h",
+            "trending:721h",
+            "trending:06h",
+            "trending:6",
+            "trending:6d",
+            "trending:+6h",
+            "trending:h",
+            "trending:99999999h",
+        ] {
+            assert_eq!(
+                Period::parse(bad).unwrap_err().code,
+                "invalid_period",
+                "{bad}"
+            );
+        }
+        let h = HalfLife::new(6).unwrap();
+        // Stored against an origin 6 hours before now: half; 12 hours: a quarter.
+        assert_eq!(h.decay(8.0, 0, h.ms()), 4.0);
+        assert_eq!(h.decay(8.0, 0, 2 * h.ms()), 2.0);
+        assert_eq!(h.decay(8.0, h.ms(), 0), 16.0);
+        let trending = Period::Trending(h);
+        assert!(!trending.is_bucketed() && !trending.is_periodic());
+        assert_eq!(
+            Bucket::parse(trending, Tz::UTC, "2026-11-01")
+                .unwrap_err()
+                .code,
+            "invalid_bucket"
+        );
+        assert_eq!(
+            voter_buckets(&[trending], Tz::UTC, Utc::now()),
+            Ok(vec![Bucket::all()])
+        );
     }
 }

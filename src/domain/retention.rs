@@ -80,15 +80,15 @@ impl Retention {
         })
     }
 
-    /// The days of `period`; `None` for one kept forever, and for `all` and rolling
-    /// windows, which never close.
+    /// The days of `period`; `None` for one kept forever, and for `all`, rolling windows
+    /// and trending periods, which never close.
     pub fn days(&self, period: Period) -> Option<i64> {
         match period {
             Period::Hour => self.hour,
             Period::Day => self.day,
             Period::Week => self.week,
             Period::Month => self.month,
-            Period::All | Period::Rolling(_) => None,
+            Period::All | Period::Rolling(_) | Period::Trending(_) => None,
         }
     }
 

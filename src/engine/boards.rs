@@ -157,7 +157,7 @@ fn current_buckets(settings: &BoardSettings, now: DateTime<Utc>) -> Vec<Bucket> 
     let mut buckets: Vec<Bucket> = settings
         .periods
         .iter()
-        .filter(|p| p.rolling().is_none())
+        .filter(|p| p.is_bucketed())
         .filter_map(|&p| Bucket::containing(p, tz, now).ok())
         .collect();
     for voters in voter_buckets(&settings.periods, tz, now).unwrap_or_default() {

@@ -20,7 +20,9 @@ use crate::engine::boards::{self, BoardRef};
 use crate::engine::config::BoardConfig;
 use crate::engine::state::AppState;
 use crate::store::redis::window::{WindowAt, WindowPageQuery};
-use crate::store::redis::{PageQuery, PageReply, SHARDED_MAX_DEPTH, StandingQuery, StandingReply};
+use crate::store::redis::{
+    PageQuery, PageReply, SHARDED_MAX_DEPTH, StandingQuery, StandingReply, TrendPageQuery,
+};
 use crate::store::sql::archive::{self, ArchivedBucket};
 
 /// Entries per page at most.
@@ -49,6 +51,43 @@ impl Selection {
             Scoring::Votes => self.view.to_votes(units),
             Scoring::Scores { decimals } => to_points(units, decimals),
         }
+    }
+
+    /// A trending period's decayed score (units, not whole) as the number the API shows.
+    pub fn decayed_points(&self, units: f64) -> serde_json::Number {
+        let per_point = match self.board.settings().scoring {
+            Scoring::Votes => self.view.units_per_vote() as f64,
+            Scoring::Scores { decimals } => 10f64.powi(i32::from(decimals)),
+        };
+        serde_json::Number::from_f64(units / per_point).unwrap_or_else(|| 0.into())
+    }
+}
+
+/// A score a read answers: units, or a trending period's decayed units.
+pub(crate) trait ReadScore: Copy + PartialEq + Default {
+    /// As the number the API shows for `sel`.
+    fn number(self, sel: &Selection) -> serde_json::Number;
+    /// This score less `other`.
+    fn less(self, other: Self) -> Self;
+}
+
+impl ReadScore for i64 {
+    fn number(self, sel: &Selection) -> serde_json::Number {
+        sel.points(self)
+    }
+
+    fn less(self, other: Self) -> Self {
+        self - other
+    }
+}
+
+impl ReadScore for f64 {
+    fn number(self, sel: &Selection) -> serde_json::Number {
+        sel.decayed_points(self)
+    }
+
+    fn less(self, other: Self) -> Self {
+        self - other
     }
 }
 
@@ -166,6 +205,7 @@ pub struct ReadSpan {
 
 /// What one page read asks: the selection, the offset (or radius around `anchor`) and
 /// the limit.
+#[derive(Clone, Copy)]
 struct PageAsk<'a> {
     sel: &'a Selection,
     offset: i64,
@@ -279,25 +319,25 @@ fn archived_page(archived: &ArchivedBucket, ask: &PageAsk<'_>) -> PageReply {
 
 /// The competition rank of each entry of a page: equal scores share a rank, the next
 /// score's rank counts every entry before it.
-pub(crate) fn ranks(page: &PageReply) -> Vec<i64> {
+pub(crate) fn ranks<S: PartialEq>(page: &PageReply<S>) -> Vec<i64> {
     let offset = page.offset.unwrap_or(0);
-    let mut previous: Option<(i64, i64)> = None; // (units, rank)
+    let mut previous: Option<(&S, i64)> = None; // (score, rank)
     page.entries
         .iter()
         .enumerate()
         .map(|(i, (_, units))| {
             let rank = match previous {
                 None => page.first_rank,
-                Some((prev_units, prev_rank)) if prev_units == *units => prev_rank,
+                Some((prev_units, prev_rank)) if prev_units == units => prev_rank,
                 Some(_) => offset + i as i64 + 1,
             };
-            previous = Some((*units, rank));
+            previous = Some((units, rank));
             rank
         })
         .collect()
 }
 
-fn top_response(sel: &Selection, page: PageReply, archived: bool) -> Top {
+fn top_response<S: ReadScore>(sel: &Selection, page: PageReply<S>, archived: bool) -> Top {
     let offset = page.offset.unwrap_or(0);
     let ranks = ranks(&page);
     let mut entries: Vec<TopEntry> = Vec::with_capacity(page.entries.len());
@@ -310,7 +350,7 @@ fn top_response(sel: &Selection, page: PageReply, archived: bool) -> Top {
             name: info.map(|m| m.name.clone()),
             image_url: info.and_then(|m| m.image_url.clone()),
             member,
-            score: sel.points(units),
+            score: units.number(sel),
         });
     }
     Top {
@@ -382,12 +422,53 @@ pub async fn tops(
             anchor: None,
         })
         .collect();
-    let pages = read_pages(state, &asks).await?;
-    Ok(selections
+    read_tops(state, &asks).await
+}
+
+/// The pages `asks` ask for as answers, in order: trending periods' decayed to now, the
+/// others through [`read_pages`].
+async fn read_tops(state: &AppState, asks: &[PageAsk<'_>]) -> Result<Vec<Top>, EngineError> {
+    let (trending, bucketed): (Vec<PageAsk<'_>>, Vec<PageAsk<'_>>) = asks
         .iter()
-        .zip(pages)
-        .map(|(s, (p, archived))| top_response(s, p, archived))
-        .collect())
+        .partition(|ask| ask.sel.bucket.period.trending().is_some());
+    let mut pages = if bucketed.is_empty() {
+        Vec::new()
+    } else {
+        read_pages(state, &bucketed).await?
+    }
+    .into_iter();
+    let now_ms = Utc::now().timestamp_millis();
+    let queries: Vec<TrendPageQuery<'_>> = trending
+        .iter()
+        .filter_map(|ask| {
+            Some(TrendPageQuery {
+                board: &ask.sel.board.keys,
+                half_life: ask.sel.bucket.period.trending()?,
+                view: ask.sel.view,
+                offset: ask.offset,
+                limit: ask.limit,
+                anchor: ask.anchor.map(str::to_owned),
+                now_ms,
+            })
+        })
+        .collect();
+    let mut decayed = if queries.is_empty() {
+        Vec::new()
+    } else {
+        state.redis.trend_pages(&queries).await?
+    }
+    .into_iter();
+    asks.iter()
+        .map(|ask| {
+            let missing = || anyhow::anyhow!("redis answered fewer pages than asked");
+            Ok(if ask.sel.bucket.period.trending().is_some() {
+                top_response(ask.sel, decayed.next().ok_or_else(missing)?, false)
+            } else {
+                let (page, archived) = pages.next().ok_or_else(missing)?;
+                top_response(ask.sel, page, archived)
+            })
+        })
+        .collect()
 }
 
 /// The member and `radius` neighbours on each side.
@@ -410,9 +491,8 @@ pub async fn around(
         limit: 2 * radius + 1,
         anchor: Some(member.as_str()),
     };
-    let page = read_pages(state, &[ask]).await?.into_iter().next();
-    let (page, archived) = page.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?;
-    Ok(top_response(sel, page, archived))
+    let top = read_tops(state, &[ask]).await?.into_iter().next();
+    Ok(top.ok_or_else(|| anyhow::anyhow!("redis answered no page"))?)
 }
 
 /// The nearest member with a strictly higher score.
@@ -520,6 +600,25 @@ pub async fn standings(
         };
         read_pages(state, &[ask]).await?;
     }
+    if sel.bucket.period.trending().is_some() {
+        let queries: Vec<StandingQuery> = members
+            .iter()
+            .map(|m| StandingQuery {
+                board: &sel.board.keys,
+                bucket: &sel.bucket,
+                previous: None,
+                view: sel.view,
+                member: m.as_str(),
+            })
+            .collect();
+        let now_ms = Utc::now().timestamp_millis();
+        let replies = state.redis.trend_standings(&queries, now_ms).await?;
+        return Ok(members
+            .iter()
+            .zip(replies)
+            .map(|(m, r)| member_response(sel, None, m, r))
+            .collect());
+    }
     let previous = sel.bucket.previous(sel.board.settings().timezone);
     let queries: Vec<StandingQuery> = members
         .iter()
@@ -612,13 +711,13 @@ fn archived_standing(bucket: &ArchivedBucket, member: &str) -> Option<StandingRe
     })
 }
 
-fn member_response(
+fn member_response<S: ReadScore>(
     sel: &Selection,
     previous: Option<&Bucket>,
     member: &MemberId,
-    r: StandingReply,
+    r: StandingReply<S>,
 ) -> MemberStanding {
-    let units = r.score.unwrap_or(0);
+    let units = r.score.unwrap_or_default();
     let rank = r.rank;
     let rank_beyond = match sel.board.settings().storage {
         Storage::TopN { retain, .. } if r.score.is_some() && rank.is_none() => Some(retain),
@@ -633,7 +732,7 @@ fn member_response(
         name: sel.board.config.members.get(member).map(|m| m.name.clone()),
         rank,
         rank_beyond,
-        score: sel.points(units),
+        score: units.number(sel),
         participants: sel
             .bucket
             .period
@@ -647,8 +746,8 @@ fn member_response(
         above: r.above.map(|(member, above_units, rank)| AboveMember {
             member,
             rank,
-            score: sel.points(above_units),
-            gap: sel.points(above_units - units),
+            score: above_units.number(sel),
+            gap: above_units.less(units).number(sel),
         }),
         previous: previous.map(|bucket| {
             let prev_rank = r.previous_rank;
@@ -662,7 +761,7 @@ fn member_response(
             PreviousStanding {
                 bucket: bucket.label.clone(),
                 rank: prev_rank,
-                score: sel.points(r.previous_score.unwrap_or(0)),
+                score: r.previous_score.unwrap_or_default().number(sel),
                 trend,
             }
         }),

@@ -8,7 +8,7 @@
 //! life, so the new life's votes are never replayed on top of themselves): both views of
 //! every calendar period, carry-over, distinct voters, hourly and per-bucket vote counts,
 //! and adjustments in the buckets they name. Initial votes come back through `reconcile`; rule counters
-//! and rolling windows start afresh, and `scores` boards are not rebuilt (a `set` or
+//! rolling windows and trending periods start afresh, and `scores` boards are not rebuilt (a `set` or
 //! `best` depends on what it found). A sharded `votes` board is found lost and rebuilt
 //! shard by shard, each shard from the entries of its voters (an adjustment from its
 //! member's shard).
@@ -152,7 +152,7 @@ fn replay_of(board: &BoardConfig, entries: &[&Entry]) -> Result<Replay, EngineEr
         for &period in settings
             .periods
             .iter()
-            .filter(|&&p| p.rolling().is_none() && e.counts_in(p))
+            .filter(|&&p| p.is_bucketed() && e.counts_in(p))
         {
             let bucket = Bucket::containing(period, tz, at)?;
             add(&bucket, View::Real, &e.member, e.count);

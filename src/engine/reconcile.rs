@@ -79,11 +79,16 @@ pub async fn finish_removals(state: &AppState) -> Result<usize, EngineError> {
 }
 
 /// The buckets a member leaves when deleted at `at`: the current and next bucket of
-/// every calendar period and the all-time board; older buckets keep their history.
+/// every calendar period, the all-time board and every trending period; older buckets
+/// keep their history.
 fn left_buckets(board: &BoardConfig, at: DateTime<Utc>) -> Result<Vec<Bucket>, EngineError> {
     let settings = &board.board.settings;
     let mut buckets = vec![Bucket::all()];
     for &period in &settings.periods {
+        if let Some(half_life) = period.trending() {
+            buckets.push(Bucket::trending(half_life));
+            continue;
+        }
         if period.rolling().is_some() {
             continue;
         }

@@ -99,7 +99,7 @@ pub async fn recount(
         settings
             .periods
             .iter()
-            .filter(|p| p.rolling().is_none())
+            .filter(|p| p.is_bucketed())
             .map(|&p| BucketWalk::new(p, tz))
             .collect()
     };

@@ -93,7 +93,7 @@ async fn take_out(
         .periods
         .iter()
         .copied()
-        .filter(|p| p.rolling().is_none())
+        .filter(|p| p.is_bucketed())
         .collect();
     let mut lowered: BTreeMap<(String, View, String), (Bucket, i64)> = BTreeMap::new();
     let mut lower = |bucket: &Bucket, view: View, member: &str, units: i64| {

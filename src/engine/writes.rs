@@ -21,7 +21,7 @@ use crate::domain::idempotency::Idempotency;
 use crate::domain::ids::{BoardName, Channel, MemberId, Terminal, VoterId};
 use crate::domain::ledger::Entry;
 use crate::domain::limit::{VoteValues, ip_subject};
-use crate::domain::period::{Bucket, epoch_hour, voter_buckets};
+use crate::domain::period::{Bucket, HalfLife, epoch_hour, voter_buckets};
 use crate::domain::retention::is_late;
 use crate::domain::score::{Increment, View};
 use crate::domain::scoring::{Op, parse_value, to_points};
@@ -104,6 +104,8 @@ struct Prepared {
     rules: Vec<RuleCheck>,
     /// The buckets whose distinct voters the write adds to.
     voters: Vec<Bucket>,
+    /// The board's trending periods: a write adds to each (answering none of them).
+    trends: Vec<HalfLife>,
     targets: Targets,
 }
 
@@ -233,6 +235,7 @@ fn call<'a>(
             increment: *increment,
             write,
             windows,
+            trends: &p.trends,
         }),
         Targets::Score {
             buckets,
@@ -246,6 +249,7 @@ fn call<'a>(
             value: *units,
             write,
             windows,
+            trends: &p.trends,
         }),
     }
 }
@@ -468,6 +472,11 @@ fn prepare(
     };
     let targets = targets(&board, &write, units, at, now)?;
     let voters = voter_buckets(&settings.periods, settings.timezone, at)?;
+    let trends = settings
+        .periods
+        .iter()
+        .filter_map(|p| p.trending())
+        .collect();
     Ok(Prepared {
         // An instance is never archived: it has no closed bucket to archive again.
         late: board.archived() && is_late(at, now),
@@ -476,6 +485,7 @@ fn prepare(
         at,
         rules,
         voters,
+        trends,
         targets,
     })
 }
@@ -542,7 +552,7 @@ fn targets(
             .map(|window| WindowTarget::new(&board.keys, window, tz, now, at))
             .collect()
     };
-    let calendar = || settings.periods.iter().filter(|p| p.rolling().is_none());
+    let calendar = || settings.periods.iter().filter(|p| p.is_bucketed());
     Ok(match &write.what {
         What::Vote { count } => {
             let multiplier = board
@@ -567,14 +577,13 @@ fn targets(
             }
         }
         What::Score { op, .. } => {
-            if matches!(op, Op::Set | Op::Best)
-                && settings.periods.iter().any(|p| p.rolling().is_some())
+            if matches!(op, Op::Set | Op::Best) && settings.periods.iter().any(|p| !p.is_bucketed())
             {
                 return Err(EngineError::invalid(
                     Code::OperatorNotAllowed,
                     format!(
-                        "board {} keeps rolling windows, which add up the writes within them: \
-                         use incr or decr",
+                        "board {} keeps rolling windows or trending periods, which add up the \
+                         writes within them: use incr or decr",
                         board.config.board.slug
                     ),
                 ));

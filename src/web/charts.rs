@@ -326,7 +326,9 @@ pub fn short_label(l: Lang, bucket: &Bucket, tz: Tz, with_day: bool) -> String {
             .next()
             .unwrap_or_default()
             .to_owned(),
-        Period::Month | Period::All | Period::Rolling(_) => bucket.label.clone(),
+        Period::Month | Period::All | Period::Rolling(_) | Period::Trending(_) => {
+            bucket.label.clone()
+        }
     }
 }
 

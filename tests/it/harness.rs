@@ -153,6 +153,23 @@ pub fn shared_redis() -> &'static RedisServer {
     SHARED.get_or_init(RedisServer::start)
 }
 
+/// A store on the tests' shared single Redis, its keys under `prefix`: for tests that
+/// drive the store with clocks of their own.
+pub fn store_on_shared_redis(prefix: &str) -> ovation::store::redis::RedisStore {
+    ovation::store::redis::RedisStore::new(
+        &RedisTarget::Single(shared_redis().url()),
+        prefix,
+        Duration::from_secs(5),
+    )
+    .unwrap()
+}
+
+/// One runtime for the property tests that run async code in their cases.
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| tokio::runtime::Runtime::new().unwrap())
+}
+
 /// A Redis Cluster of three masters (no replicas) on free loopback ports, owned by the
 /// test process like [`RedisServer`].
 pub struct RedisCluster {

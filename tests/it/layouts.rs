@@ -99,6 +99,7 @@ async fn write(
             ..WriteFacts::at(member, Some(member), 0)
         },
         windows: &[],
+        trends: &[],
     };
     store
         .write_scores(&[call])

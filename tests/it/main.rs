@@ -32,6 +32,7 @@ mod scores;
 mod sessions;
 mod sharded_votes;
 mod sync;
+mod trending;
 mod votes;
 mod webhooks;
 mod windows;

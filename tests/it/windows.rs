@@ -3,9 +3,6 @@
 //! between, long idle gaps; after every vote its answer, and after every read the whole
 //! ranking and the participants, equal the model's.
 
-use std::sync::OnceLock;
-use std::time::Duration;
-
 use chrono::{DateTime, Utc};
 use proptest::prelude::*;
 
@@ -13,13 +10,11 @@ use ovation::domain::period::{Rolling, SlotUnit, parse_instant, parse_timezone};
 use ovation::domain::score::{Increment, View};
 use ovation::domain::scoring::Op as ScoreOperator;
 use ovation::domain::scoring::Storage;
+use ovation::store::redis::Spread;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
-use ovation::store::redis::{
-    PageReply, RedisStore, ScoreCall, ScoreReply, VoteCall, VoteReply, WriteFacts,
-};
-use ovation::store::redis::{RedisTarget, Spread};
+use ovation::store::redis::{PageReply, ScoreCall, ScoreReply, VoteCall, VoteReply, WriteFacts};
 
-use crate::harness::shared_redis;
+use crate::harness::{runtime, shared_redis, store_on_shared_redis};
 
 /// A window and the timezone whose days it counts.
 #[derive(Debug, Clone, Copy)]
@@ -122,21 +117,6 @@ impl Model {
     }
 }
 
-/// A store on the tests' shared single Redis, its keys under `prefix`.
-fn store_on_shared_redis(prefix: &str) -> RedisStore {
-    RedisStore::new(
-        &RedisTarget::Single(shared_redis().url()),
-        prefix,
-        Duration::from_secs(5),
-    )
-    .unwrap()
-}
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| tokio::runtime::Runtime::new().unwrap())
-}
-
 /// Plays `ops` from `start` on a fresh board of `kind` and checks every answer and read
 /// against the model.
 async fn play(kind: Kind, shape: Shape, budget: i64, start: DateTime<Utc>, ops: &[Op]) {
@@ -193,6 +173,7 @@ async fn play(kind: Kind, shape: Shape, budget: i64, start: DateTime<Utc>, ops: 
                             },
                             write,
                             windows,
+                            trends: &[],
                         };
                         match store.cast_votes(&[call]).await.unwrap().remove(0).unwrap() {
                             VoteReply::Written(scores) => scores,
@@ -211,6 +192,7 @@ async fn play(kind: Kind, shape: Shape, budget: i64, start: DateTime<Utc>, ops: 
                             value: count.abs(),
                             write,
                             windows,
+                            trends: &[],
                         };
                         match store
                             .write_scores(&[call])
@@ -376,6 +358,7 @@ async fn votes_across_a_slot_boundary_from_64_clients_add_up_exactly() {
                 },
                 write: WriteFacts::at(&member, Some(&voter), clock * 3_600_000),
                 windows: std::slice::from_ref(&target),
+                trends: &[],
             };
             let reply = store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
             assert!(matches!(reply, VoteReply::Written(_)), "{reply:?}");
@@ -457,6 +440,7 @@ async fn a_write_from_a_clock_slots_behind_the_head_lands_in_the_head_slot() {
                 },
                 write: WriteFacts::at("m1", Some(voter), at * 3_600_000),
                 windows: std::slice::from_ref(&target),
+                trends: &[],
             };
             store.cast_votes(&[call]).await.unwrap().remove(0).unwrap()
         }
@@ -510,6 +494,7 @@ async fn a_write_from_a_clock_slots_behind_the_head_lands_in_the_head_slot() {
             value: 5,
             write: WriteFacts::at("m1", None, clock * 3_600_000),
             windows: std::slice::from_ref(&target),
+            trends: &[],
         };
         let reply = store
             .write_scores(&[call])
@@ -692,6 +677,7 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
         },
         write: WriteFacts::at("m2", None, (now + 1) * 3_600_000),
         windows: std::slice::from_ref(&later),
+        trends: &[],
     };
     store.cast_votes(&[call]).await.unwrap().remove(0).unwrap();
     for (clock, expected) in [

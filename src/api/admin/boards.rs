@@ -36,8 +36,10 @@ pub struct BoardRequest {
     pub description: Option<String>,
     /// closed (default) or open.
     pub membership: Option<String>,
-    /// hour, day, week, month, all, and at most four rolling windows rolling:Nh (N 1–168,
-    /// UTC hours) or rolling:Nd (N 1–90, local days); default: the first five.
+    /// hour, day, week, month, all, at most four rolling windows rolling:Nh (N 1–168,
+    /// UTC hours) or rolling:Nd (N 1–90, local days), and at most four trending periods
+    /// trending:Nh (half-life N hours, 1–720; `full` boards only); default: the first
+    /// five.
     pub periods: Option<Vec<String>>,
     /// IANA name, default UTC.
     pub timezone: Option<String>,

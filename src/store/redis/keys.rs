@@ -8,7 +8,7 @@
 //! nodes while each one's keys stay in one slot.
 
 use crate::domain::ids::IdempotencyKey;
-use crate::domain::period::{Bucket, Rolling, voter_days};
+use crate::domain::period::{Bucket, HalfLife, Period, Rolling, voter_days};
 use crate::domain::score::{MAX_UNITS, View};
 use crate::domain::scoring::Storage;
 use chrono_tz::Tz;
@@ -270,15 +270,17 @@ impl BoardKeys {
         }
     }
     /// Scores of one bucket in one view (zset: member -> units); for a rolling window,
-    /// its totals (see [`Self::window`]).
+    /// its totals (see [`Self::window`]); for a trending period, its stored scores (see
+    /// [`Self::trend`]).
     pub fn scores(&self, view: View, bucket: &Bucket) -> String {
         let v = match view {
             View::Real => "r",
             View::Display => "d",
         };
-        match bucket.period.rolling() {
-            Some(window) => self.window(window).total(view),
-            None => format!("{}z:{v}:{}:{}", self.base, bucket.period, bucket.label),
+        match bucket.period {
+            Period::Rolling(window) => self.window(window).total(view),
+            Period::Trending(half_life) => self.trend(half_life).scores(view),
+            _ => format!("{}z:{v}:{}:{}", self.base, bucket.period, bucket.label),
         }
     }
 
@@ -435,6 +437,13 @@ impl BoardKeys {
         }
     }
 
+    /// A trending period's keys (see [`TrendKeys`]).
+    pub fn trend(&self, half_life: HalfLife) -> TrendKeys {
+        TrendKeys {
+            prefix: format!("{}t:{half_life}:", self.base),
+        }
+    }
+
     /// SCAN patterns matching every key of the board and of its shards, for clean-up
     /// after deletion, each with a key of the slot its keys live in.
     pub fn patterns(&self) -> Vec<(String, String)> {
@@ -559,6 +568,40 @@ impl RuleKeys for BoardKeys {
 impl RuleKeys for LeagueKeys {
     fn rules_base(&self) -> &str {
         &self.base
+    }
+}
+
+/// The keys of one trending period of a board: per view a sorted set of stored scores
+/// (member -> units × 2^((t − t0)/half-life) summed over its writes) and the origin t0
+/// (string: ms since the epoch), which a rescale moves forward; see
+/// `domain::period::HalfLife` and `trend.lua`. Its voters are the all-time bucket's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrendKeys {
+    prefix: String,
+}
+
+impl TrendKeys {
+    /// The stored scores in `view`.
+    pub fn scores(&self, view: View) -> String {
+        let v = match view {
+            View::Real => "r",
+            View::Display => "d",
+        };
+        format!("{}{v}", self.prefix)
+    }
+
+    /// The origin t0 the stored scores are weighted against.
+    pub fn origin(&self) -> String {
+        format!("{}origin", self.prefix)
+    }
+
+    /// Its keys in the order `trend.lua` takes them: real scores, display scores, origin.
+    pub fn every(&self) -> [String; 3] {
+        [
+            self.scores(View::Real),
+            self.scores(View::Display),
+            self.origin(),
+        ]
     }
 }
 

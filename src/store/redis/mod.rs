@@ -40,6 +40,7 @@ mod score_reads;
 mod sessions;
 mod sharded;
 mod summed;
+mod trend;
 mod usage;
 mod vote;
 mod voter_union;
@@ -73,6 +74,7 @@ pub use rules::{Counter, CounterOf, RuleCheck};
 pub use score::{ScoreCall, ScoreReply};
 use score_reads::ScoreReads;
 pub use sharded::MAX_DEPTH as SHARDED_MAX_DEPTH;
+pub use trend::TrendPageQuery;
 pub use usage::Usage;
 pub use vote::{
     LEDGER_ARG, PeriodScores, REFUSALS_TTL_S, VOTE_ARGS, VOTE_SOURCE, VOTER_ARG, VoteCall,

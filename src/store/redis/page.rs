@@ -28,17 +28,17 @@ pub struct PageQuery<'a> {
     pub anchor: Option<String>,
 }
 
-/// A page of a board.
+/// A page of a board, its scores as `S`: units, or a trending period's decayed scores.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PageReply {
+pub struct PageReply<S = i64> {
     pub total_members: i64,
     pub participants: i64,
     /// Position of the first entry; `None` when the anchor has no score.
     pub offset: Option<i64>,
     /// Competition rank of the first entry.
     pub first_rank: i64,
-    /// (member, units), best first.
-    pub entries: Vec<(String, i64)>,
+    /// (member, score), best first.
+    pub entries: Vec<(String, S)>,
 }
 
 impl PageReply {

@@ -1,8 +1,8 @@
 -- score.lua: apply one score write (incr, decr, set, best) to a member of a scores board,
 -- atomically: the rate-limit rules are checked and consumed, and every enabled period's
--- bucket, every rolling window, participants, the hourly counter and the idempotency
--- record change together, or nothing changes. window.lua, rules.lua and instance.lua come
--- in front of this file.
+-- bucket, every rolling window and trending period, participants, the hourly counter and
+-- the idempotency record change together, or nothing changes. window.lua, rules.lua,
+-- trend.lua and instance.lua come in front of this file.
 --
 -- Layouts: `full` keeps one sorted set per bucket. `top_n` keeps every member's exact
 -- score in a hash and the best members in the sorted set: a member enters it when no
@@ -27,6 +27,8 @@
 -- then the ledger of the board (or of the shard; list of entries, oldest first)
 -- then 13 keys per rolling window k = 0 .. w-1 (see window.lua; `full` boards only), from
 -- 6 + 2n + 2h + 2r + 13k
+-- then 3 keys per trending period k = 0 .. t-1 (see trend.lua; `full` boards only), from
+-- 6 + 2n + 2h + 2r + 13w + 3k
 --
 -- ARGV[1]  member id
 -- ARGV[2]  op: 'incr', 'decr', 'set' or 'best'
@@ -58,6 +60,9 @@
 -- vote.lua takes them (slots, clock's slot, the write's slot, drain budget, the slots'
 -- TTL on a family instance). Only `incr` and `decr` reach a board with windows: a window
 -- adds up the writes within it.
+-- then t, the number of trending periods, at 21 + 7r + 5w, and two per period after it
+-- (see trend.lua); likewise only `incr` and `decr` reach them, adding the value (less
+-- for `decr`) to both of the period's views.
 --
 -- Returns 'advance' when a window is out of its keys' reach, having changed nothing (see
 -- vote.lua); otherwise one of
@@ -101,6 +106,12 @@ for k = 1, tonumber(ARGV[wa]) do
   if not window_ready(windows[k]) then
     return 'advance'
   end
+end
+local trends = {}
+local ta = wa + 5 * #windows + 1
+for k = 1, tonumber(ARGV[ta]) do
+  trends[k] = trend_parse(rule_key + 2 * r + 1 + 13 * #windows + 3 * (k - 1),
+    ta + 2 * (k - 1))
 end
 
 counters_want(rule_key, rules, r, field_arg)
@@ -208,6 +219,9 @@ end
 local delta_text = string.format('%d', delta)
 for _, win in ipairs(windows) do
   result[#result + 1] = window_add(win, member, delta_text, delta_text, voter, ARGV[18])[1]
+end
+for _, tr in ipairs(trends) do
+  trend_add(tr, member, delta, delta, at_ms, ARGV[18])
 end
 if voter ~= '' then
   for v = 0, h - 1 do

@@ -14,11 +14,12 @@ use std::sync::LazyLock;
 use super::keys::BoardKeys;
 use super::refund::Refund;
 use super::rules;
+use super::trend;
 use super::vote::refusals_ttl_s;
 use super::window::{self, WindowTarget};
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore};
-use crate::domain::period::{Bucket, Period};
+use crate::domain::period::{Bucket, HalfLife, Period};
 use crate::domain::score::{MAX_UNITS, View};
 use crate::domain::scoring::{Op, Storage};
 
@@ -26,6 +27,7 @@ static SCORE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         include_str!("window.lua"),
         include_str!("rules.lua"),
+        include_str!("trend.lua"),
         include_str!("instance.lua"),
         include_str!("score.lua")
     ))
@@ -44,6 +46,9 @@ pub struct ScoreCall<'a> {
     /// The board's rolling windows (`incr` and `decr` on a `full` board only), answered
     /// after its buckets.
     pub windows: &'a [WindowTarget],
+    /// The board's trending periods (`incr` and `decr` on a `full` board only), which the
+    /// write adds to and does not answer.
+    pub trends: &'a [HalfLife],
 }
 
 /// How a score write went: its new score (units) per bucket.
@@ -86,6 +91,8 @@ impl ScoreCall<'_> {
         for window in windows {
             window.keys(&mut inv);
         }
+        let trends = if step.records { self.trends } else { &[] };
+        trend::push_keys(keys, trends, &mut inv);
         let (retain, trim_at) = match keys.storage() {
             Storage::TopN { retain, trim_at } => (retain, trim_at),
             _ => (0, 0),
@@ -130,6 +137,8 @@ impl ScoreCall<'_> {
         for window in windows {
             window.args(&mut inv);
         }
+        inv.arg(trends.len());
+        trend::push_args(trends, &mut inv);
         inv
     }
 

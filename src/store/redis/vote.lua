@@ -1,12 +1,12 @@
 -- vote.lua: cast votes on one board, each atomically and in order: the rate-limit rules
 -- are checked and consumed, and every enabled period's bucket in both views, carry-over
--- into each next bucket, every rolling window, participants, the hourly counter and the
--- idempotency record change together, or nothing changes. Each vote passes or fails on
+-- into each next bucket, every rolling window and trending period, participants, the
+-- hourly counter and the idempotency record change together, or nothing changes. Each vote passes or fails on
 -- its own and sees the votes before it in the call (group commit: one call applies the
 -- votes that were in flight together, see store/redis/group_commit.rs); what a call's
 -- votes add to each ranking is summed and written once per key and member, each vote
 -- still answering the scores it would have seen alone (see `sums`). window.lua,
--- rules.lua and instance.lua come in front of this file.
+-- rules.lua, trend.lua and instance.lua come in front of this file.
 --
 -- A call's votes share what they have in common: a header holds what the votes of one
 -- board at one moment agree on (the buckets and their keys, the rules' settings, the
@@ -37,6 +37,7 @@
 -- then the board's ledger (list of entries, oldest first; see the vote's entry)
 -- then 13 keys per rolling window, one after another, whatever its length: its state,
 -- totals and the ring keys of two slots (see window.lua)
+-- then 3 keys per trending period: its scores per view and its origin (see trend.lua)
 --
 -- ARGV[1]  n, the number of enabled periods
 -- ARGV[2]  h, the number of voter buckets
@@ -57,14 +58,16 @@
 --          over into its next bucket, else '0'
 -- ARGV[10] a family instance's TTL in ms: every key a vote writes expires that long
 --          after it (see instance.lua and window_add); '0' on a plain board
--- then six per rule i, at 10 + 6i (see rules.lua; a rule counts the real increment)
--- then five per rolling window k, at 10 + 6r + 5k:
+-- ARGV[11] t, the number of trending periods
+-- then six per rule i, at 11 + 6i (see rules.lua; a rule counts the real increment)
+-- then five per rolling window k, at 11 + 6r + 5k:
 --   +1 s, its slots
 --   +2 the clock's slot c (now; never before the votes' slot): the window's first ring
 --      keys are c's, its second c + 1's
 --   +3 the votes' slot (their time)
 --   +4 the most drained members this call subtracts from the window's totals
 --   +5 a family instance's TTL in ms for the slots the vote writes (see window_add)
+-- then two per trending period k, at 11 + 6r + 5w + 2k (see trend.lua)
 --
 -- A vote's own KEYS[i] (1 + h + 2r, by its header) and ARGV[i]:
 -- KEYS[1]  idempotency record (string; any key of the board when its TTL is 0)
@@ -96,7 +99,8 @@
 -- reply, in order; a vote's reply is one of
 --   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings
 --                              (a summed vote's periods' as integers): the n periods',
---                              then each rolling window's totals
+--                              then each rolling window's totals (a trending period's
+--                              decayed scores are read, not answered)
 --   {'dup', receipt_and_scores}                        the first answer for this key
 --   {'limited', i, retry_ms}   rule i (0-based) refused: of the rules that refuse, the
 --                              one that keeps refusing longest; retry_ms is -1 for never
@@ -411,6 +415,12 @@ local function cast(j, hd, kb, ab)
     result[2 * n + 2 * k] = totals[1]
     result[2 * n + 2 * k + 1] = totals[2]
   end
+  if #hd.trends > 0 then
+    local t, display = tonumber(ARGV[fx + 8]), tonumber(display_text)
+    for _, tr in ipairs(hd.trends) do
+      trend_add(tr, member, real_inc, display, t, hd.ttl)
+    end
+  end
   hd.counted = hd.counted + real_inc
   hd.counted_votes[#hd.counted_votes + 1] = j
   if late then
@@ -473,12 +483,17 @@ for i = 1, H do
   local period_key = hk + 4
   local voter_key = period_key + 3 * n
   local windows = {}
-  local o, wa = voter_key + h + 1, ab + 10 + 6 * r
+  local o, wa = voter_key + h + 1, ab + 11 + 6 * r
   for k = 1, tonumber(ARGV[ab + 4]) do
     local slots = tonumber(ARGV[wa + 1])
     windows[k] = {o = o, slots = slots, cur = tonumber(ARGV[wa + 2]),
       at = tonumber(ARGV[wa + 3]), budget = tonumber(ARGV[wa + 4]), ring_ttl = ARGV[wa + 5]}
     o, wa = o + 13, wa + 5
+  end
+  local trends = {}
+  for k = 1, tonumber(ARGV[ab + 11]) do
+    trends[k] = trend_parse(o, wa)
+    o, wa = o + 3, wa + 2
   end
   local max_units = tonumber(ARGV[ab + 5])
   -- The headroom mark's d, 10^d and M - 10^d (see the header).
@@ -490,7 +505,7 @@ for i = 1, H do
     hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
     late = ARGV[ab + 8] == '1', periods = periods, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
-    ttl = ARGV[ab + 10], rules = rules_parse(ab + 10, r), windows = windows,
+    ttl = ARGV[ab + 10], rules = rules_parse(ab + 11, r), windows = windows, trends = trends,
     -- A summed vote's idempotency record: its receipt, then its scores (the periods' as
     -- integers, the windows' as Redis gave them).
     record = '%s|' .. string.sub(string.rep(',%d', 2 * n) .. string.rep(',%s', 2 * #windows), 2),
@@ -604,8 +619,8 @@ end
 share(together, function(key, voters)
   call('PFADD', key, unpack(voters))
 end)
--- Each header's count of votes in its hour and in each of its buckets (the field named
--- by the bucket's real rankings key), summed per hash and field.
+-- Each header's count of votes in its hour and in each of its buckets and trending
+-- periods (the field named by the real rankings key), summed per hash and field.
 local counts = {keys = {}, writes = {}}
 for _, hd in ipairs(headers) do
   if hd.counted > 0 and hd.hour ~= '' then
@@ -624,6 +639,10 @@ for _, hd in ipairs(headers) do
     for p = 0, hd.n - 1 do
       local bucket = KEYS[hd.period_key + 3 * p + 1]
       fields[bucket] = (fields[bucket] or 0) + hd.counted
+    end
+    for _, tr in ipairs(hd.trends) do
+      local scores = KEYS[tr.o + 1]
+      fields[scores] = (fields[scores] or 0) + hd.counted
     end
   end
 end

@@ -7,10 +7,11 @@ use std::sync::LazyLock;
 use super::keys::BoardKeys;
 use super::refund::Refund;
 use super::rules::{self, Counter};
+use super::trend;
 use super::window::{self, WindowTarget};
 use super::write::{WriteFacts, WriteReply};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
-use crate::domain::period::Bucket;
+use crate::domain::period::{Bucket, HalfLife};
 use crate::domain::score::{Increment, View};
 
 /// `vote.lua` with the libraries it uses in front (the benchmark loads it into a second
@@ -18,6 +19,7 @@ use crate::domain::score::{Increment, View};
 pub const VOTE_SOURCE: &str = concat!(
     include_str!("window.lua"),
     include_str!("rules.lua"),
+    include_str!("trend.lua"),
     include_str!("instance.lua"),
     include_str!("vote.lua")
 );
@@ -186,6 +188,8 @@ pub struct VoteCall<'a> {
     pub write: WriteFacts<'a>,
     /// The rolling windows the vote counts in.
     pub windows: &'a [WindowTarget],
+    /// The trending periods the vote counts in.
+    pub trends: &'a [HalfLife],
 }
 
 /// Where one step of a vote runs: the vote itself (in its shard on a sharded board), or
@@ -264,10 +268,10 @@ impl VoteCall<'_> {
     fn segment(&self, step: &Step, tag: &str) -> Segment {
         let w = &self.write;
         let keys = &step.keys;
-        let (targets, voters, windows) = if step.records {
-            (self.targets, w.voters, self.windows)
+        let (targets, voters, windows, trends) = if step.records {
+            (self.targets, w.voters, self.windows, self.trends)
         } else {
-            (&[][..], &[][..], &[][..])
+            (&[][..], &[][..], &[][..], &[][..])
         };
         let (idem_key, idem_ttl) = w.idempotency_record(keys, step.records);
         let rules = || step.rules.iter().map(|&i| &w.rules[i]);
@@ -291,6 +295,7 @@ impl VoteCall<'_> {
         for w in windows {
             w.keys(&mut header);
         }
+        trend::push_keys(keys, trends, &mut header);
         let periods: String = targets
             .iter()
             .map(|t| match t.next {
@@ -313,11 +318,13 @@ impl VoteCall<'_> {
             .arg(refusals_ttl_s(keys))
             .arg(if w.late && step.records { "1" } else { "0" })
             .arg(periods)
-            .arg(keys.ttl_ms());
+            .arg(keys.ttl_ms())
+            .arg(trends.len());
         rules::push_args(rules(), w.at_ms, &mut header);
         for w in windows {
             w.args(&mut header);
         }
+        trend::push_args(trends, &mut header);
 
         let mut own = Part::default();
         own.key(idem_key);

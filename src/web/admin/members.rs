@@ -228,7 +228,7 @@ async fn history_page(
         settings
             .periods
             .iter()
-            .filter(|p| p.rolling().is_none())
+            .filter(|p| p.is_bucketed())
             .map(|p| (p.as_str(), l.period("live-period", p.as_str())))
             .collect()
     };

@@ -896,3 +896,88 @@ async fn staff_add_test_and_delete_a_board_webhook_in_the_dashboard() {
         .await;
     assert_eq!(forged.status, StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn trending_periods_show_their_decayed_scores_on_the_dashboard_and_the_public_page() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "tr", "title": "Trending", "public_page": true,
+        "periods": ["day", "trending:6h"]}),
+    )
+    .await;
+    app.members("tr", &["m1", "m2"]).await;
+    let six_hours_ago = (chrono::Utc::now() - chrono::Duration::hours(6)).to_rfc3339();
+    app.vote(
+        "tr",
+        json!({"member": "m1", "count": 4, "at": six_hours_ago}),
+    )
+    .await;
+    app.vote("tr", json!({"member": "m2", "count": 3})).await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let live = browser
+        .get("/admin/boards/tr?period=trending:6h&view=real")
+        .await;
+    assert_eq!(live.status, StatusCode::OK, "{}", live.body);
+    assert!(
+        live.body
+            .contains(r#"class="on" aria-current="page">Trending 6 h</a>"#),
+        "{}",
+        live.body
+    );
+    // m1's four votes are one half-life old: 2 now, below m2's 3 (a hair less, as time
+    // passes while the page is read).
+    let rows = live.body.split("<tbody>").nth(1).unwrap();
+    assert!(
+        rows.find("m2").unwrap() < rows.find("m1").unwrap(),
+        "{rows}"
+    );
+    assert!(
+        rows.contains(">3.000<") || rows.contains(">2.999<"),
+        "{rows}"
+    );
+    assert!(
+        rows.contains(">2.000<") || rows.contains(">1.999<"),
+        "{rows}"
+    );
+    let form = browser.get("/admin/boards/tr/edit").await;
+    assert!(
+        form.body.contains(r#"<input name="trending" value="6h""#),
+        "{}",
+        form.body
+    );
+    let saved = browser
+        .post(
+            "/admin/boards/tr",
+            &[
+                ("_csrf", csrf.as_str()),
+                ("title", "Trending"),
+                ("membership", "open"),
+                ("periods", "day"),
+                ("trending", "1h, trending:720h"),
+                ("timezone", "UTC"),
+                ("multiplier", "1"),
+                ("carry_over", "0"),
+                ("max_count", "1000"),
+                ("public_page", "on"),
+            ],
+        )
+        .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let (_, board) = app.get("/api/v1/admin/boards/tr").await;
+    let periods: Vec<&str> = board["periods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["period"].as_str().unwrap())
+        .collect();
+    assert_eq!(periods, ["day", "trending:1h", "trending:720h"]);
+    let visitor = Browser::new(&app);
+    let page = visitor.get("/b/tr?period=trending:720h").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains(">Trending (half-life 720 hours)</a>"),
+        "{}",
+        page.body
+    );
+}

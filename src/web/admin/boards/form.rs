@@ -35,6 +35,8 @@ pub struct BoardForm {
     periods: Vec<String>,
     /// Rolling windows, by length: `24h, 72h, 30d` (`rolling:` in front is taken too).
     rolling: String,
+    /// Trending half-lives in hours: `6h, 24h` (`trending:` in front is taken too).
+    trending: String,
     timezone: String,
     multiplier: String,
     carry_over: String,
@@ -76,20 +78,26 @@ pub struct BoardForm {
 }
 
 impl BoardForm {
-    /// The periods checked and the rolling windows typed, as the API names them.
+    /// The periods checked, the rolling windows and the trending half-lives typed, as
+    /// the API names them.
     fn periods(&self) -> Vec<String> {
-        let windows = self
-            .rolling
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|w| !w.is_empty())
-            .map(|w| {
-                if w.starts_with("rolling:") {
-                    w.to_owned()
-                } else {
-                    format!("rolling:{w}")
-                }
-            });
-        self.periods.iter().cloned().chain(windows).collect()
+        let typed = |field: &str, prefix: &'static str| {
+            field
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|w| !w.is_empty())
+                .map(move |w| {
+                    if w.starts_with(prefix) {
+                        w.to_owned()
+                    } else {
+                        format!("{prefix}{w}")
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut periods = self.periods.clone();
+        periods.extend(typed(&self.rolling, "rolling:"));
+        periods.extend(typed(&self.trending, "trending:"));
+        periods
     }
 
     fn of(s: &BoardSettings) -> Self {
@@ -101,7 +109,7 @@ impl BoardForm {
             periods: s
                 .periods
                 .iter()
-                .filter(|p| p.rolling().is_none())
+                .filter(|p| p.is_bucketed())
                 .map(|p| p.as_str().to_owned())
                 .collect(),
             rolling: s
@@ -109,6 +117,13 @@ impl BoardForm {
                 .iter()
                 .filter_map(|p| p.rolling())
                 .map(|w| w.as_str().trim_start_matches("rolling:"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            trending: s
+                .periods
+                .iter()
+                .filter_map(|p| p.trending())
+                .map(|h| h.as_str().trim_start_matches("trending:"))
                 .collect::<Vec<_>>()
                 .join(", "),
             timezone: s.timezone.name().to_owned(),

@@ -112,7 +112,7 @@ fn picker_len(period: Period) -> usize {
         Period::Day => 62,
         Period::Week => 26,
         Period::Month => 24,
-        Period::All | Period::Rolling(_) => 0,
+        Period::All | Period::Rolling(_) | Period::Trending(_) => 0,
     }
 }
 
@@ -128,6 +128,8 @@ fn ranking_rows(l: Lang, pages: &[Top]) -> Vec<LiveRow> {
                 .collect()
         })
         .unwrap_or_default();
+    // A trending period's decayed scores move every moment: three decimals say enough.
+    let decays = Period::parse(&pages[0].period).is_ok_and(|p| p.trending().is_some());
     pages[0]
         .entries
         .iter()
@@ -143,7 +145,10 @@ fn ranking_rows(l: Lang, pages: &[Top]) -> Vec<LiveRow> {
                 rank: e.rank,
                 member: e.member.clone(),
                 name: e.name.clone().unwrap_or_default(),
-                score: e.score.to_string(),
+                score: match e.score.as_f64() {
+                    Some(score) if decays => format!("{score:.3}"),
+                    _ => e.score.to_string(),
+                },
                 change,
                 change_class,
             }

@@ -1,0 +1,118 @@
+//! Trending periods: a write's part of `trend.lua` (its keys and arguments, as
+//! `vote.lua` and `score.lua` take them) and `trend_page.lua`, a page of stored scores
+//! with the origin a read decays them from (`domain::period::HalfLife`).
+
+use redis::{Script, Value};
+use std::sync::LazyLock;
+
+use super::keys::BoardKeys;
+use super::page::PageReply;
+use super::reply::{as_array, as_int, as_text, as_units, reply_error};
+use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
+use crate::domain::period::{Bucket, HalfLife};
+use crate::domain::score::View;
+
+/// Appends the keys of `board`'s trending periods `trends` to a write's call, in
+/// `trend.lua`'s order.
+pub(super) fn push_keys(board: &BoardKeys, trends: &[HalfLife], part: &mut impl ScriptArgs) {
+    for &half_life in trends {
+        for key in board.trend(half_life).every() {
+            part.key(key);
+        }
+    }
+}
+
+/// Appends the arguments of the trending periods `trends` to a write's call.
+pub(super) fn push_args(trends: &[HalfLife], part: &mut impl ScriptArgs) {
+    for half_life in trends {
+        part.arg(half_life.ms())
+            .arg(HalfLife::RESCALE_AFTER * half_life.ms());
+    }
+}
+
+static TREND_PAGE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("paging.lua"),
+        include_str!("trend_page.lua")
+    ))
+});
+
+/// Asks for a page of a trending period in one view: by offset, or around an anchor.
+#[derive(Debug, Clone)]
+pub struct TrendPageQuery<'a> {
+    pub board: &'a BoardKeys,
+    pub half_life: HalfLife,
+    pub view: View,
+    /// Offset, or the radius when `anchor` is set.
+    pub offset: i64,
+    pub limit: i64,
+    pub anchor: Option<String>,
+    /// The moment the scores are decayed to, ms since the epoch.
+    pub now_ms: i64,
+}
+
+/// Reads a page reply whose scores are stored trending scores, decayed to `now_ms`.
+fn decayed_page(
+    value: &Value,
+    half_life: HalfLife,
+    now_ms: i64,
+) -> Result<PageReply<f64>, RedisFailure> {
+    let bad = || reply_error("trend page", value);
+    let items = as_array(value).ok_or_else(bad)?;
+    let [card, participants, offset, first_rank, page, origin] = items else {
+        return Err(bad());
+    };
+    let origin = as_units(origin);
+    let entries = as_array(page)
+        .ok_or_else(bad)?
+        .chunks(2)
+        .map(|pair| {
+            let member = as_text(&pair[0])?;
+            let stored: f64 = as_text(pair.get(1)?)?.parse().ok()?;
+            let score = origin.map_or(0.0, |t0| half_life.decay(stored, t0, now_ms));
+            Some((member, score))
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(bad)?;
+    let offset = as_int(offset).ok_or_else(bad)?;
+    Ok(PageReply {
+        total_members: as_int(card).ok_or_else(bad)?,
+        participants: as_int(participants).ok_or_else(bad)?,
+        offset: (offset >= 0).then_some(offset),
+        first_rank: as_int(first_rank).ok_or_else(bad)?,
+        entries,
+    })
+}
+
+impl RedisStore {
+    /// Reads pages of trending periods, their scores decayed to each query's moment, in
+    /// one round trip.
+    pub async fn trend_pages(
+        &self,
+        queries: &[TrendPageQuery<'_>],
+    ) -> Result<Vec<PageReply<f64>>, RedisFailure> {
+        let calls: Vec<Invocation> = queries
+            .iter()
+            .map(|q| {
+                let keys = q.board.trend(q.half_life);
+                let mut inv = TREND_PAGE.key(keys.scores(q.view));
+                inv.key(keys.origin());
+                for key in q.board.voters(&Bucket::trending(q.half_life)) {
+                    inv.key(key);
+                }
+                inv.arg(q.offset)
+                    .arg(q.limit)
+                    .arg(q.anchor.as_deref().unwrap_or(""));
+                inv
+            })
+            .collect();
+        let replies = self
+            .run_script_all("trend page", &TREND_PAGE, &calls)
+            .await?;
+        queries
+            .iter()
+            .zip(&replies)
+            .map(|(q, reply)| decayed_page(reply, q.half_life, q.now_ms))
+            .collect()
+    }
+}
