@@ -12,8 +12,9 @@
 //! 4. Member rank reads on a 1,000,000-member open board.
 //! 5. Redis bytes per member per bucket against a bare ZADD of the same members.
 //! 6. Redis µs per vote for each board shape (full semantics, with an idempotency key,
-//!    no carry-over, no rules, one period, a rolling window): what each feature costs,
-//!    each on an empty store, a run that lost more than 5% of a core to steal repeated;
+//!    no carry-over, no rules, one period, a rolling window, a trending period): what
+//!    each feature costs, each on an empty store, a run that lost more than 5% of a core
+//!    to steal repeated;
 //!    the full-semantics calls also with 8 and 32 votes per call (group commit). With
 //!    `BENCH_REDIS_ALSO` (a `redis-server` binary; `make bench` builds one with
 //!    `scripts/build-redis.sh`), the same calls also on that Redis, side by side.
@@ -322,7 +323,7 @@ async fn http_votes(
 
 /// Board shapes for [`shapes`]: name, slug, changes to the `bench` board, its rules kept,
 /// the vote's idempotency key.
-const SHAPES: [(&str, &str, &str, bool, bool); 8] = [
+const SHAPES: [(&str, &str, &str, bool, bool); 9] = [
     (
         "full semantics: 5 periods x 2 views, carry-over 0.1, 3 rules, a voter",
         "bench",
@@ -370,6 +371,13 @@ const SHAPES: [(&str, &str, &str, bool, bool); 8] = [
         "full semantics + rolling:72h",
         "s-rolling72",
         r#"{"periods": ["hour", "day", "week", "month", "all", "rolling:72h"]}"#,
+        true,
+        false,
+    ),
+    (
+        "full semantics + trending:6h",
+        "s-trending",
+        r#"{"periods": ["hour", "day", "week", "month", "all", "trending:6h"]}"#,
         true,
         false,
     ),
@@ -430,7 +438,11 @@ async fn shapes(
         }
         let captured = capture_call(client, base, redis_port, slug, keyed).await;
         // The `bench` board's calls also as group commit sends them under load.
-        let groups: &[usize] = if slug == "bench" { &GROUPS } else { &[1] };
+        let groups: &[usize] = if slug == "bench" || slug == "s-trending" {
+            &GROUPS
+        } else {
+            &[1]
+        };
         for &votes in groups {
             let call = repeated_call(&captured, votes);
             let mut figures = Vec::new();

@@ -711,7 +711,7 @@ pub struct MemberResponse {
     /// count distinct voters for the whole board only.
     pub participants: Option<i64>,
     /// Votes cast for the member in the bucket (people: `participants`; votes: this),
-    /// whatever the view; null on a scores board.
+    /// whatever the view; null on a scores board and for a trending period.
     pub votes: Option<i64>,
     /// 100 × (members with a strictly lower score) / `total_members`, two decimals:
     /// "ahead of 97.5 % of members"; null without a rank.
@@ -842,9 +842,10 @@ pub struct StatsResponse {
     pub total_members: i64,
     /// Votes counted in the bucket: the sum of its members' real-view scores (each
     /// vote's count, adjustments included; participants count people, this counts
-    /// votes). Null on a `scores` board, for a rolling window, and for a bucket that
-    /// began before the board counted votes per bucket (boards made before this count
-    /// existed).
+    /// votes; a trending period's are the all-time bucket's). Null on a `scores` board,
+    /// for a rolling window, for a trending period on a board without `all`, and for a
+    /// bucket that began before the board counted votes per bucket (boards made before
+    /// this count existed).
     pub votes: Option<i64>,
     /// The last 48 hours, oldest first, ending with the current hour.
     pub votes_per_hour: Vec<HourVotes>,

@@ -912,29 +912,30 @@ pub struct Stats {
     pub participants: i64,
     /// Members with a score in the bucket (real view).
     pub total_members: i64,
-    /// Votes counted in the bucket (its real view's sum); `None` on a scores board, for
-    /// a rolling window, and for a bucket that began before the board counted them.
+    /// Votes counted in the bucket (its real view's sum; a trending period's: the
+    /// all-time bucket's); `None` on a scores board, for a rolling window, for a trending
+    /// period without `all`, and for a bucket that began before the board counted them.
     pub votes: Option<i64>,
     /// The last 48 hours, oldest first, ending with the current hour.
     pub votes_per_hour: Vec<HourCount>,
 }
 
-/// Votes counted in the selected bucket (its real view's sum, adjustments included);
-/// `None` on a scores board, for a rolling window, and for a bucket that began before
-/// the board counted them.
+/// Votes counted in the selected bucket (its real view's sum, adjustments included); a
+/// trending period's are the all-time bucket's. `None` on a scores board, for a rolling
+/// window, for a trending period on a board without `all`, and for a bucket that began
+/// before the board counted them.
 pub async fn bucket_votes(state: &AppState, sel: &Selection) -> Result<Option<i64>, EngineError> {
     let board = &sel.board.config.board;
-    if board.settings.scoring.is_scores()
-        || sel.bucket.period.rolling().is_some()
-        || !board.counts_votes_of(&sel.bucket)
-    {
+    let bucket = match sel.bucket.period {
+        Period::Trending(_) if board.settings.periods.contains(&Period::All) => Bucket::all(),
+        Period::Rolling(_) | Period::Trending(_) => return Ok(None),
+        _ => sel.bucket.clone(),
+    };
+    if board.settings.scoring.is_scores() || !board.counts_votes_of(&bucket) {
         return Ok(None);
     }
     Ok(Some(
-        state
-            .redis
-            .bucket_votes(&sel.board.keys, &sel.bucket)
-            .await?,
+        state.redis.bucket_votes(&sel.board.keys, &bucket).await?,
     ))
 }
 

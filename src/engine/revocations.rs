@@ -20,9 +20,9 @@ use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::domain::ledger::{Entry, Revocation, RevocationRequest};
-use crate::domain::period::{Bucket, Period, epoch_hour_of_ms, voter_buckets};
+use crate::domain::period::{Bucket, HalfLife, Period, epoch_hour_of_ms, voter_buckets};
 use crate::domain::score::View;
-use crate::store::redis::{BoardKeys, Lowering, Voters};
+use crate::store::redis::{BoardKeys, Lowering, TrendLowering, Voters};
 use crate::store::sql::ledger::{self as sql, LedgerOf};
 
 /// How many revocations a list shows.
@@ -138,6 +138,7 @@ async fn take_out(
         })
         .collect();
     let hours: Vec<(i64, i64)> = hours.into_iter().collect();
+    let trends = trend_lowerings(&settings.periods, struck);
     // A revocation strikes out one voter's votes: on a board whose scores are sums over
     // shards they all live in the voter's shard.
     let (keys, source) = match struck.first() {
@@ -150,12 +151,40 @@ async fn take_out(
         }
         None => (board.keys.clone(), 0),
     };
-    state.redis.revoke(&keys, id, &lowerings, &hours).await?;
+    state
+        .redis
+        .revoke(&keys, id, &lowerings, &trends, &hours)
+        .await?;
     for v in voters.values() {
         rebuild_voters(state, (&keys, source), of, v).await?;
     }
     sql::mark_applied(&state.db, id).await?;
     Ok(())
+}
+
+/// What the struck-out entries added to each member in each trending period of
+/// `periods`: per member and period, their units weighted against the newest entry's
+/// time (`revoke.lua` weighs that against the period's origin).
+fn trend_lowerings(periods: &[Period], struck: &[Entry]) -> Vec<TrendLowering> {
+    let reference_ms = struck.iter().map(|e| e.at).max().unwrap_or_default();
+    let mut lowered: BTreeMap<(HalfLife, String), TrendLowering> = BTreeMap::new();
+    for half_life in periods.iter().filter_map(|p| p.trending()) {
+        for e in struck {
+            let weight = half_life.decay(1.0, e.at, reference_ms);
+            let l = lowered
+                .entry((half_life, e.member.clone()))
+                .or_insert_with(|| TrendLowering {
+                    half_life,
+                    member: e.member.clone(),
+                    real: 0.0,
+                    display: 0.0,
+                    reference_ms,
+                });
+            l.real += e.count as f64 * weight;
+            l.display += e.display as f64 * weight;
+        }
+    }
+    lowered.into_values().collect()
 }
 
 fn bucket_key(bucket: &Bucket) -> String {

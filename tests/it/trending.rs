@@ -576,3 +576,73 @@ async fn a_scores_board_trends_with_incr_and_decr_only() {
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn a_revocation_takes_a_voters_votes_out_of_trending_periods() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "hotrv", "title": "Hot", "membership": "open", "ledger": true,
+        "multiplier": 1.5, "periods": ["all", "trending:1h", "trending:24h"]}),
+    )
+    .await;
+    let from = Utc::now();
+    let ago = |minutes: i64| (from - chrono::Duration::minutes(minutes)).to_rfc3339();
+    // ann: the fan's 2 votes an hour ago and the bot's 5 now; bob: the bot's alone.
+    for (member, voter, count, at) in [
+        ("ann", "fan", 2, ago(60)),
+        ("ann", "bot", 5, ago(0)),
+        ("bob", "bot", 3, ago(30)),
+        ("bob", "bot", 4, ago(90)),
+        ("cat", "fan", 1, ago(0)),
+    ] {
+        let (status, body) = app
+            .vote(
+                "hotrv",
+                json!({"member": member, "voter": voter, "count": count, "at": at}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let (status, revoked) = app
+        .post(
+            "/api/v1/admin/boards/hotrv/revocations",
+            json!({"voter": "bot", "from": null, "to": null, "reason": "a bot"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{revoked}");
+    assert_eq!(revoked["votes"], 12, "{revoked}");
+    for (period, h) in [("trending:1h", 1.0), ("trending:24h", 24.0)] {
+        for (view, per_vote) in [("real", 1.0), ("display", 1.5)] {
+            let (_, top) = app
+                .get(&format!(
+                    "/api/v1/boards/hotrv/top?period={period}&view={view}"
+                ))
+                .await;
+            let entries = top["entries"].as_array().unwrap();
+            let members: Vec<&str> = entries
+                .iter()
+                .map(|e| e["member"].as_str().unwrap())
+                .collect();
+            // bob had only the bot's votes: he leaves; ann keeps the fan's two.
+            assert_eq!(top["total_members"], 2, "{period} {view}: {top}");
+            assert!(
+                members.contains(&"ann") && members.contains(&"cat"),
+                "{top}"
+            );
+            let ann = entries.iter().find(|e| e["member"] == "ann").unwrap();
+            let cat = entries.iter().find(|e| e["member"] == "cat").unwrap();
+            within(
+                num(&ann["score"]),
+                &[(2.0 * per_vote, 1.0)],
+                h,
+                from,
+                Utc::now(),
+            );
+            within(num(&cat["score"]), &[(per_vote, 0.0)], h, from, Utc::now());
+        }
+        let (_, stats) = app
+            .get(&format!("/api/v1/boards/hotrv/stats?period={period}"))
+            .await;
+        assert_eq!(stats["votes"], 3, "{stats}");
+    }
+}

@@ -69,7 +69,7 @@ pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
 pub use release::Release;
 pub use replay::Replay;
-pub use revoke::{Lowering, Voters};
+pub use revoke::{Lowering, TrendLowering, Voters};
 pub use rules::{Counter, CounterOf, RuleCheck};
 pub use score::{ScoreCall, ScoreReply};
 use score_reads::ScoreReads;

@@ -11,12 +11,21 @@
 -- KEYS[2]  late writes (hash: epoch hour -> writes)
 -- KEYS[3]  the steps done (hash: '<revocation id>:<chunk>' -> 1)
 -- then one ranking (zset) per change
+-- then three keys per trending change k (0-based) at 4 + c + 3k: the period's real and
+--          display scores and its origin (see trend.lua)
 -- ARGV[1]  this step's name, '<revocation id>:<chunk>'
 -- ARGV[2]  c, the number of changes; then per change i (1-based) at 1 + 2i, 2 + 2i: the
 --          member, the units to add (negative)
 -- then at 3 + 2c: b, the number of buckets whose vote counts go down; then per bucket
 -- its real rankings key (as the counter's field) and the votes revoked in it
--- then pairs from 4 + 2c + 2b: an epoch hour, the votes revoked in it
+-- then at 4 + 2c + 2b: t, the number of trending changes; then five per change k at
+--          5 + 2c + 2b + 5k: the member, the real and display units to take out, each
+--          already weighted by 2^((at − ref)/H) over the votes' times `at`, ref (ms) and
+--          H (the half-life, ms). Weighted against the period's origin t0 (they become
+--          × 2^((ref − t0)/H)), they are what the votes added, whatever rescales came
+--          between; a member left at about 0 (within 1e-12 of what was taken out) leaves
+--          the period's rankings.
+-- then pairs from 5 + 2c + 2b + 5t: an epoch hour, the votes revoked in it
 --
 -- Returns how many members left a ranking (-1: the step was done before).
 
@@ -37,7 +46,25 @@ local b = tonumber(ARGV[3 + 2 * c])
 for i = 4 + 2 * c, 3 + 2 * c + 2 * b, 2 do
   redis.call('HINCRBY', KEYS[1], ARGV[i], -tonumber(ARGV[i + 1]))
 end
-for i = 4 + 2 * c + 2 * b, #ARGV, 2 do
+local ta = 4 + 2 * c + 2 * b
+local t = tonumber(ARGV[ta])
+for k = 0, t - 1 do
+  local a, o = ta + 5 * k, 3 + c + 3 * k
+  local origin = redis.call('GET', KEYS[o + 3])
+  if origin then
+    local member = ARGV[a + 1]
+    local factor = 2 ^ ((tonumber(ARGV[a + 4]) - tonumber(origin)) / tonumber(ARGV[a + 5]))
+    for v = 1, 2 do
+      local out = tonumber(ARGV[a + 1 + v]) * factor
+      local score = redis.call('ZINCRBY', KEYS[o + v], string.format('%.17g', -out), member)
+      if math.abs(tonumber(score)) <= 1e-12 * out then
+        redis.call('ZREM', KEYS[o + v], member)
+        gone = gone + 1
+      end
+    end
+  end
+end
+for i = ta + 1 + 5 * t, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[1], ARGV[i], -tonumber(ARGV[i + 1]))
   redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
 end

@@ -12,7 +12,7 @@ use redis::Script;
 use super::keys::BoardKeys;
 use super::reply::{as_int, reply_error};
 use super::{RedisFailure, RedisStore};
-use crate::domain::period::Bucket;
+use crate::domain::period::{Bucket, HalfLife};
 use crate::domain::score::View;
 
 static REVOKE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("revoke.lua")));
@@ -35,6 +35,17 @@ pub struct Lowering {
     pub units: i64,
 }
 
+/// What a revocation takes out of one member in one trending period: its votes' units,
+/// each weighted by 2^((at − reference)/half-life) over the votes' times `at`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendLowering {
+    pub half_life: HalfLife,
+    pub member: String,
+    pub real: f64,
+    pub display: f64,
+    pub reference_ms: i64,
+}
+
 /// A distinct-voters HyperLogLog to rebuild: a bucket's, or one member's in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Voters {
@@ -51,20 +62,21 @@ impl RedisStore {
         board: &BoardKeys,
         id: i64,
         lowerings: &[Lowering],
+        trends: &[TrendLowering],
         hours: &[(i64, i64)],
     ) -> Result<(), RedisFailure> {
-        let step = |i: usize| {
+        let mut chunks: Vec<&[Lowering]> = lowerings.chunks(CHUNK).collect();
+        if chunks.is_empty() && !(hours.is_empty() && trends.is_empty()) {
+            chunks.push(&[]);
+        }
+        let mut calls = Vec::new();
+        for (i, chunk) in chunks.into_iter().enumerate() {
             let mut call = REVOKE.key(board.vote_counts());
             call.key(board.late_writes())
                 .key(board.revocations_done())
-                .arg(format!("{id}:{i}"));
-            call
-        };
-        let mut calls = Vec::new();
-        for (i, chunk) in lowerings.chunks(CHUNK).enumerate() {
-            let mut call = step(i);
-            call.arg(chunk.len());
-            // The buckets' vote counts: what the chunk takes out of their real view.
+                .arg(format!("{id}:{i}"))
+                .arg(chunk.len());
+            // The buckets' vote counts: what the step takes out of their real view.
             let mut counts: BTreeMap<String, i64> = BTreeMap::new();
             for l in chunk {
                 let key = board.scores(l.view, &l.bucket);
@@ -73,20 +85,29 @@ impl RedisStore {
                     *counts.entry(key).or_insert(0) += l.units;
                 }
             }
+            // The trending periods and the hours go with the first step.
+            let (trends, hours) = if i == 0 {
+                (trends, hours)
+            } else {
+                (&[][..], &[][..])
+            };
+            for t in trends {
+                for key in board.trend(t.half_life).every() {
+                    call.key(key);
+                }
+            }
             call.arg(counts.len());
             for (field, votes) in &counts {
                 call.arg(field).arg(votes);
             }
-            if i == 0 {
-                for (hour, votes) in hours {
-                    call.arg(hour).arg(votes);
-                }
+            call.arg(trends.len());
+            for t in trends {
+                call.arg(&t.member)
+                    .arg(format!("{:e}", t.real))
+                    .arg(format!("{:e}", t.display))
+                    .arg(t.reference_ms)
+                    .arg(t.half_life.ms());
             }
-            calls.push(call);
-        }
-        if calls.is_empty() && !hours.is_empty() {
-            let mut call = step(0);
-            call.arg(0).arg(0);
             for (hour, votes) in hours {
                 call.arg(hour).arg(votes);
             }

@@ -131,11 +131,11 @@ end
 -- `inc` more, for a write at `at_ms`. A rolling log's running total may
 -- still hold entries that have left the window: they are subtracted here, and dropped by
 -- rules_consume when the write is admitted.
--- `also`, when given, is one more string key the same MGET reads for the caller.
+-- `also`, when given, is a list of more string keys the same MGET reads for the caller.
 -- Answers the reply to return at once — {'dup', record}, or {'limited', i, retry_ms} for
 -- the rule that refuses (of those that do, the one that keeps refusing longest; retry_ms
 -- is -1 for never), with the refusal counted in `refusals_key` — or else nil, used, stale,
--- also's value: what each rule has counted and whether its log holds entries that left
+-- the values of `also` (a list, from 1): what each rule has counted and whether its log holds entries that left
 -- the window, for rules_consume.
 -- (One function, helpers inlined: every local function is a closure the script makes
 -- again on each call.)
@@ -154,9 +154,11 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
       totals[i] = #strings
     end
   end
-  local also_at = #strings + 1
+  local also_at = #strings
   if also then
-    strings[also_at] = also
+    for i, key in ipairs(also) do
+      strings[also_at + i] = key
+    end
   end
   local stored = {}
   if #strings > 0 then
@@ -221,7 +223,13 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
     call('EXPIRE', refusals_key, refusals_ttl)
     return {'limited', refused, refused_retry}
   end
-  return nil, used, stale, also and stored[also_at]
+  local found = {}
+  if also then
+    for i = 1, #also do
+      found[i] = stored[also_at + i]
+    end
+  end
+  return nil, used, stale, found
 end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (rule

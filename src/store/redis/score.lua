@@ -116,11 +116,14 @@ end
 
 counters_want(rule_key, rules, r, field_arg)
 counters_read()
-local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, rule_key, rules, r, 1,
-  KEYS[3], ARGV[12], nil, at_ms, field_arg)
+-- The trending periods' origins are read with the idempotency record and rolling totals.
+local also = trend_also(trends, {})
+local early, used, stale, found = write_checks(KEYS[1], idem_ttl > 0, rule_key, rules, r, 1,
+  KEYS[3], ARGV[12], also, at_ms, field_arg)
 if early then
   return early
 end
+trend_found(also, found, 0)
 
 -- The new score in every bucket, checked before anything is written.
 local new, changed = {}, {}
@@ -221,7 +224,7 @@ for _, win in ipairs(windows) do
   result[#result + 1] = window_add(win, member, delta_text, delta_text, voter, ARGV[18])[1]
 end
 for _, tr in ipairs(trends) do
-  trend_add(tr, member, delta, delta, at_ms, ARGV[18])
+  trend_add(tr, 1, member, delta, delta, at_ms, ARGV[18], false)
 end
 if voter ~= '' then
   for v = 0, h - 1 do

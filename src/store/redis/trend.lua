@@ -8,7 +8,9 @@
 -- now, and the stored order is the decayed order. The first write sets t0 to its time;
 -- a write more than `rescale` ms past t0 first multiplies both sets by 2^((t0 − t)/H)
 -- (one ZUNIONSTORE with WEIGHTS each) and moves t0 to its time, so weights stay far
--- below a double's range. A write before t0 (a backfill) weighs less than 1.
+-- below a double's range. A write before t0 (a backfill) weighs less than 1. The writes
+-- of one call are summed per period, view and member and written once (trend_flush),
+-- each weighted by its own time.
 --
 -- A script passes where a trending period's keys and arguments start:
 -- three KEYS at o: +1 real scores (zset), +2 display scores (zset), +3 origin (string)
@@ -23,8 +25,54 @@ end
 -- the period has none): the writes of several headers may share a period.
 local trend_origins = {}
 
+-- Sum before you write (see vote.lua): what a call's summed writes add to each trending
+-- period, not written yet. Per period (by its origin key, in the order first written)
+-- {tr, ttl, members (member -> {real, display, the writes}), order}; `keys` in order.
+local trend_sums = {keys = {}, of = {}}
+
+-- Writes what the call's writes have summed for the period whose origin key is `key`
+-- and forgets it. A ZINCRBY that fails answers its error through `failed(writes, err)`
+-- for the writes it carried.
+local function trend_write(key, failed)
+  local sum = trend_sums.of[key]
+  if not sum then
+    return
+  end
+  trend_sums.of[key] = nil
+  local o = sum.tr.o
+  for _, member in ipairs(sum.order) do
+    local add = sum.members[member]
+    local ok, err = pcall(function()
+      call('ZINCRBY', KEYS[o + 1], string.format('%.17g', add[1]), member)
+      call('ZINCRBY', KEYS[o + 2], string.format('%.17g', add[2]), member)
+    end)
+    if not ok then
+      failed(add[3], err)
+    end
+  end
+  if sum.ttl ~= '0' then
+    for k = 1, 3 do
+      call('PEXPIRE', KEYS[o + k], sum.ttl)
+    end
+  end
+end
+
+-- Writes every period's sums (see trend_write).
+local function trend_flush(failed)
+  for _, key in ipairs(trend_sums.keys) do
+    trend_write(key, failed)
+  end
+  trend_sums.keys = {}
+end
+
+-- Sums whose write fails before a rescale raise their error in the write that rescales.
+local function trend_raise(_, err)
+  error(err)
+end
+
 -- The origin a write at `t` (ms) weighs against: set by the first write, moved to `t`
--- (rescaling what is stored) when `t` is more than `rescale` past it.
+-- (rescaling what is stored, after writing what the call summed against the old one)
+-- when `t` is more than `rescale` past it.
 local function trend_origin(tr, t)
   local key = KEYS[tr.o + 3]
   local origin = trend_origins[key]
@@ -33,6 +81,7 @@ local function trend_origin(tr, t)
     origin = origin and tonumber(origin)
   end
   if origin and t - origin > tr.rescale then
+    trend_write(key, trend_raise)
     local factor = string.format('%.17g', 2 ^ ((origin - t) / tr.half_life))
     for v = 1, 2 do
       call('ZUNIONSTORE', KEYS[tr.o + v], 1, KEYS[tr.o + v], 'WEIGHTS', factor)
@@ -47,15 +96,48 @@ local function trend_origin(tr, t)
   return origin
 end
 
--- A write at `t` (ms) adds `real` and `display` (units, numbers) to `member`. On a
--- family instance (`ttl` ms, not '0') the period's keys expire that long after it.
-local function trend_add(tr, member, real, display, t, ttl)
-  local weight = 2 ^ ((t - trend_origin(tr, t)) / tr.half_life)
-  call('ZINCRBY', KEYS[tr.o + 1], string.format('%.17g', real * weight), member)
-  call('ZINCRBY', KEYS[tr.o + 2], string.format('%.17g', display * weight), member)
-  if ttl ~= '0' then
-    for k = 1, 3 do
-      call('PEXPIRE', KEYS[tr.o + k], ttl)
+-- `also` (a list of string keys a write reads in one MGET, see write_checks) with the
+-- origins of `trends` that this call has not read yet after it.
+local function trend_also(trends, also)
+  for _, tr in ipairs(trends) do
+    local key = KEYS[tr.o + 3]
+    if trend_origins[key] == nil then
+      also[#also + 1] = key
     end
+  end
+  return also
+end
+
+-- Keeps the origins an MGET of `also` found (`found`, its values), past its first `skip`.
+local function trend_found(also, found, skip)
+  for i = skip + 1, #also do
+    local origin = found[i]
+    trend_origins[also[i]] = origin and tonumber(origin) or false
+  end
+end
+
+-- Write j at `t` (ms) adds `real` and `display` (units, numbers) to `member`: summed with
+-- the call's other writes to be written by trend_flush, or at once when not `summed`.
+-- On a family instance (`ttl` ms, not '0') the period's keys expire that long after the
+-- write.
+local function trend_add(tr, j, member, real, display, t, ttl, summed)
+  local key = KEYS[tr.o + 3]
+  local weight = 2 ^ ((t - trend_origin(tr, t)) / tr.half_life)
+  local sum = trend_sums.of[key]
+  if not sum then
+    sum = {tr = tr, ttl = ttl, members = {}, order = {}}
+    trend_sums.of[key] = sum
+    trend_sums.keys[#trend_sums.keys + 1] = key
+  end
+  local add = sum.members[member]
+  if not add then
+    add = {0, 0, {}}
+    sum.members[member] = add
+    sum.order[#sum.order + 1] = member
+  end
+  add[1], add[2] = add[1] + real * weight, add[2] + display * weight
+  add[3][#add[3] + 1] = j
+  if not summed then
+    trend_write(key, trend_raise)
   end
 end

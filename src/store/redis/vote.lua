@@ -339,13 +339,17 @@ local function cast(j, hd, kb, ab)
   -- This vote's scores are summed with the call's others (a late vote writes at once).
   local summed = sums and not late
 
-  -- The idempotency record, the rate-limit rules and the headroom mark: every counter is
-  -- read first and consumed only when all of them admit.
-  local early, used, stale, mark = write_checks(idem_key, keyed, rule_key, hd.rules, r,
-    real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, mark_key, at_ms, field_arg)
+  -- The idempotency record, the rate-limit rules, the headroom mark and the trending
+  -- periods' origins not read yet in this call: every counter is read first and consumed
+  -- only when all of them admit.
+  local also = trend_also(hd.trends, mark_key and {mark_key} or {})
+  local early, used, stale, found = write_checks(idem_key, keyed, rule_key, hd.rules, r,
+    real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, also, at_ms, field_arg)
   if early then
     return early
   end
+  local mark = mark_key and found[1]
+  trend_found(also, found, mark_key and 1 or 0)
   local stored_mark = mark
   if mark_key and not mark then
     mark = headroom(hd, KEYS[all_key + 1], KEYS[all_key + 2])
@@ -418,7 +422,7 @@ local function cast(j, hd, kb, ab)
   if #hd.trends > 0 then
     local t, display = tonumber(ARGV[fx + 8]), tonumber(display_text)
     for _, tr in ipairs(hd.trends) do
-      trend_add(tr, member, real_inc, display, t, hd.ttl)
+      trend_add(tr, j, member, real_inc, display, t, hd.ttl, summed)
     end
   end
   hd.counted = hd.counted + real_inc
@@ -553,6 +557,14 @@ end
 if sums then
   flush()
 end
+-- What the summed votes add to the trending periods, one ZINCRBY per period, view and
+-- member.
+trend_flush(function(votes, err)
+  local reply = as_error(err)
+  for _, j in ipairs(votes) do
+    replies[j] = reply
+  end
+end)
 -- A counters hash that fails to write answers its error for every vote that moved it.
 counters_write(function(votes, err)
   local reply = as_error(err)
@@ -619,8 +631,8 @@ end
 share(together, function(key, voters)
   call('PFADD', key, unpack(voters))
 end)
--- Each header's count of votes in its hour and in each of its buckets and trending
--- periods (the field named by the real rankings key), summed per hash and field.
+-- Each header's count of votes in its hour and in each of its buckets (the field named
+-- by the bucket's real rankings key), summed per hash and field.
 local counts = {keys = {}, writes = {}}
 for _, hd in ipairs(headers) do
   if hd.counted > 0 and hd.hour ~= '' then
@@ -639,10 +651,6 @@ for _, hd in ipairs(headers) do
     for p = 0, hd.n - 1 do
       local bucket = KEYS[hd.period_key + 3 * p + 1]
       fields[bucket] = (fields[bucket] or 0) + hd.counted
-    end
-    for _, tr in ipairs(hd.trends) do
-      local scores = KEYS[tr.o + 1]
-      fields[scores] = (fields[scores] or 0) + hd.counted
     end
   end
 end
