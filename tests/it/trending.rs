@@ -275,6 +275,47 @@ async fn read_both(
     }
 }
 
+/// Casts every write of `writes` ((member, count, ms before `now`)) as one call (group
+/// commit sums them), then reads both views at `now` against the formula.
+async fn play_one_call(h: HalfLife, writes: &[(u8, i64, i64)]) {
+    let store = store_on_shared_redis("tt:");
+    let board = board(
+        &store,
+        BOARDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+    );
+    let now = parse_instant("2026-10-01T00:00:00Z").unwrap();
+    let trends = [h];
+    let members: Vec<String> = writes.iter().map(|(m, _, _)| format!("m{m}")).collect();
+    let calls: Vec<VoteCall> = writes
+        .iter()
+        .zip(&members)
+        .map(|((_, count, late_ms), member)| VoteCall {
+            board: &board,
+            targets: &[],
+            increment: Increment {
+                real: *count,
+                display: count * 3,
+                carry: 0,
+            },
+            write: WriteFacts::at(member, Some("fan"), now.timestamp_millis() - late_ms),
+            windows: &[],
+            trends: &trends,
+        })
+        .collect();
+    for reply in store.cast_votes(&calls).await.unwrap() {
+        assert_eq!(reply.unwrap(), VoteReply::Written(Vec::new()));
+    }
+    let model: Model = writes
+        .iter()
+        .zip(members)
+        .map(|((_, count, late_ms), member)| {
+            let c = *count as f64;
+            (member, now.timestamp_millis() - late_ms, c, 3.0 * c)
+        })
+        .collect();
+    read_both(&store, &board, h, &model, now).await;
+}
+
 fn half_life() -> impl Strategy<Value = HalfLife> {
     prop_oneof![Just(1u16), Just(6), 1u16..=720].prop_map(|h| HalfLife::new(h).unwrap())
 }
@@ -288,6 +329,16 @@ proptest! {
         ops in prop::collection::vec(op(Kind::Votes), 1..40),
     ) {
         runtime().block_on(play(Kind::Votes, h, &ops));
+    }
+
+    #[test]
+    fn trending_votes_summed_in_one_call_decay_as_the_formula_says(
+        h in prop_oneof![Just(1u16), 1u16..=48].prop_map(|h| HalfLife::new(h).unwrap()),
+        // Up to 200 hours apart: a later vote of the call may rescale what the earlier
+        // ones summed.
+        writes in prop::collection::vec((0u8..5, 1i64..=9, 0i64..720_000_000), 1..40),
+    ) {
+        runtime().block_on(play_one_call(h, &writes));
     }
 
     #[test]
