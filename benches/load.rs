@@ -410,21 +410,14 @@ type ShapeRow = (String, Vec<(f64, f64)>);
 /// [`command_profile`]).
 type Profile = Vec<Vec<(String, f64, f64)>>;
 
-/// Redis µs per vote for each board shape: one vote's EVALSHA captured and replayed by
-/// `redis-benchmark` (16 connections) on an empty store, so a row is what that feature
-/// costs Redis; the same calls also on the Redis at `also` (another version), with the
-/// script loaded there. A run that lost more than `STEAL_LIMIT`% of a core to the host is
-/// run again (three tries at most); each figure comes with the steal of its run.
-async fn shapes(
+/// Each board shape's board, set up on the server at `base`, and one vote's EVALSHA on
+/// it, captured: (name, slug, call).
+async fn capture_shapes(
     client: &reqwest::Client,
     base: &str,
     redis_port: u16,
-    also: Option<u16>,
-    marker: &str,
-) -> (Vec<ShapeRow>, Profile) {
-    let mut out = Vec::new();
-    let mut profile = Vec::new();
-    let ports: Vec<u16> = std::iter::once(redis_port).chain(also).collect();
+) -> Vec<(&'static str, &'static str, Vec<String>)> {
+    let mut captured = Vec::new();
     for (name, slug, changes, rules, keyed) in SHAPES {
         if slug != "bench" {
             set_up_shape(
@@ -436,27 +429,47 @@ async fn shapes(
             )
             .await;
         }
-        let captured = capture_call(client, base, redis_port, slug, keyed).await;
+        captured.push((
+            name,
+            slug,
+            capture_call(client, base, redis_port, slug, keyed).await,
+        ));
+    }
+    captured
+}
+
+/// Redis µs per vote for each board shape: its captured call replayed by
+/// `redis-benchmark` (16 connections) on an empty store with no server running (a
+/// server would take each emptied store for a lost Redis and rebuild its boards from
+/// their ledgers meanwhile, whose scripts Redis would count with the votes'), so a row
+/// is what that feature costs Redis; the same calls also on the Redis at `also` (another
+/// version), with the script loaded there. A run that lost more than `STEAL_LIMIT`% of a
+/// core to the host is run again (three tries at most); each figure comes with the steal
+/// of its run.
+async fn shapes(
+    captured: &[(&'static str, &'static str, Vec<String>)],
+    redis_port: u16,
+    also: Option<u16>,
+) -> (Vec<ShapeRow>, Profile) {
+    let mut out = Vec::new();
+    let mut profile = Vec::new();
+    let ports: Vec<u16> = std::iter::once(redis_port).chain(also).collect();
+    for (name, slug, captured) in captured {
         // The `bench` board's calls also as group commit sends them under load.
-        let groups: &[usize] = if slug == "bench" || slug == "s-trending" {
+        let groups: &[usize] = if *slug == "bench" || *slug == "s-trending" {
             &GROUPS
         } else {
             &[1]
         };
         for &votes in groups {
-            let call = repeated_call(&captured, votes);
+            let call = repeated_call(captured, votes);
             let mut figures = Vec::new();
             for &port in &ports {
                 let figure = until_quiet(
                     |(_, stolen): &(f64, f64)| *stolen,
                     || async {
                         fresh_store(port);
-                        if port == redis_port {
-                            // With its marker back, the server does not take the empty
-                            // store for a lost Redis and re-apply initial votes (scripts
-                            // that would count).
-                            redis_cli(port, &["SET", marker, "bench"]);
-                        } else {
+                        if port != redis_port {
                             redis_cli(port, &["SCRIPT", "LOAD", VOTE_SOURCE]);
                         }
                         seed_windows(port, &call);
@@ -476,7 +489,7 @@ async fn shapes(
                 figures.push(figure);
             }
             let name = if votes == 1 {
-                name.to_owned()
+                (*name).to_owned()
             } else {
                 format!("{name}; {votes} votes per call (group commit)")
             };
@@ -489,8 +502,7 @@ async fn shapes(
 /// Where a vote's Redis time goes: each command's calls and µs per vote (commands a
 /// script runs count in Redis's statistics too), and the script's own time (EVALSHA's
 /// time less its commands': the arguments, Lua, calling each command and converting its
-/// reply), from the statistics of the last run of `votes` votes (the server's marker,
-/// one SET, is in them too).
+/// reply), from the statistics of the last run of `votes` votes.
 fn command_profile(redis_port: u16, votes: f64) -> Vec<(String, f64, f64)> {
     let mut rows = Vec::new();
     let mut commands = 0.0;
@@ -498,7 +510,7 @@ fn command_profile(redis_port: u16, votes: f64) -> Vec<(String, f64, f64)> {
     for (name, calls, usec) in command_stats(redis_port) {
         match name.as_str() {
             "evalsha" => script = usec,
-            // The phase's own commands: resetting, the server's marker, reading these.
+            // The phase's own commands: resetting, loading the script, reading these.
             n if n.starts_with("config") || n.starts_with("script") || n == "info" => {}
             _ => {
                 commands += usec;
@@ -857,22 +869,13 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         .chain(also_port)
         .map(redis_version)
         .collect();
-    let (shape_rows, profile) = shapes(
-        &client,
-        &shape_server.base,
-        redis_port,
-        also_port,
-        "shapes:marker",
-    )
-    .await;
-    drop(also);
-    let shape_state = Arc::new(
-        ovation::startup::connect(shape_server.settings.clone())
-            .await
-            .unwrap(),
-    );
-    let encoding_rows = encodings(&shape_state, seconds, redis_pid, redis_port).await;
+    let captured = capture_shapes(&client, &shape_server.base, redis_port).await;
+    let shape_settings = shape_server.settings.clone();
     drop(shape_server);
+    let (shape_rows, profile) = shapes(&captured, redis_port, also_port).await;
+    drop(also);
+    let shape_state = Arc::new(ovation::startup::connect(shape_settings).await.unwrap());
+    let encoding_rows = encodings(&shape_state, seconds, redis_pid, redis_port).await;
 
     // A million-member open board, loaded with a pipeline, for rank reads and memory.
     let server = start_server(

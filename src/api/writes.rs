@@ -520,7 +520,7 @@ pub async fn cast_votes(
         (status = 403, description = "forbidden: the key lacks the vote scope, the backfill scope for `at` or `skip_limits`, or the trusted scope for `ip`", body = super::ErrorBody),
         (status = 404, description = "board_not_found, member_not_found", body = super::ErrorBody),
         (status = 409, description = "wrong_scoring: the board counts votes (POST …/votes); campaign_not_started, campaign_ended, member_disabled", body = super::ErrorBody),
-        (status = 422, description = "invalid_op, invalid_value (negative, too many decimals, past 2^53 units), operator_not_allowed (a top_n board's score may not go down; set and best on a board keeping rolling windows), score_overflow, idempotency_key_reused, voter_required (and the other <dimension>_required), invalid_member_id, invalid_timestamp", body = super::ErrorBody),
+        (status = 422, description = "invalid_op, invalid_value (negative, too many decimals, past 2^53 units), operator_not_allowed (a top_n board's score may not go down; set and best on a board keeping rolling windows or trending periods), score_overflow, idempotency_key_reused, voter_required (and the other <dimension>_required), invalid_member_id, invalid_timestamp", body = super::ErrorBody),
         (status = 429, description = "rate_limited, as for a vote (a write counts 1)", body = super::RateLimitedBody),
         (status = 503, description = "store_unavailable: with `\"outcome\": \"unknown\"` the write may have been applied; retry with the same idempotency key", body = super::ErrorBody),
     ))]

@@ -638,16 +638,7 @@ impl Rolling {
             Some(b'd') => (&spec[..spec.len() - 1], SlotUnit::Day),
             _ => return Err(invalid()),
         };
-        // Digits only, no leading zero: one spelling per window.
-        if digits.is_empty()
-            || digits.starts_with('0')
-            || !digits.bytes().all(|b| b.is_ascii_digit())
-        {
-            return Err(invalid());
-        }
-        digits
-            .parse::<u16>()
-            .ok()
+        spelled_count(digits)
             .and_then(|n| Self::new(unit, n))
             .ok_or_else(invalid)
     }
@@ -727,6 +718,15 @@ impl Rolling {
     }
 }
 
+/// The count in a period's name: digits only, no leading zero, so each period has one
+/// spelling.
+fn spelled_count(digits: &str) -> Option<u16> {
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
 /// A trending period's half-life, `trending:Nh` (N = 1 – 720 hours): a write at time t
 /// adds its increment × 2^((t − t0)/N h) to one sorted set per view, t0 being the
 /// period's origin (kept in Redis, moved forward by a rescale); a read at `now` answers
@@ -768,20 +768,9 @@ impl HalfLife {
                 ),
             )
         };
-        let digits = raw
-            .strip_prefix("trending:")
+        raw.strip_prefix("trending:")
             .and_then(|spec| spec.strip_suffix('h'))
-            .ok_or_else(invalid)?;
-        // Digits only, no leading zero: one spelling per period.
-        if digits.is_empty()
-            || digits.starts_with('0')
-            || !digits.bytes().all(|b| b.is_ascii_digit())
-        {
-            return Err(invalid());
-        }
-        digits
-            .parse::<u16>()
-            .ok()
+            .and_then(spelled_count)
             .and_then(Self::new)
             .ok_or_else(invalid)
     }

@@ -179,7 +179,7 @@ pub struct BoardsResponse {
     responses(
         (status = 201, body = BoardResponse),
         (status = 409, description = "board_exists", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_board_slug, invalid_timezone, invalid_period, invalid_periods (none, or more than four rolling windows), invalid_number, invalid_window, invalid_scoring, invalid_storage, invalid_ttl (instances.ttl_s outside 1 to 31,536,000), invalid_field (a setting a scores board does not have; rolling windows on a scores board not stored full), …", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_board_slug, invalid_timezone, invalid_period, invalid_periods (none, or more than four rolling windows or four trending periods), invalid_number, invalid_window, invalid_scoring, invalid_storage, invalid_ttl (instances.ttl_s outside 1 to 31,536,000), invalid_field (a setting a scores board does not have; rolling windows or trending periods on a sharded board or a scores board not stored full), …", body = crate::api::ErrorBody),
     ))]
 #[post("/boards")]
 pub async fn create_board(

@@ -41,17 +41,22 @@ pub struct PageReply<S = i64> {
     pub entries: Vec<(String, S)>,
 }
 
-impl PageReply {
-    pub(super) fn parse(value: &Value) -> Result<Self, RedisFailure> {
+impl<S> PageReply<S> {
+    /// Reads `page_of`'s five items (see paging.lua) of the reply `value`, each score by
+    /// `score`.
+    pub(super) fn from_items(
+        value: &Value,
+        items: &[Value],
+        score: impl Fn(&Value) -> Option<S>,
+    ) -> Result<Self, RedisFailure> {
         let bad = || reply_error("page", value);
-        let items = as_array(value).ok_or_else(bad)?;
         let [card, participants, offset, first_rank, page] = items else {
             return Err(bad());
         };
         let page = as_array(page).ok_or_else(bad)?;
         let entries = page
             .chunks(2)
-            .map(|pair| Some((as_text(&pair[0])?, as_units(pair.get(1)?)?)))
+            .map(|pair| Some((as_text(&pair[0])?, score(pair.get(1)?)?)))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(bad)?;
         let offset = as_int(offset).ok_or_else(bad)?;
@@ -62,6 +67,13 @@ impl PageReply {
             first_rank: as_int(first_rank).ok_or_else(bad)?,
             entries,
         })
+    }
+}
+
+impl PageReply {
+    pub(super) fn parse(value: &Value) -> Result<Self, RedisFailure> {
+        let items = as_array(value).ok_or_else(|| reply_error("page", value))?;
+        Self::from_items(value, items, as_units)
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
 use super::page::PageReply;
-use super::reply::{as_array, as_int, as_text, as_units, reply_error};
+use super::reply::{as_array, as_text, as_units, reply_error};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 use crate::domain::period::{Bucket, HalfLife};
 use crate::domain::score::View;
@@ -51,36 +51,21 @@ pub struct TrendPageQuery<'a> {
     pub now_ms: i64,
 }
 
-/// Reads a page reply whose scores are stored trending scores, decayed to `now_ms`.
+/// Reads a page reply whose scores are stored trending scores, decayed to `now_ms` from
+/// the origin the reply ends with.
 fn decayed_page(
     value: &Value,
     half_life: HalfLife,
     now_ms: i64,
 ) -> Result<PageReply<f64>, RedisFailure> {
     let bad = || reply_error("trend page", value);
-    let items = as_array(value).ok_or_else(bad)?;
-    let [card, participants, offset, first_rank, page, origin] = items else {
+    let [page @ .., origin] = as_array(value).ok_or_else(bad)? else {
         return Err(bad());
     };
     let origin = as_units(origin);
-    let entries = as_array(page)
-        .ok_or_else(bad)?
-        .chunks(2)
-        .map(|pair| {
-            let member = as_text(&pair[0])?;
-            let stored: f64 = as_text(pair.get(1)?)?.parse().ok()?;
-            let score = origin.map_or(0.0, |t0| half_life.decay(stored, t0, now_ms));
-            Some((member, score))
-        })
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(bad)?;
-    let offset = as_int(offset).ok_or_else(bad)?;
-    Ok(PageReply {
-        total_members: as_int(card).ok_or_else(bad)?,
-        participants: as_int(participants).ok_or_else(bad)?,
-        offset: (offset >= 0).then_some(offset),
-        first_rank: as_int(first_rank).ok_or_else(bad)?,
-        entries,
+    PageReply::from_items(value, page, |score| {
+        let stored: f64 = as_text(score)?.parse().ok()?;
+        Some(origin.map_or(0.0, |t0| half_life.decay(stored, t0, now_ms)))
     })
 }
 
