@@ -600,25 +600,6 @@ pub async fn standings(
         };
         read_pages(state, &[ask]).await?;
     }
-    if sel.bucket.period.trending().is_some() {
-        let queries: Vec<StandingQuery> = members
-            .iter()
-            .map(|m| StandingQuery {
-                board: &sel.board.keys,
-                bucket: &sel.bucket,
-                previous: None,
-                view: sel.view,
-                member: m.as_str(),
-            })
-            .collect();
-        let now_ms = Utc::now().timestamp_millis();
-        let replies = state.redis.trend_standings(&queries, now_ms).await?;
-        return Ok(members
-            .iter()
-            .zip(replies)
-            .map(|(m, r)| member_response(sel, None, m, r))
-            .collect());
-    }
     let previous = sel.bucket.previous(sel.board.settings().timezone);
     let queries: Vec<StandingQuery> = members
         .iter()
@@ -630,6 +611,16 @@ pub async fn standings(
             member: m.as_str(),
         })
         .collect();
+    if sel.bucket.period.trending().is_some() {
+        // No bucket before, no archive: the decayed scores as they are now.
+        let now_ms = Utc::now().timestamp_millis();
+        let replies = state.redis.trend_standings(&queries, now_ms).await?;
+        return Ok(members
+            .iter()
+            .zip(replies)
+            .map(|(m, r)| member_response(sel, None, m, r))
+            .collect());
+    }
     let mut replies = state.redis.standings(&queries).await?;
     // Members a closed bucket in Redis has no score for may be in its archive.
     let mut archived = false;

@@ -135,7 +135,8 @@ end
 -- Answers the reply to return at once — {'dup', record}, or {'limited', i, retry_ms} for
 -- the rule that refuses (of those that do, the one that keeps refusing longest; retry_ms
 -- is -1 for never), with the refusal counted in `refusals_key` — or else nil, used, stale,
--- the values of `also` (a list, from 1): what each rule has counted and whether its log holds entries that left
+-- the MGET's reply and the index in it after which `also`'s values stand (a value of
+-- also[i] is at that index + i): what each rule has counted and whether its log holds entries that left
 -- the window, for rules_consume.
 -- (One function, helpers inlined: every local function is a closure the script makes
 -- again on each call.)
@@ -223,13 +224,7 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
     call('EXPIRE', refusals_key, refusals_ttl)
     return {'limited', refused, refused_retry}
   end
-  local found = {}
-  if also then
-    for i = 1, #also do
-      found[i] = stored[also_at + i]
-    end
-  end
-  return nil, used, stale, found
+  return nil, used, stale, stored, also_at
 end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (rule

@@ -117,13 +117,13 @@ end
 counters_want(rule_key, rules, r, field_arg)
 counters_read()
 -- The trending periods' origins are read with the idempotency record and rolling totals.
-local also = trend_also(trends, {})
-local early, used, stale, found = write_checks(KEYS[1], idem_ttl > 0, rule_key, rules, r, 1,
-  KEYS[3], ARGV[12], also, at_ms, field_arg)
+local also = trend_also(trends, nil)
+local early, used, stale, stored, also_at = write_checks(KEYS[1], idem_ttl > 0, rule_key,
+  rules, r, 1, KEYS[3], ARGV[12], also, at_ms, field_arg)
 if early then
   return early
 end
-trend_found(also, found, 0)
+trend_found(also, stored, also_at, 0)
 
 -- The new score in every bucket, checked before anything is written.
 local new, changed = {}, {}

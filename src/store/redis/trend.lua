@@ -96,22 +96,29 @@ local function trend_origin(tr, t)
   return origin
 end
 
--- `also` (a list of string keys a write reads in one MGET, see write_checks) with the
--- origins of `trends` that this call has not read yet after it.
+-- `also` (a list of string keys a write reads in one MGET, see write_checks; or nil)
+-- with the origins of `trends` that this call has not read yet after it: a new list
+-- when there are such origins, else `also` itself.
 local function trend_also(trends, also)
+  local more
   for _, tr in ipairs(trends) do
     local key = KEYS[tr.o + 3]
     if trend_origins[key] == nil then
-      also[#also + 1] = key
+      more = more or {unpack(also or {})}
+      more[#more + 1] = key
     end
   end
-  return also
+  return more or also
 end
 
--- Keeps the origins an MGET of `also` found (`found`, its values), past its first `skip`.
-local function trend_found(also, found, skip)
+-- Keeps the origins that an MGET of `also` found, past its first `skip` keys (also[i]'s
+-- value is stored[from + i]).
+local function trend_found(also, stored, from, skip)
+  if not also then
+    return
+  end
   for i = skip + 1, #also do
-    local origin = found[i]
+    local origin = stored[from + i]
     trend_origins[also[i]] = origin and tonumber(origin) or false
   end
 end

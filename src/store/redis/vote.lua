@@ -342,14 +342,14 @@ local function cast(j, hd, kb, ab)
   -- The idempotency record, the rate-limit rules, the headroom mark and the trending
   -- periods' origins not read yet in this call: every counter is read first and consumed
   -- only when all of them admit.
-  local also = trend_also(hd.trends, mark_key and {mark_key} or {})
-  local early, used, stale, found = write_checks(idem_key, keyed, rule_key, hd.rules, r,
-    real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, also, at_ms, field_arg)
+  local also = trend_also(hd.trends, hd.also)
+  local early, used, stale, stored, also_at = write_checks(idem_key, keyed, rule_key,
+    hd.rules, r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, also, at_ms, field_arg)
   if early then
     return early
   end
-  local mark = mark_key and found[1]
-  trend_found(also, found, mark_key and 1 or 0)
+  local mark = mark_key and stored[also_at + 1]
+  trend_found(also, stored, also_at, mark_key and 1 or 0)
   local stored_mark = mark
   if mark_key and not mark then
     mark = headroom(hd, KEYS[all_key + 1], KEYS[all_key + 2])
@@ -509,6 +509,8 @@ for i = 1, H do
     hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
     late = ARGV[ab + 8] == '1', periods = periods, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
+    -- The keys every vote's MGET reads besides its own (see write_checks): the mark.
+    also = all_at and {KEYS[hk + 4]},
     ttl = ARGV[ab + 10], rules = rules_parse(ab + 11, r), windows = windows, trends = trends,
     -- A summed vote's idempotency record: its receipt, then its scores (the periods' as
     -- integers, the windows' as Redis gave them).
