@@ -356,7 +356,9 @@ async fn a_retried_adjustment_counts_once_and_a_reused_key_is_refused() {
 async fn adjustments_are_refused_with_a_precise_code_and_change_nothing() {
     let app = TestApp::spawn().await;
     voted(&app, "no", json!({"kind": "full"}), 9).await;
-    app.board(json!({"slug": "shards", "title": "Shards",
+    // In the time zone `today` is reckoned in: a board in UTC is a day behind Shanghai
+    // from 16:00 UTC.
+    app.board(json!({"slug": "shards", "title": "Shards", "timezone": TZ,
         "storage": {"kind": "sharded", "shards": 8}}))
         .await;
     app.members("shards", &["m1"]).await;
