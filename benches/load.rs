@@ -26,7 +26,10 @@
 //! the table shows medians: on a shared VM the host's steal time moves every figure, so
 //! each phase records it, and a phase that lost more than 5% of a core to steal is run
 //! again (three tries at most). Each vote phase starts from an empty store, because a
-//! vote costs Redis more as the store fills.
+//! vote costs Redis more as the store fills; each vote phase over HTTP on a server of its
+//! own (its own SQL database), and no server runs during the phases that call Redis
+//! directly: a server whose board's ledger reached SQL takes an emptied Redis for a lost
+//! one and rebuilds the board from its ledger, and its drain reads what others write.
 //!
 //! Prints a markdown table and writes JSON to `bench/results/`. Settings:
 //! `BENCH_SECONDS` (default 10 per phase), `BENCH_WORKERS` (default "1,2"),
@@ -293,32 +296,79 @@ fn redis_benchmark(redis_port: u16, call: &[String], connections: usize, request
     })
 }
 
-/// Votes over HTTP with wrk on `server`'s `bench` board, from an empty store, repeated
-/// while the host steals more than `STEAL_LIMIT`; answers the run and Redis's script time
-/// per vote counted (a call may carry several votes: group commit).
-async fn http_votes(
-    root: &Path,
-    server: &Server,
+/// Where a vote phase over HTTP runs: the server binary, the directory of the servers'
+/// SQL databases, Redis and the server's settings.
+struct HttpPhase<'a> {
+    root: &'a Path,
+    bin: &'a Path,
+    db_dir: &'a Path,
+    client: &'a reqwest::Client,
     redis_port: u16,
+    redis_pid: u32,
+    workers: usize,
     seconds: u64,
-    pids: &[(&str, u32)],
-) -> (WrkResult, f64) {
+}
+
+/// Votes over HTTP with wrk on the `bench` board of a server of its own, from an empty
+/// store, repeated while the host steals more than `STEAL_LIMIT`. Each try starts a new
+/// server (`prefix` and the try's number: its own SQL database and keys, `extra`
+/// settings): a server whose board's ledger was drained to SQL takes an emptied Redis for
+/// a lost one and rebuilds the board from its ledger, which the phase would measure.
+/// Answers the run, Redis's script time per vote counted (a call may carry several
+/// votes: group commit) and the server, still running, its board holding the votes.
+async fn http_votes(
+    phase: &HttpPhase<'_>,
+    prefix: &str,
+    extra: &[(&str, &str)],
+) -> (WrkResult, f64, Server) {
+    let mut tries = 0;
     until_quiet(
-        |(v, _): &(WrkResult, f64)| v.steal(),
-        || async {
-            fresh_store(redis_port);
-            let v = wrk(
-                &format!("{}/api/v1/boards/bench/votes", server.base),
-                Some(&root.join("bench/vote.lua")),
-                seconds,
-                pids,
-            );
-            let counted = v.requests.saturating_sub(v.errors).max(1) as f64;
-            let usec = evalsha_stat(redis_port, "usec") / counted;
-            (v, usec)
+        |(v, _, _): &(WrkResult, f64, Server)| v.steal(),
+        || {
+            tries += 1;
+            let prefix = format!("{prefix}t{tries}");
+            async move {
+                fresh_store(phase.redis_port);
+                let server = start_server_with(
+                    phase.bin,
+                    phase.db_dir,
+                    phase.redis_port,
+                    phase.workers,
+                    &prefix,
+                    250,
+                    extra,
+                );
+                set_up_board(phase.client, &server.base).await;
+                redis_cli(phase.redis_port, &["CONFIG", "RESETSTAT"]);
+                let v = wrk(
+                    &format!("{}/api/v1/boards/bench/votes", server.base),
+                    Some(&phase.root.join("bench/vote.lua")),
+                    phase.seconds,
+                    &[("redis", phase.redis_pid), ("server", server.pid)],
+                );
+                let counted = v.requests.saturating_sub(v.errors).max(1) as f64;
+                let usec = evalsha_stat(phase.redis_port, "usec") / counted;
+                (v, usec, server)
+            }
         },
     )
     .await
+}
+
+/// Waits (30 s at most) until `server`'s ledger drain has taken every accepted vote to
+/// SQL, so that a read phase after a vote phase does not measure the drain.
+async fn drained(client: &reqwest::Client, server: &Server) {
+    for _ in 0..300 {
+        let ready: Value = match client.get(format!("{}/readyz", server.base)).send().await {
+            Ok(resp) => resp.json().await.unwrap_or(Value::Null),
+            Err(_) => Value::Null,
+        };
+        if ready.pointer("/ledger/pending").and_then(Value::as_u64) == Some(0) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the ledger drain did not catch up in 30 s");
 }
 
 /// Board shapes for [`shapes`]: name, slug, changes to the `bench` board, its rules kept,
@@ -697,28 +747,27 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
 
     for &workers in worker_counts {
         let prefix = format!("w{workers}");
-        let server = start_server(bin, db_dir.path(), redis_port, workers, &prefix, 250);
-        set_up_board(&client, &server.base).await;
-        let pids = [("redis", redis_pid), ("server", server.pid)];
-        // The same server with group commit off: each request's vote is its own call.
-        let solo_server = start_server_with(
-            bin,
-            db_dir.path(),
-            redis_port,
-            workers,
-            &format!("{prefix}solo"),
-            250,
-            &[("OVATION_VOTE_GROUP", "1")],
-        );
-        set_up_board(&client, &solo_server.base).await;
-        let solo_pids = [("redis", redis_pid), ("server", solo_server.pid)];
-
+        // The board the generator and the replayed calls use, made by a server that is
+        // then stopped: no drain or rebuild runs beside the phases that call Redis alone.
+        let setup = start_server(bin, db_dir.path(), redis_port, workers, &prefix, 250);
+        set_up_board(&client, &setup.base).await;
         let generator = Arc::new(
-            ovation::startup::connect(server.settings.clone())
+            ovation::startup::connect(setup.settings.clone())
                 .await
                 .unwrap(),
         );
-        let captured = capture_call(&client, &server.base, redis_port, "bench", true).await;
+        let captured = capture_call(&client, &setup.base, redis_port, "bench", true).await;
+        drop(setup);
+        let phase = HttpPhase {
+            root,
+            bin,
+            db_dir: db_dir.path(),
+            client: &client,
+            redis_port,
+            redis_pid,
+            workers,
+            seconds,
+        };
 
         // Redis time per vote with nothing else running: one connection, one call at a time.
         fresh_store(redis_port);
@@ -728,7 +777,8 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         // `repeats` times in turn and the table shows medians; ratios are paired within
         // one repeat before the median is taken.
         let mut reps = Vec::new();
-        for _ in 0..repeats {
+        let mut last_prefix = None;
+        for rep in 0..repeats {
             let (ceiling, ceiling_usec) = until_quiet(
                 |(c, _): &(Value, f64)| c["cpu_pct"]["steal"].as_f64().unwrap_or(0.0),
                 || async {
@@ -742,9 +792,18 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             let requests =
                 (ceiling["scripts_per_s"].as_f64().unwrap_or(1000.0) * seconds as f64) as u64;
             let benchmark = redis_benchmark(redis_port, &captured, CONNECTIONS, requests.max(1000));
-            let (votes, http_usec) = http_votes(root, &server, redis_port, seconds, &pids).await;
-            let (alone, alone_usec) =
-                http_votes(root, &solo_server, redis_port, seconds, &solo_pids).await;
+            // Group commit off: each request's vote is its own call.
+            let (alone, alone_usec, solo_server) = http_votes(
+                &phase,
+                &format!("{prefix}r{rep}solo"),
+                &[("OVATION_VOTE_GROUP", "1")],
+            )
+            .await;
+            drop(solo_server);
+            let (votes, http_usec, server) =
+                http_votes(&phase, &format!("{prefix}r{rep}"), &[]).await;
+            drained(&client, &server).await;
+            let pids = [("redis", redis_pid), ("server", server.pid)];
             let trivial = until_quiet(WrkResult::steal, || async {
                 wrk(&format!("{}/healthz", server.base), None, seconds, &pids)
             })
@@ -753,6 +812,9 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 wrk(&top_url(&server.base), None, seconds, &pids)
             })
             .await;
+            // Stopped before the next phase empties the store.
+            last_prefix = Some(server.prefix.clone());
+            drop(server);
             let ceiling_rate = ceiling["scripts_per_s"].as_f64().unwrap_or(0.0);
             let bench_rate = benchmark["scripts_per_s"].as_f64().unwrap_or(0.0);
             reps.push(json!({
@@ -770,8 +832,11 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             }));
         }
 
-        // The same top-100 reads with the read cache off, on a second server.
-        let uncached_server = start_server(bin, db_dir.path(), redis_port, workers, &prefix, 0);
+        // The same top-100 reads with the read cache off, on a second server in place of
+        // the last vote phase's (the same database and keys).
+        let last_prefix = last_prefix.unwrap_or(prefix);
+        let uncached_server =
+            start_server(bin, db_dir.path(), redis_port, workers, &last_prefix, 0);
         let uncached = wrk(
             &top_url(&uncached_server.base),
             None,

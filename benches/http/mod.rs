@@ -207,6 +207,8 @@ pub struct Server {
     pub pid: u32,
     pub base: String,
     pub settings: Settings,
+    /// Names its SQL database and prefixes its Redis keys.
+    pub prefix: String,
 }
 
 /// The server the benchmarks start: `BENCH_SERVER`, else the release build.
@@ -277,6 +279,7 @@ pub fn start_server_with(
         pid,
         base: format!("http://127.0.0.1:{port}"),
         settings,
+        prefix: prefix.to_owned(),
     }
 }
 

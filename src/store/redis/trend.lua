@@ -30,6 +30,23 @@ local trend_origins = {}
 -- {tr, ttl, members (member -> {real, display, the writes}), order}; `keys` in order.
 local trend_sums = {keys = {}, of = {}}
 
+-- Adds `real` and `display` (weighted units, numbers: Redis formats a number argument
+-- with 17 significant digits, exact for a double) to `member` in period `tr`'s two sets.
+local function trend_put(tr, member, real, display)
+  call('ZINCRBY', KEYS[tr.o + 1], real, member)
+  call('ZINCRBY', KEYS[tr.o + 2], display, member)
+end
+
+-- On a family instance (`ttl` ms, not '0') period `tr`'s keys expire that long after a
+-- write.
+local function trend_expire(tr, ttl)
+  if ttl ~= '0' then
+    for k = 1, 3 do
+      call('PEXPIRE', KEYS[tr.o + k], ttl)
+    end
+  end
+end
+
 -- Writes what the call's writes have summed for the period whose origin key is `key`
 -- and forgets it. A ZINCRBY that fails answers its error through `failed(writes, err)`
 -- for the writes it carried.
@@ -39,22 +56,15 @@ local function trend_write(key, failed)
     return
   end
   trend_sums.of[key] = nil
-  local o = sum.tr.o
+  local tr = sum.tr
   for _, member in ipairs(sum.order) do
     local add = sum.members[member]
-    local ok, err = pcall(function()
-      call('ZINCRBY', KEYS[o + 1], string.format('%.17g', add[1]), member)
-      call('ZINCRBY', KEYS[o + 2], string.format('%.17g', add[2]), member)
-    end)
+    local ok, err = pcall(trend_put, tr, member, add[1], add[2])
     if not ok then
       failed(add[3], err)
     end
   end
-  if sum.ttl ~= '0' then
-    for k = 1, 3 do
-      call('PEXPIRE', KEYS[o + k], sum.ttl)
-    end
-  end
+  trend_expire(tr, sum.ttl)
 end
 
 -- Writes every period's sums (see trend_write).
@@ -128,8 +138,13 @@ end
 -- On a family instance (`ttl` ms, not '0') the period's keys expire that long after the
 -- write.
 local function trend_add(tr, j, member, real, display, t, ttl, summed)
-  local key = KEYS[tr.o + 3]
   local weight = 2 ^ ((t - trend_origin(tr, t)) / tr.half_life)
+  if not summed then
+    trend_put(tr, member, real * weight, display * weight)
+    trend_expire(tr, ttl)
+    return
+  end
+  local key = KEYS[tr.o + 3]
   local sum = trend_sums.of[key]
   if not sum then
     sum = {tr = tr, ttl = ttl, members = {}, order = {}}
@@ -144,7 +159,4 @@ local function trend_add(tr, j, member, real, display, t, ttl, summed)
   end
   add[1], add[2] = add[1] + real * weight, add[2] + display * weight
   add[3][#add[3] + 1] = j
-  if not summed then
-    trend_write(key, trend_raise)
-  end
 end
