@@ -7,8 +7,10 @@
 //! `until`, which the drain also records before it stores the first entry of Redis's new
 //! life, so the new life's votes are never replayed on top of themselves): both views of
 //! every calendar period, carry-over, distinct voters, hourly and per-bucket vote counts,
-//! and adjustments in the buckets they name. Initial votes come back through `reconcile`; rule counters
-//! rolling windows and trending periods start afresh, and `scores` boards are not rebuilt (a `set` or
+//! adjustments in the buckets they name, and the votes in each trending period (weighted
+//! by their times against the origin the period has, or the rebuild's time for a period
+//! Redis lost). Initial votes come back through `reconcile`; rule counters
+//! and rolling windows start afresh, and `scores` boards are not rebuilt (a `set` or
 //! `best` depends on what it found). A sharded `votes` board is found lost and rebuilt
 //! shard by shard, each shard from the entries of its voters (an adjustment from its
 //! member's shard).
@@ -24,7 +26,7 @@ use super::state::AppState;
 use crate::domain::ledger::Entry;
 use crate::domain::period::{Bucket, epoch_hour_of_ms, voter_buckets};
 use crate::domain::score::View;
-use crate::store::redis::{BoardKeys, Replay};
+use crate::store::redis::{BoardKeys, Replay, TrendChange};
 use crate::store::sql::ledger::{self as sql, LedgerOf};
 
 /// Rebuilds every board Redis lost, and finishes rebuilds another instance started.
@@ -202,5 +204,13 @@ fn replay_of(board: &BoardConfig, entries: &[&Entry]) -> Result<Replay, EngineEr
             .collect(),
         hours: hours.into_iter().collect(),
         counts,
+        // Adjustments never reach a trending period. The votes are weighted against now:
+        // a period Redis lost takes it for its origin, so no weight grows past 1 however
+        // far back the ledger reaches (see `trend_apply.lua`).
+        trends: TrendChange::of_votes(
+            &settings.periods,
+            entries.iter().copied().filter(|e| e.adjusts.is_none()),
+            chrono::Utc::now().timestamp_millis(),
+        ),
     })
 }

@@ -20,9 +20,9 @@ use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::domain::ledger::{Entry, Revocation, RevocationRequest};
-use crate::domain::period::{Bucket, HalfLife, Period, epoch_hour_of_ms, voter_buckets};
+use crate::domain::period::{Bucket, Period, epoch_hour_of_ms, voter_buckets};
 use crate::domain::score::View;
-use crate::store::redis::{BoardKeys, Lowering, TrendLowering, Voters};
+use crate::store::redis::{BoardKeys, Lowering, TrendChange, Voters};
 use crate::store::sql::ledger::{self as sql, LedgerOf};
 
 /// How many revocations a list shows.
@@ -138,7 +138,9 @@ async fn take_out(
         })
         .collect();
     let hours: Vec<(i64, i64)> = hours.into_iter().collect();
-    let trends = trend_lowerings(&settings.periods, struck);
+    // Weighted against the newest struck vote's time.
+    let newest = struck.iter().map(|e| e.at).max().unwrap_or_default();
+    let trends = TrendChange::of_votes(&settings.periods, struck.iter(), newest);
     // A revocation strikes out one voter's votes: on a board whose scores are sums over
     // shards they all live in the voter's shard.
     let (keys, source) = match struck.first() {
@@ -160,31 +162,6 @@ async fn take_out(
     }
     sql::mark_applied(&state.db, id).await?;
     Ok(())
-}
-
-/// What the struck-out entries added to each member in each trending period of
-/// `periods`: per member and period, their units weighted against the newest entry's
-/// time (`revoke.lua` weighs that against the period's origin).
-fn trend_lowerings(periods: &[Period], struck: &[Entry]) -> Vec<TrendLowering> {
-    let reference_ms = struck.iter().map(|e| e.at).max().unwrap_or_default();
-    let mut lowered: BTreeMap<(HalfLife, String), TrendLowering> = BTreeMap::new();
-    for half_life in periods.iter().filter_map(|p| p.trending()) {
-        for e in struck {
-            let weight = half_life.decay(1.0, e.at, reference_ms);
-            let l = lowered
-                .entry((half_life, e.member.clone()))
-                .or_insert_with(|| TrendLowering {
-                    half_life,
-                    member: e.member.clone(),
-                    real: 0.0,
-                    display: 0.0,
-                    reference_ms,
-                });
-            l.real += e.count as f64 * weight;
-            l.display += e.display as f64 * weight;
-        }
-    }
-    lowered.into_values().collect()
 }
 
 fn bucket_key(bucket: &Bucket) -> String {

@@ -697,3 +697,121 @@ async fn a_revocation_takes_a_voters_votes_out_of_trending_periods() {
         assert_eq!(stats["votes"], 3, "{stats}");
     }
 }
+
+/// Redis lost the board: the rebuild from the ledger puts every vote back into the
+/// trending periods, weighted by its time; a revoked vote stays out and an adjustment
+/// never reaches them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trending_period_redis_lost_is_rebuilt_from_the_ledger() {
+    use crate::durability::{eventually, readyz, redis};
+    use crate::harness::{Options, RedisServer};
+    use ovation::store::redis::RedisTarget;
+    use std::time::Duration;
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis: RedisTarget::Single(server.url()),
+        config_check: Duration::from_millis(200),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "hotlost", "title": "Hot", "ledger": true,
+        "multiplier": 1.5, "periods": ["all", "trending:1h", "trending:24h"]}))
+        .await;
+    app.members("hotlost", &["ann", "bob", "cat"]).await;
+    let from = Utc::now();
+    let ago = |minutes: i64| (from - chrono::Duration::minutes(minutes)).to_rfc3339();
+    for (member, voter, count, at) in [
+        ("ann", "fan", 2, ago(60)),
+        ("ann", "bot", 5, ago(0)),
+        ("bob", "fan", 3, ago(30)),
+        ("bob", "fan", 4, ago(600)),
+        ("cat", "fan", 1, ago(3000)),
+    ] {
+        let (status, body) = app
+            .vote(
+                "hotlost",
+                json!({"member": member, "voter": voter, "count": count, "at": at}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/hotlost/revocations",
+            json!({"voter": "bot", "reason": "a bot"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards/hotlost/members/cat/adjustments",
+            json!({"period": "all", "view": "both", "delta": 100, "reason": "test"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    // What each member holds (count, hours before `from`), after the revocation.
+    let expected: [(&str, &[(f64, f64)]); 3] = [
+        ("ann", &[(2.0, 1.0)]),
+        ("bob", &[(3.0, 0.5), (4.0, 10.0)]),
+        ("cat", &[(1.0, 50.0)]),
+    ];
+    let tops = |app: TestApp| async move {
+        let mut tops = Vec::new();
+        for period in ["trending:1h", "trending:24h"] {
+            for view in ["real", "display"] {
+                let (_, top) = app
+                    .get(&format!(
+                        "/api/v1/boards/hotlost/top?period={period}&view={view}"
+                    ))
+                    .await;
+                tops.push(top);
+            }
+        }
+        tops
+    };
+    let order = |tops: &[Value]| -> Vec<Vec<String>> {
+        tops.iter()
+            .map(|top| {
+                top["entries"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e["member"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .collect()
+    };
+    let before = tops(app.clone()).await;
+    crate::ledger::ledger(&app, "hotlost", 1000).await;
+
+    let mut conn = redis(&server.url()).await;
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    eventually(Duration::from_secs(20), "rebuilt and ready", || {
+        let app = app.clone();
+        async move {
+            let (status, body) = readyz(&app).await;
+            status == StatusCode::OK
+                && body["redis_durability"]["reset_at"].is_string()
+                && body["ledger"]["rebuild"].is_null()
+        }
+    })
+    .await;
+    let after = tops(app.clone()).await;
+    assert_eq!(order(&after), order(&before), "{after:?}");
+    let read_at = Utc::now();
+    for (i, top) in after.iter().enumerate() {
+        let h = if i < 2 { 1.0 } else { 24.0 };
+        let per_vote = if i % 2 == 0 { 1.0 } else { 1.5 };
+        assert_eq!(top["total_members"], 3, "{top}");
+        for (member, votes) in expected {
+            let entry = top["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["member"] == member)
+                .unwrap_or_else(|| panic!("{member} in {top}"));
+            let votes: Vec<(f64, f64)> = votes.iter().map(|&(c, a)| (c * per_vote, a)).collect();
+            within(num(&entry["score"]), &votes, h, from, read_at);
+        }
+    }
+}

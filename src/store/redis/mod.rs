@@ -69,12 +69,12 @@ pub use member::{StandingQuery, StandingReply};
 pub use page::{PageQuery, PageReply};
 pub use release::Release;
 pub use replay::Replay;
-pub use revoke::{Lowering, TrendLowering, Voters};
+pub use revoke::{Lowering, Voters};
 pub use rules::{Counter, CounterOf, RuleCheck};
 pub use score::{ScoreCall, ScoreReply};
 use score_reads::ScoreReads;
 pub use sharded::MAX_DEPTH as SHARDED_MAX_DEPTH;
-pub use trend::TrendPageQuery;
+pub use trend::{TrendChange, TrendPageQuery};
 pub use usage::Usage;
 pub use vote::{
     LEDGER_ARG, PeriodScores, REFUSALS_TTL_S, VOTE_ARGS, VOTE_SOURCE, VOTER_ARG, VoteCall,

@@ -6,11 +6,17 @@
 -- KEYS[1]  the rebuild's progress (hash: until -> last seq to replay, done -> replayed)
 -- KEYS[2]  votes counter (hash: epoch hour -> votes, real rankings key -> votes in the
 --          bucket; see vote.lua)
--- then one ranking (zset) per score change, then one HyperLogLog per voter set
+-- then one ranking (zset) per score change, then one HyperLogLog per voter set, then
+-- three keys per trending change: the period's real and display scores and its origin
+-- (see trend.lua)
 -- ARGV[1]  from: the seq the rebuild must be at
 -- ARGV[2]  to: the last seq of this batch
 -- ARGV[3]  s, the score changes; then per change: member, units to add
 -- then h, the voter sets; then per set: n, then n voters
+-- then t, the trending changes; then five per change: the member, the real and display
+-- units to add, each weighted by 2^((at − ref)/H) over the entries' times `at`, ref (ms)
+-- and H (the half-life, ms), weighed against the period's origin by trend_apply.lua (a
+-- period Redis lost starts again from ref)
 -- then pairs: an epoch hour or a bucket's real rankings key, the votes it gains
 --
 -- Returns 1 when applied, 0 when the rebuild is elsewhere (nothing changed).
@@ -30,6 +36,13 @@ for i = 1, h do
   redis.call('PFADD', KEYS[2 + s + i], unpack(ARGV, a + 2, a + 1 + n))
   a = a + 1 + n
 end
+local t = tonumber(ARGV[a + 1])
+for k = 0, t - 1 do
+  local at = a + 1 + 5 * k
+  trend_apply(2 + s + h + 3 * k, ARGV[at + 1], tonumber(ARGV[at + 2]),
+    tonumber(ARGV[at + 3]), tonumber(ARGV[at + 4]), tonumber(ARGV[at + 5]), true)
+end
+a = a + 1 + 5 * t
 for i = a + 1, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
 end

@@ -8,11 +8,17 @@ use redis::Script;
 
 use super::keys::BoardKeys;
 use super::reply::{as_int, reply_error};
+use super::trend::TrendChange;
 use super::{RedisFailure, RedisStore};
 use crate::domain::period::Bucket;
 use crate::domain::score::View;
 
-static REPLAY: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("replay.lua")));
+static REPLAY: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("trend_apply.lua"),
+        include_str!("replay.lua")
+    ))
+});
 
 /// What one batch of entries adds back.
 #[derive(Debug, Default)]
@@ -25,6 +31,8 @@ pub struct Replay {
     pub hours: Vec<(i64, i64)>,
     /// (bucket, votes counted in it).
     pub counts: Vec<(Bucket, i64)>,
+    /// What the entries add to the trending periods.
+    pub trends: Vec<TrendChange>,
 }
 
 impl RedisStore {
@@ -78,6 +86,11 @@ impl RedisStore {
             })
             .arg(voters.len())
             .arg(voters);
+        }
+        call.arg(replay.trends.len());
+        for t in &replay.trends {
+            t.push_keys(board, &mut call);
+            t.push_args(&mut call);
         }
         for (hour, votes) in &replay.hours {
             call.arg(hour).arg(votes);

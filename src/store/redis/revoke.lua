@@ -21,9 +21,8 @@
 -- then at 4 + 2c + 2b: t, the number of trending changes; then five per change k at
 --          5 + 2c + 2b + 5k: the member, the real and display units to take out, each
 --          already weighted by 2^((at − ref)/H) over the votes' times `at`, ref (ms) and
---          H (the half-life, ms). Weighted against the period's origin t0 (they become
---          × 2^((ref − t0)/H)), they are what the votes added, whatever rescales came
---          between; a member left at about 0 (within 1e-12 of what was taken out) leaves
+--          H (the half-life, ms); trend_apply.lua weighs them against the period's
+--          origin. A member left at about 0 (within 1e-12 of what was taken out) leaves
 --          the period's rankings.
 -- then pairs from 5 + 2c + 2b + 5t: an epoch hour, the votes revoked in it
 --
@@ -50,17 +49,13 @@ local ta = 4 + 2 * c + 2 * b
 local t = tonumber(ARGV[ta])
 for k = 0, t - 1 do
   local a, o = ta + 5 * k, 3 + c + 3 * k
-  local origin = redis.call('GET', KEYS[o + 3])
-  if origin then
-    local member = ARGV[a + 1]
-    local factor = 2 ^ ((tonumber(ARGV[a + 4]) - tonumber(origin)) / tonumber(ARGV[a + 5]))
-    for v = 1, 2 do
-      local out = tonumber(ARGV[a + 1 + v]) * factor
-      local score = redis.call('ZINCRBY', KEYS[o + v], string.format('%.17g', -out), member)
-      if math.abs(tonumber(score)) <= 1e-12 * out then
-        redis.call('ZREM', KEYS[o + v], member)
-        gone = gone + 1
-      end
+  local member = ARGV[a + 1]
+  local scores, added = trend_apply(o, member, -tonumber(ARGV[a + 2]),
+    -tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5]), false)
+  for v = 1, scores and 2 or 0 do
+    if math.abs(scores[v]) <= 1e-12 * math.abs(added[v]) then
+      redis.call('ZREM', KEYS[o + v], member)
+      gone = gone + 1
     end
   end
 end

@@ -11,11 +11,17 @@ use redis::Script;
 
 use super::keys::BoardKeys;
 use super::reply::{as_int, reply_error};
+use super::trend::TrendChange;
 use super::{RedisFailure, RedisStore};
-use crate::domain::period::{Bucket, HalfLife};
+use crate::domain::period::Bucket;
 use crate::domain::score::View;
 
-static REVOKE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("revoke.lua")));
+static REVOKE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("trend_apply.lua"),
+        include_str!("revoke.lua")
+    ))
+});
 static REBUILD: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("participants_rebuild.lua")));
 
@@ -35,17 +41,6 @@ pub struct Lowering {
     pub units: i64,
 }
 
-/// What a revocation takes out of one member in one trending period: its votes' units,
-/// each weighted by 2^((at − reference)/half-life) over the votes' times `at`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrendLowering {
-    pub half_life: HalfLife,
-    pub member: String,
-    pub real: f64,
-    pub display: f64,
-    pub reference_ms: i64,
-}
-
 /// A distinct-voters HyperLogLog to rebuild: a bucket's, or one member's in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Voters {
@@ -62,7 +57,7 @@ impl RedisStore {
         board: &BoardKeys,
         id: i64,
         lowerings: &[Lowering],
-        trends: &[TrendLowering],
+        trends: &[TrendChange],
         hours: &[(i64, i64)],
     ) -> Result<(), RedisFailure> {
         let mut chunks: Vec<&[Lowering]> = lowerings.chunks(CHUNK).collect();
@@ -92,9 +87,7 @@ impl RedisStore {
                 (&[][..], &[][..])
             };
             for t in trends {
-                for key in board.trend(t.half_life).every() {
-                    call.key(key);
-                }
+                t.push_keys(board, &mut call);
             }
             call.arg(counts.len());
             for (field, votes) in &counts {
@@ -102,11 +95,7 @@ impl RedisStore {
             }
             call.arg(trends.len());
             for t in trends {
-                call.arg(&t.member)
-                    .arg(format!("{:e}", t.real))
-                    .arg(format!("{:e}", t.display))
-                    .arg(t.reference_ms)
-                    .arg(t.half_life.ms());
+                t.push_args(&mut call);
             }
             for (hour, votes) in hours {
                 call.arg(hour).arg(votes);

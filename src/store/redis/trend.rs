@@ -3,13 +3,15 @@
 //! with the origin a read decays them from (`domain::period::HalfLife`).
 
 use redis::{Script, Value};
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use super::keys::BoardKeys;
 use super::page::PageReply;
 use super::reply::{as_array, as_text, as_units, reply_error};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
-use crate::domain::period::{Bucket, HalfLife};
+use crate::domain::ledger::Entry;
+use crate::domain::period::{Bucket, HalfLife, Period};
 use crate::domain::score::View;
 
 /// Appends the keys of `board`'s trending periods `trends` to a write's call, in
@@ -27,6 +29,64 @@ pub(super) fn push_args(trends: &[HalfLife], part: &mut impl ScriptArgs) {
     for half_life in trends {
         part.arg(half_life.ms())
             .arg(HalfLife::RESCALE_AFTER * half_life.ms());
+    }
+}
+
+/// What some votes added to one member in one trending period: their units, each
+/// weighted by 2^((at − reference)/half-life) over the votes' times `at`. A revocation
+/// takes it out (`revoke.lua`), a rebuild from the ledger puts it back (`replay.lua`);
+/// `trend_apply.lua` weighs it against the period's origin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendChange {
+    pub half_life: HalfLife,
+    pub member: String,
+    pub real: f64,
+    pub display: f64,
+    pub reference_ms: i64,
+}
+
+impl TrendChange {
+    /// What `votes` (ledger entries of votes, not adjustments) added to each member in
+    /// each trending period of `periods`, weighted against `reference_ms`.
+    pub fn of_votes<'a>(
+        periods: &[Period],
+        votes: impl Iterator<Item = &'a Entry> + Clone,
+        reference_ms: i64,
+    ) -> Vec<TrendChange> {
+        let mut changes: BTreeMap<(HalfLife, String), TrendChange> = BTreeMap::new();
+        for half_life in periods.iter().filter_map(|p| p.trending()) {
+            for e in votes.clone() {
+                let weight = half_life.decay(1.0, e.at, reference_ms);
+                let c = changes
+                    .entry((half_life, e.member.clone()))
+                    .or_insert_with(|| TrendChange {
+                        half_life,
+                        member: e.member.clone(),
+                        real: 0.0,
+                        display: 0.0,
+                        reference_ms,
+                    });
+                c.real += e.count as f64 * weight;
+                c.display += e.display as f64 * weight;
+            }
+        }
+        changes.into_values().collect()
+    }
+
+    /// Appends the change's keys on `board` to a call, in `trend_apply.lua`'s order.
+    pub(super) fn push_keys(&self, board: &BoardKeys, part: &mut impl ScriptArgs) {
+        for key in board.trend(self.half_life).every() {
+            part.key(key);
+        }
+    }
+
+    /// Appends the change's five arguments to a call.
+    pub(super) fn push_args(&self, part: &mut impl ScriptArgs) {
+        part.arg(&self.member)
+            .arg(format!("{:e}", self.real))
+            .arg(format!("{:e}", self.display))
+            .arg(self.reference_ms)
+            .arg(self.half_life.ms());
     }
 }
 
