@@ -35,6 +35,36 @@ where
     }
 }
 
+/// An app on a `redis-server` of its own, which it checks for a loss every 200 ms (keep
+/// the server: dropping it stops Redis).
+pub(crate) async fn app_on_own_redis() -> (RedisServer, TestApp) {
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis: RedisTarget::Single(server.url()),
+        config_check: Duration::from_millis(200),
+        ..Options::default()
+    })
+    .await;
+    (server, app)
+}
+
+/// Empties `server` as a Redis that lost its data and waits (20 s at most) until `app`
+/// has found the loss, rebuilt its boards from their ledgers and is ready again.
+pub(crate) async fn lose_redis_and_wait_rebuilt(app: &TestApp, server: &RedisServer) {
+    let mut conn = redis(&server.url()).await;
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    eventually(Duration::from_secs(20), "rebuilt and ready", || {
+        let app = app.clone();
+        async move {
+            let (status, body) = readyz(&app).await;
+            status == StatusCode::OK
+                && body["redis_durability"]["reset_at"].is_string()
+                && body["ledger"]["rebuild"].is_null()
+        }
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_evicting_redis_is_not_ready_and_readiness_names_the_persistence() {
     let server = RedisServer::start();
@@ -88,13 +118,7 @@ async fn an_evicting_redis_is_not_ready_and_readiness_names_the_persistence() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_redis_that_comes_back_empty_is_noticed_counted_and_reconciled() {
-    let server = RedisServer::start();
-    let app = TestApp::spawn_with(Options {
-        redis: RedisTarget::Single(server.url()),
-        config_check: Duration::from_millis(200),
-        ..Options::default()
-    })
-    .await;
+    let (server, app) = app_on_own_redis().await;
     // Without a ledger: its votes are lost with Redis (see ledger.rs for a board with one).
     app.board(json!({"slug": "reset", "title": "Reset", "ledger": false}))
         .await;

@@ -1141,17 +1141,9 @@ async fn a_sharded_board_redis_lost_is_rebuilt_shard_by_shard() {
 }
 
 async fn lost_and_rebuilt(storage: Value) {
-    use crate::durability::{eventually, readyz, redis};
-    use crate::harness::RedisServer;
+    use crate::durability::{app_on_own_redis, lose_redis_and_wait_rebuilt};
     use ovation::domain::period::{Bucket, Period};
-    use ovation::store::redis::RedisTarget;
-    let server = RedisServer::start();
-    let app = TestApp::spawn_with(Options {
-        redis: RedisTarget::Single(server.url()),
-        config_check: Duration::from_millis(200),
-        ..Options::default()
-    })
-    .await;
+    let (server, app) = app_on_own_redis().await;
     recountable(&app, "lost", 11, storage).await;
     // A revoked vote stays out after the rebuild.
     let (status, body) = app
@@ -1206,18 +1198,7 @@ async fn lost_and_rebuilt(storage: Value) {
     let labels: Vec<(String, String)> = labels.into_iter().collect();
     let before = reads(&app, "lost", &labels).await;
 
-    let mut conn = redis(&server.url()).await;
-    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
-    eventually(Duration::from_secs(20), "rebuilt and ready", || {
-        let app = app.clone();
-        async move {
-            let (status, body) = readyz(&app).await;
-            status == StatusCode::OK
-                && body["redis_durability"]["reset_at"].is_string()
-                && body["ledger"]["rebuild"].is_null()
-        }
-    })
-    .await;
+    lose_redis_and_wait_rebuilt(&app, &server).await;
     let after = reads(&app, "lost", &labels).await;
     assert_eq!(after, before, "every read is back");
     // A vote of Redis's new life counts once, beside the rebuilt ones.
