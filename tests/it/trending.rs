@@ -632,6 +632,34 @@ async fn a_scores_board_trends_with_incr_and_decr_only() {
     );
 }
 
+/// Casts `votes` (member, voter, count, minutes before `from`) on `board`, then revokes
+/// every vote of the voter `bot`; answers the revocation.
+async fn votes_then_bot_revoked(
+    app: &TestApp,
+    board: &str,
+    from: DateTime<Utc>,
+    votes: &[(&str, &str, i64, i64)],
+) -> Value {
+    for &(member, voter, count, minutes) in votes {
+        let at = (from - chrono::Duration::minutes(minutes)).to_rfc3339();
+        let (status, body) = app
+            .vote(
+                board,
+                json!({"member": member, "voter": voter, "count": count, "at": at}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let (status, revoked) = app
+        .post(
+            &format!("/api/v1/admin/boards/{board}/revocations"),
+            json!({"voter": "bot", "from": null, "to": null, "reason": "a bot"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{revoked}");
+    revoked
+}
+
 #[tokio::test]
 async fn a_revocation_takes_a_voters_votes_out_of_trending_periods() {
     let app = TestApp::spawn().await;
@@ -641,30 +669,20 @@ async fn a_revocation_takes_a_voters_votes_out_of_trending_periods() {
     )
     .await;
     let from = Utc::now();
-    let ago = |minutes: i64| (from - chrono::Duration::minutes(minutes)).to_rfc3339();
     // ann: the fan's 2 votes an hour ago and the bot's 5 now; bob: the bot's alone.
-    for (member, voter, count, at) in [
-        ("ann", "fan", 2, ago(60)),
-        ("ann", "bot", 5, ago(0)),
-        ("bob", "bot", 3, ago(30)),
-        ("bob", "bot", 4, ago(90)),
-        ("cat", "fan", 1, ago(0)),
-    ] {
-        let (status, body) = app
-            .vote(
-                "hotrv",
-                json!({"member": member, "voter": voter, "count": count, "at": at}),
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-    }
-    let (status, revoked) = app
-        .post(
-            "/api/v1/admin/boards/hotrv/revocations",
-            json!({"voter": "bot", "from": null, "to": null, "reason": "a bot"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{revoked}");
+    let revoked = votes_then_bot_revoked(
+        &app,
+        "hotrv",
+        from,
+        &[
+            ("ann", "fan", 2, 60),
+            ("ann", "bot", 5, 0),
+            ("bob", "bot", 3, 30),
+            ("bob", "bot", 4, 90),
+            ("cat", "fan", 1, 0),
+        ],
+    )
+    .await;
     assert_eq!(revoked["votes"], 12, "{revoked}");
     for (period, h) in [("trending:1h", 1.0), ("trending:24h", 24.0)] {
         for (view, per_vote) in [("real", 1.0), ("display", 1.5)] {
@@ -714,29 +732,19 @@ async fn a_trending_period_redis_lost_is_rebuilt_from_the_ledger() {
         .await;
     app.members("hotlost", &["ann", "bob", "cat"]).await;
     let from = Utc::now();
-    let ago = |minutes: i64| (from - chrono::Duration::minutes(minutes)).to_rfc3339();
-    for (member, voter, count, at) in [
-        ("ann", "fan", 2, ago(60)),
-        ("ann", "bot", 5, ago(0)),
-        ("bob", "fan", 3, ago(30)),
-        ("bob", "fan", 4, ago(600)),
-        ("cat", "fan", 1, ago(3000)),
-    ] {
-        let (status, body) = app
-            .vote(
-                "hotlost",
-                json!({"member": member, "voter": voter, "count": count, "at": at}),
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-    }
-    let (status, body) = app
-        .post(
-            "/api/v1/admin/boards/hotlost/revocations",
-            json!({"voter": "bot", "reason": "a bot"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    votes_then_bot_revoked(
+        &app,
+        "hotlost",
+        from,
+        &[
+            ("ann", "fan", 2, 60),
+            ("ann", "bot", 5, 0),
+            ("bob", "fan", 3, 30),
+            ("bob", "fan", 4, 600),
+            ("cat", "fan", 1, 3000),
+        ],
+    )
+    .await;
     let (status, body) = app
         .post(
             "/api/v1/admin/boards/hotlost/members/cat/adjustments",

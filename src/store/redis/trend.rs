@@ -18,9 +18,14 @@ use crate::domain::score::View;
 /// `trend.lua`'s order.
 pub(super) fn push_keys(board: &BoardKeys, trends: &[HalfLife], part: &mut impl ScriptArgs) {
     for &half_life in trends {
-        for key in board.trend(half_life).every() {
-            part.key(key);
-        }
+        push_period_keys(board, half_life, part);
+    }
+}
+
+/// Appends one trending period's three keys: its scores per view and its origin.
+fn push_period_keys(board: &BoardKeys, half_life: HalfLife, part: &mut impl ScriptArgs) {
+    for key in board.trend(half_life).every() {
+        part.key(key);
     }
 }
 
@@ -75,9 +80,7 @@ impl TrendChange {
 
     /// Appends the change's keys on `board` to a call, in `trend_apply.lua`'s order.
     pub(super) fn push_keys(&self, board: &BoardKeys, part: &mut impl ScriptArgs) {
-        for key in board.trend(self.half_life).every() {
-            part.key(key);
-        }
+        push_period_keys(board, self.half_life, part);
     }
 
     /// Appends the change's five arguments to a call.

@@ -559,21 +559,19 @@ end
 if sums then
   flush()
 end
+-- A write several votes share that fails answers its error for each of them, as a
+-- command of the vote's own would.
+local function failed_all(votes, err)
+  local reply = as_error(err)
+  for _, j in ipairs(votes) do
+    replies[j] = reply
+  end
+end
 -- What the summed votes add to the trending periods, one ZINCRBY per period, view and
 -- member.
-trend_flush(function(votes, err)
-  local reply = as_error(err)
-  for _, j in ipairs(votes) do
-    replies[j] = reply
-  end
-end)
--- A counters hash that fails to write answers its error for every vote that moved it.
-counters_write(function(votes, err)
-  local reply = as_error(err)
-  for _, j in ipairs(votes) do
-    replies[j] = reply
-  end
-end)
+trend_flush(failed_all)
+-- A counters hash that fails to write fails every vote that moved it.
+counters_write(failed_all)
 
 -- The writes the call's votes share, gathered per key from their headers (a key that
 -- several headers write, the board's all-time participants say, is written once): per
@@ -600,17 +598,13 @@ local function gather(key, items, votes)
   together.writes[key] = {to_votes, to_items}
 end
 
--- The shared writes. One that fails answers its error for every vote that wrote to it,
--- as a command of the vote's own would.
+-- The shared writes. One that fails fails every vote that wrote to it (failed_all).
 local function share(shared, write)
   for _, key in ipairs(shared.keys) do
     local votes, items = shared.writes[key][1], shared.writes[key][2]
     local ok, err = pcall(write, key, items)
     if not ok then
-      local reply = as_error(err)
-      for _, j in ipairs(votes) do
-        replies[j] = reply
-      end
+      failed_all(votes, err)
     end
   end
 end
