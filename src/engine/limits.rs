@@ -145,7 +145,7 @@ fn counter(
             of,
             start: Some(start.timestamp()),
             ttl_s: seconds_ceil((end - now).max(Duration::zero()) + GRACE),
-            retry_ms: Some((end - at).num_milliseconds()),
+            ends_ms: Some(end.timestamp_millis()),
         },
         Span::Rolling { since, length } => Counter::Rolling {
             of,
@@ -159,7 +159,7 @@ fn counter(
                 Some(end) => (end - now).max(Duration::zero()) + CAMPAIGN_GRACE,
                 None => scope.campaign_idle,
             }),
-            retry_ms: None,
+            ends_ms: None,
         },
     })
 }

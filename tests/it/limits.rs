@@ -315,6 +315,14 @@ async fn a_day_rule_resets_at_local_midnight_in_shanghai_not_at_utc_midnight() {
     expect_ok(&app, "sh", vote("2026-11-21T07:59:00+08:00")).await;
     let refused = expect_limited(&app, "sh", vote("2026-11-21T08:00:00+08:00")).await;
     assert_eq!(refused["retry_after_s"], 16 * 3600);
+    // A vote timed within a millisecond still waits for midnight itself, and is told so.
+    let refused = expect_limited(&app, "sh", vote("2026-11-21T10:00:00.9995+08:00")).await;
+    assert_eq!(refused["retry_after_s"], 14 * 3600, "{refused}");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("Voting opens again tomorrow 00:00 Beijing time, in 14 h"),
+        "{message}"
+    );
 }
 
 #[tokio::test]

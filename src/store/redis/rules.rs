@@ -23,8 +23,8 @@ pub enum Counter {
         /// The window's start (epoch seconds); `None` for the campaign.
         start: Option<i64>,
         ttl_s: i64,
-        /// From the vote until the window restarts; `None` when it never does.
-        retry_ms: Option<i64>,
+        /// When the window restarts (ms since the epoch); `None` when it never does.
+        ends_ms: Option<i64>,
     },
     /// A rolling window: a log of admitted votes and its running total.
     Rolling {
@@ -126,12 +126,9 @@ pub(super) fn push_args<'a>(
         });
         inv.arg(rule.limit);
         match &rule.counter {
-            Counter::Fixed {
-                ttl_s, retry_ms, ..
-            } => inv
-                .arg(ttl_s)
-                .arg(0)
-                .arg(retry_ms.map_or(-1, |retry| at_ms + retry)),
+            Counter::Fixed { ttl_s, ends_ms, .. } => {
+                inv.arg(ttl_s).arg(0).arg(ends_ms.unwrap_or(-1))
+            }
             Counter::Rolling {
                 ttl_s, horizon_ms, ..
             } => inv.arg(ttl_s).arg(at_ms - horizon_ms).arg(0),
