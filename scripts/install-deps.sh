@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing: redis-server for
 # running and testing; with `--browser`, also Chromium and ChromeDriver for the browser
-# tests (and a Chinese font for their screenshots); with `--bench`, wrk for the benchmark. Runs apt-get as root, or through sudo
+# tests (and a Chinese font for their screenshots); with `--bench`, wrk for the benchmark
+# and Lua 5.1 for scripts/profile-vote.sh. Runs apt-get as root, or through sudo
 # when available.
 set -euo pipefail
 
@@ -9,6 +10,7 @@ missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if [ "${1:-}" = "--bench" ]; then
   command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+  command -v lua5.1 >/dev/null 2>&1 || missing+=(lua5.1)
 fi
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
