@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Where vote.lua's own time goes on the TV-final shape (issue 30's per-vote floor), which
-# INFO commandstats cannot tell: runs the release server on a fresh redis-server with the
+# Where vote.lua's own time goes on the TV-final shape (a hot board's per-vote floor),
+# which INFO commandstats cannot tell: runs the release server on a fresh redis-server with the
 # TV-final board (benches/tv_final.rs), sends votes with wrk (bench/tv_vote.lua) while
 # MONITOR captures the calls, then runs the largest captured vote.lua call in Lua 5.1
-# with a stand-in redis.call and prints µs per vote and each function's share
-# (bench/profile/profile.lua). `--lines` shares by line too.
+# with a stand-in redis.call and prints µs per vote, the VM instructions a vote runs and
+# each function's share of them (bench/profile/profile.lua). `--lines`: by line too.
 # Needs wrk and lua5.1 (scripts/install-deps.sh --bench) and builds the release binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."

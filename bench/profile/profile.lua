@@ -8,8 +8,8 @@
 --   CALL    a Lua file defining KEYS_IN and ARGV_IN (bench/profile/monitor_call.py)
 --   RUNS    how many times to run the call, on an empty store each time
 --   lines   share the samples by line as well as by function
--- Prints µs per call and per vote (ARGV[2] votes) and each function's share of samples
--- taken every 100 VM instructions (the stand-in's own functions are named `profile`).
+-- Prints µs per call and per vote (ARGV[2] votes), the script's VM instructions per vote
+-- (what does not drift with the machine's speed) and each function's share of them.
 local call_path, runs, by_line = arg[1], tonumber(arg[2]), arg[3] == 'lines'
 dofile(call_path)
 -- The parts joined, and where each starts, to name a line by its own file.
@@ -118,11 +118,16 @@ local usec = (os.clock() - started) / runs * 1e6
 print(string.format('%d votes, %d counted, %d redis.call; %.1f µs a call, %.2f µs a vote',
   votes, counted, calls, usec, usec / votes))
 
-local samples, total = {}, 0
+-- Every VM instruction of a few runs, counted by function (and line): exact, and what
+-- does not drift with the machine's speed. (A count hook every N instructions would
+-- sample with a bias: the hook's own instructions count towards the next N.)
+local counted_runs = math.max(1, math.floor(runs / 50))
+local samples, total, own = {}, 0, 0
 debug.sethook(function()
   local info = debug.getinfo(2, 'Snl')
-  local name = 'profile'
+  local name = 'profile'  -- the stand-in's
   if info.short_src == 'script' then
+    own = own + 1
     name = info.linedefined == 0 and 'main chunk'
         or (info.name or 'function') .. ' (' .. where(info.linedefined) .. ')'
     if by_line then
@@ -131,16 +136,20 @@ debug.sethook(function()
   end
   samples[name] = (samples[name] or 0) + 1
   total = total + 1
-end, '', 100)
-for _ = 1, runs do
+end, '', 1)
+for _ = 1, counted_runs do
   run()
 end
 debug.sethook()
+print(string.format('%d VM instructions of the script a vote (and %d of the stand-in); '
+  .. 'their shares:', own / counted_runs / votes, (total - own) / counted_runs / votes))
 local list = {}
 for name, n in pairs(samples) do
-  list[#list + 1] = {name, n}
+  if name ~= 'profile' then
+    list[#list + 1] = {name, n}
+  end
 end
 table.sort(list, function(a, b) return a[2] > b[2] end)
 for i = 1, math.min(30, #list) do
-  print(string.format('%5.1f %%  %s', 100 * list[i][2] / total, list[i][1]))
+  print(string.format('%5.1f %%  %s', 100 * list[i][2] / own, list[i][1]))
 end
