@@ -3,18 +3,20 @@
 -- where the script's own time goes: what Redis's INFO commandstats cannot tell.
 --
 -- usage: lua5.1 profile.lua CALL RUNS [lines] -- FILE...
---   FILE... the script as Redis gets it, in parts (for vote.lua: window.lua, rules.lua,
---           trend.lua, instance.lua and vote.lua, as store/redis/vote.rs puts them)
 --   CALL    a Lua file defining KEYS_IN and ARGV_IN (bench/profile/monitor_call.py)
 --   RUNS    how many times to run the call, on an empty store each time
---   lines   share the samples by line as well as by function
+--   lines   count by line as well as by function
+--   FILE... the script as Redis gets it, in parts (for vote.lua: window.lua, rules.lua,
+--           trend.lua, instance.lua and vote.lua, as store/redis/vote.rs puts them)
 -- Prints µs per call and per vote (ARGV[2] votes), the script's VM instructions per vote
 -- (what does not drift with the machine's speed) and each function's share of them.
 local call_path, runs, by_line = arg[1], tonumber(arg[2]), arg[3] == 'lines'
 dofile(call_path)
+local first_file = (by_line and 4 or 3) + 1
+assert(arg[first_file - 1] == '--', 'usage: lua5.1 profile.lua CALL RUNS [lines] -- FILE...')
 -- The parts joined, and where each starts, to name a line by its own file.
 local source, parts, line = {}, {}, 1
-for i = (by_line and 5 or 4), #arg do
+for i = first_file, #arg do
   local text = assert(io.open(arg[i])):read('*a')
   source[#source + 1] = text
   parts[#parts + 1] = {name = arg[i]:match('[^/]*$'), from = line}
@@ -122,7 +124,7 @@ print(string.format('%d votes, %d counted, %d redis.call; %.1f µs a call, %.2f 
 -- does not drift with the machine's speed. (A count hook every N instructions would
 -- sample with a bias: the hook's own instructions count towards the next N.)
 local counted_runs = math.max(1, math.floor(runs / 50))
-local samples, total, own = {}, 0, 0
+local counts, total, own = {}, 0, 0
 debug.sethook(function()
   local info = debug.getinfo(2, 'Snl')
   local name = 'profile'  -- the stand-in's
@@ -134,7 +136,7 @@ debug.sethook(function()
       name = name .. ' ' .. where(info.currentline)
     end
   end
-  samples[name] = (samples[name] or 0) + 1
+  counts[name] = (counts[name] or 0) + 1
   total = total + 1
 end, '', 1)
 for _ = 1, counted_runs do
@@ -144,7 +146,7 @@ debug.sethook()
 print(string.format('%d VM instructions of the script a vote (and %d of the stand-in); '
   .. 'their shares:', own / counted_runs / votes, (total - own) / counted_runs / votes))
 local list = {}
-for name, n in pairs(samples) do
+for name, n in pairs(counts) do
   if name ~= 'profile' then
     list[#list + 1] = {name, n}
   end
