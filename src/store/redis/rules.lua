@@ -32,15 +32,17 @@ local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
 
 -- The r rules whose arguments start at ARGV[rule_arg + 1], as a table indexed from 0 of
 -- {id, counter (true for a counter, false for a log), limit, ttl (text), length (a
--- log's, ms), ends (a counter's restart, ms; -1 for never)}.
+-- log's, ms), ends (a counter's restart, ms; -1 for never)}; `logs` says whether any rule
+-- is a log.
 local function rules_parse(rule_arg, r)
-  local rules = {}
+  local rules = {logs = false}
   for i = 0, r - 1 do
     local a = rule_arg + 6 * i
     local counter = ARGV[a + 2] == 'c'
     rules[i] = {id = ARGV[a + 1], counter = counter, limit = tonumber(ARGV[a + 3]),
       ttl = tonumber(ARGV[a + 4]), length = not counter and tonumber(ARGV[a + 5]),
       ends = tonumber(ARGV[a + 6])}
+    rules.logs = rules.logs or not counter
   end
   return rules
 end
@@ -51,31 +53,39 @@ local function rule_horizon(rule, at_ms)
   return string.format('%d', at_ms - rule.length)
 end
 
--- The call's counter hashes, by key: {want = fields to read, wanted = field -> true,
--- count = field -> count (once read), dirty = fields whose count moved since the last
--- write, in the order first moved (moved: the same as a set), ttl = the longest TTL a write asked for, writes = the writes that moved
--- them, failed = the read's error}; `keys` in the order first wanted.
+-- The call's counter hashes, by key: {fields = every field wanted, in the order first
+-- wanted, unread = the index in it of the first not read yet, count = field -> count
+-- (false until read), read =
+-- field -> count as last read or written, ttl = the longest TTL a write asked for, writes
+-- = the writes that moved them since the last write, failed = the read's error}; `keys`
+-- in the order first wanted.
 local counters = {keys = {}, of = {}}
 
 -- A write's counters (its rule i's field at ARGV[field_arg + 1 + i]) are read before the
--- checks.
+-- checks. Answers the write's slots, what write_checks and rules_consume take: rule i's
+-- hash (as in `counters`) at 2i + 1 and its field at 2i + 2, found once (nothing for a
+-- log).
 local function counters_want(rule_key, rules, r, field_arg)
+  local slots = {}
   for i = 0, r - 1 do
     if rules[i].counter then
       local key = KEYS[rule_key + 2 * i + 1]
       local c = counters.of[key]
       if not c then
-        c = {want = {}, wanted = {}, count = {}, dirty = {}, moved = {}, ttl = 0, writes = {}}
+        c = {fields = {}, unread = 1, count = {}, read = {}, ttl = 0, writes = {}}
         counters.of[key] = c
         counters.keys[#counters.keys + 1] = key
       end
       local field = ARGV[field_arg + 1 + i]
-      if not c.wanted[field] then
-        c.wanted[field] = true
-        c.want[#c.want + 1] = field
+      local count = c.count
+      if count[field] == nil then
+        local fields = c.fields
+        count[field], fields[#fields + 1] = false, field
       end
+      slots[2 * i + 1], slots[2 * i + 2] = c, field
     end
   end
+  return slots
 end
 
 -- Reads every counter wanted: one HMGET per hash. A hash that cannot be read fails the
@@ -83,16 +93,20 @@ end
 local function counters_read()
   for _, key in ipairs(counters.keys) do
     local c = counters.of[key]
-    if #c.want > 0 then
-      local ok, got = pcall(call, 'HMGET', key, unpack(c.want))
+    local fields, from = c.fields, c.unread
+    if #fields >= from then
+      local ok, got = pcall(call, 'HMGET', key, unpack(fields, from))
       if ok then
-        for k, field in ipairs(c.want) do
-          c.count[field] = got[k] and tonumber(got[k]) or 0
+        local count, read = c.count, c.read
+        for k = from, #fields do
+          local value = got[k - from + 1]
+          value = value and tonumber(value) or 0
+          count[fields[k]], read[fields[k]] = value, value
         end
       else
         c.failed = got
       end
-      c.want = {}
+      c.unread = #fields + 1
     end
   end
 end
@@ -103,14 +117,20 @@ end
 local function counters_write(failed)
   for _, key in ipairs(counters.keys) do
     local c = counters.of[key]
-    if #c.dirty > 0 then
-      local pairs_ = {}
-      for _, field in ipairs(c.dirty) do
-        pairs_[#pairs_ + 1] = field
-        pairs_[#pairs_ + 1] = string.format('%d', c.count[field])
+    if #c.writes > 0 then
+      local pairs_, count, read = {}, c.count, c.read
+      for _, field in ipairs(c.fields) do
+        local value = count[field]
+        if value ~= read[field] then
+          pairs_[#pairs_ + 1] = field
+          pairs_[#pairs_ + 1] = string.format('%d', value)
+          read[field] = value
+        end
       end
       local ok, err = pcall(function()
-        call('HSET', key, unpack(pairs_))
+        if #pairs_ > 0 then
+          call('HSET', key, unpack(pairs_))
+        end
         call('EXPIRE', key, c.ttl)
       end)
       if not ok then
@@ -119,73 +139,74 @@ local function counters_write(failed)
         end
         failed(c.writes, err)
       end
-      c.dirty, c.moved, c.writes = {}, {}, {}
+      c.writes = {}
     end
   end
 end
 
 -- What every write script checks first: one MGET reads the idempotency record (the key
 -- `idem_key`, when `keyed`) and every rolling log's running total, and the call's
--- counters give the others' counts (see counters_read; rule i's field is
--- ARGV[field_arg + 1 + i]); then every rule (`rules`, from rules_parse) is checked for
--- `inc` more, for a write at `at_ms`. A rolling log's running total may
--- still hold entries that have left the window: they are subtracted here, and dropped by
--- rules_consume when the write is admitted.
+-- counters give the others' counts (`slots`, from counters_want); then every rule
+-- (`rules`, from rules_parse) is checked for `inc` more, for a write at `at_ms`. A
+-- rolling log's running total may still hold entries that have left the window: they
+-- are subtracted here, and dropped by rules_consume when the write is admitted.
 -- `also`, when given, is a list of more string keys the same MGET reads for the caller.
 -- Answers the reply to return at once — {'dup', record}, or {'limited', i, retry_ms} for
 -- the rule that refuses (of those that do, the one that keeps refusing longest; retry_ms
--- is -1 for never), with the refusal counted in `refusals_key` — or else nil, used, stale,
--- the MGET's reply and the index in it after which `also`'s values stand (a value of
--- also[i] is at that index + i): what each rule has counted and whether its log holds entries that left
--- the window, for rules_consume.
+-- is -1 for never), with the refusal counted in `refusals_key` — or else nil, used,
+-- stale, the MGET's reply and the index in it after which `also`'s values stand (a value
+-- of also[i] is at that index + i): what each rolling log has counted and whether it
+-- holds entries that left the window (nil when the rules have no log), for
+-- rules_consume.
 -- (One function, helpers inlined: every local function is a closure the script makes
 -- again on each call.)
 local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_key,
-    refusals_ttl, also, at_ms, field_arg)
-  local strings = {}
+    refusals_ttl, also, at_ms, slots)
+  local strings, n = {}, 0
   if keyed then
-    strings[1] = idem_key
+    strings[1], n = idem_key, 1
   end
-  local from = #strings
   -- Where each rolling log's total is among the strings read.
-  local totals = {}
-  for i = 0, r - 1 do
-    if not rules[i].counter then
-      strings[#strings + 1] = KEYS[rule_key + 2 * i + 2]
-      totals[i] = #strings
+  local totals
+  if rules.logs then
+    totals = {}
+    for i = 0, r - 1 do
+      if not rules[i].counter then
+        n = n + 1
+        strings[n], totals[i] = KEYS[rule_key + 2 * i + 2], n
+      end
     end
   end
-  local also_at = #strings
+  local also_at = n
   if also then
-    for i, key in ipairs(also) do
-      strings[also_at + i] = key
+    for i = 1, #also do
+      strings[n + i] = also[i]
     end
   end
-  local stored = {}
+  local stored = strings
   if #strings > 0 then
     stored = call('MGET', unpack(strings))
   end
   if keyed and stored[1] then
     return {'dup', stored[1]}
   end
-  local used, stale = {}, {}
+  local used, stale
   local refused, refused_retry = -1, 0
   for i = 0, r - 1 do
     local rule = rules[i]
     local limit = rule.limit
     local retry
-    if rule.counter then
-      local c = counters.of[KEYS[rule_key + 2 * i + 1]]
+    local c = slots[2 * i + 1]
+    if c then
       if c.failed then
         error(c.failed)
       end
-      local value = c.count[ARGV[field_arg + 1 + i]]
-      used[i] = value
-      if value + inc > limit then
+      if c.count[slots[2 * i + 2]] + inc > limit then
         -- A blocked value (limit 0) never passes, whatever the window.
         retry = (limit <= 0 or rule.ends < 0) and -1 or rule.ends - at_ms
       end
     else
+      used, stale = used or {}, stale or {}
       local key = KEYS[rule_key + 2 * i + 1]
       local horizon = rule_horizon(rule, at_ms)
       local total = stored[totals[i]]
@@ -227,28 +248,24 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
   return nil, used, stale, stored, also_at
 end
 
--- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (rule
--- i's field at ARGV[field_arg + 1 + i]): a counter's new count goes to the call's
--- counters (counters_write writes it); a log's entry is stamped `at_ms` (a number) and
--- named by `tag`, and its total is set at once.
+-- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (its
+-- `slots`, from counters_want): a counter's new count goes to the call's counters
+-- (counters_write writes it); a log's entry is stamped `at_ms` (a number) and named by
+-- `tag`, and its total is set at once.
 local function rules_consume(rule_key, rules, r, used, stale, inc, inc_text, at_ms, tag,
-    field_arg, j)
+    slots, j)
   for i = 0, r - 1 do
-    local key = KEYS[rule_key + 2 * i + 1]
     local rule = rules[i]
-    if rule.counter then
-      local c = counters.of[key]
-      local field = ARGV[field_arg + 1 + i]
-      if not c.moved[field] then
-        c.moved[field] = true
-        c.dirty[#c.dirty + 1] = field
-      end
-      c.count[field] = used[i] + inc
+    local c = slots[2 * i + 1]
+    if c then
+      local count, field, writes = c.count, slots[2 * i + 2], c.writes
+      count[field] = count[field] + inc
       if rule.ttl > c.ttl then
         c.ttl = rule.ttl
       end
-      c.writes[#c.writes + 1] = j
+      writes[#writes + 1] = j
     else
+      local key = KEYS[rule_key + 2 * i + 1]
       if stale[i] then
         call('ZREMRANGEBYSCORE', key, '-inf', rule_horizon(rule, at_ms))
       end

@@ -244,7 +244,9 @@ local function ledger_add(key, j, entry)
   write[2][#write[2] + 1] = entry
 end
 
-local replies, expiries = {}, {}
+-- Each vote's replies, the expiries of family instances' keys it asks for, and its
+-- rule counters' slots (see counters_want).
+local replies, expiries, slots = {}, {}, {}
 
 -- Writes what the call's votes have summed so far (see `sums`) and the idempotency
 -- records of those votes, then starts the sums afresh. A ZINCRBY that fails answers its
@@ -312,7 +314,7 @@ end
 local function cast(j, hd, kb, ab)
   local n, h, r = hd.n, hd.h, hd.r
   -- The rules' fields, then the vote's ten.
-  local field_arg, fx = ab + 1, ab + 1 + r
+  local fx = ab + 1 + r
   local member, real_text = ARGV[fx + 1], ARGV[fx + 2]
   local real_inc = tonumber(real_text)
   local idem_key, idem_ttl = KEYS[kb + 1], ARGV[fx + 6]
@@ -344,7 +346,7 @@ local function cast(j, hd, kb, ab)
   -- only when all of them admit.
   local also = trend_also(hd.trends, hd.also)
   local early, used, stale, stored, also_at = write_checks(idem_key, keyed, rule_key,
-    hd.rules, r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, also, at_ms, field_arg)
+    hd.rules, r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, also, at_ms, slots[j])
   if early then
     return early
   end
@@ -363,7 +365,7 @@ local function cast(j, hd, kb, ab)
   end
 
   rules_consume(rule_key, hd.rules, r, used, stale, real_inc, real_text, at_ms,
-    ARGV[fx + 9], field_arg, j)
+    ARGV[fx + 9], slots[j], j)
 
   local carries = carry_text ~= '0' and hd.periods
   if late then
@@ -533,11 +535,11 @@ for _, hd in ipairs(headers) do
   end
 end
 
--- The counters the votes check, read once (see rules.lua).
+-- The counters the votes check, read once (see rules.lua); each vote's slots.
 local kb, ab = 0, at - 1
-for _ = 1, m do
+for j = 1, m do
   local hd = headers[tonumber(ARGV[ab + 1])]
-  counters_want(kb + 1 + hd.h, hd.rules, hd.r, ab + 1)
+  slots[j] = counters_want(kb + 1 + hd.h, hd.rules, hd.r, ab + 1)
   kb, ab = kb + 1 + hd.h + 2 * hd.r, ab + 11 + hd.r
 end
 counters_read()
