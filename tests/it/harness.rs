@@ -421,6 +421,9 @@ pub struct Options {
     pub cors_origins: Vec<String>,
     /// The most votes on one board one Redis call applies (group commit).
     pub vote_group: usize,
+    /// The longest a request waits for Redis, its queue for a group-commit call included
+    /// (`OVATION_REDIS_TIMEOUT_MS`).
+    pub redis_timeout: Duration,
     /// `OVATION_WEBHOOK_ALLOW_PRIVATE`: test receivers listen on loopback.
     pub webhook_allow_private: bool,
 }
@@ -444,6 +447,7 @@ impl Default for Options {
             session_absolute: Duration::from_secs(43_200),
             cors_origins: Vec::new(),
             vote_group: ovation::store::redis::DEFAULT_VOTE_GROUP,
+            redis_timeout: Duration::from_millis(1000),
             webhook_allow_private: false,
         }
     }
@@ -465,7 +469,7 @@ impl TestApp {
             redis: opts.redis.clone(),
             key_prefix: format!("{}:", opts.prefix),
             master_key: Some(MASTER_KEY.to_owned()),
-            redis_timeout: Duration::from_millis(1000),
+            redis_timeout: opts.redis_timeout,
             vote_group: opts.vote_group,
             idempotency_ttl: Duration::from_secs(86_400),
             workers: 2,
