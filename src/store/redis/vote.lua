@@ -344,14 +344,17 @@ local function cast(j, hd, kb, ab)
   -- The idempotency record, the rate-limit rules, the headroom mark and the trending
   -- periods' origins not read yet in this call: every counter is read first and consumed
   -- only when all of them admit.
-  local also = trend_also(hd.trends, hd.also)
+  local trending = #hd.trends > 0
+  local also = trending and trend_also(hd.trends, hd.also) or hd.also
   local early, used, stale, stored, also_at = write_checks(idem_key, keyed, rule_key,
     hd.rules, r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, also, at_ms, slots[j])
   if early then
     return early
   end
   local mark = mark_key and stored[also_at + 1]
-  trend_found(also, stored, also_at, mark_key and 1 or 0)
+  if trending then
+    trend_found(also, stored, also_at, mark_key and 1 or 0)
+  end
   local stored_mark = mark
   if mark_key and not mark then
     mark = headroom(hd, KEYS[all_key + 1], KEYS[all_key + 2])
@@ -421,7 +424,7 @@ local function cast(j, hd, kb, ab)
     result[2 * n + 2 * k] = totals[1]
     result[2 * n + 2 * k + 1] = totals[2]
   end
-  if #hd.trends > 0 then
+  if trending then
     local t, display = tonumber(ARGV[fx + 8]), tonumber(display_text)
     for _, tr in ipairs(hd.trends) do
       trend_add(tr, j, member, real_inc, display, t, hd.ttl, summed)
