@@ -55,10 +55,9 @@ end
 
 -- The call's counter hashes, by key: {fields = every field wanted, in the order first
 -- wanted, unread = the index in it of the first not read yet, count = field -> count
--- (false until read), read =
--- field -> count as last read or written, ttl = the longest TTL a write asked for, writes
--- = the writes that moved them since the last write, failed = the read's error}; `keys`
--- in the order first wanted.
+-- (false until read), read = field -> count as last read or written, ttl = the longest
+-- TTL a write asked for, writes = the writes that moved them since the last write,
+-- failed = the read's error}; `keys` in the order first wanted.
 local counters = {keys = {}, of = {}}
 
 -- A write's counters (its rule i's field at ARGV[field_arg + 1 + i]) are read before the
