@@ -82,7 +82,7 @@ async fn snapshot(app: &TestApp, board: &str, labels: &[(String, String)]) -> (S
             rest.push(json!([
                 label,
                 stats["participants"],
-                crate::harness::hourly_total(&stats)
+                crate::harness::hourly_total_since_start(&stats)
             ]));
             rankings.insert(
                 (period.to_owned(), label.to_owned(), "votes".to_owned()),

@@ -649,6 +649,25 @@ pub fn hourly_total(stats: &Value) -> i64 {
         .sum()
 }
 
+/// The votes per hour of `stats` from one fixed hour on, the same for every call in this
+/// test process (40 hours before its first call): what two snapshots taken a while apart
+/// can compare, where a plain sum loses an hour's votes when the 48-hour window moves on
+/// between them.
+pub fn hourly_total_since_start(stats: &Value) -> i64 {
+    static SINCE: std::sync::OnceLock<chrono::DateTime<chrono::Utc>> = std::sync::OnceLock::new();
+    let since = *SINCE.get_or_init(|| chrono::Utc::now() - chrono::Duration::hours(40));
+    stats["votes_per_hour"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no votes_per_hour: {stats}"))
+        .iter()
+        .filter(|h| {
+            let hour = chrono::DateTime::parse_from_rfc3339(h["hour"].as_str().unwrap()).unwrap();
+            hour >= since
+        })
+        .map(|h| h["votes"].as_i64().unwrap())
+        .sum()
+}
+
 /// What a [`Proxy`] does with the bytes it carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProxyMode {

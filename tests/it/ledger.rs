@@ -1116,7 +1116,7 @@ async fn reads(app: &TestApp, board: &str, labels: &[(String, String)]) -> Vec<V
                 label,
                 stats["participants"],
                 stats["votes"],
-                crate::harness::hourly_total(&stats)
+                crate::harness::hourly_total_since_start(&stats)
             ]));
         }
     }
