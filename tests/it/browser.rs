@@ -105,30 +105,27 @@ async fn click(client: &Client, css: &str) {
         .unwrap();
 }
 
-/// The visible text of the element at `css`, read in one script (htmx may swap the
-/// element between a find and a read).
-async fn text_of(client: &Client, css: &str) -> String {
-    let text = client
+/// The property `name` of the element at `css` as text ('' when there is none), read in
+/// one script: htmx may swap the element between a find and a read.
+async fn property_of(client: &Client, css: &str, name: &str) -> String {
+    let value = client
         .execute(
-            "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''",
-            vec![json!(css)],
+            "const e = document.querySelector(arguments[0]); return e ? e[arguments[1]] : ''",
+            vec![json!(css), json!(name)],
         )
         .await
         .unwrap();
-    text.as_str().unwrap_or_default().to_owned()
+    value.as_str().unwrap_or_default().to_owned()
 }
 
-/// The markup of the element at `css` (its outer HTML), read in one script like
-/// `text_of`: the live view swaps the chart while the page is read.
+/// The visible text of the element at `css`.
+async fn text_of(client: &Client, css: &str) -> String {
+    property_of(client, css, "innerText").await
+}
+
+/// The markup of the element at `css` (its outer HTML).
 async fn html_of(client: &Client, css: &str) -> String {
-    let html = client
-        .execute(
-            "const e = document.querySelector(arguments[0]); return e ? e.outerHTML : ''",
-            vec![json!(css)],
-        )
-        .await
-        .unwrap();
-    html.as_str().unwrap_or_default().to_owned()
+    property_of(client, css, "outerHTML").await
 }
 
 /// The requests this page made (its network log) whose address contains `part`.
