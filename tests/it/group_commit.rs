@@ -674,6 +674,68 @@ async fn a_call_writes_each_ranking_and_participants_key_once_per_member() {
     assert_eq!(real_score(&app, "once", "m1").await, 3.0);
 }
 
+/// A call reads its votes' idempotency records and the board's headroom mark with one
+/// MGET, not one per vote, and each vote still sees the records the call's earlier votes
+/// wrote: four keyed votes, the third repeating the first's key, make one MGET, and the
+/// third answers the first's scores; the batch sent again replays all four with one more.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_reads_its_votes_idempotency_records_with_one_mget() {
+    let (_server, app, mut conn) = own_board(
+        ovation::store::redis::DEFAULT_VOTE_GROUP,
+        "keyed",
+        json!({"name": "plenty", "dimensions": ["voter"], "window": "day", "limit": 100}),
+    )
+    .await;
+    let batch = json!({"voter": "a", "votes": [
+        {"board": "keyed", "member": "m1", "idempotency_key": "k1"},
+        {"board": "keyed", "member": "m2", "idempotency_key": "k2"},
+        {"board": "keyed", "member": "m1", "idempotency_key": "k1"},
+        {"board": "keyed", "member": "m1", "idempotency_key": "k3"},
+    ]});
+    let answers = |body: &Value| -> Vec<(Value, Value, f64)> {
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let all = r["scores"].as_array().unwrap().last().unwrap().clone();
+                (
+                    r["member"].clone(),
+                    r["replayed"].clone(),
+                    num(&all["real"]),
+                )
+            })
+            .collect()
+    };
+    let (status, body) = app.post("/api/v1/votes", batch.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        answers(&body),
+        [
+            (json!("m1"), json!(false), 1.0),
+            (json!("m2"), json!(false), 1.0),
+            (json!("m1"), json!(true), 1.0),
+            (json!("m1"), json!(false), 2.0)
+        ],
+        "{body}"
+    );
+    assert_eq!(command_calls(&mut conn).await("mget"), 1);
+    let (status, body) = app.post("/api/v1/votes", batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        answers(&body),
+        [
+            (json!("m1"), json!(true), 1.0),
+            (json!("m2"), json!(true), 1.0),
+            (json!("m1"), json!(true), 1.0),
+            (json!("m1"), json!(true), 2.0)
+        ],
+        "{body}"
+    );
+    assert_eq!(command_calls(&mut conn).await("mget"), 2);
+    assert_eq!(real_score(&app, "keyed", "m1").await, 2.0);
+}
+
 /// Votes whose rules differ (a member with a limit of its own) share a call under two
 /// headers, interleaved; each answers in the call's order, the one counter they share
 /// counts each vote under its own limit, and each header's sums are written before a vote

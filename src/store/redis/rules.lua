@@ -144,7 +144,8 @@ local function counters_write(failed)
 end
 
 -- What every write script checks first: one MGET reads the idempotency record (the key
--- `idem_key`, when `keyed`) and every rolling log's running total, and the call's
+-- `idem_key`, when `keyed`; vote.lua reads a call's records before its votes and passes
+-- none) and every rolling log's running total, and the call's
 -- counters give the others' counts (`slots`, from counters_want); then every rule
 -- (`rules`, from rules_parse) is checked for `inc` more, for a write at `at_ms`. A
 -- rolling log's running total may still hold entries that have left the window: they

@@ -248,6 +248,23 @@ end
 -- rule counters' slots (see counters_want).
 local replies, expiries, slots = {}, {}, {}
 
+-- The strings the votes read before their checks, read once per call with one MGET:
+-- each keyed vote's idempotency record and each header's headroom mark, by key, as the
+-- call's writes leave them (`put`; false for none). `stored_failed` is the MGET's error,
+-- which fails every vote.
+local stored, stored_failed = {}, nil
+
+-- Sets the string `key` to `value` (expiring in `ttl` seconds when given) and keeps it
+-- in `stored`.
+local function put(key, value, ttl)
+  if ttl then
+    call('SET', key, value, 'EX', ttl)
+  else
+    call('SET', key, value)
+  end
+  stored[key] = value
+end
+
 -- Writes what the call's votes have summed so far (see `sums`) and the idempotency
 -- records of those votes, then starts the sums afresh. A ZINCRBY that fails answers its
 -- error for every vote of the member, as a command of the vote's own would, and those
@@ -269,7 +286,7 @@ local function flush()
             sum[k][slot] = before + sum[k + v]
           end
           if p + 1 == hd.all_at and score >= hd.low then
-            call('SET', hd.mark_key, '0')
+            put(hd.mark_key, '0')
           end
         end
         -- 49 is '1'.
@@ -292,8 +309,7 @@ local function flush()
   for _, record in ipairs(idem) do
     local j, reply = record[1], record[2]
     if replies[j] == reply then
-      call('SET', record[3], string.format(record[6], record[4], unpack(reply, 2)), 'EX',
-        record[5])
+      put(record[3], string.format(record[6], record[4], unpack(reply, 2)), record[5])
     end
   end
   sums, idem = {members = {}, order = {}}, {}
@@ -341,20 +357,21 @@ local function cast(j, hd, kb, ab)
   -- This vote's scores are summed with the call's others (a late vote writes at once).
   local summed = sums and not late
 
-  -- The idempotency record, the rate-limit rules, the headroom mark and the trending
-  -- periods' origins not read yet in this call: every counter is read first and consumed
-  -- only when all of them admit.
-  local trending = #hd.trends > 0
-  local also = trending and trend_also(hd.trends, hd.also) or hd.also
-  local early, used, stale, stored, also_at = write_checks(idem_key, keyed, rule_key,
-    hd.rules, r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, also, at_ms, slots[j])
+  -- The idempotency record and the headroom mark as the call has left them (see
+  -- `stored`), then the rate-limit rules: every counter is read first and consumed only
+  -- when all of them admit.
+  if stored_failed then
+    error(stored_failed)
+  end
+  if keyed and stored[idem_key] then
+    return {'dup', stored[idem_key]}
+  end
+  local early, used, stale = write_checks(nil, false, rule_key, hd.rules, r, real_inc,
+    KEYS[hd.kb + 2], hd.refusals_ttl, nil, at_ms, slots[j])
   if early then
     return early
   end
-  local mark = mark_key and stored[also_at + 1]
-  if trending then
-    trend_found(also, stored, also_at, mark_key and 1 or 0)
-  end
+  local mark = mark_key and stored[mark_key]
   local stored_mark = mark
   if mark_key and not mark then
     mark = headroom(hd, KEYS[all_key + 1], KEYS[all_key + 2])
@@ -382,7 +399,7 @@ local function cast(j, hd, kb, ab)
   local result = {'ok'}
   if summed then
     if mark_key and mark ~= stored_mark then
-      call('SET', mark_key, mark)
+      put(mark_key, mark)
     end
     sum_add(hd, member, real_inc, display_inc, carries and tonumber(carry_text) or 0, result)
   end
@@ -397,7 +414,7 @@ local function cast(j, hd, kb, ab)
         mark = '0'
       end
       if mark ~= stored_mark then
-        call('SET', mark_key, mark)
+        put(mark_key, mark)
       end
     end
     -- 49 is '1'.
@@ -424,7 +441,7 @@ local function cast(j, hd, kb, ab)
     result[2 * n + 2 * k] = totals[1]
     result[2 * n + 2 * k + 1] = totals[2]
   end
-  if trending then
+  if #hd.trends > 0 then
     local t, display = tonumber(ARGV[fx + 8]), tonumber(display_text)
     for _, tr in ipairs(hd.trends) do
       trend_add(tr, j, member, real_inc, display, t, hd.ttl, summed)
@@ -458,8 +475,7 @@ local function cast(j, hd, kb, ab)
     idem[#idem + 1] = {j, result, idem_key, ARGV[fx + 7], idem_ttl, hd.record}
     idem[idem_key] = true
   elseif keyed then
-    call('SET', idem_key, ARGV[fx + 7] .. '|' .. table.concat(result, ',', 2), 'EX',
-      idem_ttl)
+    put(idem_key, ARGV[fx + 7] .. '|' .. table.concat(result, ',', 2), idem_ttl)
   end
   if hd.ttl ~= '0' then
     return result, {kb, keyed, rule_key, r, hd}
@@ -514,8 +530,6 @@ for i = 1, H do
     hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
     late = ARGV[ab + 8] == '1', periods = periods, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
-    -- The keys every vote's MGET reads besides its own (see write_checks): the mark.
-    also = all_at and {KEYS[hk + 4]},
     ttl = ARGV[ab + 10], rules = rules_parse(ab + 11, r), windows = windows, trends = trends,
     -- A summed vote's idempotency record: its receipt, then its scores (the periods' as
     -- integers, the windows' as Redis gave them).
@@ -538,14 +552,51 @@ for _, hd in ipairs(headers) do
   end
 end
 
--- The counters the votes check, read once (see rules.lua); each vote's slots.
+-- What the votes read before their checks, once per call: the counters (see rules.lua;
+-- each vote's slots), and in one MGET the strings in `stored` and the trending periods'
+-- origins (trend.lua keeps them from then on).
+local strings, wanted = {}, {}
+local function want(key)
+  if not wanted[key] then
+    wanted[key], strings[#strings + 1] = true, key
+  end
+end
+for _, hd in ipairs(headers) do
+  if hd.mark_key then
+    want(hd.mark_key)
+  end
+  for _, tr in ipairs(hd.trends) do
+    want(KEYS[tr.o + 3])
+  end
+end
 local kb, ab = 0, at - 1
 for j = 1, m do
   local hd = headers[tonumber(ARGV[ab + 1])]
   slots[j] = counters_want(kb + 1 + hd.h, hd.rules, hd.r, ab + 1)
+  -- The vote's idempotency record TTL (see `cast`).
+  if ARGV[ab + 7 + hd.r] ~= '0' then
+    want(KEYS[kb + 1])
+  end
   kb, ab = kb + 1 + hd.h + 2 * hd.r, ab + 11 + hd.r
 end
 counters_read()
+if #strings > 0 then
+  local ok, got = pcall(call, 'MGET', unpack(strings))
+  if ok then
+    for i, key in ipairs(strings) do
+      stored[key] = got[i]
+    end
+    for _, hd in ipairs(headers) do
+      for _, tr in ipairs(hd.trends) do
+        local key = KEYS[tr.o + 3]
+        local origin = stored[key]
+        trend_origins[key] = origin and tonumber(origin) or false
+      end
+    end
+  else
+    stored_failed = got
+  end
+end
 
 -- The votes, in order: 11 + r ARGV each, from ARGV[at].
 kb = 0
