@@ -407,6 +407,13 @@ async fn a_rescale_leaves_every_read_unchanged() {
     }
 }
 
+/// Now, to the millisecond: the server keeps a vote's time in whole milliseconds, so
+/// votes timed from a finer instant would count up to 1 ms earlier than the model says
+/// (with a 24-hour half-life, 8e-9 of a score: past `within`'s 1e-9).
+fn now_to_the_ms() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(Utc::now().timestamp_millis()).unwrap()
+}
+
 /// A score from a trending read, against what votes of `votes` (count, hours ago; a
 /// negative count is a `decr`) give with half-life `h` hours, read between `from` and
 /// `to`: each vote's part lies between what it weighs read at `from` and at `to` (a vote
@@ -434,7 +441,7 @@ async fn trending_boards_through_the_api() {
     app.board(json!({"slug": "hot", "title": "Hot", "membership": "open",
         "multiplier": 2, "periods": ["all", "trending:6h"]}))
         .await;
-    let from = Utc::now();
+    let from = now_to_the_ms();
     let ago = |hours: i64| (from - chrono::Duration::hours(hours)).to_rfc3339();
     for (member, voter, count, at) in [
         ("ann", "v1", 2, None),
@@ -588,7 +595,7 @@ async fn a_scores_board_trends_with_incr_and_decr_only() {
         "scoring": "scores", "decimals": 1, "periods": ["all", "trending:24h"]}),
     )
     .await;
-    let from = Utc::now();
+    let from = now_to_the_ms();
     for (op, value) in [("incr", 10.5), ("decr", 0.5)] {
         let (status, body) = app
             .post(
@@ -675,7 +682,7 @@ async fn a_revocation_takes_a_voters_votes_out_of_trending_periods() {
         "multiplier": 1.5, "periods": ["all", "trending:1h", "trending:24h"]}),
     )
     .await;
-    let from = Utc::now();
+    let from = now_to_the_ms();
     // ann: the fan's 2 votes an hour ago and the bot's 5 now; bob: the bot's alone.
     let revoked = votes_then_bot_revoked(
         &app,
@@ -738,7 +745,7 @@ async fn a_trending_period_redis_lost_is_rebuilt_from_the_ledger() {
         "multiplier": 1.5, "periods": ["all", "trending:1h", "trending:24h"]}))
         .await;
     app.members("hotlost", &["ann", "bob", "cat"]).await;
-    let from = Utc::now();
+    let from = now_to_the_ms();
     votes_then_bot_revoked(
         &app,
         "hotlost",
