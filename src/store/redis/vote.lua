@@ -553,8 +553,8 @@ for _, hd in ipairs(headers) do
 end
 
 -- What the votes read before their checks, once per call: the counters (see rules.lua;
--- each vote's slots), and in one MGET the strings in `stored` and the trending periods'
--- origins (trend.lua keeps them from then on).
+-- each vote's slots), and in one MGET the strings in `stored` and, after them, the
+-- trending periods' origins (trend_also and trend_found: trend.lua keeps them).
 local strings, wanted = {}, {}
 local function want(key)
   if not wanted[key] then
@@ -564,9 +564,6 @@ end
 for _, hd in ipairs(headers) do
   if hd.mark_key then
     want(hd.mark_key)
-  end
-  for _, tr in ipairs(hd.trends) do
-    want(KEYS[tr.o + 3])
   end
 end
 local kb, ab = 0, at - 1
@@ -580,19 +577,17 @@ for j = 1, m do
   kb, ab = kb + 1 + hd.h + 2 * hd.r, ab + 11 + hd.r
 end
 counters_read()
+local origins_at = #strings
+for _, hd in ipairs(headers) do
+  strings = trend_also(hd.trends, strings)
+end
 if #strings > 0 then
   local ok, got = pcall(call, 'MGET', unpack(strings))
   if ok then
-    for i, key in ipairs(strings) do
-      stored[key] = got[i]
+    for i = 1, origins_at do
+      stored[strings[i]] = got[i]
     end
-    for _, hd in ipairs(headers) do
-      for _, tr in ipairs(hd.trends) do
-        local key = KEYS[tr.o + 3]
-        local origin = stored[key]
-        trend_origins[key] = origin and tonumber(origin) or false
-      end
-    end
+    trend_found(strings, got, 0, origins_at)
   else
     stored_failed = got
   end
