@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use crate::harness::{MASTER_KEY, Options, RawRedis, TestApp, num};
 use ovation::domain::ids::BoardSlug;
-use ovation::domain::ledger::Entry;
+use ovation::domain::ledger::{Entry, Recorded};
+use ovation::domain::scoring::Op;
 use ovation::store::sql::ledger::{self as sql, LedgerOf};
 
 /// Every entry of `board`'s ledger, read page by page (`limit` a page), once nothing is
@@ -452,6 +453,85 @@ async fn score_writes_are_recorded_with_their_operator_on_every_layout() {
         expected.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(got, expected, "{slug}");
     }
+}
+
+/// Entries of every shape a write leaves (a vote with and without a voter, channel and
+/// terminal; a score write with its operator; an adjustment of one bucket), with ids at
+/// both ends of their range and text that JSON escapes, read back from SQL exactly as the
+/// drain stored them: each backend takes a batch its own way (SQLite as one JSON array,
+/// PostgreSQL as arrays per column, MariaDB as a VALUES list).
+#[tokio::test(flavor = "multi_thread")]
+async fn entries_of_every_shape_read_back_from_sql_as_stored() {
+    let app = TestApp::spawn_with(Options {
+        ledger_drain: Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "shapes", "title": "Shapes", "membership": "open"}))
+        .await;
+    let state = stores(&app).await;
+    let board = state
+        .config
+        .board(&BoardSlug::parse("shapes").unwrap())
+        .unwrap();
+    let of = LedgerOf::board(board.board.id);
+    let vote = Entry {
+        id: i64::MIN,
+        at: 1_764_000_000_000,
+        recorded: 1_764_000_000_123,
+        member: "m1".into(),
+        voter: None,
+        channel: None,
+        terminal: None,
+        count: 1,
+        op: None,
+        value: None,
+        display: 1_000_000,
+        carry: 0,
+        adjusts: None,
+    };
+    let entries = vec![
+        vote.clone(),
+        Entry {
+            id: i64::MAX,
+            member: "成员 \"7\" \\ x".into(),
+            voter: Some("用户 7|x 😀 \u{1}".into()),
+            channel: Some("app".into()),
+            terminal: Some("ios".into()),
+            count: 3,
+            display: 4_500_000,
+            carry: 450_000,
+            ..vote.clone()
+        },
+        Entry {
+            id: (1 << 53) + 1,
+            op: Some(Op::Best),
+            value: Some(-12_345),
+            display: 0,
+            ..vote.clone()
+        },
+        Entry {
+            id: -7,
+            count: -5,
+            display: -5_000_000,
+            adjusts: Some("day:2026-11-27".into()),
+            ..vote
+        },
+    ];
+    sql::append(&state.db, of, 0, None, i64::MIN + 1, &entries)
+        .await
+        .unwrap();
+    let stored = sql::page(&state.db, of, 0, 10).await.unwrap();
+    let expected: Vec<Recorded> = entries
+        .into_iter()
+        .zip(1..)
+        .map(|(entry, seq)| Recorded {
+            seq,
+            entry,
+            revoked: None,
+        })
+        .collect();
+    assert_eq!(stored, expected);
 }
 
 #[tokio::test(flavor = "multi_thread")]

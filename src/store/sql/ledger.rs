@@ -145,21 +145,80 @@ pub async fn append(
         }
     }
     let mut seq = last_seq(&txn, of).await?;
-    if ConnectionTrait::get_database_backend(&txn) == DbBackend::Postgres {
-        insert_unnested(&txn, of, seq, new).await?;
-    } else {
-        for chunk in new.chunks(CHUNK) {
-            let rows = chunk.iter().map(|e| {
-                seq += 1;
-                row(of, seq, e)
-            });
-            ledger_entry::Entity::insert_many(rows)
-                .exec(&txn)
-                .await
-                .map_err(SqlError::from_write)?;
+    match ConnectionTrait::get_database_backend(&txn) {
+        DbBackend::Postgres => insert_unnested(&txn, of, seq, new).await?,
+        DbBackend::Sqlite => insert_from_json(&txn, of, seq, new).await?,
+        _ => {
+            for chunk in new.chunks(CHUNK) {
+                let rows = chunk.iter().map(|e| {
+                    seq += 1;
+                    row(of, seq, e)
+                });
+                ledger_entry::Entity::insert_many(rows)
+                    .exec(&txn)
+                    .await
+                    .map_err(SqlError::from_write)?;
+            }
         }
     }
     txn.commit().await?;
+    Ok(())
+}
+
+/// SQLite's INSERT of `new`, numbered on after `last`: the rows as one JSON array of
+/// arrays, taken apart by `json_each`, so the statement has 4 parameters however many
+/// rows it carries and is prepared once per connection. A multi-row VALUES of 17
+/// parameters a row had the drain build and bind every value through the query builder,
+/// and SQLite parse a statement of each new length (see README's "The TV final").
+async fn insert_from_json(
+    txn: &impl ConnectionTrait,
+    of: LedgerOf<'_>,
+    last: i64,
+    new: &[Entry],
+) -> Result<(), SqlError> {
+    if new.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<_> = new
+        .iter()
+        .map(|e| {
+            (
+                e.id,
+                e.at,
+                e.recorded,
+                &e.member,
+                &e.voter,
+                &e.channel,
+                &e.terminal,
+                e.count,
+                e.op.map(Op::as_str),
+                e.value,
+                e.display,
+                e.carry,
+                &e.adjusts,
+            )
+        })
+        .collect();
+    let rows = serde_json::to_string(&rows).map_err(|e| sea_orm::DbErr::Json(e.to_string()))?;
+    let sql = "INSERT INTO ledger_entries (board_id, instance, seq, entry_id, at_ms, \
+        recorded_ms, member, voter, channel, terminal, count, op, value, display, carry, \
+        adjusts) \
+        SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, value ->> 2, value ->> 3, \
+        value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, \
+        value ->> 10, value ->> 11, value ->> 12 \
+        FROM json_each(?) ORDER BY key";
+    txn.execute_raw(Statement::from_sql_and_values(
+        DbBackend::Sqlite,
+        sql,
+        [
+            of.board_id.into(),
+            of.instance.into(),
+            last.into(),
+            rows.into(),
+        ],
+    ))
+    .await
+    .map_err(SqlError::from_write)?;
     Ok(())
 }
 

@@ -63,7 +63,11 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
         .max_connections(8)
         .connect_timeout(Duration::from_secs(5))
         .acquire_timeout(Duration::from_secs(5))
-        .sqlx_logging(false);
+        .sqlx_logging(false)
+        // A statement's rollback journal (a multi-row INSERT's, the drain's) in memory,
+        // not in a temporary file written on every statement: it only ever undoes a
+        // statement of a live transaction, so a crash loses nothing it held.
+        .map_sqlx_sqlite_opts(|o| o.pragma("temp_store", "memory"));
     let db = Database::connect(options)
         .await
         .with_context(|| format!("failed to connect to the database at {}", redact(url)))?;
