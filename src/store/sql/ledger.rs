@@ -23,6 +23,12 @@ use crate::domain::scoring::Op;
 /// Rows per INSERT: 16 bound values each, far below every backend's limit.
 const CHUNK: usize = 1000;
 
+/// The start of a batch's INSERT: the columns a drain writes, in the order its SELECT
+/// gives them.
+const INSERT_ENTRIES: &str = "INSERT INTO ledger_entries (board_id, instance, seq, \
+    entry_id, at_ms, recorded_ms, member, voter, channel, terminal, count, op, value, \
+    display, carry, adjusts)";
+
 /// How far back (in `seq`) the drain looks for entries SQL already holds, after Redis
 /// lost its data or went back in time: far more than a replica lags.
 const RECENT: i64 = 1_000_000;
@@ -146,6 +152,7 @@ pub async fn append(
     }
     let mut seq = last_seq(&txn, of).await?;
     match ConnectionTrait::get_database_backend(&txn) {
+        _ if new.is_empty() => {}
         DbBackend::Postgres => insert_unnested(&txn, of, seq, new).await?,
         DbBackend::Sqlite => insert_from_json(&txn, of, seq, new).await?,
         _ => {
@@ -176,9 +183,6 @@ async fn insert_from_json(
     last: i64,
     new: &[Entry],
 ) -> Result<(), SqlError> {
-    if new.is_empty() {
-        return Ok(());
-    }
     let rows: Vec<_> = new
         .iter()
         .map(|e| {
@@ -200,13 +204,12 @@ async fn insert_from_json(
         })
         .collect();
     let rows = serde_json::to_string(&rows).map_err(|e| sea_orm::DbErr::Json(e.to_string()))?;
-    let sql = "INSERT INTO ledger_entries (board_id, instance, seq, entry_id, at_ms, \
-        recorded_ms, member, voter, channel, terminal, count, op, value, display, carry, \
-        adjusts) \
-        SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, value ->> 2, value ->> 3, \
-        value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, \
-        value ->> 10, value ->> 11, value ->> 12 \
-        FROM json_each(?) ORDER BY key";
+    let sql = format!(
+        "{INSERT_ENTRIES} SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, \
+        value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, \
+        value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12 \
+        FROM json_each(?) ORDER BY key"
+    );
     txn.execute_raw(Statement::from_sql_and_values(
         DbBackend::Sqlite,
         sql,
@@ -234,9 +237,6 @@ async fn insert_unnested(
     last: i64,
     new: &[Entry],
 ) -> Result<(), SqlError> {
-    if new.is_empty() {
-        return Ok(());
-    }
     // One column's array: whole numbers, or text with '' for NULL.
     let ints = |f: fn(&Entry) -> i64| sea_orm::Value::from(new.iter().map(f).collect::<Vec<_>>());
     let texts = |f: fn(&Entry) -> Option<String>| {
@@ -266,14 +266,13 @@ async fn insert_unnested(
         ints(|e| e.carry),
         texts(|e| e.adjusts.clone()),
     ];
-    let sql = "INSERT INTO ledger_entries (board_id, instance, seq, entry_id, at_ms, \
-        recorded_ms, member, voter, channel, terminal, count, op, value, display, carry, \
-        adjusts) \
-        SELECT $1, $2, s, e, a, r, m, NULLIF(v, ''), NULLIF(c, ''), NULLIF(t, ''), n, \
-        NULLIF(o, ''), NULLIF(x, '')::bigint, d, y, NULLIF(j, '') \
+    let sql = format!(
+        "{INSERT_ENTRIES} SELECT $1, $2, s, e, a, r, m, NULLIF(v, ''), NULLIF(c, ''), \
+        NULLIF(t, ''), n, NULLIF(o, ''), NULLIF(x, '')::bigint, d, y, NULLIF(j, '') \
         FROM UNNEST($3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], \
         $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::text[], \
-        $14::bigint[], $15::bigint[], $16::text[]) AS u(s, e, a, r, m, v, c, t, n, o, x, d, y, j)";
+        $14::bigint[], $15::bigint[], $16::text[]) AS u(s, e, a, r, m, v, c, t, n, o, x, d, y, j)"
+    );
     txn.execute_raw(Statement::from_sql_and_values(
         DbBackend::Postgres,
         sql,
