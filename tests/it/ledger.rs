@@ -3,6 +3,7 @@
 //! and its trim, or a Redis that lost its place), and read back by auditors.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
@@ -13,6 +14,8 @@ use crate::harness::{MASTER_KEY, Options, RawRedis, TestApp, num};
 use ovation::domain::ids::BoardSlug;
 use ovation::domain::ledger::{Entry, Recorded};
 use ovation::domain::scoring::Op;
+use ovation::engine::config::BoardConfig;
+use ovation::engine::state::AppState;
 use ovation::store::sql::ledger::{self as sql, LedgerOf};
 
 /// Every entry of `board`'s ledger, read page by page (`limit` a page), once nothing is
@@ -215,6 +218,29 @@ async fn two_instances_draining_at_once_store_each_entry_once() {
     assert_eq!((entries.len(), voters.len()), (400, 400));
 }
 
+/// An app with the open board `slug`, whose own drain runs once at start, then not for
+/// an hour: the test drains.
+async fn undrained(slug: &str) -> TestApp {
+    let app = TestApp::spawn_with(Options {
+        ledger_drain: Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": slug, "title": slug, "membership": "open"}))
+        .await;
+    app
+}
+
+/// The board `slug` as `state` knows it, and its ledger in SQL.
+fn board_ledger(state: &AppState, slug: &str) -> (Arc<BoardConfig>, LedgerOf<'static>) {
+    let board = state
+        .config
+        .board(&BoardSlug::parse(slug).unwrap())
+        .unwrap();
+    let of = LedgerOf::board(board.board.id);
+    (board, of)
+}
+
 /// The test's own view of the app's stores, as another instance would build it.
 pub(crate) async fn stores(app: &TestApp) -> ovation::engine::state::AppState {
     ovation::startup::connect(app.settings.clone())
@@ -224,24 +250,13 @@ pub(crate) async fn stores(app: &TestApp) -> ovation::engine::state::AppState {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_drain_stopped_between_commit_and_trim_resumes_without_duplicates() {
-    // The app's own drain runs once at start, then not for an hour: the test drains.
-    let app = TestApp::spawn_with(Options {
-        ledger_drain: Duration::from_secs(3600),
-        ..Options::default()
-    })
-    .await;
-    app.board(json!({"slug": "stop", "title": "Stop", "membership": "open"}))
-        .await;
+    let app = undrained("stop").await;
     for i in 0..30 {
         app.vote("stop", json!({"member": "m1", "voter": format!("a{i}")}))
             .await;
     }
     let state = stores(&app).await;
-    let board = state
-        .config
-        .board(&BoardSlug::parse("stop").unwrap())
-        .unwrap();
-    let of = LedgerOf::board(board.board.id);
+    let (board, of) = board_ledger(&state, "stop");
     // A drain that committed the first 30 entries and stopped before trimming them.
     let head = state.redis.ledger_head(&board.keys, 1000).await.unwrap();
     assert_eq!(head.length, 30);
@@ -462,19 +477,9 @@ async fn score_writes_are_recorded_with_their_operator_on_every_layout() {
 /// PostgreSQL as arrays per column, MariaDB as a VALUES list).
 #[tokio::test(flavor = "multi_thread")]
 async fn entries_of_every_shape_read_back_from_sql_as_stored() {
-    let app = TestApp::spawn_with(Options {
-        ledger_drain: Duration::from_secs(3600),
-        ..Options::default()
-    })
-    .await;
-    app.board(json!({"slug": "shapes", "title": "Shapes", "membership": "open"}))
-        .await;
+    let app = undrained("shapes").await;
     let state = stores(&app).await;
-    let board = state
-        .config
-        .board(&BoardSlug::parse("shapes").unwrap())
-        .unwrap();
-    let of = LedgerOf::board(board.board.id);
+    let (_, of) = board_ledger(&state, "shapes");
     let vote = Entry {
         id: i64::MIN,
         at: 1_764_000_000_000,
