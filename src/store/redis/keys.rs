@@ -111,7 +111,7 @@ pub enum Spread {
 /// participants, the idempotency record and the rule counters whose subject names what
 /// picks the shard (the member on a scores board, the voter on a votes board); the
 /// board's own tag keeps the other rules.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BoardKeys {
     base: String,
     storage: Storage,

@@ -111,27 +111,59 @@ pub(super) fn push_fields<'a>(
     }
 }
 
-/// Adds the rules' arguments (six each) to the call of a write at `at_ms`: what the
-/// counters were worked out with for that time, made independent of it (a counter's
-/// restart, a log's length), so the writes of one call share them.
+/// Adds the rules' arguments (six each) to the call of a write at `at_ms` (see
+/// [`RuleArgs`]).
 pub(super) fn push_args<'a>(
     rules: impl IntoIterator<Item = &'a RuleCheck>,
     at_ms: i64,
     inv: &mut impl ScriptArgs,
 ) {
     for rule in rules {
-        inv.arg(rule.rule).arg(match rule.counter {
-            Counter::Fixed { .. } => "c",
-            Counter::Rolling { .. } => "l",
-        });
-        inv.arg(rule.limit);
-        match &rule.counter {
-            Counter::Fixed { ttl_s, ends_ms, .. } => {
-                inv.arg(ttl_s).arg(0).arg(ends_ms.unwrap_or(-1))
-            }
+        RuleArgs::of(rule, at_ms).push(inv);
+    }
+}
+
+/// A rule's six arguments to a write script: what its counter was worked out with for the
+/// write's time, made independent of it (a counter's restart, a log's length), so the
+/// writes of one call share them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct RuleArgs {
+    rule: i64,
+    /// 'c' for a calendar window's or the campaign's count, 'l' for a rolling log.
+    kind: &'static str,
+    limit: i64,
+    ttl_s: i64,
+    /// A log's entries at or before this time (ms) have left its window; 0 for a count.
+    log_from_ms: i64,
+    /// When a count restarts (ms), -1 for never; 0 for a log.
+    ends_ms: i64,
+}
+
+impl RuleArgs {
+    /// `rule`'s arguments for a write at `at_ms`.
+    pub(super) fn of(rule: &RuleCheck, at_ms: i64) -> Self {
+        let (kind, ttl_s, log_from_ms, ends_ms) = match &rule.counter {
+            Counter::Fixed { ttl_s, ends_ms, .. } => ("c", *ttl_s, 0, ends_ms.unwrap_or(-1)),
             Counter::Rolling {
                 ttl_s, horizon_ms, ..
-            } => inv.arg(ttl_s).arg(at_ms - horizon_ms).arg(0),
+            } => ("l", *ttl_s, at_ms - horizon_ms, 0),
         };
+        Self {
+            rule: rule.rule,
+            kind,
+            limit: rule.limit,
+            ttl_s,
+            log_from_ms,
+            ends_ms,
+        }
+    }
+
+    pub(super) fn push(&self, inv: &mut impl ScriptArgs) {
+        inv.arg(self.rule)
+            .arg(self.kind)
+            .arg(self.limit)
+            .arg(self.ttl_s)
+            .arg(self.log_from_ms)
+            .arg(self.ends_ms);
     }
 }

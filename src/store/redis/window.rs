@@ -22,7 +22,7 @@ use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 pub const DRAIN_BUDGET: i64 = 1_000;
 
 /// A rolling window as a script sees it at one moment.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowAt {
     /// Its keys (see [`BoardKeys::window`]).
     pub keys: WindowKeys,
@@ -72,7 +72,7 @@ impl WindowAt {
 }
 
 /// One rolling window's part of a vote: the window, and the slot of the vote's time.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowTarget {
     pub window: WindowAt,
     pub at: i64,
