@@ -50,12 +50,12 @@ pub struct Part {
 
 impl ScriptArgs for Part {
     fn key<T: ToRedisArgs>(&mut self, key: T) -> &mut Self {
-        self.keys.extend(key.to_redis_args());
+        key.write_redis_args(&mut self.keys);
         self
     }
 
     fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
-        self.args.extend(arg.to_redis_args());
+        arg.write_redis_args(&mut self.args);
         self
     }
 }
@@ -69,22 +69,22 @@ pub struct Segment {
     own: Part,
 }
 
-/// A whole `vote.lua` call.
+/// A whole `vote.lua` call, borrowing its votes' KEYS and ARGV.
 #[derive(Debug, Default)]
-pub(super) struct Call {
-    keys: Vec<Vec<u8>>,
-    args: Vec<Vec<u8>>,
+pub(super) struct Call<'s> {
+    keys: Vec<&'s [u8]>,
+    args: Vec<Cow<'s, [u8]>>,
 }
 
-impl Call {
+impl<'s> Call<'s> {
     /// The call that applies `votes` in order: each distinct header once, then each
     /// vote's own ARGV led by its header's number; the votes' own KEYS, then the
     /// headers'.
-    pub(super) fn of(votes: &[&Segment]) -> Call {
-        let mut headers: Vec<&Part> = Vec::new();
+    pub(super) fn of(votes: &[&'s Segment]) -> Call<'s> {
+        let mut headers: Vec<&'s Part> = Vec::new();
         let mut which = Vec::with_capacity(votes.len());
         for vote in votes {
-            let header: &Part = &vote.header;
+            let header: &'s Part = &vote.header;
             let at = match headers
                 .iter()
                 .position(|h| std::ptr::eq(*h, header) || **h == *header)
@@ -99,25 +99,34 @@ impl Call {
         }
         let mut call = Call::default();
         let own_keys: usize = votes.iter().map(|v| v.own.keys.len()).sum();
-        call.arg(headers.len()).arg(votes.len()).arg(own_keys);
+        call.keys
+            .reserve(own_keys + headers.iter().map(|h| h.keys.len()).sum::<usize>());
+        call.number(headers.len())
+            .number(votes.len())
+            .number(own_keys);
         for header in &headers {
-            call.arg(header.keys.len()).arg(header.args.len());
-            call.args.extend(header.args.iter().cloned());
+            call.number(header.keys.len()).number(header.args.len());
+            call.borrow(&header.args);
         }
         for (vote, header) in votes.iter().zip(which) {
-            call.arg(header);
-            call.args.extend(vote.own.args.iter().cloned());
-            call.keys.extend(vote.own.keys.iter().cloned());
+            call.number(header);
+            call.borrow(&vote.own.args);
+            call.keys.extend(vote.own.keys.iter().map(Vec::as_slice));
         }
         for header in &headers {
-            call.keys.extend(header.keys.iter().cloned());
+            call.keys.extend(header.keys.iter().map(Vec::as_slice));
         }
         call
     }
 
-    fn arg<T: ToRedisArgs>(&mut self, arg: T) -> &mut Self {
-        self.args.extend(arg.to_redis_args());
+    fn number(&mut self, n: usize) -> &mut Self {
+        self.args.push(Cow::Owned(n.to_string().into_bytes()));
         self
+    }
+
+    fn borrow(&mut self, args: &'s [Vec<u8>]) {
+        self.args
+            .extend(args.iter().map(|a| Cow::Borrowed(a.as_slice())));
     }
 
     /// This call as an EVALSHA, or as an EVAL that carries the script (which Redis runs
@@ -132,7 +141,13 @@ impl Call {
             cmd.arg(VOTE.get_hash());
             cmd
         };
-        cmd.arg(self.keys.len()).arg(&self.keys).arg(&self.args);
+        cmd.arg(self.keys.len());
+        for key in &self.keys {
+            cmd.arg(*key);
+        }
+        for arg in &self.args {
+            cmd.arg(arg.as_ref());
+        }
         cmd
     }
 }
@@ -216,13 +231,14 @@ impl VoteCall<'_> {
     /// This vote alone as a call (the benchmark replays such calls straight at Redis).
     pub fn invocation(&self) -> Invocation {
         let (_, write) = self.steps();
-        let call = Call::of(&[&self.segment(&write, &self.tag())]);
+        let segment = self.segment(&write, &self.tag());
+        let call = Call::of(&[&segment]);
         let mut inv = VOTE.prepare_invoke();
         for key in &call.keys {
-            inv.key(key.as_slice());
+            inv.key(*key);
         }
         for arg in &call.args {
-            inv.arg(arg.as_slice());
+            inv.arg(arg.as_ref());
         }
         inv
     }
