@@ -13,6 +13,7 @@
 //! zones whose DST shift is not a whole hour (only Australia/Lord_Howe today) get hour
 //! buckets that overlap by the shift around a change.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -142,6 +143,15 @@ impl fmt::Display for Period {
     }
 }
 
+/// How many calendar buckets each thread keeps (see [`Bucket::containing`]): one per
+/// period and timezone, for a few timezones.
+const BUCKETS_KEPT: usize = 16;
+
+thread_local! {
+    /// The calendar bucket this thread found last per period and timezone.
+    static LAST_BUCKETS: RefCell<Vec<(Tz, Bucket)>> = const { RefCell::new(Vec::new()) };
+}
+
 /// One bucket of a period: its label and the instants it spans (`None` for `all`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bucket {
@@ -179,6 +189,41 @@ impl Bucket {
     /// [`check_supported`]), or a bucket that would end past it, is `invalid_bucket`.
     pub fn containing(period: Period, tz: Tz, at: DateTime<Utc>) -> Result<Self, Invalid> {
         check_supported(at).map_err(|_| out_of_range(period, &at.to_rfc3339()))?;
+        if !period.is_periodic() {
+            return Self::compute(period, tz, at);
+        }
+        // A calendar bucket holds every instant from its start to its end: the writes of
+        // one moment find theirs among the buckets found last.
+        let found = LAST_BUCKETS.with_borrow(|kept| {
+            kept.iter()
+                .find(|(z, b)| b.period == period && *z == tz && b.holds(at))
+                .map(|(_, b)| b.clone())
+        });
+        if let Some(bucket) = found {
+            return Ok(bucket);
+        }
+        let bucket = Self::compute(period, tz, at)?;
+        LAST_BUCKETS.with_borrow_mut(|kept| {
+            let entry = (tz, bucket.clone());
+            match kept
+                .iter()
+                .position(|(z, b)| b.period == period && *z == tz)
+            {
+                Some(at) => kept[at] = entry,
+                None if kept.len() < BUCKETS_KEPT => kept.push(entry),
+                None => kept[0] = entry,
+            }
+        });
+        Ok(bucket)
+    }
+
+    /// Whether `at` falls in this bucket: from its start, before its end.
+    fn holds(&self, at: DateTime<Utc>) -> bool {
+        self.start.is_some_and(|s| s <= at) && self.end.is_some_and(|e| at < e)
+    }
+
+    /// [`Self::containing`] worked out, for an instant in the supported range.
+    fn compute(period: Period, tz: Tz, at: DateTime<Utc>) -> Result<Self, Invalid> {
         let overflow = || out_of_range(period, &at.to_rfc3339());
         let local = at.with_timezone(&tz);
         let naive = local.naive_local();
@@ -1448,5 +1493,40 @@ mod tests {
             voter_buckets(&[trending], Tz::UTC, Utc::now()),
             Ok(vec![Bucket::all()])
         );
+    }
+
+    mod kept_buckets {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            // The buckets a thread keeps never answer for an instant they do not hold:
+            // a sequence of lookups a quarter of an hour apart or a few (so many hit
+            // what the last one kept, and many fall on a bucket's first instant), in
+            // zones with and without DST changes and with offsets of half an hour,
+            // each equals the bucket worked out afresh.
+            #[test]
+            fn kept_buckets_answer_as_worked_out_afresh(
+                steps in proptest::collection::vec(
+                    (0usize..4, 0usize..4, -8i64..=8), 1..200),
+                start in 1_888_888i64..2_000_000,
+            ) {
+                let periods = [Period::Hour, Period::Day, Period::Week, Period::Month];
+                let zones = [Tz::UTC, Tz::America__New_York, Tz::Australia__Lord_Howe,
+                    Tz::Asia__Kolkata];
+                const QUARTER_MS: i64 = 900_000;
+                let mut ms = start * QUARTER_MS;
+                for (period, zone, quarters) in steps {
+                    ms += quarters * QUARTER_MS;
+                    let at = DateTime::from_timestamp_millis(ms).unwrap();
+                    let (period, tz) = (periods[period], zones[zone]);
+                    prop_assert_eq!(
+                        Bucket::containing(period, tz, at),
+                        Bucket::compute(period, tz, at),
+                        "{:?} {} {}", period, tz, at
+                    );
+                }
+            }
+        }
     }
 }
