@@ -143,13 +143,15 @@ impl fmt::Display for Period {
     }
 }
 
-/// How many calendar buckets each thread keeps (see [`Bucket::containing`]): one per
-/// period and timezone, for a few timezones.
+/// How many calendar buckets each thread keeps (see [`Bucket::containing`]): a vote's
+/// buckets and the next ones its carry-over goes to, for a few periods and timezones.
 const BUCKETS_KEPT: usize = 16;
 
 thread_local! {
-    /// The calendar bucket this thread found last per period and timezone.
-    static LAST_BUCKETS: RefCell<Vec<(Tz, Bucket)>> = const { RefCell::new(Vec::new()) };
+    /// The calendar buckets this thread found last (with their timezone), and where the
+    /// next one goes: the oldest's place once they are [`BUCKETS_KEPT`].
+    static LAST_BUCKETS: RefCell<(Vec<(Tz, Bucket)>, usize)> =
+        const { RefCell::new((Vec::new(), 0)) };
 }
 
 /// One bucket of a period: its label and the instants it spans (`None` for `all`).
@@ -193,8 +195,8 @@ impl Bucket {
             return Self::compute(period, tz, at);
         }
         // A calendar bucket holds every instant from its start to its end: the writes of
-        // one moment find theirs among the buckets found last.
-        let found = LAST_BUCKETS.with_borrow(|kept| {
+        // one moment find theirs (and the next ones) among the buckets found last.
+        let found = LAST_BUCKETS.with_borrow(|(kept, _)| {
             kept.iter()
                 .find(|(z, b)| b.period == period && *z == tz && b.holds(at))
                 .map(|(_, b)| b.clone())
@@ -203,15 +205,13 @@ impl Bucket {
             return Ok(bucket);
         }
         let bucket = Self::compute(period, tz, at)?;
-        LAST_BUCKETS.with_borrow_mut(|kept| {
+        LAST_BUCKETS.with_borrow_mut(|(kept, oldest)| {
             let entry = (tz, bucket.clone());
-            match kept
-                .iter()
-                .position(|(z, b)| b.period == period && *z == tz)
-            {
-                Some(at) => kept[at] = entry,
-                None if kept.len() < BUCKETS_KEPT => kept.push(entry),
-                None => kept[0] = entry,
+            if kept.len() < BUCKETS_KEPT {
+                kept.push(entry);
+            } else {
+                kept[*oldest] = entry;
+                *oldest = (*oldest + 1) % BUCKETS_KEPT;
             }
         });
         Ok(bucket)
