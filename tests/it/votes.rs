@@ -45,17 +45,37 @@ async fn five_thousand_votes_from_200_concurrent_clients_count_exactly() {
     }
 
     for period in ["hour", "day", "week", "month", "all"] {
+        // The board is new, so its previous bucket holds votes only when the test ran
+        // across the bucket's start (08:00, say): then the votes are split between the
+        // two, and so are the voters, whose counts cannot be added.
+        let earlier = |read: &Value| {
+            read["previous"]["score"]
+                .as_f64()
+                .filter(|score| *score > 0.0)
+        };
         let (_, real) = app
             .get(&format!(
                 "/api/v1/boards/stars/members/m1?period={period}&view=real"
             ))
             .await;
-        assert_eq!(num(&real["score"]), 5000.0, "{period}: {real}");
+        let split = earlier(&real);
+        assert_eq!(
+            num(&real["score"]) + split.unwrap_or(0.0),
+            5000.0,
+            "{period}: {real}"
+        );
         assert_eq!(real["rank"], 1);
         let (_, display) = app
             .get(&format!("/api/v1/boards/stars/members/m1?period={period}"))
             .await;
-        assert_eq!(num(&display["score"]), 15000.0, "{period}: {display}");
+        assert_eq!(
+            num(&display["score"]) + earlier(&display).unwrap_or(0.0),
+            15000.0,
+            "{period}: {display}"
+        );
+        if split.is_some() {
+            continue;
+        }
         let participants = display["participants"].as_i64().unwrap();
         assert!(
             (970..=1030).contains(&participants),
