@@ -9,8 +9,8 @@ use chrono_tz::Tz;
 
 use super::Invalid;
 use super::code::Code;
-use super::ledger::REASON_MAX;
 use super::period::{Bucket, Period};
+use super::reason;
 use super::score::View;
 
 /// The largest change one adjustment makes, in votes either way.
@@ -78,7 +78,7 @@ impl Adjustment {
     /// Checks `asked` on a board keeping `periods` in `tz`: a calendar period or `all`
     /// the board keeps (a rolling window has no bucket to change), a bucket of that
     /// period that has begun by `now`, a delta of 1 to [`DELTA_MAX`] votes either way and
-    /// a reason of 1 to [`REASON_MAX`] bytes.
+    /// a reason (see [`reason::check`]).
     pub fn new(
         periods: &[Period],
         tz: Tz,
@@ -127,12 +127,7 @@ impl Adjustment {
                 format!("delta: a whole number of votes from -{DELTA_MAX} to {DELTA_MAX}, not 0"),
             ));
         }
-        if asked.reason.trim().is_empty() || asked.reason.len() > REASON_MAX {
-            return Err(Invalid::new(
-                Code::InvalidField,
-                format!("reason: 1 to {REASON_MAX} bytes saying why"),
-            ));
-        }
+        reason::check(asked.reason)?;
         Ok(Self {
             bucket,
             views,

@@ -11,6 +11,7 @@ use super::adjustment::target_period;
 use super::code::Code;
 use super::ids::VoterId;
 use super::period::Period;
+use super::reason;
 use super::scoring::Op;
 
 /// One accepted write. A vote carries its `count` and the units it added to the display
@@ -92,11 +93,8 @@ pub struct Revocation {
     pub by_member: BTreeMap<String, i64>,
 }
 
-/// The most a revocation's reason may hold.
-pub const REASON_MAX: usize = 2000;
-
 /// A revocation asked for, checked: a voter, a time range whose start comes before its
-/// end, and a reason of 1 to [`REASON_MAX`] bytes.
+/// end, and a reason (see [`reason::check`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevocationRequest {
     pub voter: VoterId,
@@ -117,12 +115,7 @@ impl RevocationRequest {
         {
             return Err(Invalid::new(Code::InvalidWindow, "from must be before to"));
         }
-        if reason.trim().is_empty() || reason.len() > REASON_MAX {
-            return Err(Invalid::new(
-                Code::InvalidField,
-                format!("reason: 1 to {REASON_MAX} bytes saying why"),
-            ));
-        }
+        reason::check(&reason)?;
         Ok(Self {
             voter,
             from,

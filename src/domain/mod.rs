@@ -1,6 +1,6 @@
 //! Pure types and rules: identifiers, periods and buckets, scores, board settings,
 //! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions, ledger entries
-//! and adjustments, live tops and their changes.
+//! and adjustments with their reasons, live tops and their changes.
 //!
 //! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
 //! carried inward as these types.
@@ -18,6 +18,7 @@ pub mod limit;
 pub mod live;
 pub mod percentile;
 pub mod period;
+pub mod reason;
 pub mod recount;
 pub mod retention;
 pub mod score;

@@ -734,6 +734,12 @@ async fn staff_look_a_voter_up_and_strike_out_their_votes_with_a_reason() {
         "{}",
         page.body
     );
+    assert!(
+        page.body
+            .contains(r#"<textarea name="reason" required maxlength="2000"></textarea>"#),
+        "{}",
+        page.body
+    );
     let refused = browser
         .post(
             "/admin/boards/rvp/revocations",

@@ -536,7 +536,9 @@ async fn the_dashboard_adjusts_a_members_score_in_one_bucket() {
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(refused.body.contains("below 0"), "{}", refused.body);
     assert!(
-        refused.body.contains(">typed reason</textarea>"),
+        refused.body.contains(
+            r#"<textarea name="reason" required maxlength="2000">typed reason</textarea>"#
+        ),
         "{}",
         refused.body
     );
