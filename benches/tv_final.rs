@@ -6,7 +6,8 @@
 //! 1. Redis µs per vote: votes go through the engine (`writes::apply`, what a request
 //!    does after HTTP) from 64 tasks, so group commit forms its calls as it does under
 //!    load; Redis's own statistics give EVALSHA's µs per vote, next to one ZINCRBY's in
-//!    the same run (the machine's own unit). Repeated when the host stole more than 3 %
+//!    the same run (the machine's own unit), and what the commands it runs cost alone.
+//!    Repeated when the host stole more than 3 %
 //!    of a core. Then the same board `sharded` (6 shards, by voter) on the same Redis:
 //!    its reserve steps, shard votes and reads of the shards' scores (ZMSCORE), from 64
 //!    and from 512 writers (a board's votes spread over its shards' slots, so each slot
@@ -302,6 +303,16 @@ impl EngineRun {
         })
     }
 
+    /// Redis µs per vote in the commands run, EVALSHA's own time left out: the
+    /// scripts' commands and the few the engine sends itself (the ledger drain's reads).
+    fn commands_usec(&self) -> f64 {
+        self.commands
+            .iter()
+            .filter(|(name, _, _)| name != "evalsha")
+            .map(|(_, _, usec)| usec)
+            .sum()
+    }
+
     /// Votes per `vote.lua` call (a sharded vote's reserve step is a call's vote too).
     fn votes_per_call(&self) -> f64 {
         let calls = self
@@ -461,6 +472,11 @@ async fn run() {
     );
     println!("| µs per ZINCRBY, same run | {unit:.3} |");
     println!("| ZINCRBY-times per vote (target ≤ 12) | {units:.1} |");
+    println!(
+        "| of which the commands alone (every command but EVALSHA) | {:.2} µs = {:.1} ZINCRBY-times |",
+        one.commands_usec(),
+        one.commands_usec() / unit
+    );
     println!("| votes per Redis core | {:.0} |", 1e6 / one.usec);
     println!("| steal (% of a core) | {:.1} |", one.steal);
     println!(
@@ -503,6 +519,8 @@ async fn run() {
         "redis_usec_per_vote": one.usec,
         "zincrby_usec": unit,
         "zincrby_units_per_vote": units,
+        "commands_usec_per_vote": one.commands_usec(),
+        "commands_zincrby_units_per_vote": one.commands_usec() / unit,
         "votes_per_redis_core": 1e6 / one.usec,
         "steal_pct": one.steal,
         "full": one.json(),
