@@ -7,10 +7,9 @@
 //!    does after HTTP) from 64 tasks, so group commit forms its calls as it does under
 //!    load; Redis's own statistics give EVALSHA's µs per vote, next to one ZINCRBY's in
 //!    the same run (the machine's own unit), and what the commands it runs cost alone.
-//!    Repeated when the host stole more than 3 %
-//!    of a core. Then the same board `sharded` (6 shards, by voter) on the same Redis:
-//!    its reserve steps, shard votes and reads of the shards' scores (ZMSCORE), from 64
-//!    and from 512 writers (a board's votes spread over its shards' slots, so each slot
+//!    Repeated when the host stole more than 3 % of a core. Then the same board
+//!    `sharded` (6 shards, by voter) on the same Redis: its reserve steps, shard votes
+//!    and reads of the shards' scores (ZMSCORE), from 64 and from 512 writers (a board's votes spread over its shards' slots, so each slot
 //!    has fewer in flight and its calls are smaller at the same load).
 //! 2. Votes over HTTP: the release server (`target/release/ovation`, two workers) with the
 //!    same board, `wrk` at 64 connections (`bench/tv_vote.lua`): votes per second, p50
@@ -419,6 +418,7 @@ async fn run() {
     let split_loaded = quiet_engine_run(&state, &single, (&sharded, votes, LOADED)).await;
     let unit = zincrby_usec(port);
     let units = one.usec / unit;
+    let commands = one.commands_usec();
     let seconds: u64 = env_number("BENCH_SECONDS", 10);
     let (over_http, http_usec) = http_phase(port, redis.0.id(), seconds).await;
     let share = over_http.rps / (1e6 / one.usec);
@@ -473,9 +473,8 @@ async fn run() {
     println!("| µs per ZINCRBY, same run | {unit:.3} |");
     println!("| ZINCRBY-times per vote (target ≤ 12) | {units:.1} |");
     println!(
-        "| of which the commands alone (every command but EVALSHA) | {:.2} µs = {:.1} ZINCRBY-times |",
-        one.commands_usec(),
-        one.commands_usec() / unit
+        "| of which the commands alone (every command but EVALSHA) | {commands:.2} µs = {:.1} ZINCRBY-times |",
+        commands / unit
     );
     println!("| votes per Redis core | {:.0} |", 1e6 / one.usec);
     println!("| steal (% of a core) | {:.1} |", one.steal);
@@ -519,8 +518,8 @@ async fn run() {
         "redis_usec_per_vote": one.usec,
         "zincrby_usec": unit,
         "zincrby_units_per_vote": units,
-        "commands_usec_per_vote": one.commands_usec(),
-        "commands_zincrby_units_per_vote": one.commands_usec() / unit,
+        "commands_usec_per_vote": commands,
+        "commands_zincrby_units_per_vote": commands / unit,
         "votes_per_redis_core": 1e6 / one.usec,
         "steal_pct": one.steal,
         "full": one.json(),
