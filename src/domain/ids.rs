@@ -28,9 +28,17 @@ fn is_instance(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
-/// Printable text without control characters, 1 to `max` bytes.
+/// Printable text, 1 to `max` bytes: see [`is_plain`].
 fn is_printable(s: &str, max: usize) -> bool {
-    (1..=max).contains(&s.len()) && !s.chars().any(char::is_control)
+    (1..=max).contains(&s.len()) && is_plain(s)
+}
+
+/// Whether text holds no control character (C0, DEL, C1) and no bidirectional embedding,
+/// override or isolate (U+202A–U+202E, U+2066–U+2069), which would make what a log or a
+/// page shows differ from what was stored.
+pub fn is_plain(s: &str) -> bool {
+    !s.chars()
+        .any(|c| c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'))
 }
 
 macro_rules! string_id {
@@ -220,7 +228,15 @@ mod tests {
     fn voters_are_printable_text() {
         assert!(VoterId::parse("alice@example.com").is_ok());
         assert!(VoterId::parse("用户 7").is_ok());
-        for bad in ["a\nb", ""] {
+        for bad in [
+            "a\nb",
+            "",
+            "\u{0}x",
+            "x\u{7f}",
+            "x\u{9b}",
+            "evil\u{202e}",
+            "a\u{2067}b",
+        ] {
             assert_eq!(
                 VoterId::parse(bad).unwrap_err().code,
                 Code::InvalidVoter,

@@ -3,16 +3,26 @@
 
 use super::Invalid;
 use super::code::Code;
+use super::ids::is_plain;
 
 /// The most a reason may hold, in bytes.
 pub const MAX: usize = 2000;
 
-/// Checks a reason: 1 to [`MAX`] bytes, not only blanks.
+/// Checks a reason: 1 to [`MAX`] bytes, not only blanks, plain text as a voter id is
+/// (no control or bidirectional-override character: see [`is_plain`]), so the audit
+/// trail shows what was stored on every SQL backend.
 pub fn check(reason: &str) -> Result<(), Invalid> {
     if reason.trim().is_empty() || reason.len() > MAX {
         return Err(Invalid::new(
             Code::InvalidField,
             format!("reason: 1 to {MAX} bytes saying why"),
+        ));
+    }
+    if !is_plain(reason) {
+        return Err(Invalid::new(
+            Code::InvalidField,
+            "reason: no control characters (C0, DEL, C1, line breaks included) and no \
+             bidirectional embeddings, overrides or isolates",
         ));
     }
     Ok(())
@@ -31,6 +41,13 @@ mod tests {
             " \t\n".to_owned(),
             "x".repeat(MAX + 1),
             "é".repeat(MAX / 2 + 1),
+            "\u{0}evil\u{202e}".to_owned(),
+            "line\nbreak".to_owned(),
+            "tab\there".to_owned(),
+            "del\u{7f}".to_owned(),
+            "c1\u{85}".to_owned(),
+            "\u{202a}embedded".to_owned(),
+            "isolate\u{2066}d".to_owned(),
         ] {
             assert_eq!(
                 check(&bad).map_err(|e| e.code),

@@ -38,6 +38,36 @@ pub fn check_url(raw: &str) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// Refuses a webhook URL whose host is a literal address a delivery may not connect to
+/// (loopback, private, link-local, unspecified and the other ranges [`not_public`]
+/// names), so an operator learns of the mistake when adding it rather than at the first
+/// delivery; `allow_private` (`OVATION_WEBHOOK_ALLOW_PRIVATE`) lets them through. A host
+/// name is not resolved here: deliveries check the address they connect to.
+pub fn check_url_host(raw: &str, allow_private: bool) -> Result<(), Invalid> {
+    check_url(raw)?;
+    if allow_private {
+        return Ok(());
+    }
+    let ip = match Url::parse(raw)
+        .ok()
+        .and_then(|u| u.host().map(|h| h.to_owned()))
+    {
+        Some(url::Host::Ipv4(v4)) => IpAddr::V4(v4),
+        Some(url::Host::Ipv6(v6)) => IpAddr::V6(v6),
+        _ => return Ok(()),
+    };
+    match not_public(ip) {
+        Some(kind) => Err(Invalid::new(
+            Code::InvalidWebhook,
+            format!(
+                "webhook_url names {ip}, a {kind} address, which deliveries never reach \
+                 (set OVATION_WEBHOOK_ALLOW_PRIVATE=true to allow private addresses)"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Why a delivery may not connect to `ip` unless private addresses are allowed, or
 /// `None` when it is a public address: loopback, private, link-local, unspecified,
 /// shared (carrier-grade NAT), multicast, broadcast, documentation and reserved ranges,
@@ -173,6 +203,39 @@ mod tests {
             .map(|a| backoff(a).num_seconds())
             .collect();
         assert_eq!(delays, [1, 2, 4, 2048, 3600, 3600]);
+    }
+
+    #[test]
+    fn a_url_naming_a_private_address_is_refused_unless_private_addresses_are_allowed() {
+        for refused in [
+            "http://127.0.0.1/hook",
+            "https://10.0.0.7:8443/x",
+            "http://[::1]/",
+            "http://169.254.169.254/latest/meta-data",
+            "http://0.0.0.0/",
+            "http://[fe80::1]/",
+            "http://[::ffff:192.168.1.1]/",
+        ] {
+            let err = check_url_host(refused, false).unwrap_err();
+            assert_eq!(err.code, Code::InvalidWebhook, "{refused}");
+            assert!(
+                err.message.contains("OVATION_WEBHOOK_ALLOW_PRIVATE"),
+                "{refused}: {}",
+                err.message
+            );
+            assert_eq!(check_url_host(refused, true), Ok(()), "{refused}");
+        }
+        for taken in [
+            "https://hooks.example.com/x",
+            "http://203.0.114.9/",
+            "http://localhost/",
+        ] {
+            assert_eq!(check_url_host(taken, false), Ok(()), "{taken}");
+        }
+        assert_eq!(
+            check_url_host("ftp://8.8.8.8/", true).unwrap_err().code,
+            Code::InvalidWebhook
+        );
     }
 
     #[test]

@@ -29,7 +29,7 @@ use crate::domain::ids::{BoardName, BoardSlug};
 use crate::domain::live::{Snapshot, changes};
 use crate::domain::period::Period;
 use crate::domain::score::View;
-use crate::domain::webhook::check_url;
+use crate::domain::webhook::check_url_host;
 use crate::store::sql;
 
 /// How long a board's watch lease lasts unless renewed (each interval).
@@ -78,7 +78,7 @@ pub async fn create(
     new: NewWebhook,
 ) -> Result<BoardWebhook, EngineError> {
     let config = hooked_board(state, slug)?;
-    check_url(&new.url)?;
+    check_url_host(&new.url, state.settings.webhook_allow_private)?;
     let top = checked_top(new.top.unwrap_or(10))?;
     let events = parse_events(new.events.as_deref())
         .map_err(|e| EngineError::invalid_field("events", e.message))?;

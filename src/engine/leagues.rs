@@ -15,6 +15,7 @@ use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::LeagueSlug;
 use crate::domain::league::{Delivery, League, LeagueSettings, RecordedReward, Season, season_end};
+use crate::domain::webhook::check_url_host;
 use crate::store::sql;
 
 /// A league's settings as the audit log shows them (never the webhook secret).
@@ -120,6 +121,16 @@ pub async fn leagues(state: &AppState) -> Result<Vec<League>, EngineError> {
     Ok(sql::leagues::list_leagues(&state.db).await?)
 }
 
+/// Checks a league's settings, and that its webhook URL names no address deliveries
+/// may not reach (unless private addresses are allowed).
+fn checked(state: &AppState, settings: &LeagueSettings) -> Result<(), EngineError> {
+    settings.check()?;
+    if let Some(url) = &settings.webhook_url {
+        check_url_host(url, state.settings.webhook_allow_private)?;
+    }
+    Ok(())
+}
+
 /// Creates a league with a fresh webhook secret.
 pub async fn create_league(
     state: &AppState,
@@ -127,7 +138,7 @@ pub async fn create_league(
     slug: LeagueSlug,
     settings: LeagueSettings,
 ) -> Result<League, EngineError> {
-    settings.check()?;
+    checked(state, &settings)?;
     let ends = season_end(&settings, Utc::now())?;
     let league = sql::leagues::insert_league(&state.db, &slug, &settings, &random_text(40), ends)
         .await
@@ -156,7 +167,7 @@ pub async fn update_league(
     slug: &LeagueSlug,
     settings: LeagueSettings,
 ) -> Result<League, EngineError> {
-    settings.check()?;
+    checked(state, &settings)?;
     let league = League {
         settings,
         ..league_of(state, slug).await?

@@ -456,6 +456,20 @@ async fn adjustments_are_refused_with_a_precise_code_and_change_nothing() {
         (
             "no",
             "m2",
+            with("reason", json!("\u{0}evil\u{202e}")),
+            422,
+            "invalid_field",
+        ),
+        (
+            "no",
+            "m2",
+            with("reason", json!("del\u{7f}")),
+            422,
+            "invalid_field",
+        ),
+        (
+            "no",
+            "m2",
             with("idempotency_key", json!("")),
             422,
             "invalid_idempotency_key",

@@ -142,7 +142,28 @@ async fn a_webhook_to_a_loopback_address_is_refused_without_allow_private() {
     let receiver = Receiver::start(Vec::new()).await;
     let app = TestApp::spawn_with(hooked(false)).await;
     board(&app).await;
-    let created = add_webhook(&app, json!({"url": receiver.url})).await;
+    // A literal loopback or private address is refused when the webhook is added.
+    for url in [
+        receiver.url.clone(),
+        "http://192.168.1.20/hook".to_owned(),
+        "http://[::1]:9/hook".to_owned(),
+        "http://169.254.169.254/latest".to_owned(),
+    ] {
+        let (status, body) = app
+            .post("/api/v1/admin/boards/final/webhooks", json!({"url": url}))
+            .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_webhook")),
+            "{url}: {body}"
+        );
+    }
+    assert_eq!(deliveries(&app).await, Vec::<Value>::new());
+    let (_, listed) = app.get("/api/v1/admin/boards/final/webhooks").await;
+    assert_eq!(listed["webhooks"], json!([]), "{listed}");
+    // A name is checked at delivery, on the address it resolves to.
+    let named = format!("http://localhost:{}/hook", receiver.port);
+    let created = add_webhook(&app, json!({"url": named})).await;
     let id = created["id"].as_i64().unwrap();
     let (status, body) = app
         .post(
@@ -164,7 +185,8 @@ async fn a_webhook_to_a_loopback_address_is_refused_without_allow_private() {
     assert_eq!(refused["last_status"], Value::Null);
     let error = refused["last_error"].as_str().unwrap();
     assert!(
-        error.starts_with("refused to connect to 127.0.0.1 at 127.0.0.1: a loopback address"),
+        error.contains("refused to connect to localhost at 127.0.0.1: a loopback address")
+            || error.contains("refused to connect to localhost at ::1: a loopback address"),
         "{error}"
     );
     assert_eq!(receiver.count(), 0);

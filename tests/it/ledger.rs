@@ -1093,17 +1093,50 @@ async fn revocation(storage: Value) {
     let stored = ledger(&app, "rv", 1000).await;
     let struck = stored.iter().filter(|e| e.get("revoked").is_some()).count();
     assert_eq!(struck, cast.iter().filter(|c| gone(c)).count());
-    for bad in [
-        json!({"voter": "", "reason": "x"}),
-        json!({"voter": "bot", "reason": ""}),
-        json!({"voter": "bot", "reason": "x", "from": "yesterday"}),
-        json!({"voter": "bot", "reason": "x", "from": now.to_rfc3339(), "to": from.to_rfc3339()}),
+    for (bad, code) in [
+        (json!({"voter": "", "reason": "x"}), "invalid_voter"),
+        (json!({"voter": "bot", "reason": ""}), "invalid_field"),
+        (
+            json!({"voter": "bot", "reason": "\u{0}evil\u{202e}"}),
+            "invalid_field",
+        ),
+        (
+            json!({"voter": "bot", "reason": "two\nlines"}),
+            "invalid_field",
+        ),
+        (
+            json!({"voter": "bot", "reason": "c1\u{85}"}),
+            "invalid_field",
+        ),
+        (
+            json!({"voter": "bot", "reason": "isolate\u{2068}"}),
+            "invalid_field",
+        ),
+        (
+            json!({"voter": "bot", "reason": "x", "from": "yesterday"}),
+            "invalid_timestamp",
+        ),
+        (
+            json!({"voter": "bot", "reason": "x", "from": now.to_rfc3339(), "to": from.to_rfc3339()}),
+            "invalid_window",
+        ),
     ] {
         let (status, body) = app
             .post("/api/v1/admin/boards/rv/revocations", bad.clone())
             .await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {body}");
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some(code)),
+            "{bad}: {body}"
+        );
     }
+    // Nothing was stored by the refused ones.
+    let (_, list) = app.get("/api/v1/admin/boards/rv/revocations").await;
+    assert_eq!(
+        list["revocations"].as_array().map(Vec::len),
+        Some(2),
+        "{list}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -245,16 +245,44 @@ async fn a_redirect_is_a_failed_attempt_and_is_not_followed() {
 async fn loopback_and_private_receivers_are_refused_unless_allowed() {
     let receiver = Receiver::start(Vec::new()).await;
     let app = TestApp::spawn_with(hooked(false)).await;
-    // An address in the URL, and a name that resolves to one (checked where the
-    // connection is made, so a name that changes its answer cannot slip past).
-    for (slug, url) in [
-        ("literal", receiver.url.clone()),
-        ("named", format!("http://localhost:{}/hook", receiver.port)),
-        (
-            "mapped",
-            format!("http://[::ffff:127.0.0.1]:{}/hook", receiver.port),
-        ),
+    // A literal address is refused when the league is created or changed, and nothing
+    // is stored.
+    for url in [
+        receiver.url.clone(),
+        format!("http://[::ffff:127.0.0.1]:{}/hook", receiver.port),
+        "http://10.0.0.7/hook".to_owned(),
+        "http://[fe80::1]/hook".to_owned(),
+        "http://0.0.0.0/hook".to_owned(),
     ] {
+        let (status, answer) = app
+            .post(
+                "/api/v1/admin/leagues",
+                league("literal", 4, Some(url.clone())),
+            )
+            .await;
+        assert_eq!(
+            (status, answer["error"]["code"].as_str()),
+            (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_webhook")),
+            "{url}: {answer}"
+        );
+    }
+    let (status, _) = app.get("/api/v1/admin/leagues/literal").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    create(&app, league("changed", 4, None)).await;
+    let (status, answer) = app
+        .patch(
+            "/api/v1/admin/leagues/changed",
+            json!({"webhook_url": receiver.url}),
+        )
+        .await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("invalid_webhook")),
+        "{answer}"
+    );
+    // A name that resolves to such an address is checked where the connection is made,
+    // so a name that changes its answer cannot slip past.
+    for (slug, url) in [("named", format!("http://localhost:{}/hook", receiver.port))] {
         closed_once(&app, slug, &url).await;
         let d = attempted(&app, slug, 1).await;
         assert_eq!((d.last_status, d.delivered_at), (None, None), "{d:?}");

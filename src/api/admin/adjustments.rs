@@ -93,7 +93,7 @@ impl AdjustmentResponse {
         (status = 200, description = "replayed for a known idempotency key (`Idempotent-Replayed: true`)", body = AdjustmentResponse),
         (status = 404, description = "board_not_found, member_not_found", body = crate::api::ErrorBody),
         (status = 409, description = "wrong_scoring (a scores board), bucket_released (a closed bucket Redis no longer holds), negative_score (a score would go below 0)", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_period (unknown, or a rolling window), period_not_enabled, invalid_bucket (not a bucket of the period, missing, or not begun), ambiguous_bucket, invalid_view, invalid_delta, invalid_field (reason), invalid_idempotency_key, idempotency_key_reused, score_overflow, not_for_family", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_period (unknown, or a rolling window), period_not_enabled, invalid_bucket (not a bucket of the period, missing, or not begun), ambiguous_bucket, invalid_view, invalid_delta, invalid_field (reason: blank, over 2,000 bytes, or a control or bidirectional-override character), invalid_idempotency_key, idempotency_key_reused, score_overflow, not_for_family", body = crate::api::ErrorBody),
         (status = 503, description = "store_unavailable", body = crate::api::ErrorBody),
     ))]
 #[post("/boards/{board}/members/{member}/adjustments")]

@@ -129,7 +129,7 @@ fn webhook_id(raw: &str) -> Result<i64, ApiError> {
         (status = 201, body = WebhookResponse),
         (status = 404, description = "board_not_found", body = crate::api::ErrorBody),
         (status = 409, description = "too_many_webhooks (20 per board)", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_webhook (url), invalid_period, period_not_enabled, invalid_view, invalid_field (top, events), not_for_family", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_webhook (url: not http(s), over 2048 bytes, credentials, or a literal loopback, private, link-local or unspecified address unless OVATION_WEBHOOK_ALLOW_PRIVATE), invalid_period, period_not_enabled, invalid_view, invalid_field (top, events), not_for_family", body = crate::api::ErrorBody),
     ))]
 #[post("/boards/{board}/webhooks")]
 pub async fn create_webhook(

@@ -242,7 +242,7 @@ pub struct LeaguesResponse {
     responses(
         (status = 201, body = LeagueResponse),
         (status = 409, description = "league_exists", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_league_slug, invalid_title, invalid_tiers, invalid_ratio (outside [0, 1], promote + demote > 1, the lowest tier demoting or the highest promoting), invalid_bracket_size (below 2), invalid_season, invalid_timezone, invalid_reward, unknown_tier (a reward's), invalid_webhook; a score limit's invalid_dimension, invalid_window, invalid_limit, invalid_name, empty_dimensions, too_many_rules", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_league_slug, invalid_title, invalid_tiers, invalid_ratio (outside [0, 1], promote + demote > 1, the lowest tier demoting or the highest promoting), invalid_bracket_size (below 2), invalid_season, invalid_timezone, invalid_reward, unknown_tier (a reward's), invalid_webhook (also a literal loopback, private, link-local or unspecified address unless OVATION_WEBHOOK_ALLOW_PRIVATE); a score limit's invalid_dimension, invalid_window, invalid_limit, invalid_name, empty_dimensions, too_many_rules", body = crate::api::ErrorBody),
     ))]
 #[post("/leagues")]
 pub async fn create_league(

@@ -80,7 +80,7 @@ pub struct RevocationsResponse {
         (status = 201, body = RevocationResponse),
         (status = 404, description = "board_not_found", body = crate::api::ErrorBody),
         (status = 409, description = "wrong_scoring: a scores board", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_voter, invalid_timestamp (from, to), invalid_window (from not before to), invalid_field (reason), not_for_family (a family: its instances' votes are not revoked)", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_voter, invalid_timestamp (from, to), invalid_window (from not before to), invalid_field (reason: blank, over 2,000 bytes, or a control or bidirectional-override character), not_for_family (a family: its instances' votes are not revoked)", body = crate::api::ErrorBody),
         (status = 503, description = "store_unavailable", body = crate::api::ErrorBody),
     ))]
 #[post("/boards/{board}/revocations")]
