@@ -100,7 +100,7 @@ fn describe() {
     );
     describe_gauge!(
         "ovation_ledger_pending",
-        "By board: accepted writes in Redis not yet in the SQL ledger"
+        "By board: ledgers with accepted writes waiting in Redis for SQL (1 for a plain board whose entries wait, each such room of a family)"
     );
     describe_counter!(
         "ovation_ledger_drained_total",

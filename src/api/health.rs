@@ -51,7 +51,8 @@ pub struct LedgerBacklog {
     /// Seconds since the oldest entry still waiting in Redis was accepted (the largest
     /// over boards); 0 when none waits.
     pub lag_s: f64,
-    /// Entries waiting in Redis, over all boards.
+    /// Ledgers whose entries wait in Redis, over all boards: a plain board counts one
+    /// when any of its entries waits, a family each of its rooms whose entries wait.
     pub pending: u64,
     /// Boards being rebuilt from their ledgers after Redis lost them (the instance is not
     /// ready until they are); null when none is.

@@ -1,5 +1,6 @@
-//! What the ledger's drain last saw: per board, the entries in Redis not yet in SQL and
-//! when the oldest of them was accepted. `/readyz` and `/metrics` report it; every
+//! What the ledger's drain last saw: per board, the ledgers (the board's own, or a
+//! family's rooms') holding entries not yet in SQL and when the oldest of them was
+//! accepted. `/readyz` and `/metrics` report it; every
 //! instance looks at every board's ledger on each pass, holder of its lease or not.
 //! Also the family instances whose ledger entries this instance could not note for the
 //! drain (`Backlogs::unnoted`), which its drain notes on its next pass.
@@ -10,6 +11,8 @@ use std::sync::Mutex;
 /// One board's backlog.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Backlog {
+    /// Ledgers with entries waiting: 1 for a plain board whose entries wait (0 when none
+    /// does), each such room of a family.
     pub pending: u64,
     /// When the oldest pending entry was accepted (ms since the epoch).
     pub oldest_ms: Option<i64>,
@@ -117,7 +120,7 @@ impl Backlogs {
         }
     }
 
-    /// The largest lag of any board, and the entries pending over all of them.
+    /// The largest lag of any board, and the ledgers waiting over all of them.
     pub fn total(&self, now_ms: i64) -> (f64, u64) {
         let Ok(boards) = self.boards.lock() else {
             return (0.0, 0);

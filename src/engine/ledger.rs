@@ -150,7 +150,7 @@ async fn drain_board(
 ) -> Result<Backlog, EngineError> {
     let sources = board.keys.shards();
     let waiting = backlog(state, &sources).await?;
-    if waiting.pending == 0 {
+    if waiting.oldest_ms.is_none() {
         return Ok(waiting);
     }
     let lease: Lease = state.redis.ledger_lease(&board.keys, token, LEASE);
@@ -210,8 +210,7 @@ async fn drain_family(
             // instance after appending, so it is either seen here or noted after this.
             state.redis.ledger_clean(family, instance).await?;
             let left = backlog(state, &sources).await?;
-            if left.pending > 0 {
-                let since = left.oldest_ms.unwrap_or_else(now_ms);
+            if let Some(since) = left.oldest_ms {
                 state
                     .redis
                     .ledger_note(family, &[(instance.clone(), since)])
@@ -223,25 +222,23 @@ async fn drain_family(
         }
         dirty = state.redis.ledger_dirty(family, PASS_INSTANCES).await?;
     }
-    let instances: Vec<BoardKeys> = dirty
-        .iter()
-        .map(|(instance, _)| family.instance(instance, ttl_ms))
-        .collect();
+    // Every room waiting, from the set's size: a pass looks at the oldest noted only.
     Ok(Backlog {
-        pending: state.redis.ledger_pending(&instances).await?,
+        pending: state.redis.ledger_waiting(family).await?,
         oldest_ms: dirty.iter().map(|(_, ms)| *ms).min(),
     })
 }
 
-/// What waits in a board's ledgers.
+/// What waits in a board's ledgers (`sources`: one, or a sharded board's shards'): the
+/// board counts one when any entry waits.
 async fn backlog(state: &AppState, sources: &[BoardKeys]) -> Result<Backlog, EngineError> {
     let mut total = Backlog::default();
     for source in sources {
         let head = state.redis.ledger_head(source, 1).await?;
-        total.pending += head.length;
         if let Some(first) = head.entries.first() {
             let at = decode(first)?.recorded;
             total.oldest_ms = Some(total.oldest_ms.map_or(at, |t| t.min(at)));
+            total.pending = 1;
         }
     }
     Ok(total)

@@ -1535,3 +1535,64 @@ async fn the_drain_finds_instances_by_their_note_and_notes_those_a_write_could_n
     let voters: Vec<&str> = c.iter().map(|e| e["voter"].as_str().unwrap()).collect();
     assert_eq!(voters, ["v0", "v9"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn readyz_counts_every_room_whose_ledger_waits_not_one_pass_of_them() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "rooms", "title": "Rooms", "membership": "open",
+        "ledger": true, "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    // The first board of the test's own database.
+    let id = 1;
+    // Another drain holds the family's lease: this instance's passes only look.
+    let mut redis = RawRedis::connect().await;
+    let _: () = redis
+        .query(
+            redis::cmd("SET")
+                .arg(format!("{}:{{b:{id}}}:lg:lease", app.prefix))
+                .arg("another instance")
+                .arg("PX")
+                .arg(120_000),
+        )
+        .await;
+    // 1,200 rooms: more than one pass of the drain looks at (1,000).
+    let rooms = 1200;
+    for batch in 0..rooms / 100 {
+        let votes: Vec<Value> = (0..100)
+            .map(|i| json!({"board": format!("rooms:r{}", batch * 100 + i), "member": "m1"}))
+            .collect();
+        let (status, body) = app
+            .post("/api/v1/votes", json!({"voter": "v", "votes": votes}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(
+            body["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r.get("error").is_none()),
+            "{body}"
+        );
+    }
+    let started = std::time::Instant::now();
+    loop {
+        let (_, ready) = app.get("/readyz").await;
+        if ready["ledger"]["pending"] == rooms {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "pending never counted every room: {ready}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains(&format!(
+            "ovation_ledger_pending{{board=\"rooms\"}} {rooms}"
+        )),
+        "{metrics}"
+    );
+}

@@ -95,6 +95,15 @@ impl RedisStore {
         Ok(lengths.iter().sum())
     }
 
+    /// How many instances of `family` have ledger entries waiting for SQL: the size of
+    /// the set the drain walks, so the backlog counts every room, not one pass's worth.
+    pub async fn ledger_waiting(&self, family: &BoardKeys) -> Result<u64, RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.zcard(family.ledger_dirty());
+        let (waiting,): (u64,) = self.query("ledger_waiting", pipe).await?;
+        Ok(waiting)
+    }
+
     /// Up to `limit` instances of `family` whose ledgers hold entries, with when the
     /// oldest was noted (ms), oldest first.
     pub async fn ledger_dirty(
