@@ -57,9 +57,20 @@ pub struct Settings {
     /// holds open at once; one more is refused (503 `too_many_streams`) and the pages
     /// poll instead. 0 turns streams off.
     pub events_max_streams: usize,
+    /// `OVATION_EVENTS_MAX_STREAMS_PER_IP`: how many of them one client address holds
+    /// (an IPv6 client by its /64); one more is refused (429 `too_many_streams_from_ip`).
+    pub events_max_streams_per_ip: usize,
+    /// `OVATION_EVENTS_DASHBOARD_RESERVE`: streams of `OVATION_EVENTS_MAX_STREAMS` kept
+    /// for signed-in dashboard sessions: the public and API streams stop this many short.
+    pub events_dashboard_reserve: usize,
+    /// `OVATION_EXPORTS_MAX`: ledger exports (NDJSON) running at once on this instance,
+    /// each holding one SQL connection; one more is refused (503 `too_many_exports`).
+    /// Below the SQL pool, so exports never take every connection.
+    pub exports_max: usize,
     /// `OVATION_STALL_TIMEOUT_MS`: a connection whose client accepts none of the data
     /// waiting for it this long is closed (`TCP_USER_TIMEOUT`, Linux): a live subscriber
-    /// that stopped reading is dropped, its connection and buffers freed.
+    /// that stopped reading is dropped, its connection and buffers freed; a ledger
+    /// export whose reader takes nothing this long stops and frees its SQL connection.
     pub stall_timeout: Duration,
     /// `OVATION_COOKIE_SECURE`: mark cookies Secure (HTTPS only). Turn off only for local
     /// plain-HTTP use.
@@ -115,7 +126,10 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("read_cache_ms", "250"),
     ("events_interval_ms", "1000"),
     ("events_max_streams", "20000"),
+    ("events_max_streams_per_ip", "20"),
+    ("events_dashboard_reserve", "100"),
     ("stall_timeout_ms", "30000"),
+    ("exports_max", "2"),
     ("config_check_ms", "2000"),
     ("archive_check_ms", "20000"),
     ("ledger_drain_ms", "250"),
@@ -254,6 +268,25 @@ impl Settings {
             Duration::from_millis(parse_number(get("events_interval_ms"), 50, 60_000)?);
         let events_max_streams =
             usize::try_from(parse_number(get("events_max_streams"), 0, 1_000_000)?)?;
+        let events_max_streams_per_ip = usize::try_from(parse_number(
+            get("events_max_streams_per_ip"),
+            1,
+            1_000_000,
+        )?)?;
+        let (_, reserve_src) = get("events_dashboard_reserve");
+        let events_dashboard_reserve =
+            usize::try_from(parse_number(get("events_dashboard_reserve"), 0, 1_000_000)?)?;
+        if events_max_streams > 0 && events_dashboard_reserve >= events_max_streams {
+            bail!(
+                "{reserve_src}: the dashboard's reserve ({events_dashboard_reserve}) must be \
+                 below OVATION_EVENTS_MAX_STREAMS ({events_max_streams})"
+            );
+        }
+        let exports_max = usize::try_from(parse_number(
+            get("exports_max"),
+            1,
+            u64::from(crate::store::sql::POOL_SIZE) - 2,
+        )?)?;
         let stall_timeout =
             Duration::from_millis(parse_number(get("stall_timeout_ms"), 1000, 600_000)?);
         let config_check =
@@ -284,6 +317,9 @@ impl Settings {
             read_cache,
             events_interval,
             events_max_streams,
+            events_max_streams_per_ip,
+            events_dashboard_reserve,
+            exports_max,
             stall_timeout,
             config_check,
             archive_check,

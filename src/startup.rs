@@ -216,6 +216,7 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
         durability: Arc::new(Durability::new(settings.allow_eviction)),
         backlogs: Arc::default(),
         watchers: Arc::default(),
+        exports: Arc::new(tokio::sync::Semaphore::new(settings.exports_max)),
         reads: Arc::new(ReadCache::new(settings.read_cache)),
         sessions: SessionPolicy {
             idle: settings.session_idle,

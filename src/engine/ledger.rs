@@ -422,19 +422,41 @@ pub(super) fn ledger_board(
 
 /// Every entry of the board's ledger after `seq` `after`, in order, as the stream is
 /// read: one SQL cursor in a task of its own, handing over a few entries at a time, so
-/// memory stays flat however long the ledger. An error ends the stream with it.
-pub fn stream(
+/// memory stays flat however long the ledger.
+///
+/// An export takes one of `OVATION_EXPORTS_MAX` places (503 `too_many_exports` when
+/// none is free) and its SQL connection before it answers, so a refusal comes before any
+/// of the body; the connection is never one that `/readyz` or an admin write needs. A
+/// reader that takes nothing for `OVATION_STALL_TIMEOUT_MS` is left: the cursor stops,
+/// the connection and the place are freed, and the stream ends with an error (a body cut
+/// short, never one that looks whole). An error of SQL ends the stream the same way.
+pub async fn export(
     state: &AppState,
     name: &BoardName,
     after: i64,
 ) -> Result<impl Stream<Item = Result<Recorded, EngineError>> + use<>, EngineError> {
     let board = boards::find(state, name)?;
     check_after(after)?;
+    let place = state
+        .exports
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| EngineError::Busy {
+            code: Code::TooManyExports,
+            message: format!(
+                "this instance runs its most ledger exports at once ({}); try again shortly",
+                state.settings.exports_max
+            ),
+        })?;
     let board_id = board.config.board.id;
     let instance = board.instance.map(|i| i.as_str().to_owned());
     let db = state.db.clone();
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Recorded, EngineError>>(256);
+    let stall = state.settings.stall_timeout;
+    let (opened_tx, opened) = tokio::sync::oneshot::channel::<Result<(), EngineError>>();
+    // `None` after the last entry: a channel closed without it was cut short.
+    let (tx, rx) = tokio::sync::mpsc::channel::<Option<Result<Recorded, EngineError>>>(256);
     tokio::spawn(async move {
+        let _place = place;
         let of = LedgerOf {
             board_id,
             instance: instance.as_deref().unwrap_or(""),
@@ -442,20 +464,50 @@ pub fn stream(
         let rows = match sql::stream(&db, of, after).await {
             Ok(rows) => rows,
             Err(err) => {
-                let _ = tx.send(Err(err.into())).await;
+                let _ = opened_tx.send(Err(err.into()));
                 return;
             }
         };
+        if opened_tx.send(Ok(())).is_err() {
+            return;
+        }
         futures_util::pin_mut!(rows);
         while let Some(row) = rows.next().await {
             let failed = row.is_err();
-            // The reader went away: stop reading.
-            if tx.send(row.map_err(EngineError::from)).await.is_err() || failed {
-                return;
+            match tokio::time::timeout(stall, tx.send(Some(row.map_err(EngineError::from)))).await {
+                Ok(Ok(())) if !failed => {}
+                // The reader went away, or SQL failed (the reader has the error).
+                Ok(_) => return,
+                Err(_) => {
+                    tracing::warn!(
+                        board_id,
+                        "a ledger export's reader stalled; the export stops"
+                    );
+                    return;
+                }
             }
         }
+        let _ = tx.send(None).await;
     });
-    Ok(futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
-    }))
+    opened
+        .await
+        .map_err(|_| anyhow::anyhow!("the ledger export stopped before it opened"))??;
+    Ok(futures_util::stream::unfold(
+        (rx, false),
+        |(mut rx, done)| async move {
+            if done {
+                return None;
+            }
+            match rx.recv().await {
+                Some(Some(item)) => Some((item, (rx, false))),
+                Some(None) => None,
+                None => Some((
+                    Err(EngineError::Unavailable(
+                        "the ledger export stopped before its end".to_owned(),
+                    )),
+                    (rx, true),
+                )),
+            }
+        },
+    ))
 }

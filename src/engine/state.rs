@@ -38,4 +38,7 @@ pub struct AppState {
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
     /// The tops this instance watches for live subscribers (`engine::events`).
     pub watchers: Arc<Watchers>,
+    /// Ledger exports that may run at once (`OVATION_EXPORTS_MAX`): each holds one SQL
+    /// connection while its reader reads.
+    pub exports: Arc<tokio::sync::Semaphore>,
 }

@@ -404,6 +404,12 @@ pub struct Options {
     pub events_interval: Duration,
     /// The most live streams the instance holds open (`OVATION_EVENTS_MAX_STREAMS`).
     pub events_max_streams: usize,
+    /// The most of them one client address holds (every test client is 127.0.0.1).
+    pub events_max_streams_per_ip: usize,
+    /// Streams kept for dashboard sessions.
+    pub events_dashboard_reserve: usize,
+    /// Ledger exports running at once.
+    pub exports_max: usize,
     /// A connection whose client takes no data this long is closed.
     pub stall_timeout: Duration,
     /// How often the instance checks the configuration version and pings its notices.
@@ -438,6 +444,9 @@ impl Default for Options {
             read_cache: Duration::ZERO,
             events_interval: Duration::from_millis(100),
             events_max_streams: 20_000,
+            events_max_streams_per_ip: 20_000,
+            events_dashboard_reserve: 0,
+            exports_max: 2,
             stall_timeout: Duration::from_secs(30),
             config_check: Duration::from_secs(2),
             archive_check: Duration::from_secs(3600),
@@ -481,6 +490,9 @@ impl TestApp {
             read_cache: opts.read_cache,
             events_interval: opts.events_interval,
             events_max_streams: opts.events_max_streams,
+            events_max_streams_per_ip: opts.events_max_streams_per_ip,
+            events_dashboard_reserve: opts.events_dashboard_reserve,
+            exports_max: opts.exports_max,
             stall_timeout: opts.stall_timeout,
             config_check: opts.config_check,
             archive_check: opts.archive_check,

@@ -1596,3 +1596,121 @@ async fn readyz_counts_every_room_whose_ledger_waits_not_one_pass_of_them() {
         "{metrics}"
     );
 }
+
+/// `n` ledger entries of one voter each, ids 1 to `n`, stored in SQL as the drain would.
+async fn stored_entries(state: &AppState, of: LedgerOf<'_>, n: i64) {
+    let mut from = None;
+    for start in (1..=n).step_by(10_000) {
+        let batch: Vec<Entry> = (start..(start + 10_000).min(n + 1))
+            .map(|id| Entry {
+                id,
+                at: 1_764_000_000_000 + id,
+                recorded: 1_764_000_000_000 + id,
+                member: format!("member-{}", id % 50),
+                voter: Some(format!("voter-{id:012}-of-a-long-running-campaign")),
+                channel: Some("app".into()),
+                terminal: Some("ios".into()),
+                count: 1,
+                op: None,
+                value: None,
+                display: 1_000_000,
+                carry: 0,
+                adjusts: None,
+            })
+            .collect();
+        let last = batch.last().unwrap().id;
+        sql::append(&state.db, of, 0, from, last, &batch)
+            .await
+            .unwrap();
+        from = Some(last);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_exports_are_bounded_and_never_starve_readyz_or_admin_writes() {
+    let app = TestApp::spawn_with(Options {
+        ledger_drain: Duration::from_secs(3600),
+        exports_max: 2,
+        stall_timeout: Duration::from_secs(2),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "big", "title": "Big", "membership": "open"}))
+        .await;
+    let state = stores(&app).await;
+    let (_, of) = board_ledger(&state, "big");
+    let total = 100_000;
+    stored_entries(&state, of, total).await;
+    let export = || {
+        app.client
+            .get(format!("{}/api/v1/admin/boards/big/ledger", app.base))
+            .bearer_auth(MASTER_KEY)
+            .header("Accept", "application/x-ndjson")
+            .send()
+    };
+    // Ten readers that read nothing after the status line.
+    let answers = futures_util::future::join_all((0..10).map(|_| export())).await;
+    let mut stalled = Vec::new();
+    let mut refused = 0;
+    for answer in answers {
+        let resp = answer.unwrap();
+        match resp.status() {
+            StatusCode::OK => stalled.push(resp),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                assert_eq!(resp.headers()["retry-after"], "5");
+                let body: Value = resp.json().await.unwrap();
+                assert_eq!(body["error"]["code"], "too_many_exports", "{body}");
+                refused += 1;
+            }
+            other => panic!("an export answered {other}"),
+        }
+    }
+    assert_eq!((stalled.len(), refused), (2, 8));
+    // Meanwhile the instance is ready, takes admin writes and serves ledger pages.
+    let (status, ready) = app.get("/readyz").await;
+    assert_eq!(
+        (status, &ready["sql"]),
+        (StatusCode::OK, &json!("ok")),
+        "{ready}"
+    );
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards",
+            json!({"slug": "during", "title": "During the exports"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, page) = app.get("/api/v1/admin/boards/big/ledger?limit=2").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["next_after"], 2, "{page}");
+    // The stalled readers are left after the stall timeout, and their places freed: an
+    // export that reads gets every entry.
+    let started = std::time::Instant::now();
+    let whole = loop {
+        let resp = export().await.unwrap();
+        if resp.status() == StatusCode::OK {
+            break resp.bytes().await.unwrap();
+        }
+        assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the stalled exports kept their places"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let lines: Vec<Value> = whole
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(lines.len() as i64, total);
+    assert_eq!(lines.last().unwrap()["seq"], total);
+    // What a stalled reader gets when it reads at last is cut short, never a body that
+    // looks whole.
+    for resp in stalled {
+        assert!(
+            resp.bytes().await.is_err(),
+            "a stalled export ended as if whole"
+        );
+    }
+}

@@ -102,7 +102,9 @@ pub struct LedgerResponse {
 
 /// A board's ledger: every write it accepted, in order. With `Accept:
 /// application/x-ndjson`, every entry after `after` as one JSON object a line (no
-/// `limit`; `pending` is then in the `X-Ledger-Pending` header), streamed from SQL.
+/// `limit`; `pending` is then in the `X-Ledger-Pending` header), streamed from SQL: at
+/// most `OVATION_EXPORTS_MAX` at once per instance, a reader that takes nothing for
+/// `OVATION_STALL_TIMEOUT_MS` cut off (the body then ends without its last chunk).
 #[utoipa::path(get, path = "/api/v1/admin/boards/{board}/ledger", tag = "admin",
     params(("board" = String, Path, description = "the board's slug, or `<family>:<instance>` for an instance of a family, whose ledger is its own"), LedgerQuery),
     responses(
@@ -110,6 +112,7 @@ pub struct LedgerResponse {
             content((LedgerResponse = "application/json"), (LedgerEntry = "application/x-ndjson"))),
         (status = 404, description = "board_not_found (also for an instance of a board that is not a family)", body = crate::api::ErrorBody),
         (status = 422, description = "invalid_field (after, limit); instance_required (a family named without an instance); invalid_instance", body = crate::api::ErrorBody),
+        (status = 503, description = "too_many_exports: `OVATION_EXPORTS_MAX` NDJSON exports already run on this instance (`Retry-After: 5`, before any body); store_unavailable", body = crate::api::ErrorBody),
     ))]
 #[get("/boards/{board}/ledger")]
 pub async fn get_ledger(
@@ -128,16 +131,18 @@ pub async fn get_ledger(
         .decimals();
     if wants_ndjson(&req) {
         let pending = ledger::pending(&state, &name).await?;
-        let entries = ledger::stream(&state, &name, after)?.map(move |entry| {
-            let entry = entry.map_err(|err| {
-                tracing::error!(error = %err, "the ledger stream stopped");
-                std::io::Error::other("the ledger stream stopped")
-            })?;
-            let mut line = serde_json::to_vec(&LedgerEntry::of(entry, decimals))
-                .map_err(std::io::Error::other)?;
-            line.push(b'\n');
-            Ok::<_, std::io::Error>(web::Bytes::from(line))
-        });
+        let entries = ledger::export(&state, &name, after)
+            .await?
+            .map(move |entry| {
+                let entry = entry.map_err(|err| {
+                    tracing::error!(error = %err, "the ledger stream stopped");
+                    std::io::Error::other("the ledger stream stopped")
+                })?;
+                let mut line = serde_json::to_vec(&LedgerEntry::of(entry, decimals))
+                    .map_err(std::io::Error::other)?;
+                line.push(b'\n');
+                Ok::<_, std::io::Error>(web::Bytes::from(line))
+            });
         return Ok(HttpResponse::Ok()
             .content_type("application/x-ndjson")
             .insert_header(("X-Ledger-Pending", pending.to_string()))

@@ -47,6 +47,9 @@ impl SqlError {
     }
 }
 
+/// SQL connections each instance keeps at most.
+pub const POOL_SIZE: u32 = 8;
+
 /// Connects to `url`, creating the directory of a SQLite file when needed.
 pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     if let Some(path) = url.strip_prefix("sqlite://") {
@@ -60,7 +63,7 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     }
     let mut options = ConnectOptions::new(url.to_owned());
     options
-        .max_connections(8)
+        .max_connections(POOL_SIZE)
         .connect_timeout(Duration::from_secs(5))
         .acquire_timeout(Duration::from_secs(5))
         .sqlx_logging(false)
