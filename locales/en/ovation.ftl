@@ -313,10 +313,10 @@ family-live = { $count ->
     [one] 1 live room, most recently written first
    *[other] { $shown } live rooms, most recently written first
 }
-family-matching = { $count ->
-    [one] 1 live room matches
-   *[other] { $shown } live rooms match
-}
+family-matching = Of { $count ->
+    [one] 1 live room
+   *[other] { $shown } live rooms
+}, those whose name holds the text, most recently written first; a page looks through { $budget } rooms at most, so it may show fewer and still have a next one.
 family-instance = Room
 family-last-write = Last write
 family-members = Members now

@@ -308,7 +308,9 @@ pub struct InstancesQuery {
     /// `next_cursor` of the page before; none for the first page.
     pub cursor: Option<String>,
     /// Only instances whose name contains this text (an instance name's characters:
-    /// letters, digits, `_`, `.`, `-`; 1 to 64); `total` then counts the matches.
+    /// letters, digits, `_`, `.`, `-`; 1 to 64). A search looks at 5,000 instances at
+    /// most per request, most recent first: a page may hold fewer than `limit` matches
+    /// (even none) and still have a `next_cursor` to go on from.
     pub search: Option<String>,
 }
 
@@ -326,7 +328,8 @@ pub struct InstanceInfo {
 pub struct InstancesResponse {
     /// Most recently written first.
     pub instances: Vec<InstanceInfo>,
-    /// Every instance written within the family's `ttl_s`.
+    /// Every instance written within the family's `ttl_s` (with `search` too: a search
+    /// counts no matches).
     pub total: i64,
     /// Pass as `cursor` for the next page; null after the last.
     pub next_cursor: Option<String>,
@@ -351,7 +354,8 @@ impl From<boards::Instances> for InstancesResponse {
 }
 
 /// A family's live instances: those written within its `ttl_s`, most recently written
-/// first. An instance leaves the list when it expires; nothing sweeps for it.
+/// first. An instance leaves the list when it expires; nothing sweeps for it. Answers
+/// are shared for `OVATION_READ_CACHE_MS` by identical requests (the read cache).
 #[utoipa::path(get, path = "/api/v1/boards/{board}/instances", tag = "reads",
     params(("board" = String, Path, description = "a family's slug"), InstancesQuery),
     responses(
@@ -374,15 +378,19 @@ pub async fn get_instances(
         )
         .into());
     }
-    let page = boards::instances(
-        &state,
-        &family,
-        query.limit.unwrap_or(50),
-        query.cursor.as_deref(),
-        query.search.as_deref(),
-    )
-    .await?;
-    Ok(HttpResponse::Ok().json(InstancesResponse::from(page)))
+    let limit = query.limit.unwrap_or(50);
+    let (cursor, search) = (query.cursor.as_deref(), query.search.as_deref());
+    let key = format!(
+        "instances:{}:{limit}:{}:{}",
+        family.board.id,
+        cursor.unwrap_or(""),
+        search.unwrap_or("")
+    );
+    super::cached_json(&state, key, || async {
+        let page = boards::instances(&state, &family, limit, cursor, search).await?;
+        Ok(InstancesResponse::from(page))
+    })
+    .await
 }
 
 /// The ranking of a bucket, best first.

@@ -16,7 +16,7 @@ use crate::domain::board::BoardSettings;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardName, BoardSlug, InstanceId};
 use crate::domain::period::{Bucket, Period, voter_buckets};
-use crate::store::redis::BoardKeys;
+use crate::store::redis::{BoardKeys, InstancePage, SearchQuery};
 
 /// A board that keeps rankings: a plain board, or an instance of a family.
 #[derive(Debug, Clone)]
@@ -168,6 +168,10 @@ fn current_buckets(settings: &BoardSettings, now: DateTime<Utc>) -> Vec<Bucket> 
     buckets
 }
 
+/// Instances one search request looks at, at most: past it, the page ends with a cursor
+/// to go on from, so a search costs the same however many instances live.
+pub const SEARCH_BUDGET: i64 = 5000;
+
 /// Instances a page of a family's listing holds at most.
 pub const MAX_INSTANCES_PAGE: i64 = 1000;
 
@@ -184,7 +188,7 @@ pub struct LiveInstance {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Instances {
     pub instances: Vec<LiveInstance>,
-    /// Every live instance.
+    /// Every live instance (a search's page too: it counts no matches).
     pub total: i64,
     /// Where the next page starts; `None` after the last.
     pub next_cursor: Option<String>,
@@ -192,7 +196,9 @@ pub struct Instances {
 
 /// The page of `family`'s instances written within its TTL after `cursor` (as a page
 /// answered it), `limit` at most (1 to [`MAX_INSTANCES_PAGE`]); with `search`, only
-/// those whose name contains it, `total` counting the matches.
+/// those whose name contains it among at most [`SEARCH_BUDGET`] instances looked at, the
+/// cursor saying where to go on (a search page may hold fewer than `limit`, even none,
+/// and still have a next one).
 pub async fn instances(
     state: &AppState,
     family: &BoardConfig,
@@ -230,18 +236,37 @@ pub async fn instances(
     let now = Utc::now();
     let ttl_ms = lifetime.ttl_s * 1000;
     let now_ms = now.timestamp_millis();
-    let page = match &search {
+    let (page, next) = match &search {
         Some(text) => {
-            state
+            let found = state
                 .redis
-                .instances_matching(&family.keys, ttl_ms, now_ms, text.as_str(), limit, after)
-                .await?
+                .instances_matching(
+                    &family.keys,
+                    ttl_ms,
+                    now_ms,
+                    SearchQuery {
+                        text: text.as_str(),
+                        limit,
+                        budget: SEARCH_BUDGET,
+                        after,
+                    },
+                )
+                .await?;
+            let page = InstancePage {
+                total: found.total,
+                instances: found.instances,
+            };
+            (page, found.next.map(|(ms, i)| format!("{ms}:{i}")))
         }
         None => {
-            state
+            let page = state
                 .redis
                 .instances_page(&family.keys, ttl_ms, now_ms, limit, after)
-                .await?
+                .await?;
+            let next = (page.instances.len() as i64 == limit)
+                .then(|| page.instances.last().map(|(i, ms)| format!("{ms}:{i}")))
+                .flatten();
+            (page, next)
         }
     };
     let settings = &family.board.settings;
@@ -256,9 +281,6 @@ pub async fn instances(
         .map(|(instance, _)| family.keys.instance(instance, ttl_ms))
         .collect();
     let members = state.redis.members_in(&keys, &bucket).await?;
-    let next_cursor = (page.instances.len() as i64 == limit)
-        .then(|| page.instances.last().map(|(i, ms)| format!("{ms}:{i}")))
-        .flatten();
     Ok(Instances {
         instances: page
             .instances
@@ -271,7 +293,7 @@ pub async fn instances(
             })
             .collect(),
         total: page.total,
-        next_cursor,
+        next_cursor: next,
     })
 }
 

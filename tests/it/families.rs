@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{RawRedis, TestApp};
+use crate::harness::{Options, RawRedis, TestApp};
 
 fn code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or("")
@@ -573,19 +573,20 @@ async fn a_family_lists_its_live_instances_most_recent_first() {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), 10, "{names:?}");
-    // A search counts its matches and pages through them as the listing does.
+    // A search pages through its matches as the listing does; `total` counts every
+    // live instance.
     let (found, totals) = searching(&app, "room", "limit=3&search=t").await;
     let mut found: Vec<&str> = found.iter().map(|(i, _)| i.as_str()).collect();
-    assert_eq!(totals, [7, 7, 7]);
+    assert_eq!(totals, [10, 10, 10]);
     found.sort_unstable();
     assert_eq!(found, ["t0", "t1", "t2", "t3", "t4", "t5", "t6"]);
     assert_eq!(
         searching(&app, "room", "search=a").await,
-        (vec![("a".into(), 1)], vec![1])
+        (vec![("a".into(), 1)], vec![10])
     );
     assert_eq!(
         searching(&app, "room", "search=zz").await,
-        (vec![], vec![0])
+        (vec![], vec![10])
     );
 
     // An instance leaves the listing when it expires: no sweep, no write needed.
@@ -998,4 +999,87 @@ async fn a_key_limited_to_a_family_reaches_its_instances_and_no_other_board() {
         [("m1".to_owned(), 1)],
         "nothing more counted"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_search_looks_at_a_bounded_number_of_rooms_a_request_and_goes_on_by_cursor() {
+    let app = TestApp::spawn_with(Options {
+        read_cache: std::time::Duration::from_secs(60),
+        ..Options::default()
+    })
+    .await;
+    app.board(
+        json!({"slug": "room", "title": "Rooms", "membership": "open",
+        "public_page": true, "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    // 12,000 live rooms in the family's listing (the first board of the test's own
+    // database), newest first, and one match, the oldest of all.
+    let now = chrono::Utc::now().timestamp_millis();
+    let listing = format!("{}:{{b:1}}:instances", app.prefix);
+    let mut zadd = redis::cmd("ZADD");
+    zadd.arg(&listing);
+    for i in 0..12_000_i64 {
+        zadd.arg(now - i).arg(format!("r{i:05}"));
+    }
+    zadd.arg(now - 12_000).arg("needle");
+    let mut redis = RawRedis::connect().await;
+    let added: i64 = redis.query(&zadd).await;
+    assert_eq!(added, 12_001);
+    // Anonymous, on a public family: each request looks at 5,000 rooms at most, so the
+    // match is found on the third page, the first two empty with a cursor to go on.
+    let anonymous = |path: String| {
+        let app = &app;
+        async move {
+            let resp = app
+                .client
+                .get(format!("{}{path}", app.base))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(resp.status(), StatusCode::OK);
+            resp.json::<Value>().await.unwrap()
+        }
+    };
+    let mut pages = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page = anonymous(format!(
+            "/api/v1/boards/room/instances?search=needle&limit=50{cursor}"
+        ))
+        .await;
+        assert_eq!(page["total"], 12_001, "{page}");
+        pages.push(page["instances"].as_array().unwrap().len());
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => {
+                assert_eq!(page["instances"][0]["instance"], "needle", "{page}");
+                break;
+            }
+        }
+        assert!(pages.len() < 5, "{pages:?}");
+    }
+    assert_eq!(pages, [0, 0, 1]);
+    // A page of matches stops at its limit and goes on after its last match.
+    let page = anonymous("/api/v1/boards/room/instances?search=r0000&limit=4".into()).await;
+    let names: Vec<&str> = page["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["instance"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["r00000", "r00001", "r00002", "r00003"]);
+    assert_eq!(
+        page["next_cursor"].as_str(),
+        Some(format!("{}:r00003", now - 3).as_str())
+    );
+    // Identical searches share one answer for the read cache's time: a room listed
+    // meanwhile shows only in a request not made before.
+    let _: i64 = redis
+        .query(redis::cmd("ZADD").arg(&listing).arg(now + 1).arg("r00000b"))
+        .await;
+    let again = anonymous("/api/v1/boards/room/instances?search=r0000&limit=4".into()).await;
+    assert_eq!(again, page);
+    let fresh = anonymous("/api/v1/boards/room/instances?search=r0000&limit=5".into()).await;
+    assert_eq!(fresh["instances"][0]["instance"], "r00000b", "{fresh}");
 }

@@ -1,6 +1,6 @@
-//! `instances_seen.lua` and `instances_page.lua`: a family's listing of its live
-//! instances, in the family's own slot, and what keeps a sharded instance's shards alive
-//! together.
+//! `instances_seen.lua`, `instances_page.lua` and `instances_search.lua`: a family's
+//! listing of its live instances, in the family's own slot, and what keeps a sharded
+//! instance's shards alive together.
 //!
 //! The listing is a sorted set of instance -> last write (ms), trimmed by score on every
 //! write and read, so an instance leaves it `ttl` after its last write with no sweep job.
@@ -22,12 +22,14 @@ use crate::domain::scoring::Storage;
 
 static SEEN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("instances_seen.lua")));
 static PAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("instances_page.lua")));
+static SEARCH: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("instances_search.lua")));
 
 /// A sharded instance's shards are refreshed at most once per this fraction of its TTL,
 /// so its keys expire between 15/16 and 16/16 of the TTL after its last write.
 const REFRESH_SHARE: i64 = 16;
 
-/// How many listing entries one ZSCAN step of a search looks at.
+/// How many listing entries one step of a search looks at (one script call).
 const SEARCH_STEP: i64 = 1000;
 
 /// One page of a family's live instances.
@@ -39,11 +41,29 @@ pub struct InstancePage {
     pub instances: Vec<(String, i64)>,
 }
 
-/// Sorts (instance, last write) pairs as the listing orders them and keeps the first
-/// `keep`.
-fn most_recent_first(found: &mut Vec<(String, i64)>, keep: usize) {
-    found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
-    found.truncate(keep);
+/// What a search through a family's live instances asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchQuery<'a> {
+    /// What a name must contain (a valid instance name: no glob or pattern character).
+    pub text: &'a str,
+    /// Matches wanted at most.
+    pub limit: i64,
+    /// Names looked at, at most.
+    pub budget: i64,
+    /// The place to start after (last write ms, instance); `None` for the most recent.
+    pub after: Option<(i64, &'a str)>,
+}
+
+/// One page of a search through a family's live instances.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstanceSearch {
+    /// Every live instance (the search counts no matches: it looks at a bounded part).
+    pub total: i64,
+    /// (instance, last write in ms) of the matches, most recent first.
+    pub instances: Vec<(String, i64)>,
+    /// The last instance looked at (last write ms, instance), where the next page
+    /// starts; `None` when the listing ended.
+    pub next: Option<(i64, String)>,
 }
 
 impl RedisStore {
@@ -139,63 +159,78 @@ impl RedisStore {
         Ok(InstancePage { total, instances })
     }
 
-    /// A page of `family`'s live instances whose name contains `search` (a valid instance
-    /// name, so it holds no glob character), after the cursor as in
-    /// [`Self::instances_page`]: the listing walked with ZSCAN MATCH in steps of
-    /// [`SEARCH_STEP`] so that no call holds Redis long, every match counted in `total`.
+    /// Up to `limit` of `family`'s live instances whose name contains `text`, most
+    /// recently written first, after the place `after` (last write ms, instance): the
+    /// listing walked from there by `instances_search.lua` in steps of [`SEARCH_STEP`]
+    /// names, `budget` at most, so a search costs Redis the same however many instances
+    /// live. Answers the matches and, unless the listing ended, the place the
+    /// next page starts after.
     pub async fn instances_matching(
         &self,
         family: &BoardKeys,
         ttl_ms: i64,
         now_ms: i64,
-        search: &str,
-        limit: i64,
-        after: Option<(i64, &str)>,
-    ) -> Result<InstancePage, RedisFailure> {
-        let live_since = now_ms - ttl_ms;
-        let before = |ms: i64, name: &str| match after {
-            Some((a_ms, a_name)) => ms < a_ms || (ms == a_ms && name < a_name),
-            None => true,
+        query: SearchQuery<'_>,
+    ) -> Result<InstanceSearch, RedisFailure> {
+        let SearchQuery {
+            text: search,
+            limit,
+            budget,
+            after,
+        } = query;
+        let mut place: Option<(i64, String)> = after.map(|(ms, i)| (ms, i.to_owned()));
+        let mut found = InstanceSearch {
+            total: 0,
+            instances: Vec::new(),
+            next: None,
         };
-        let keep = usize::try_from(limit).unwrap_or(0);
-        let mut found: Vec<(String, i64)> = Vec::new();
-        let mut total = 0;
-        let mut cursor = "0".to_owned();
-        loop {
-            let mut pipe = redis::pipe();
-            pipe.cmd("ZSCAN")
-                .arg(family.instances())
-                .arg(&cursor)
-                .arg("MATCH")
-                .arg(format!("*{search}*"))
-                .arg("COUNT")
-                .arg(SEARCH_STEP);
-            let ((next, items),): ((String, Vec<String>),) =
-                self.query("instances_matching", pipe).await?;
-            for pair in items.chunks(2) {
-                let [name, ms] = pair else { continue };
-                let Some(ms) = parse_units(ms) else { continue };
-                if ms <= live_since {
-                    continue;
-                }
-                total += 1;
-                if before(ms, name) {
-                    found.push((name.clone(), ms));
-                }
+        let mut looked = 0;
+        while looked < budget {
+            let want = limit - found.instances.len() as i64;
+            let step = SEARCH_STEP.min(budget - looked);
+            let mut call = SEARCH.key(family.instances());
+            call.arg(now_ms).arg(ttl_ms).arg(search).arg(want).arg(step);
+            match &place {
+                Some((ms, instance)) => call.arg(*ms).arg(instance.as_str()),
+                None => call.arg("").arg(""),
+            };
+            let reply = self
+                .run_script_all("instances_search", &SEARCH, &[call])
+                .await?;
+            let value = reply.first().unwrap_or(&Value::Nil);
+            let bad = || reply_error("instances_search", value);
+            let items = as_array(value).ok_or_else(bad)?;
+            let [total, step_looked, last_ms, last_name, matches @ ..] = items else {
+                return Err(bad());
+            };
+            found.total = as_int(total).ok_or_else(bad)?;
+            let step_looked = as_int(step_looked).ok_or_else(bad)?;
+            looked += step_looked;
+            for pair in matches.chunks(2) {
+                let name = pair.first().and_then(as_text).ok_or_else(bad)?;
+                let ms = pair
+                    .get(1)
+                    .and_then(as_text)
+                    .and_then(|t| parse_units(&t))
+                    .ok_or_else(bad)?;
+                found.instances.push((name, ms));
             }
-            if found.len() > 2 * keep {
-                most_recent_first(&mut found, keep);
+            if step_looked > 0 {
+                let ms = as_text(last_ms)
+                    .and_then(|t| parse_units(&t))
+                    .ok_or_else(bad)?;
+                place = Some((ms, as_text(last_name).ok_or_else(bad)?));
             }
-            if next == "0" {
+            let ended = step_looked < step && (found.instances.len() as i64) < limit;
+            if ended {
+                return Ok(found);
+            }
+            if found.instances.len() as i64 >= limit {
                 break;
             }
-            cursor = next;
         }
-        most_recent_first(&mut found, keep);
-        Ok(InstancePage {
-            total,
-            instances: found,
-        })
+        found.next = place;
+        Ok(found)
     }
 
     /// Members with a score in `bucket` of each board (a sharded one's over all its

@@ -56,7 +56,7 @@ use connection::Connection;
 pub use connection::RedisTarget;
 pub use group_commit::DEFAULT_GROUP as DEFAULT_VOTE_GROUP;
 use group_commit::GroupCommit;
-pub use instances::InstancePage;
+pub use instances::{InstancePage, SearchQuery};
 pub use keys::{BoardKeys, Keys, LeagueKeys, Spread};
 pub use late::LateMarks;
 pub use league::{

@@ -81,7 +81,13 @@ async fn a_familys_page_lists_its_live_rooms_searched_and_paged_and_opens_each_l
         .get(&format!("/admin/boards/{family}?search=881"))
         .await;
     assert_eq!(listed(&found.body, &family), ["8812"]);
-    assert!(found.body.contains("1 live room matches"), "{}", found.body);
+    assert!(
+        found
+            .body
+            .contains("Of 56 live rooms, those whose name holds the text"),
+        "{}",
+        found.body
+    );
     let found = browser
         .get(&format!("/admin/boards/{family}?search=r1"))
         .await;
@@ -89,7 +95,6 @@ async fn a_familys_page_lists_its_live_rooms_searched_and_paged_and_opens_each_l
         listed(&found.body, &family),
         (10..20).rev().map(|i| format!("r{i}")).collect::<Vec<_>>()
     );
-    assert!(found.body.contains("10 live rooms match"), "{}", found.body);
     let bad = browser
         .get(&format!("/admin/boards/{family}?search=r%2A1"))
         .await;

@@ -108,6 +108,7 @@ pub(super) async fn family_page(
             &[
                 ("count", total.into()),
                 ("shown", l.number(total as f64, 0).into()),
+                ("budget", l.number(boards::SEARCH_BUDGET as f64, 0).into()),
             ],
         ),
         search: search.unwrap_or_default(),
