@@ -141,7 +141,9 @@ impl ResponseError for ApiError {
                 EngineError::Conflict { .. } => StatusCode::CONFLICT,
                 EngineError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
                 EngineError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-                EngineError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+                EngineError::RateLimited { .. } | EngineError::TooMany { .. } => {
+                    StatusCode::TOO_MANY_REQUESTS
+                }
                 EngineError::Busy { .. }
                 | EngineError::Unavailable(_)
                 | EngineError::OutcomeUnknown(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -206,6 +208,9 @@ pub enum PageError {
     /// 503: this instance is full (of live streams).
     #[error("{0}")]
     Busy(String),
+    /// 429: the visitor holds as many (live streams) as one may.
+    #[error("{0}")]
+    TooMany(String),
     /// 500: the cause goes to the log only.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
@@ -223,6 +228,7 @@ impl From<EngineError> for PageError {
                 Self::Unavailable
             }
             EngineError::Busy { message, .. } => Self::Busy(message),
+            EngineError::TooMany { message, .. } => Self::TooMany(message),
             EngineError::Internal(err) => Self::Internal(err),
             other => Self::Invalid(other.to_string()),
         }
@@ -257,6 +263,7 @@ impl ResponseError for PageError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Unavailable | Self::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -11,10 +11,12 @@ use tokio::sync::broadcast::error::RecvError;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
+use super::client_ip::ClientIp;
 use crate::domain::live::{Event, Snapshot};
 use crate::engine::events::{self, Subscription};
 use crate::engine::leaderboard::{readable_board, select};
 use crate::engine::state::AppState;
+use crate::engine::watchers::Viewer;
 use crate::error::ApiError;
 
 /// How often a stream sends a comment line when nothing happens, so proxies keep it open.
@@ -208,14 +210,16 @@ pub fn event_stream(
         (status = 200, description = "the stream (`text/event-stream`): one `StreamEvent` per event", content_type = "text/event-stream", body = StreamEvent),
         (status = 401, description = "no key (a board that is not public)", body = super::ErrorBody),
         (status = 403, description = "forbidden, key_not_allowed", body = super::ErrorBody),
-        (status = 404, description = "board_not_found", body = super::ErrorBody),
+        (status = 404, description = "board_not_found; instance_not_live (a family's room never written, or expired: it is streamed once written)", body = super::ErrorBody),
         (status = 422, description = "invalid_period, period_not_enabled, invalid_field (top), invalid_instance, …", body = super::ErrorBody),
-        (status = 503, description = "store_unavailable; too_many_streams (the instance holds `OVATION_EVENTS_MAX_STREAMS` streams; `Retry-After: 5`)", body = super::ErrorBody),
+        (status = 429, description = "too_many_streams_from_ip: the client's address (an IPv6 /64) holds `OVATION_EVENTS_MAX_STREAMS_PER_IP` streams", body = super::ErrorBody),
+        (status = 503, description = "store_unavailable; too_many_streams (the instance holds `OVATION_EVENTS_MAX_STREAMS` streams, less `OVATION_EVENTS_DASHBOARD_RESERVE` kept for dashboard sessions; `Retry-After: 5`)", body = super::ErrorBody),
     ))]
 #[get("/boards/{board}/events")]
 pub async fn board_events(
     state: web::Data<AppState>,
     auth: Auth,
+    client: ClientIp,
     board: web::Path<String>,
     query: web::Query<EventsQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -223,6 +227,6 @@ pub async fn board_events(
     let label = board.config.board.slug.to_string();
     let top = events::checked_top(query.top.unwrap_or(10))?;
     let sel = select(board, query.period.as_deref(), None, query.view.as_deref())?;
-    let subscription = events::subscribe(&state, &sel, top).await?;
+    let subscription = events::subscribe(&state, &Viewer::Client(client.0), &sel, top).await?;
     Ok(event_stream(stream(label, subscription, api_frames)))
 }

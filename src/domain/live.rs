@@ -20,6 +20,16 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The top of `size` this top holds: its first `size` entries (a top of `n` read at
+    /// once holds every smaller top of the same moment).
+    pub fn sliced(&self, size: i64) -> Self {
+        let keep = usize::try_from(size).unwrap_or(0);
+        Self {
+            bucket: self.bucket.clone(),
+            entries: self.entries.iter().take(keep).cloned().collect(),
+        }
+    }
+
     /// A hash of the whole top, so what is made from it can be shared by its subscribers
     /// (within this process).
     pub fn fingerprint(&self) -> u64 {
@@ -205,6 +215,29 @@ mod tests {
             } else {
                 prop_assert_eq!(tops, vec![Event::Top(now.clone())]);
             }
+        }
+
+        #[test]
+        fn a_larger_top_sliced_is_the_smaller_top_and_changes_alike(
+            scores in prop::collection::vec(0i64..6, 8),
+            votes in prop::collection::vec((0usize..8, 1i64..4), 0..6),
+            size in 1usize..6,
+            more in 0usize..4,
+        ) {
+            let large = size + more;
+            prop_assert_eq!(top(&scores, large).sliced(size as i64), top(&scores, size));
+            let mut after_scores = scores.clone();
+            for (m, n) in votes {
+                after_scores[m] += n;
+            }
+            // What a watcher sends a size from its slices is what that size alone sees.
+            prop_assert_eq!(
+                changes(
+                    &top(&scores, large).sliced(size as i64),
+                    &top(&after_scores, large).sliced(size as i64)
+                ),
+                changes(&top(&scores, size), &top(&after_scores, size))
+            );
         }
     }
 }

@@ -96,6 +96,23 @@ impl BoardRef {
     }
 }
 
+/// Whether `board` holds rankings a live stream can follow: a plain board always, a
+/// family's instance while it is live (written within its family's `ttl_s`).
+pub async fn is_live(state: &AppState, board: &BoardRef) -> Result<bool, EngineError> {
+    let (Some(instance), Some(family)) = (&board.instance, board.settings().instances) else {
+        return Ok(true);
+    };
+    Ok(state
+        .redis
+        .instance_live(
+            &board.config.keys,
+            instance.as_str(),
+            family.ttl_s * 1000,
+            Utc::now().timestamp_millis(),
+        )
+        .await?)
+}
+
 /// Notes in each family's listing that its instances in `written` were written at
 /// `now` (and keeps a sharded instance's shards alive together), and for the drain those
 /// whose writes appended ledger entries (the `bool`). The writes are answered already: a

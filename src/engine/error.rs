@@ -48,6 +48,10 @@ pub enum EngineError {
     /// later, or another instance.
     #[error("{message}")]
     Busy { code: Code, message: String },
+    /// The client holds as much of something as one client may (live streams from one
+    /// address): it must let one go first.
+    #[error("{message}")]
+    TooMany { code: Code, message: String },
     /// Redis or SQL cannot be reached; nothing was written.
     #[error("store unavailable: {0}")]
     Unavailable(String),
@@ -133,6 +137,7 @@ impl EngineError {
             | Self::Conflict { code, .. }
             | Self::TooLarge { code, .. }
             | Self::Busy { code, .. }
+            | Self::TooMany { code, .. }
             | Self::Invalid { code, .. } => *code,
             Self::Unauthorized(_) => Code::Unauthorized,
             Self::RateLimited { .. } => Code::RateLimited,

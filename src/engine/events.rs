@@ -1,8 +1,10 @@
 //! **Live rankings**: a board's top pushed to subscribers as it changes. One watcher per
-//! (board, period, view, top size) per instance reads that top once per
-//! `OVATION_EVENTS_INTERVAL_MS` while it has subscribers, compares it with the last one
-//! and hands what changed to every subscriber at once (a bounded broadcast channel): the
-//! Redis reads grow with the tops watched, not with the subscribers. A subscriber that
+//! (board, period, view) per instance reads the largest top its subscribers asked for
+//! once per `OVATION_EVENTS_INTERVAL_MS` while it has subscribers, slices it for each
+//! smaller size, compares each with its last one and hands what changed to every
+//! subscriber of that size at once (a bounded broadcast channel): the Redis reads grow
+//! with the boards watched, not with the subscribers nor the sizes they name. A family's
+//! room is streamed only while it is live. A subscriber that
 //! falls a whole channel behind is dropped (its stream ends), so a stalled client never
 //! holds memory without bound. What changed between two consecutive tops is told as
 //! `domain::live` says: `top` (the new top), `rank` events (a member entered or left the
@@ -12,11 +14,11 @@ use std::sync::Arc;
 
 use tokio::sync::broadcast;
 
-use super::boards::find;
+use super::boards::{self, find};
 use super::error::EngineError;
 use super::leaderboard::{Selection, select, tops};
 use super::state::AppState;
-use super::watchers::{StreamSlot, Watch, Watcher};
+use super::watchers::{Refusal, Sized, StreamLimits, StreamSlot, Viewer, Watch};
 use crate::domain::code::Code;
 use crate::domain::ids::BoardName;
 use crate::domain::live::{Entry, Event, Snapshot, changes};
@@ -46,30 +48,58 @@ pub fn checked_top(top: i64) -> Result<i64, EngineError> {
     }
 }
 
-/// Subscribes to the top `top` of `sel`'s board, period and view (always its current
-/// bucket): refused while `OVATION_EVENTS_MAX_STREAMS` streams are open.
+/// Subscribes `viewer` to the top `top` of `sel`'s board, period and view (always its
+/// current bucket). Refused while the viewer may open no more streams (503
+/// `too_many_streams`: `OVATION_EVENTS_MAX_STREAMS`, less the dashboard's reserve for a
+/// client; 429 `too_many_streams_from_ip` at `OVATION_EVENTS_MAX_STREAMS_PER_IP` of one
+/// address), and for a family's room that is not live (404 `instance_not_live`: never
+/// written, or expired), which would cost a watcher for nothing anyone writes.
 pub async fn subscribe(
     state: &AppState,
+    viewer: &Viewer,
     sel: &Selection,
     top: i64,
 ) -> Result<Subscription, EngineError> {
+    let s = &state.settings;
+    let limits = StreamLimits {
+        max: s.events_max_streams,
+        reserve: s.events_dashboard_reserve,
+        per_address: s.events_max_streams_per_ip,
+    };
     let slot = state
         .watchers
-        .open_stream(state.settings.events_max_streams)
-        .ok_or_else(|| EngineError::Busy {
-            code: Code::TooManyStreams,
-            message: format!(
-                "this instance holds its most live streams ({}); try again later",
-                state.settings.events_max_streams
-            ),
+        .open_stream(viewer, limits)
+        .map_err(|refusal| match refusal {
+            Refusal::Full => EngineError::Busy {
+                code: Code::TooManyStreams,
+                message: format!(
+                    "this instance holds its most live streams ({}); try again later",
+                    s.events_max_streams
+                ),
+            },
+            Refusal::AddressFull => EngineError::TooMany {
+                code: Code::TooManyStreamsFromIp,
+                message: format!(
+                    "this address holds its most live streams ({}): close one first",
+                    s.events_max_streams_per_ip
+                ),
+            },
         })?;
+    if !boards::is_live(state, &sel.board).await? {
+        return Err(EngineError::not_found(
+            Code::InstanceNotLive,
+            format!(
+                "{} has had no write within its family's ttl_s: a stream opens once it is written",
+                sel.board.name()
+            ),
+        ));
+    }
     let watch = Watch {
         board: sel.board.name(),
         period: sel.bucket.period,
         view: sel.view,
-        top,
     };
-    if let Some((first, events)) = join(state, &watch) {
+    if let Some((first, events)) = join(state, &watch, top) {
         return Ok(Subscription {
             first,
             events,
@@ -78,38 +108,51 @@ pub async fn subscribe(
     }
     let first = snapshot(state, sel, top).await?;
     let mut running = state.watchers.lock();
-    // Another subscriber may have started it meanwhile.
-    if let Some(watcher) = running.get(&watch) {
-        return Ok(Subscription {
-            first: watcher.last.clone(),
-            events: watcher.events.subscribe(),
-            slot,
-        });
-    }
-    let (events, receiver) = broadcast::channel(BACKLOG);
-    running.insert(
-        watch.clone(),
-        Watcher {
-            events,
-            last: first.clone(),
-        },
-    );
-    tokio::spawn(run(state.clone(), watch));
-    Ok(Subscription {
-        first,
-        events: receiver,
+    let started = !running.contains_key(&watch);
+    let watcher = running.entry(watch.clone()).or_default();
+    // Another subscriber may have asked for this size meanwhile.
+    let sized = watcher.sizes.entry(top).or_insert_with(|| Sized {
+        events: broadcast::channel(BACKLOG).0,
+        last: first,
+    });
+    let subscription = Subscription {
+        first: sized.last.clone(),
+        events: sized.events.subscribe(),
         slot,
-    })
+    };
+    if started {
+        tokio::spawn(run(state.clone(), watch));
+    }
+    Ok(subscription)
 }
 
-/// Joins the running watcher of `watch`, if there is one: its last top and its channel.
+/// Joins the running watcher of `watch` for a top of `top`: its last top of that size
+/// and its channel; a size the watcher does not serve yet is sliced from a larger one it
+/// serves. `None` when there is no such watcher, or only smaller tops.
 fn join(
     state: &AppState,
     watch: &Watch,
+    top: i64,
 ) -> Option<(Snapshot, broadcast::Receiver<Arc<Vec<Event>>>)> {
-    let running = state.watchers.lock();
-    let watcher = running.get(watch)?;
-    Some((watcher.last.clone(), watcher.events.subscribe()))
+    let mut running = state.watchers.lock();
+    let watcher = running.get_mut(watch)?;
+    if !watcher.sizes.contains_key(&top) {
+        let larger = watcher
+            .sizes
+            .iter()
+            .filter(|(size, _)| **size > top)
+            .map(|(_, sized)| sized.last.sliced(top))
+            .next()?;
+        watcher.sizes.insert(
+            top,
+            Sized {
+                events: broadcast::channel(BACKLOG).0,
+                last: larger,
+            },
+        );
+    }
+    let sized = watcher.sizes.get(&top)?;
+    Some((sized.last.clone(), sized.events.subscribe()))
 }
 
 /// The top of `sel` now.
@@ -137,24 +180,32 @@ pub(crate) async fn snapshot(
     })
 }
 
-/// Reads the watched top every interval while it has subscribers, and sends what changed.
-/// Ends when the last subscriber left, or the board is gone (its subscribers' streams end).
+/// Reads the watched board, period and view every interval while it has subscribers —
+/// once, at the largest top size any of them asked for — and sends each size's
+/// subscribers what changed in their top. Ends when the last subscriber left, or the
+/// board is gone (its subscribers' streams end).
 async fn run(state: AppState, watch: Watch) {
     let mut tick = tokio::time::interval(state.settings.events_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
     loop {
         tick.tick().await;
-        {
+        let largest = {
             let mut running = state.watchers.lock();
-            if running
-                .get(&watch)
-                .is_none_or(|w| w.events.receiver_count() == 0)
-            {
-                running.remove(&watch);
+            let Some(watcher) = running.get_mut(&watch) else {
                 return;
+            };
+            watcher
+                .sizes
+                .retain(|_, sized| sized.events.receiver_count() > 0);
+            match watcher.sizes.keys().max() {
+                Some(&largest) => largest,
+                None => {
+                    running.remove(&watch);
+                    return;
+                }
             }
-        }
+        };
         let read = async {
             let name = BoardName::parse(&watch.board)?;
             let board = find(&state, &name)?;
@@ -164,7 +215,7 @@ async fn run(state: AppState, watch: Watch) {
                 None,
                 Some(watch.view.as_str()),
             )?;
-            snapshot(&state, &sel, watch.top).await
+            snapshot(&state, &sel, largest).await
         };
         let now = match read.await {
             Ok(now) => now,
@@ -181,11 +232,18 @@ async fn run(state: AppState, watch: Watch) {
         let Some(watcher) = running.get_mut(&watch) else {
             return;
         };
-        let changes = changes(&watcher.last, &now);
-        watcher.last = now;
-        if !changes.is_empty() {
-            // No receiver left: the next tick ends the watcher.
-            let _ = watcher.events.send(Arc::new(changes));
+        for (&size, sized) in &mut watcher.sizes {
+            // A size asked for after this read started waits for the next.
+            if size > largest {
+                continue;
+            }
+            let top = now.sliced(size);
+            let changes = changes(&sized.last, &top);
+            sized.last = top;
+            if !changes.is_empty() {
+                // No receiver left: the next tick drops the size.
+                let _ = sized.events.send(Arc::new(changes));
+            }
         }
     }
 }

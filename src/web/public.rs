@@ -43,6 +43,7 @@ use crate::engine::events;
 use crate::engine::leaderboard::{self, MAX_LIMIT, Selection};
 use crate::engine::limits::{self, QuotaRule};
 use crate::engine::state::AppState;
+use crate::engine::watchers::Viewer;
 use crate::engine::writes;
 use crate::error::PageError;
 use crate::i18n::Lang;
@@ -490,7 +491,8 @@ async fn stream_ranking(
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, PageError> {
     let (surface, sel) = ranking_of(&state, &req, &path, &query)?;
-    let subscription = events::subscribe(&state, &sel, MAX_LIMIT).await?;
+    let viewer = Viewer::Client(ClientIp::of(&req));
+    let subscription = events::subscribe(&state, &viewer, &sel, MAX_LIMIT).await?;
     let label = sel.board.config.board.slug.to_string();
     let state = state.get_ref().clone();
     let render = move |update: Update| {

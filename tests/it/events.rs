@@ -237,14 +237,20 @@ async fn redis_rate(app: &TestApp, server: &RedisServer, n: usize) -> f64 {
         vote(app, "fan", ["a", "b"][i % 2], 1).await;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let calls = commands_since_reset(&mut raw).await;
+    drop(streams);
+    calls / started.elapsed().as_secs_f64()
+}
+
+/// Commands a Redis ran since its statistics were reset (`raw`'s `reset_stats`), its
+/// CONFIG and INFO apart.
+async fn commands_since_reset(raw: &mut redis::aio::MultiplexedConnection) -> f64 {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
-        .query_async(&mut raw)
+        .query_async(raw)
         .await
         .unwrap();
-    drop(streams);
-    let calls: f64 = info
-        .lines()
+    info.lines()
         .filter(|l| {
             l.starts_with("cmdstat_")
                 && !l.starts_with("cmdstat_config")
@@ -258,8 +264,7 @@ async fn redis_rate(app: &TestApp, server: &RedisServer, n: usize) -> f64 {
                 .parse::<f64>()
                 .ok()
         })
-        .sum();
-    calls / started.elapsed().as_secs_f64()
+        .sum()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -315,9 +320,14 @@ async fn a_room_of_a_family_streams_its_own_top() {
     app.board(json!({"slug": "room", "title": "Room", "periods": ["day"],
         "membership": "open", "instances": {"ttl_s": 600}}))
         .await;
+    // A room is streamed once written.
+    vote(&app, "room:r1", "first", 1).await;
     let mut events = Events::open(&app, "/api/v1/boards/room:r1/events?period=day").await;
     let (first, _) = events.next_top().await;
-    assert_eq!(first["entries"], json!([]));
+    assert_eq!(
+        first["entries"],
+        json!([{"rank": 1, "member": "first", "name": null, "score": 1}])
+    );
     vote(&app, "room:r2", "elsewhere", 3).await;
     assert!(events.next(Duration::from_millis(600)).await.is_none());
     vote(&app, "room:r1", "here", 2).await;
@@ -329,6 +339,7 @@ async fn a_room_of_a_family_streams_its_own_top() {
         ),
         (json!("here"), json!(2))
     );
+    assert_eq!(top["entries"][1]["member"], "first", "{top}");
     assert_eq!(
         ranks,
         vec![json!({"type": "entered_top", "member": "here", "rank": 1, "other": null})]
@@ -571,4 +582,81 @@ async fn a_rolling_window_streams_its_top_too() {
         ranks,
         vec![json!({"type": "entered_top", "member": "b", "rank": 1, "other": null})]
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rooms_never_written_are_not_streamed_and_top_sizes_share_one_read() {
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(crate::harness::Options {
+        redis: ovation::store::redis::RedisTarget::Single(server.url()),
+        ..crate::harness::Options::default()
+    })
+    .await;
+    app.board(
+        json!({"slug": "fam", "title": "Fam", "membership": "open", "public_page": true,
+        "periods": ["day"], "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    app.board(
+        json!({"slug": "pub", "title": "Pub", "membership": "open", "public_page": true,
+        "periods": ["day"]}),
+    )
+    .await;
+    for (member, count) in [("a", 3), ("b", 2), ("c", 1)] {
+        vote(&app, "pub", member, count).await;
+    }
+    // 200 rooms never written: no stream, no watcher, whoever asks.
+    for i in 0..200 {
+        let (status, body) = app
+            .call(
+                reqwest::Method::GET,
+                &format!("/api/v1/boards/fam:ghost{i}/events"),
+                None,
+                None,
+            )
+            .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("instance_not_live")),
+            "{body}"
+        );
+    }
+    // A room once written is streamed.
+    vote(&app, "fam:live", "a", 1).await;
+    let mut live = Events::open(&app, "/api/v1/boards/fam:live/events?period=day").await;
+    let (first, _) = live.next_top().await;
+    assert_eq!(first["entries"][0]["member"], "a", "{first}");
+    // 100 subscribers of one board, each with its own top size.
+    let mut streams = Vec::new();
+    for top in 1..=100_i64 {
+        let mut s = Events::open(
+            &app,
+            &format!("/api/v1/boards/pub/events?period=day&top={top}"),
+        )
+        .await;
+        let (first, _) = s.next_top().await;
+        assert_eq!(first, top_of(&app, "pub", top).await, "top={top}");
+        streams.push(s);
+    }
+    let mut raw = reset_stats(&server).await;
+    let started = std::time::Instant::now();
+    vote(&app, "pub", "c", 5).await;
+    // Each size gets its own top of the moment, and its own rank events.
+    for (top, s) in streams.iter_mut().enumerate().take(4) {
+        let top = top as i64 + 1;
+        let (now, ranks) = s.next_top().await;
+        assert_eq!(now, top_of(&app, "pub", top).await, "top={top}");
+        let entered: Vec<&Value> = ranks
+            .iter()
+            .filter(|r| r["type"] == "entered_top")
+            .collect();
+        assert_eq!(entered.len(), usize::from(top < 3), "top={top}: {ranks:?}");
+    }
+    tokio::time::sleep(Duration::from_secs(2).saturating_sub(started.elapsed())).await;
+    let rate = commands_since_reset(&mut raw).await / started.elapsed().as_secs_f64();
+    // Two watchers (pub, fam:live) at 10 reads a second, the drain and the config check:
+    // about 100 commands a second; a watcher per size, or per ghost room, would be
+    // thousands.
+    assert!(rate < 500.0, "{rate:.0} commands/s");
+    drop(streams);
 }

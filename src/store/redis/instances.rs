@@ -122,6 +122,21 @@ impl RedisStore {
         self.query::<()>("instances_refresh", pipe).await
     }
 
+    /// Whether `instance` of `family` was written within `ttl_ms` of `now_ms` (its
+    /// listing entry says so).
+    pub async fn instance_live(
+        &self,
+        family: &BoardKeys,
+        instance: &str,
+        ttl_ms: i64,
+        now_ms: i64,
+    ) -> Result<bool, RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.zscore(family.instances(), instance);
+        let (written,): (Option<f64>,) = self.query("instance_live", pipe).await?;
+        Ok(written.is_some_and(|ms| ms as i64 > now_ms - ttl_ms))
+    }
+
     /// A page of `family`'s live instances after the cursor (last write ms, instance).
     pub async fn instances_page(
         &self,

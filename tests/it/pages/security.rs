@@ -284,3 +284,91 @@ async fn the_voting_page_has_a_visitor_cookie_of_its_own_and_never_touches_the_a
         "{admin_cookie}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_address_at_its_stream_cap_leaves_others_streaming_and_the_dashboard_its_reserve() {
+    let app = TestApp::spawn_with(crate::harness::Options {
+        trusted_proxies: vec!["127.0.0.1/32".parse().unwrap()],
+        events_max_streams: 7,
+        events_dashboard_reserve: 2,
+        events_max_streams_per_ip: 3,
+        ..crate::harness::Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "pub", "title": "Pub", "public_page": true, "periods": ["day"]}))
+        .await;
+    app.members("pub", &["a"]).await;
+    let open = |from: &'static str, path: &'static str| {
+        let app = &app;
+        async move {
+            app.client
+                .get(format!("{}{path}", app.base))
+                .header("X-Forwarded-For", from)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let code = |resp: reqwest::Response| async move {
+        let status = resp.status();
+        let body: serde_json::Value = resp.json().await.unwrap();
+        (
+            status,
+            body["error"]["code"].as_str().unwrap_or("").to_owned(),
+        )
+    };
+    // One address: three streams, API and page alike, then no more.
+    let mut held = Vec::new();
+    for path in [
+        "/api/v1/boards/pub/events",
+        "/b/pub/stream",
+        "/api/v1/boards/pub/events?top=3",
+    ] {
+        let resp = open("203.0.113.7", path).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{path}");
+        held.push(resp);
+    }
+    assert_eq!(
+        code(open("203.0.113.7", "/api/v1/boards/pub/events").await).await,
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_streams_from_ip".to_owned()
+        )
+    );
+    let page = open("203.0.113.7", "/b/pub/stream").await;
+    assert_eq!(page.status(), StatusCode::TOO_MANY_REQUESTS);
+    // Another address still streams, up to what clients may hold (7 less the
+    // dashboard's 2).
+    for from in ["198.51.100.9", "192.0.2.44"] {
+        let resp = open(from, "/api/v1/boards/pub/events").await;
+        assert_eq!(resp.status(), StatusCode::OK, "{from}");
+        held.push(resp);
+    }
+    let (status, refused) = code(open("192.0.2.45", "/api/v1/boards/pub/events").await).await;
+    assert_eq!(
+        (status, refused.as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, "too_many_streams")
+    );
+    // A signed-in dashboard session still opens its live view's stream: twice.
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let mut dashboard = Vec::new();
+    for _ in 0..2 {
+        let resp = browser
+            .client
+            .get(format!("{}/admin/boards/pub/stream?period=day", app.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        dashboard.push(resp);
+    }
+    let resp = browser
+        .client
+        .get(format!("{}/admin/boards/pub/stream?period=day", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    drop((held, dashboard));
+}

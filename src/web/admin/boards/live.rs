@@ -22,6 +22,7 @@ use crate::engine::boards::{self, BoardRef};
 use crate::engine::events;
 use crate::engine::leaderboard::{self, Selection, Top};
 use crate::engine::state::AppState;
+use crate::engine::watchers::Viewer;
 use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::web::admin::{Chrome, html, is_htmx};
@@ -507,7 +508,7 @@ pub(super) async fn stream_live(
         ..query.into_inner()
     };
     let sel = query.select(board.clone())?;
-    let subscription = events::subscribe(&state, &sel, LIVE_TOP).await?;
+    let subscription = events::subscribe(&state, &Viewer::Dashboard, &sel, LIVE_TOP).await?;
     let state = state.get_ref().clone();
     let l = user.lang;
     let label = board.config.board.slug.to_string();
