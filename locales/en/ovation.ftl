@@ -105,6 +105,10 @@ refused-other = The limit of { $limit ->
 opens-again = Voting opens again { $when } { $zone }, { $within }.
 opens-never = That limit holds for the whole campaign.
 refused-blocked = Votes like this one are not taken on this board.
+refused-rooms = You have opened { $limit ->
+    [one] a new room
+   *[other] { $limit } new rooms
+} { $window }, the most one may: vote in a room that is open already.
 refused-others = You can still vote for others: { $remaining } of { $limit } left { $window }.
 quota-left = { $remaining } of { $limit } { $limit ->
     [one] vote
@@ -434,8 +438,13 @@ rule-who-member = each member
 rule-who-channel = each channel
 rule-who-terminal = each terminal
 rule-who-ip = each IP address
+rule-who-creator = each creator of rooms (a voting page's address, an API key)
 rule-for = {" "}for{" "}
 rule-words = { $who }, { $limit } { $per }
+rule-words-rooms = { $who }, { $limit } new { $limit ->
+    [one] room
+   *[other] rooms
+} { $per }
 rule-per-second = per second
 rule-per-minute = per minute
 rule-per-hour = per hour

@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
 use crate::domain::Invalid;
+use crate::domain::board::Instances;
 use crate::domain::code::Code;
 use crate::domain::ids::MemberId;
 use crate::domain::percentile::Percent;
@@ -140,12 +141,73 @@ impl StorageSettings {
 
 /// A family's instances: each comes into being with its first write and leaves Redis
 /// `ttl_s` after its last.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(example = json!({"ttl_s": 604800}))]
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[schema(example = json!({"ttl_s": 604800, "max_live": 100000, "pages": false, "ledger_days": 90}))]
 pub struct InstancesSettings {
     /// Seconds an instance lives after its last write, 1 to 31,536,000 (a year).
     pub ttl_s: i64,
+    /// The most instances live at once; a write that would open one more is refused
+    /// (409 `family_full`) and creates nothing.
+    pub max_live: i64,
+    /// Whether each instance has a public voting page (`/b/<family>:<instance>`, with
+    /// `public_page` on).
+    pub pages: bool,
+    /// Days an instance's ledger stays in SQL after the instance expired.
+    pub ledger_days: i64,
+}
+
+impl From<Instances> for InstancesSettings {
+    fn from(i: Instances) -> Self {
+        Self {
+            ttl_s: i.ttl_s,
+            max_live: i.max_live,
+            pages: i.pages,
+            ledger_days: i.ledger_days,
+        }
+    }
+}
+
+/// A family's instances as a request sets them: `ttl_s` when the family is created
+/// (fixed after), the others at any time; a field left out keeps its value (or takes its
+/// default on creation).
+#[derive(Debug, Clone, Copy, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(example = json!({"ttl_s": 604800, "max_live": 100000}))]
+pub struct InstancesRequest {
+    /// Seconds an instance lives after its last write, 1 to 31,536,000 (a year);
+    /// required when the family is created, and fixed.
+    pub ttl_s: Option<i64>,
+    /// The most instances live at once, 1 to 10,000,000 (default 100,000).
+    pub max_live: Option<i64>,
+    /// Give each instance a public voting page when `public_page` is on (default false).
+    pub pages: Option<bool>,
+    /// Days an instance's ledger (entries and the drain's place) stays in SQL after the
+    /// instance expired, 1 to 36,500 (default 90).
+    pub ledger_days: Option<i64>,
+}
+
+impl InstancesRequest {
+    /// The settings this request makes of `current` (a family's, or `None` for a board
+    /// becoming one).
+    pub fn apply(&self, current: Option<Instances>) -> Result<Instances, Invalid> {
+        let base = match (current, self.ttl_s) {
+            (Some(current), _) => current,
+            (None, Some(ttl_s)) => Instances::new(ttl_s)?,
+            (None, None) => {
+                return Err(Invalid::new(
+                    Code::InvalidTtl,
+                    "instances.ttl_s is required to make a family",
+                ));
+            }
+        };
+        Instances {
+            ttl_s: self.ttl_s.unwrap_or(base.ttl_s),
+            max_live: self.max_live.unwrap_or(base.max_live),
+            pages: self.pages.unwrap_or(base.pages),
+            ledger_days: self.ledger_days.unwrap_or(base.ledger_days),
+        }
+        .checked()
+    }
 }
 
 /// Days a closed bucket stays in Redis once archived, per period kind (1 to 36,500);
@@ -266,7 +328,7 @@ impl BoardResponse {
             storage: StorageSettings::of(s.storage),
             retention: RetentionSettings::of(s.retention),
             archive_top: s.archive_top,
-            instances: s.instances.map(|i| InstancesSettings { ttl_s: i.ttl_s }),
+            instances: s.instances.map(InstancesSettings::from),
             ledger: s.ledger,
             late_grace_s: s.late_grace_s,
             periods: s

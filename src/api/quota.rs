@@ -71,6 +71,7 @@ pub async fn get_quota(
             Terminal::parse(t).map(|t| t.to_string())
         })?,
         ip: ip.map(ip_subject),
+        creator: None,
     };
     let rules = limits::quota(&state, &board, &values, Utc::now()).await?;
     Ok(HttpResponse::Ok().json(QuotaResponse {

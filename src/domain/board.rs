@@ -85,6 +85,13 @@ pub mod bounds {
     pub const URL_MAX: usize = 2048;
     /// A family's instances live at most a year past their last write.
     pub const INSTANCE_TTL_MAX_S: i64 = 31_536_000;
+    /// Live instances a family holds at once by default: about 270 MB of Redis at the
+    /// 2.7 KB a small room costs.
+    pub const MAX_LIVE_DEFAULT: i64 = 100_000;
+    /// The most live instances a family may be set to hold.
+    pub const MAX_LIVE_MAX: i64 = 10_000_000;
+    /// Days an expired instance's ledger stays in SQL by default.
+    pub const INSTANCE_LEDGER_DAYS_DEFAULT: i64 = 90;
     /// The longest late grace: an hour.
     pub const LATE_GRACE_MAX_S: i64 = 3_600;
     /// The most rolling windows one board keeps: each is a part of every vote.
@@ -134,25 +141,65 @@ pub struct BoardSettings {
     pub late_grace_s: i64,
 }
 
-/// How a family's instances live: each leaves Redis `ttl_s` after its last write.
+/// How a family's instances live: each leaves Redis `ttl_s` after its last write; at most
+/// `max_live` are live at once; their voting pages are on only with `pages`; their
+/// ledgers stay in SQL `ledger_days` after they expired.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Instances {
+    /// Fixed at creation.
     pub ttl_s: i64,
+    /// The most instances live at once: a write that would open one more is refused.
+    pub max_live: i64,
+    /// Whether each instance has a public voting page (`/b/<family>:<instance>`), when
+    /// the family's `public_page` is on.
+    pub pages: bool,
+    /// Days an instance's ledger (its entries and the drain's place in SQL) is kept
+    /// after the instance expired.
+    pub ledger_days: i64,
 }
 
 impl Instances {
+    /// A family's settings with `ttl_s` and every other one at its default.
     pub fn new(ttl_s: i64) -> Result<Self, Invalid> {
-        if (1..=bounds::INSTANCE_TTL_MAX_S).contains(&ttl_s) {
-            Ok(Self { ttl_s })
-        } else {
-            Err(Invalid::new(
+        Self {
+            ttl_s,
+            max_live: bounds::MAX_LIVE_DEFAULT,
+            pages: false,
+            ledger_days: bounds::INSTANCE_LEDGER_DAYS_DEFAULT,
+        }
+        .checked()
+    }
+
+    /// The settings, when each is within its bounds.
+    pub fn checked(self) -> Result<Self, Invalid> {
+        if !(1..=bounds::INSTANCE_TTL_MAX_S).contains(&self.ttl_s) {
+            return Err(Invalid::new(
                 Code::InvalidTtl,
                 format!(
                     "instances.ttl_s must be a whole number of seconds from 1 to {}",
                     bounds::INSTANCE_TTL_MAX_S
                 ),
-            ))
+            ));
         }
+        if !(1..=bounds::MAX_LIVE_MAX).contains(&self.max_live) {
+            return Err(Invalid::new(
+                Code::InvalidField,
+                format!(
+                    "instances.max_live must be a whole number from 1 to {}",
+                    bounds::MAX_LIVE_MAX
+                ),
+            ));
+        }
+        if !(1..=super::retention::MAX_DAYS).contains(&self.ledger_days) {
+            return Err(Invalid::new(
+                Code::InvalidField,
+                format!(
+                    "instances.ledger_days must be a whole number of days from 1 to {}",
+                    super::retention::MAX_DAYS
+                ),
+            ));
+        }
+        Ok(self)
     }
 }
 
@@ -312,16 +359,17 @@ impl BoardSettings {
         Ok(())
     }
 
-    /// Refuses a change of what is fixed at creation: scoring, decimals, storage and
-    /// whether the board is a family.
+    /// Refuses a change of what is fixed at creation: scoring, decimals, storage,
+    /// whether the board is a family and its instances' TTL.
     pub fn check_change(&self, new: &Self) -> Result<(), Invalid> {
         if self.scoring != new.scoring
             || self.storage != new.storage
-            || self.instances != new.instances
+            || self.instances.map(|i| i.ttl_s) != new.instances.map(|i| i.ttl_s)
         {
             return Err(Invalid::new(
                 Code::InvalidField,
-                "scoring, decimals, storage and instances are fixed when a board is created",
+                "scoring, decimals, storage, instances and instances.ttl_s are fixed when a \
+                 board is created (a family's max_live, pages and ledger_days may change)",
             ));
         }
         Ok(())

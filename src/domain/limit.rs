@@ -4,6 +4,10 @@
 //! its dimensions: `["voter"]` is "each voter", `["voter", "member"]` is "each voter for
 //! each member". Checking and consuming happen in Redis (`vote.lua`); this module says
 //! which counter a vote belongs to and what its limit is.
+//!
+//! On a family, a rule over `["creator"]` alone counts rooms instead: the rooms each
+//! creator opens (a room's first write), across the family's rooms (see
+//! [`RuleSpec::opens_rooms`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -37,6 +41,9 @@ pub enum Dimension {
     Channel,
     Terminal,
     Ip,
+    /// Who opens a family's room: a voting page's visitor by its address, an API client
+    /// by its key. Counts alone, in a family's rule of rooms opened.
+    Creator,
 }
 
 impl Dimension {
@@ -47,9 +54,13 @@ impl Dimension {
             "channel" => Ok(Self::Channel),
             "terminal" => Ok(Self::Terminal),
             "ip" => Ok(Self::Ip),
+            "creator" => Ok(Self::Creator),
             _ => Err(Invalid::new(
                 Code::InvalidDimension,
-                format!("unknown dimension {raw:?} (want voter, member, channel, terminal or ip)"),
+                format!(
+                    "unknown dimension {raw:?} (want voter, member, channel, terminal or ip; \
+                     creator alone on a family)"
+                ),
             )),
         }
     }
@@ -61,6 +72,7 @@ impl Dimension {
             Self::Channel => "channel",
             Self::Terminal => "terminal",
             Self::Ip => "ip",
+            Self::Creator => "creator",
         }
     }
 
@@ -71,7 +83,8 @@ impl Dimension {
             Self::Member => Code::MemberRequired,
             Self::Channel => Code::ChannelRequired,
             Self::Terminal => Code::TerminalRequired,
-            Self::Ip => Code::IpRequired,
+            // A write always has a creator (its key, or the page's visitor): never asked.
+            Self::Ip | Self::Creator => Code::IpRequired,
         }
     }
 
@@ -83,6 +96,10 @@ impl Dimension {
             Self::Channel => Channel::parse(raw)?.to_string(),
             Self::Terminal => Terminal::parse(raw)?.to_string(),
             Self::Ip => ip_subject(parse_ip(raw)?),
+            Self::Creator => match raw.strip_prefix("ip:") {
+                Some(ip) => format!("ip:{}", ip_subject(parse_ip(ip)?)),
+                None => VoterId::parse(raw)?.to_string(),
+            },
         })
     }
 }
@@ -318,6 +335,12 @@ pub fn parse_match(raw: &BTreeMap<String, String>) -> Result<BTreeMap<Dimension,
 }
 
 impl RuleSpec {
+    /// Whether the rule counts the rooms each creator opens in a family (its dimensions
+    /// are `["creator"]`), rather than writes.
+    pub fn opens_rooms(&self) -> bool {
+        self.dimensions == [Dimension::Creator]
+    }
+
     /// Checks the rules that span fields.
     pub fn check(&self) -> Result<(), Invalid> {
         if self.name.trim().is_empty() || self.name.len() > bounds::NAME_MAX {
@@ -330,6 +353,13 @@ impl RuleSpec {
             return Err(Invalid::new(
                 Code::EmptyDimensions,
                 "dimensions must name at least one dimension",
+            ));
+        }
+        if self.dimensions.contains(&Dimension::Creator) && !self.opens_rooms() {
+            return Err(Invalid::new(
+                Code::InvalidDimension,
+                "creator counts alone: a family's rule of [\"creator\"] counts the rooms each \
+                 creator opens",
             ));
         }
         let max = match self.window {
@@ -421,6 +451,9 @@ pub struct VoteValues {
     pub terminal: Option<String>,
     /// See [`ip_subject`].
     pub ip: Option<String>,
+    /// Who opens a room: `ip:<address>` (see [`ip_subject`]) for a voting page's visitor,
+    /// the key (`key:<id>`, `master`) for an API client.
+    pub creator: Option<String>,
 }
 
 impl VoteValues {
@@ -431,6 +464,7 @@ impl VoteValues {
             Dimension::Channel => self.channel.as_deref(),
             Dimension::Terminal => self.terminal.as_deref(),
             Dimension::Ip => self.ip.as_deref(),
+            Dimension::Creator => self.creator.as_deref(),
         }
     }
 }
@@ -520,6 +554,30 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn creator_counts_alone_and_its_values_are_canonical() {
+        assert!(spec(&["creator"], "minute", 20).opens_rooms());
+        assert_eq!(spec(&["creator"], "minute", 20).check(), Ok(()));
+        assert!(!spec(&["voter"], "minute", 20).opens_rooms());
+        assert_eq!(
+            spec(&["creator", "voter"], "minute", 20)
+                .check()
+                .unwrap_err()
+                .code,
+            "invalid_dimension"
+        );
+        let matched = |raw: &str| {
+            parse_match(&[("creator".to_owned(), raw.to_owned())].into())
+                .map(|m| m[&Dimension::Creator].clone())
+        };
+        assert_eq!(
+            matched("ip:2001:db8:1:2::9").unwrap(),
+            "ip:2001:db8:1:2::/64"
+        );
+        assert_eq!(matched("key:12").unwrap(), "key:12");
+        assert_eq!(matched("ip:nowhere").unwrap_err().code, "invalid_override");
     }
 
     #[test]

@@ -284,7 +284,8 @@ pub async fn create_rule(
 ) -> Result<RateRule, EngineError> {
     spec.check()?;
     let board = board_of(state, slug)?;
-    if board.rules.len() >= limit_bounds::RULES_PER_BOARD {
+    rule_fits(&board, &spec)?;
+    if board.all_rules().count() >= limit_bounds::RULES_PER_BOARD {
         return Err(EngineError::conflict(
             Code::TooManyRules,
             format!(
@@ -306,11 +307,26 @@ pub async fn create_rule(
     Ok(rule)
 }
 
+/// Refuses a rule of rooms opened (`["creator"]`) on a board that is not a family: it
+/// has no rooms to open.
+fn rule_fits(board: &BoardConfig, spec: &RuleSpec) -> Result<(), EngineError> {
+    if spec.opens_rooms() && board.board.settings.instances.is_none() {
+        return Err(EngineError::invalid(
+            Code::InvalidDimension,
+            format!(
+                "creator counts the rooms each creator opens in a family, and board {} is \
+                 not a family",
+                board.board.slug
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The board's rule with this id, or `rule_not_found`.
 pub fn rule_of(board: &BoardConfig, id: i64) -> Result<RateRule, EngineError> {
     board
-        .rules
-        .iter()
+        .all_rules()
         .find(|r| r.id == id)
         .cloned()
         .ok_or_else(|| {
@@ -332,6 +348,7 @@ pub async fn update_rule(
     rule.spec.check()?;
     let board = board_of(state, slug)?;
     rule_of(&board, rule.id)?;
+    rule_fits(&board, &rule.spec)?;
     sql::rules::update_rule(&state.db, board.board.id, &rule).await?;
     changed(state, Change::Board(slug.clone())).await?;
     audit(

@@ -26,6 +26,7 @@ use chrono::{DateTime, Utc};
 use super::config::BoardConfig;
 use super::error::EngineError;
 use super::leaderboard::ranks;
+use super::ledger;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::period::{self, Bucket, Period};
@@ -85,7 +86,8 @@ pub async fn run(state: AppState, every: Duration) {
 }
 
 /// One run over every board, when this instance gets the lease; answers the buckets it
-/// wrote.
+/// wrote. A family's expired rooms' ledgers leave SQL in the same run
+/// (`ledger::prune_rooms`).
 pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, EngineError> {
     if !state.redis.take_lease(lease).await? {
         return Ok(0);
@@ -96,6 +98,10 @@ pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, Engin
             written += archive_board(state, &board, lease, Utc::now(), BUDGET)
                 .await?
                 .len();
+            let pruned = ledger::prune_rooms(state, &board).await?;
+            if pruned > 0 {
+                tracing::info!(family = %board.board.slug, rooms = pruned, "removed expired rooms' ledgers from SQL");
+            }
         }
         Ok::<_, EngineError>(())
     }

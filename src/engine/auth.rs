@@ -23,6 +23,11 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Whether this is a voting page's visitor (not an API client).
+    pub fn is_visitor(&self) -> bool {
+        self.id.starts_with("visitor:")
+    }
+
     pub fn has(&self, scope: Scope) -> bool {
         self.scopes.contains(&scope)
     }

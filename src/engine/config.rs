@@ -27,7 +27,17 @@ pub struct BoardConfig {
     pub members: HashMap<MemberId, Member>,
     /// Rate-limit rules, oldest first; a vote must pass all of them.
     pub rules: Vec<RateRule>,
+    /// A family's rules of rooms opened per creator (`RuleSpec::opens_rooms`), oldest
+    /// first: a write that opens a room must pass all of them.
+    pub opening_rules: Vec<RateRule>,
     pub keys: BoardKeys,
+}
+
+impl BoardConfig {
+    /// Every rule of the board, writes' then rooms', oldest first within each.
+    pub fn all_rules(&self) -> impl Iterator<Item = &RateRule> {
+        self.rules.iter().chain(&self.opening_rules)
+    }
 }
 
 /// A league as the hot path needs it.
@@ -359,7 +369,10 @@ impl ConfigCache {
             .into_iter()
             .map(|m| (m.id.clone(), m))
             .collect();
-        let rules = sql::rules::list_rules(db, board.id).await?;
+        let (opening_rules, rules) = sql::rules::list_rules(db, board.id)
+            .await?
+            .into_iter()
+            .partition(|r| r.spec.opens_rooms());
         Ok(BoardConfig {
             keys: self.keys.board(
                 board.id,
@@ -374,6 +387,7 @@ impl ConfigCache {
             board,
             members,
             rules,
+            opening_rules,
         })
     }
 }
@@ -409,6 +423,7 @@ mod tests {
             },
             members: HashMap::new(),
             rules: Vec::new(),
+            opening_rules: Vec::new(),
             keys: Keys::new("t:").board(
                 1,
                 crate::domain::scoring::Storage::Full,

@@ -416,12 +416,14 @@ async fn score_once(
         channel: None,
         terminal: None,
         ip: write.ip.map(ip_subject),
+        creator: None,
     };
     let scope = RuleScope {
         rules: &settings.limits,
         timezone: settings.timezone,
         campaign_end: None,
         campaign_idle: limits::CAMPAIGN_IDLE,
+        lifetime: None,
     };
     let rules = limits::checks(scope, &values, 1, now, now)?;
     let tag = format!("{:016x}", rand::random::<u64>());

@@ -229,6 +229,20 @@ async fn drain_family(
     })
 }
 
+/// Rooms whose SQL ledgers one pass removes at most.
+const PRUNE_ROOMS: u64 = 1000;
+
+/// Removes from SQL the ledgers (entries and the drain's place) of `board`'s rooms, when
+/// it is a family, that expired `instances.ledger_days` ago: their drain last moved more
+/// than the rooms' TTL and that many days before now. Answers how many rooms'.
+pub async fn prune_rooms(state: &AppState, board: &BoardConfig) -> Result<u64, EngineError> {
+    let Some(family) = board.board.settings.instances else {
+        return Ok(0);
+    };
+    let before = now_ms() - family.ttl_s * 1000 - family.ledger_days * 86_400_000;
+    Ok(sql::prune_instances(&state.db, board.board.id, before, PRUNE_ROOMS).await?)
+}
+
 /// What waits in a board's ledgers (`sources`: one, or a sharded board's shards'): the
 /// board counts one when any entry waits.
 async fn backlog(state: &AppState, sources: &[BoardKeys]) -> Result<Backlog, EngineError> {

@@ -52,20 +52,39 @@ pub struct RuleScope<'a> {
     /// How long a campaign counter lives after its last write when there is no end:
     /// [`CAMPAIGN_IDLE`], or an instance's TTL (its campaign is its life).
     pub campaign_idle: Duration,
+    /// The longest any counter lives after its last write: an instance's TTL, so its
+    /// counters expire with it (they are written by every write that counts in them); no
+    /// bound on a plain board.
+    pub lifetime: Option<Duration>,
 }
 
 impl BoardRef {
     /// The board's rules and the clock they count by.
     pub fn rule_scope(&self) -> RuleScope<'_> {
         let settings = self.settings();
+        let lifetime = match (&self.instance, settings.instances) {
+            (Some(_), Some(family)) => Some(Duration::seconds(family.ttl_s)),
+            _ => None,
+        };
         RuleScope {
             rules: &self.config.rules,
             timezone: settings.timezone,
             campaign_end: settings.ends_at,
-            campaign_idle: match (&self.instance, settings.instances) {
-                (Some(_), Some(family)) => Duration::seconds(family.ttl_s),
-                _ => CAMPAIGN_IDLE,
-            },
+            campaign_idle: lifetime.unwrap_or(CAMPAIGN_IDLE),
+            lifetime,
+        }
+    }
+
+    /// The family's rules of rooms opened, counted in the family's own keys, for as long
+    /// as their windows say.
+    pub fn opening_scope(&self) -> RuleScope<'_> {
+        let settings = self.settings();
+        RuleScope {
+            rules: &self.config.opening_rules,
+            timezone: settings.timezone,
+            campaign_end: settings.ends_at,
+            campaign_idle: CAMPAIGN_IDLE,
+            lifetime: None,
         }
     }
 }
@@ -140,22 +159,26 @@ fn counter(
         window: rule.spec.window.code(),
         subject: subject.to_owned(),
     };
+    let ttl = |window: Duration| {
+        let lived = scope.lifetime.map_or(window, |life| window.min(life));
+        seconds_ceil(lived)
+    };
     Ok(match rule.spec.window.span(scope.timezone, at)? {
         Span::Calendar { start, end } => Counter::Fixed {
             of,
             start: Some(start.timestamp()),
-            ttl_s: seconds_ceil((end - now).max(Duration::zero()) + GRACE),
+            ttl_s: ttl((end - now).max(Duration::zero()) + GRACE),
             ends_ms: Some(end.timestamp_millis()),
         },
         Span::Rolling { since, length } => Counter::Rolling {
             of,
-            ttl_s: seconds_ceil(length + GRACE),
+            ttl_s: ttl(length + GRACE),
             horizon_ms: since.timestamp_millis(),
         },
         Span::Campaign => Counter::Fixed {
             of,
             start: None,
-            ttl_s: seconds_ceil(match scope.campaign_end {
+            ttl_s: ttl(match scope.campaign_end {
                 Some(end) => (end - now).max(Duration::zero()) + CAMPAIGN_GRACE,
                 None => scope.campaign_idle,
             }),
@@ -234,13 +257,15 @@ pub fn explain(
         .map_or_else(|| member.to_string(), |m| m.name.clone());
     let window = window_words(lang, rule.spec.window);
     let key = match (
+        rule.spec.opens_rooms(),
         dims.contains(&Dimension::Voter),
         dims.contains(&Dimension::Member),
     ) {
-        (true, true) => "refused-voter-member",
-        (true, false) => "refused-voter",
-        (false, true) => "refused-member",
-        (false, false) => "refused-other",
+        (true, _, _) => "refused-rooms",
+        (false, true, true) => "refused-voter-member",
+        (false, true, false) => "refused-voter",
+        (false, false, true) => "refused-member",
+        (false, false, false) => "refused-other",
     };
     let refused = lang.tr(
         key,
@@ -311,7 +336,11 @@ pub fn describe(lang: Lang, rule: &RuleSpec) -> String {
         ),
     };
     let mut text = lang.tr(
-        "rule-words",
+        if rule.opens_rooms() {
+            "rule-words-rooms"
+        } else {
+            "rule-words"
+        },
         &[
             ("who", who.join(&lang.t("rule-for")).into()),
             ("limit", rule.limit.into()),

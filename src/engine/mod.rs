@@ -25,6 +25,7 @@ pub mod rebuild;
 pub mod reconcile;
 pub mod recount;
 pub mod revocations;
+mod rooms;
 pub mod state;
 pub mod users;
 pub mod watchers;

@@ -13,6 +13,7 @@ use super::auth::Caller;
 use super::boards::{self, BoardRef};
 use super::error::EngineError;
 use super::limits;
+use super::rooms::{self, RoomWrite};
 use super::state::AppState;
 use crate::domain::auth::Scope;
 use crate::domain::board::{BoardSettings, Membership};
@@ -271,10 +272,31 @@ pub async fn apply(
             Err(_) => (kind, "unknown".to_owned()),
         })
         .collect();
-    let prepared: Vec<Result<Prepared, EngineError>> = writes
+    let mut prepared: Vec<Result<Prepared, EngineError>> = writes
         .into_iter()
         .map(|w| prepare(state, caller, w?, now))
         .collect();
+    // A write that would open a family's room passes the family's budget first.
+    let rooms: Vec<RoomWrite<'_>> = prepared
+        .iter()
+        .enumerate()
+        .filter_map(|(index, p)| {
+            let p = p.as_ref().ok()?;
+            p.board.instance.as_ref()?;
+            Some(RoomWrite {
+                index,
+                board: &p.board,
+                member: &p.write.member,
+                ip: p.write.ip,
+                skip_limits: p.write.skip_limits,
+            })
+        })
+        .collect();
+    let (opened, refused) = rooms::open(state, caller, &rooms, now).await?;
+    drop(rooms);
+    for (index, why) in refused {
+        prepared[index] = Err(why);
+    }
     let ready: Vec<&Prepared> = prepared.iter().filter_map(|p| p.as_ref().ok()).collect();
     let receipts: Vec<String> = ready.iter().map(|p| p.receipt()).collect();
     let entries: Vec<Option<String>> = ready.iter().map(|p| p.ledger_entry(now)).collect();
@@ -342,6 +364,8 @@ pub async fn apply(
     for ((kind, board), answer) in labels.iter().zip(&answers) {
         metrics::write(*kind, board, outcome(answer.as_ref().map(|r| r.replayed)));
     }
+    // A room opened for writes that were all refused is taken back: it opens nothing.
+    opened.settle(state, |i| answers[i].is_err()).await;
     let written: Vec<(BoardRef, bool)> = instances
         .into_iter()
         .zip(&answers)
@@ -467,6 +491,7 @@ fn prepare(
             channel: write.channel.as_ref().map(ToString::to_string),
             terminal: write.terminal.as_ref().map(ToString::to_string),
             ip: write.ip.map(ip_subject),
+            creator: None,
         };
         limits::checks(board.rule_scope(), &values, count, at, now)?
     };

@@ -149,14 +149,15 @@ struct Answer<'a> {
     quota: Vec<String>,
 }
 
-/// The board of a voting page: it must have `public_page` on, and to be embedded, sites
-/// listed in `embed_origins`.
+/// The board of a voting page: it must have `public_page` on (a family's room, also the
+/// family's `instances.pages`), and to be embedded, sites listed in `embed_origins`.
 fn public_board(state: &AppState, raw: &str, surface: Surface) -> Result<BoardRef, PageError> {
     let missing = || PageError::NotFound("there is no such voting page".into());
     let name = BoardName::parse(raw).map_err(|_| missing())?;
     match state.config.board(&name.slug) {
         Some(board)
             if board.board.settings.public_page
+                && board.board.settings.instances.is_none_or(|i| i.pages)
                 && (surface == Surface::Page || !board.board.settings.embed_origins.is_empty()) =>
         {
             BoardRef::of(board, &name).map_err(|_| missing())
@@ -309,6 +310,7 @@ fn visitor_values(req: &HttpRequest, session: &Session) -> VoteValues {
         channel: Some(WEB_CHANNEL.to_owned()),
         terminal: Some(terminal(req).to_owned()),
         ip: ClientIp::of(req).map(ip_subject),
+        creator: None,
     }
 }
 

@@ -22,10 +22,11 @@ async fn a_family_is_a_board_setting_checked_and_fixed_at_creation() {
             "scoring": "scores", "instances": {"ttl_s": 604800}}),
         )
         .await;
-    assert_eq!(family["instances"], json!({"ttl_s": 604800}));
+    let settings = json!({"ttl_s": 604800, "max_live": 100000, "pages": false, "ledger_days": 90});
+    assert_eq!(family["instances"], settings);
     let (status, read) = app.get("/api/v1/admin/boards/room").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(read["instances"], json!({"ttl_s": 604800}));
+    assert_eq!(read["instances"], settings);
     let plain = app.board(json!({"slug": "plain", "title": "Plain"})).await;
     assert_eq!(plain["instances"], Value::Null);
 
@@ -75,7 +76,7 @@ async fn a_family_is_a_board_setting_checked_and_fixed_at_creation() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         (&body["title"], &body["instances"]),
-        (&json!("Live rooms"), &json!({"ttl_s": 604800}))
+        (&json!("Live rooms"), &settings)
     );
 }
 
@@ -187,7 +188,10 @@ async fn each_instance_is_made_by_its_first_write_and_keeps_its_own_rankings_and
     // The family itself keeps nothing.
     let (status, family) = app.get("/api/v1/boards/room").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(family["instances"], json!({"ttl_s": 3600}));
+    assert_eq!(
+        family["instances"],
+        json!({"ttl_s": 3600, "max_live": 100000, "pages": false, "ledger_days": 90})
+    );
 
     // Rules count per instance: v1's ten a day in room:a leave room:b's untouched.
     let (status, body) = app
@@ -232,7 +236,7 @@ async fn a_family_needs_an_instance_and_an_instance_needs_a_family() {
         .await;
     app.board(
         json!({"slug": "gifts", "title": "Gifts", "membership": "open",
-        "scoring": "scores", "public_page": true, "instances": {"ttl_s": 3600}}),
+        "scoring": "scores", "public_page": true, "instances": {"ttl_s": 3600, "pages": true}}),
     )
     .await;
     app.board(
@@ -421,18 +425,19 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
         .await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
 
-    // Every key a write touched has an expiry: the instance's TTL, a calendar rule
-    // counter's own when longer (a daily limit is not reset by idleness), a window slot's
-    // at least the window's span. A campaign counter lives as long as the instance.
+    // Every key a write touched has an expiry: the instance's TTL, rule counters
+    // included (a day's, a campaign's: none outlives the instance), but a window slot's,
+    // at least the window's span.
     for room in ["e", "f"] {
         let keys = instance_keys(&app, room).await;
         assert!(keys.len() > 20, "{keys:?}");
         for (key, ttl) in &keys {
             assert!(*ttl > 0, "{key} has no expiry");
-            if !key.contains(":rl:") && !is_window_slot(key) || key.contains(":campaign:") {
+            if !is_window_slot(key) {
                 assert!(*ttl <= 2000, "{key} lives {ttl} ms");
             }
         }
+        assert!(keys.iter().any(|(k, _)| k.contains(":rl:")), "{keys:?}");
         assert!(
             keys.iter().any(|(k, _)| k.contains(":campaign:")),
             "{keys:?}"
@@ -466,8 +471,8 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
         .await;
     assert_eq!(entries(&window), []);
 
-    // Gone for good: every key of room:f but a window's slots and the rule counter, which
-    // keep their own time; a read wrote nothing.
+    // Gone for good: every key of room:f but a window's slots, which keep their own time
+    // (cleared by the room's next first write); a read wrote nothing.
     let left: Vec<String> = instance_keys(&app, "f")
         .await
         .into_iter()
@@ -475,7 +480,7 @@ async fn an_idle_instance_leaves_redis_by_itself_and_a_write_keeps_it() {
             assert!(ttl > 0, "{key} has no expiry");
             key
         })
-        .filter(|key| !is_window_slot(key) && !key.contains(":rl:"))
+        .filter(|key| !is_window_slot(key))
         .collect();
     assert_eq!(left, Vec::<String>::new());
 
@@ -1082,4 +1087,301 @@ async fn a_search_looks_at_a_bounded_number_of_rooms_a_request_and_goes_on_by_cu
     assert_eq!(again, page);
     let fresh = anonymous("/api/v1/boards/room/instances?search=r0000&limit=5".into()).await;
     assert_eq!(fresh["instances"][0]["instance"], "r00000b", "{fresh}");
+}
+
+/// The rooms `family` (the test's first board) lists as live, read from Redis.
+async fn listed_rooms(app: &TestApp) -> i64 {
+    let mut redis = RawRedis::connect().await;
+    redis
+        .query(redis::cmd("ZCARD").arg(format!("{}:{{b:1}}:instances", app.prefix)))
+        .await
+}
+
+/// The keys of every room of the test's first board, in Redis.
+async fn room_keys(app: &TestApp) -> usize {
+    let mut redis = RawRedis::connect().await;
+    let mut keys = redis.keys(&format!("{}:{{b:1:i:*", app.prefix)).await;
+    keys.sort();
+    keys.dedup();
+    keys.len()
+}
+
+/// Each result's error code of a batch answer ("" for a counted write).
+fn batch_codes(body: &Value) -> Vec<String> {
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["error"]["code"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_family_opens_rooms_within_its_budget_per_creator_and_in_all() {
+    let app = TestApp::spawn().await;
+    let family = app
+        .board(json!({"slug": "fam", "title": "Fam", "membership": "open",
+            "instances": {"ttl_s": 3600, "max_live": 30}}))
+        .await;
+    assert_eq!(
+        family["instances"],
+        json!({"ttl_s": 3600, "max_live": 30, "pages": false, "ledger_days": 90})
+    );
+    add_rule(
+        &app,
+        "fam",
+        json!({"name": "twenty rooms", "dimensions": ["creator"], "window": "campaign", "limit": 20}),
+    )
+    .await;
+    add_rule(
+        &app,
+        "fam",
+        json!({"name": "per room", "dimensions": ["ip"], "window": "day", "limit": 2}),
+    )
+    .await;
+    // One vote-only key, 500 new rooms in five batches: 20 open, the rest are refused by
+    // the family's rule and create nothing.
+    let first = app.key(&["vote"], None).await;
+    let mut codes = Vec::new();
+    for batch in 0..5 {
+        let votes: Vec<Value> = (0..100)
+            .map(|i| json!({"board": format!("fam:a{}", batch * 100 + i), "member": "m1"}))
+            .collect();
+        let (status, body) = app
+            .call(
+                reqwest::Method::POST,
+                "/api/v1/votes",
+                Some(&first),
+                Some(&json!({"voter": "v", "votes": votes})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        if batch == 0 {
+            assert_eq!(
+                body["results"][20]["error"]["rule"]["name"], "twenty rooms",
+                "{body}"
+            );
+        }
+        codes.extend(batch_codes(&body));
+    }
+    assert_eq!(codes[..20], vec![String::new(); 20]);
+    assert_eq!(codes[20..], vec!["rate_limited".to_owned(); 480]);
+    assert_eq!(listed_rooms(&app).await, 20);
+    let per_room = room_keys(&app).await;
+    // Writing again to rooms it opened costs no opening.
+    let (status, body) = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/boards/fam:a3/votes",
+            Some(&first),
+            Some(&json!({"member": "m2"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Another key opens its own 20, but the family holds 30 rooms at most.
+    let second = app.key(&["vote"], None).await;
+    let votes: Vec<Value> = (0..15)
+        .map(|i| json!({"board": format!("fam:b{i}"), "member": "m1"}))
+        .collect();
+    let (_, body) = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/votes",
+            Some(&second),
+            Some(&json!({"voter": "v", "votes": votes})),
+        )
+        .await;
+    let codes = batch_codes(&body);
+    assert_eq!(codes[..10], vec![String::new(); 10]);
+    assert_eq!(codes[10..], vec!["family_full".to_owned(); 5]);
+    let (status, body) = app
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/boards/fam:b99/votes",
+            Some(&second),
+            Some(&json!({"member": "m1"})),
+        )
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::CONFLICT, "family_full"),
+        "{body}"
+    );
+    assert_eq!(listed_rooms(&app).await, 30);
+    // Redis holds the 30 rooms' keys, none of a refused one.
+    assert!(
+        room_keys(&app).await <= 30 * per_room / 20 + 2,
+        "{per_room}"
+    );
+    let (_, top) = app.get("/api/v1/boards/fam:b14/top?period=day").await;
+    assert_eq!(entries(&top), []);
+    let (_, listing) = app.get("/api/v1/boards/fam/instances?limit=1").await;
+    assert_eq!(listing["total"], 30, "{listing}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_room_whose_opening_write_is_refused_opens_nothing_and_costs_no_room() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "fam", "title": "Fam", "membership": "open",
+        "instances": {"ttl_s": 3600}}))
+        .await;
+    add_rule(
+        &app,
+        "fam",
+        json!({"name": "two rooms", "dimensions": ["creator"], "window": "campaign", "limit": 2}),
+    )
+    .await;
+    add_rule(
+        &app,
+        "fam",
+        json!({"name": "channels", "dimensions": ["channel"], "window": "day", "limit": 5,
+            "missing": "skip", "overrides": [{"match": {"channel": "blocked"}, "limit": 0}]}),
+    )
+    .await;
+    // The room's own rule refuses the write that opened it: the room is taken back and
+    // the creator's count given back.
+    for i in 0..3 {
+        let (status, body) = app
+            .vote(
+                &format!("fam:x{i}"),
+                json!({"member": "m1", "channel": "blocked"}),
+            )
+            .await;
+        assert_eq!(
+            (status, code(&body)),
+            (StatusCode::TOO_MANY_REQUESTS, "rate_limited"),
+            "{body}"
+        );
+        assert_eq!(body["error"]["rule"]["name"], "channels", "{body}");
+    }
+    assert_eq!(listed_rooms(&app).await, 0);
+    for i in 0..2 {
+        let (status, body) = app
+            .vote(&format!("fam:ok{i}"), json!({"member": "m1"}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let (status, body) = app.vote("fam:ok2", json!({"member": "m1"})).await;
+    assert_eq!(
+        (status, body["error"]["rule"]["name"].as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, Some("two rooms")),
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("You have opened 2 new rooms in this campaign, the most one may"),
+        "{body}"
+    );
+    assert_eq!(listed_rooms(&app).await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn room_rules_and_budgets_are_checked_when_set() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "fam", "title": "Fam", "instances": {"ttl_s": 600}}))
+        .await;
+    app.board(json!({"slug": "plain", "title": "Plain"})).await;
+    for (board, rule, expected) in [
+        (
+            "plain",
+            json!({"name": "r", "dimensions": ["creator"], "window": "minute", "limit": 5}),
+            "invalid_dimension",
+        ),
+        (
+            "fam",
+            json!({"name": "r", "dimensions": ["creator", "voter"], "window": "minute", "limit": 5}),
+            "invalid_dimension",
+        ),
+    ] {
+        let (status, body) = app
+            .post(&format!("/api/v1/admin/boards/{board}/rules"), rule)
+            .await;
+        assert_eq!(
+            (status, code(&body)),
+            (StatusCode::UNPROCESSABLE_ENTITY, expected),
+            "{body}"
+        );
+    }
+    // max_live, pages and ledger_days change; ttl_s does not.
+    let (status, body) = app
+        .patch(
+            "/api/v1/admin/boards/fam",
+            json!({"instances": {"max_live": 5, "pages": true}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["instances"],
+        json!({"ttl_s": 600, "max_live": 5, "pages": true, "ledger_days": 90})
+    );
+    for (change, expected) in [
+        (json!({"instances": {"max_live": 0}}), "invalid_field"),
+        (
+            json!({"instances": {"max_live": 10_000_001}}),
+            "invalid_field",
+        ),
+        (json!({"instances": {"ledger_days": 0}}), "invalid_field"),
+        (json!({"instances": {"ttl_s": 60}}), "invalid_field"),
+        (json!({"instances": {"pages": "yes"}}), "invalid_field"),
+    ] {
+        let (status, body) = app.patch("/api/v1/admin/boards/fam", change.clone()).await;
+        assert_eq!(
+            (status, code(&body)),
+            (StatusCode::UNPROCESSABLE_ENTITY, expected),
+            "{change}: {body}"
+        );
+    }
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/boards",
+            json!({"slug": "nottl", "title": "No TTL", "instances": {"max_live": 5}}),
+        )
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_ttl"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_writes_open_exactly_max_live_rooms() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "fam", "title": "Fam", "membership": "open",
+        "instances": {"ttl_s": 3600, "max_live": 30}}))
+        .await;
+    let answers = futures_util::future::join_all((0..64).map(|i| {
+        let app = &app;
+        async move {
+            app.vote(
+                &format!("fam:c{i}"),
+                json!({"member": "m1", "voter": format!("v{i}")}),
+            )
+            .await
+        }
+    }))
+    .await;
+    let opened = answers
+        .iter()
+        .filter(|(status, _)| *status == StatusCode::OK)
+        .count();
+    let full = answers
+        .iter()
+        .filter(|(status, body)| *status == StatusCode::CONFLICT && code(body) == "family_full")
+        .count();
+    assert_eq!((opened, full), (30, 34), "{answers:?}");
+    assert_eq!(listed_rooms(&app).await, 30);
+    let with_scores = futures_util::future::join_all((0..64).map(|i| {
+        let app = &app;
+        async move {
+            let (_, top) = app
+                .get(&format!("/api/v1/boards/fam:c{i}/top?period=all&view=real"))
+                .await;
+            entries(&top).len()
+        }
+    }))
+    .await;
+    assert_eq!(with_scores.iter().sum::<usize>(), 30);
 }

@@ -1714,3 +1714,70 @@ async fn slow_exports_are_bounded_and_never_starve_readyz_or_admin_writes() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_expired_rooms_ledger_leaves_sql_after_its_familys_ledger_days() {
+    let app = TestApp::spawn_with(Options {
+        archive_check: Duration::from_millis(200),
+        ..Options::default()
+    })
+    .await;
+    app.board(
+        json!({"slug": "rooms", "title": "Rooms", "membership": "open",
+        "ledger": true, "instances": {"ttl_s": 60, "ledger_days": 1}}),
+    )
+    .await;
+    for room in ["old", "new"] {
+        for voter in ["a", "b"] {
+            app.vote(
+                &format!("rooms:{room}"),
+                json!({"member": "m1", "voter": voter}),
+            )
+            .await;
+        }
+    }
+    for room in ["old", "new"] {
+        assert_eq!(ledger(&app, &format!("rooms:{room}"), 10).await.len(), 2);
+    }
+    // room "old" was last drained a TTL and a day ago (and a minute more).
+    let state = stores(&app).await;
+    let long_ago = chrono::Utc::now().timestamp_millis() - (60 + 86_400 + 60) * 1000;
+    use sea_orm::ConnectionTrait;
+    state
+        .db
+        .execute_unprepared(&format!(
+            "UPDATE ledger_cursors SET updated_ms = {long_ago} WHERE instance = 'old'"
+        ))
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let (status, page) = app
+            .get("/api/v1/admin/boards/rooms:old/ledger?limit=10")
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        if page["entries"] == json!([]) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the expired room's ledger stayed: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let cursors: Vec<(String,)> = {
+        let rows = state
+            .db
+            .query_all_raw(sea_orm::Statement::from_string(
+                state.db.get_database_backend(),
+                "SELECT instance FROM ledger_cursors ORDER BY instance",
+            ))
+            .await
+            .unwrap();
+        rows.iter()
+            .map(|r| (r.try_get_by_index::<String>(0).unwrap(),))
+            .collect()
+    };
+    assert_eq!(cursors, [("new".to_owned(),)]);
+    assert_eq!(ledger(&app, "rooms:new", 10).await.len(), 2);
+}

@@ -6,10 +6,9 @@ use utoipa::ToSchema;
 
 use super::{board_slug, nullable};
 use crate::api::auth::Admin;
-use crate::api::boards::{BoardResponse, InstancesSettings, RetentionSettings, StorageSettings};
+use crate::api::boards::{BoardResponse, InstancesRequest, RetentionSettings, StorageSettings};
 use crate::domain::board::{
-    BoardSettings, Instances, Membership, parse_carry_over, parse_multiplier, parse_origin,
-    parse_periods,
+    BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_origin, parse_periods,
 };
 use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
@@ -77,9 +76,10 @@ pub struct BoardRequest {
     pub archive_top: Option<i64>,
     /// `{"ttl_s": …}` makes the board a family: one board per live room, match or region,
     /// addressed as `<slug>:<instance>` and made by its first write; `null` (default) a
-    /// plain board. Fixed at creation.
+    /// plain board. Whether a board is a family, and its `ttl_s`, are fixed at creation;
+    /// `max_live`, `pages` and `ledger_days` may change.
     #[serde(default, deserialize_with = "nullable")]
-    pub instances: Option<Option<InstancesSettings>>,
+    pub instances: Option<Option<InstancesRequest>>,
     /// Record every accepted write in the board's ledger (`GET …/ledger`). Default: on
     /// for a `votes` board, off for a `scores` board; a family keeps none. Turning it
     /// off stops recording; what was recorded stays.
@@ -149,7 +149,7 @@ impl BoardRequest {
             s.archive_top = check_archive_top(n)?;
         }
         if let Some(instances) = self.instances {
-            s.instances = instances.map(|i| Instances::new(i.ttl_s)).transpose()?;
+            s.instances = instances.map(|i| i.apply(s.instances)).transpose()?;
         }
         if let Some(ledger) = self.ledger {
             s.ledger = ledger;

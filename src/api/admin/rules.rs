@@ -24,7 +24,9 @@ use crate::error::ApiError;
 pub struct RuleRequest {
     pub name: Option<String>,
     /// A non-empty set of voter, member, channel, terminal, ip: the rule counts per
-    /// combination of their values.
+    /// combination of their values. On a family, `["creator"]` alone makes a rule of
+    /// rooms opened: it counts the rooms each creator (a voting page's visitor by its
+    /// address, an API client by its key) opens across the family.
     pub dimensions: Option<Vec<String>>,
     /// second, minute, hour, day, week, month (in the board's timezone), campaign, or
     /// rolling:<n><s|m|h|d> (at most 31 days).
@@ -220,7 +222,7 @@ pub async fn list_rules(
     board: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let board = engine::board_of(&state, &board_slug(&board)?)?;
-    let rules = board.rules.iter().map(RuleResponse::from).collect();
+    let rules = board.all_rules().map(RuleResponse::from).collect();
     Ok(HttpResponse::Ok().json(RulesResponse { rules }))
 }
 

@@ -3,12 +3,13 @@
 -- score.lua. A plain board's writes pass no TTL and never come here.
 --
 -- Every key of a write from KEYS[first] to KEYS[last] gets that expiry, with two kinds
--- of keys kept apart: a rule's counter or log (KEYS[rule_key + 1 .. rule_key + 2r])
--- never loses time it already has (GT), so a voter's daily limit is not reset by the
--- instance's TTL while the day lasts; the idempotency record (KEYS[first], when `keyed`)
--- never gains any (LT), so it keeps its own shorter TTL. `seen` holds the keys a call
--- has already expired: a call of several writes to one instance shares most of them, and
--- one write passes some keys twice (a layout's unused key slots name a key it has).
+-- of keys kept apart: a rule's counter or log (KEYS[rule_key + 1 .. rule_key + 2r]) is
+-- left to rules.lua, which gives it its window's time capped at the instance's TTL (the
+-- engine caps it: `RuleScope::lifetime`), so no counter outlives the instance; the
+-- idempotency record (KEYS[first], when `keyed`) never gains time (LT), so it keeps its
+-- own shorter TTL. `seen` holds the keys a call has already expired: a call of several
+-- writes to one instance shares most of them, and one write passes some keys twice (a
+-- layout's unused key slots name a key it has).
 local function instance_expire(first, last, keyed, rule_key, r, ttl, seen)
   for k = first, last do
     local key = KEYS[k]
@@ -16,9 +17,7 @@ local function instance_expire(first, last, keyed, rule_key, r, ttl, seen)
       seen[key] = true
       if k == first and keyed then
         call('PEXPIRE', key, ttl, 'LT')
-      elseif k > rule_key and k <= rule_key + 2 * r then
-        call('PEXPIRE', key, ttl, 'GT')
-      else
+      elseif k <= rule_key or k > rule_key + 2 * r then
         call('PEXPIRE', key, ttl)
       end
     end

@@ -27,6 +27,7 @@ mod league;
 mod lease;
 mod ledger;
 mod member;
+mod opening;
 mod page;
 mod recount;
 mod refund;
@@ -66,6 +67,7 @@ pub use league::{
 pub use lease::Lease;
 pub use ledger::LedgerHead;
 pub use member::{StandingQuery, StandingReply};
+pub use opening::{Opening, Openings};
 pub use page::{PageQuery, PageReply};
 pub use release::Release;
 pub use replay::Replay;

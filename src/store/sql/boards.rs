@@ -47,9 +47,17 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
             archive_top: row.archive_top,
             instances: row
                 .instance_ttl_s
-                .map(Instances::new)
+                .map(|ttl_s| {
+                    Instances {
+                        ttl_s,
+                        max_live: row.instance_max_live,
+                        pages: row.instance_pages,
+                        ledger_days: row.instance_ledger_days,
+                    }
+                    .checked()
+                })
                 .transpose()
-                .map_err(|e| corrupt("instance_ttl_s", e))?,
+                .map_err(|e| corrupt("instances", e))?,
             ledger: row.ledger,
             late_grace_s: row.late_grace_s,
             title: row.title,
@@ -86,6 +94,15 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.retention = Set(s.retention.encode());
     model.archive_top = Set(s.archive_top);
     model.instance_ttl_s = Set(s.instances.map(|i| i.ttl_s));
+    let family = s.instances.unwrap_or(Instances {
+        ttl_s: 0,
+        max_live: crate::domain::board::bounds::MAX_LIVE_DEFAULT,
+        pages: false,
+        ledger_days: crate::domain::board::bounds::INSTANCE_LEDGER_DAYS_DEFAULT,
+    });
+    model.instance_max_live = Set(family.max_live);
+    model.instance_pages = Set(family.pages);
+    model.instance_ledger_days = Set(family.ledger_days);
     model.ledger = Set(s.ledger);
     model.late_grace_s = Set(s.late_grace_s);
     model.updated_at = Set(to_naive(Utc::now()));

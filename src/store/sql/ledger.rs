@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, Utc};
 
 use futures_util::{Stream, StreamExt};
-use sea_orm::sea_query::Expr;
+use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend,
     EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, StreamTrait,
@@ -124,10 +124,12 @@ pub async fn append(
     new: &[Entry],
 ) -> Result<(), SqlError> {
     let txn = super::begin_write(db).await?;
+    let now_ms = chrono::Utc::now().timestamp_millis();
     match from {
         Some(from) => {
             let moved = ledger_cursor::Entity::update_many()
                 .col_expr(ledger_cursor::Column::LastEntryId, Expr::value(to))
+                .col_expr(ledger_cursor::Column::UpdatedMs, Expr::value(now_ms))
                 .filter(ledger_cursor::Column::BoardId.eq(of.board_id))
                 .filter(ledger_cursor::Column::Instance.eq(of.instance))
                 .filter(ledger_cursor::Column::Source.eq(source))
@@ -144,6 +146,7 @@ pub async fn append(
                 instance: Set(of.instance.to_owned()),
                 source: Set(source),
                 last_entry_id: Set(to),
+                updated_ms: Set(now_ms),
             }
             .insert(&txn)
             .await
@@ -170,6 +173,47 @@ pub async fn append(
     }
     txn.commit().await?;
     Ok(())
+}
+
+/// Deletes the ledgers (entries and the drain's places) of `board_id`'s family instances
+/// whose drain last moved before `before_ms`, `limit` instances at most, in one
+/// transaction; answers how many instances' ledgers it deleted.
+pub async fn prune_instances(
+    db: &DatabaseConnection,
+    board_id: i64,
+    before_ms: i64,
+    limit: u64,
+) -> Result<u64, SqlError> {
+    let stale: Vec<String> = ledger_cursor::Entity::find()
+        .select_only()
+        .column(ledger_cursor::Column::Instance)
+        .filter(ledger_cursor::Column::BoardId.eq(board_id))
+        .filter(ledger_cursor::Column::Instance.ne(""))
+        .group_by(ledger_cursor::Column::Instance)
+        .having(ExprTrait::lt(
+            ledger_cursor::Column::UpdatedMs.max(),
+            before_ms,
+        ))
+        .limit(limit)
+        .into_tuple()
+        .all(db)
+        .await?;
+    if stale.is_empty() {
+        return Ok(0);
+    }
+    let txn = super::begin_write(db).await?;
+    ledger_entry::Entity::delete_many()
+        .filter(ledger_entry::Column::BoardId.eq(board_id))
+        .filter(ledger_entry::Column::Instance.is_in(stale.iter().map(String::as_str)))
+        .exec(&txn)
+        .await?;
+    ledger_cursor::Entity::delete_many()
+        .filter(ledger_cursor::Column::BoardId.eq(board_id))
+        .filter(ledger_cursor::Column::Instance.is_in(stale.iter().map(String::as_str)))
+        .exec(&txn)
+        .await?;
+    txn.commit().await?;
+    Ok(stale.len() as u64)
 }
 
 /// SQLite's INSERT of `new`, numbered on after `last`: the rows as one JSON array of

@@ -100,8 +100,7 @@ fn page(
     refused: Option<Refused>,
 ) -> RulesPage {
     let mut rules: Vec<RuleRow> = config
-        .rules
-        .iter()
+        .all_rules()
         .map(|r| RuleRow::of(chrome.l, r))
         .collect();
     let mut new = RuleForm::default();

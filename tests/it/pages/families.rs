@@ -29,7 +29,8 @@ async fn a_familys_page_lists_its_live_rooms_searched_and_paged_and_opens_each_l
     let family = format!("fam-{}", app.prefix);
     app.board(
         json!({"slug": family, "title": "Rooms", "membership": "open",
-        "public_page": true, "periods": ["day", "all"], "instances": {"ttl_s": 3600}}),
+        "public_page": true, "periods": ["day", "all"],
+        "instances": {"ttl_s": 3600, "pages": true}}),
     )
     .await;
     app.members(&family, &["m1", "m2"]).await;
@@ -216,4 +217,99 @@ async fn a_familys_page_lists_its_live_rooms_searched_and_paged_and_opens_each_l
         Some(61.0)
     );
     assert!(!text.contains(&format!("{family}:")), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rooms_voting_page_is_off_unless_its_family_turns_it_on_and_opens_rooms_per_address() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "quiet", "title": "Quiet", "membership": "open",
+        "public_page": true, "instances": {"ttl_s": 3600}}),
+    )
+    .await;
+    let open = format!("open-{}", app.prefix);
+    app.board(json!({"slug": open, "title": "Open", "membership": "open",
+        "public_page": true, "instances": {"ttl_s": 3600, "pages": true}}))
+        .await;
+    app.members(&open, &["m1"]).await;
+    let (status, body) = app
+        .post(
+            &format!("/api/v1/admin/boards/{open}/rules"),
+            json!({"name": "three rooms", "dimensions": ["creator"], "window": "campaign", "limit": 3}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let visitor = Browser::new(&app);
+    // A family's rooms have no page of their own unless the family says so.
+    app.vote("quiet:r1", json!({"member": "m1"})).await;
+    for path in [
+        "/b/quiet:r1",
+        "/b/quiet:r1/ranking",
+        "/b/quiet:r1/stream",
+        "/embed/b/quiet:r1",
+    ] {
+        assert_eq!(
+            visitor.get(path).await.status,
+            StatusCode::NOT_FOUND,
+            "{path}"
+        );
+    }
+    // With pages on, a visitor's address opens three rooms; votes in rooms
+    // already open go on.
+    // (A room the API opened shows its ranking and its form.)
+    app.vote(&format!("{open}:lobby"), json!({"member": "m1"}))
+        .await;
+    let csrf = visitor.get(&format!("/b/{open}:lobby")).await.csrf();
+    for i in 0..3 {
+        let page = visitor
+            .post(
+                &format!("/b/{open}:r{i}/vote"),
+                &[("_csrf", &csrf), ("member", "m1")],
+            )
+            .await;
+        assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    }
+    let refused = visitor
+        .post(
+            &format!("/b/{open}:r3/vote"),
+            &[("_csrf", &csrf), ("member", "m1")],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::SEE_OTHER, "{}", refused.body);
+    let metrics = app.metrics().await;
+    assert_eq!(
+        sample(
+            &metrics,
+            "ovation_writes_total",
+            &[
+                ("target", &open),
+                ("outcome", "refused"),
+                ("code", "rate_limited"),
+                ("rule", "three rooms")
+            ]
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
+    let again = visitor
+        .post_htmx(
+            &format!("/b/{open}:r1/vote"),
+            &[("_csrf", &csrf), ("member", "m1")],
+        )
+        .await;
+    assert!(again.body.contains("Thanks"), "{}", again.body);
+    let (_, listing) = app.get(&format!("/api/v1/boards/{open}/instances")).await;
+    let mut rooms: Vec<&str> = listing["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["instance"].as_str().unwrap())
+        .collect();
+    rooms.sort_unstable();
+    assert_eq!(rooms, ["lobby", "r0", "r1", "r2"]);
+    // An API key is a creator of its own.
+    let (status, body) = app
+        .vote(&format!("{open}:r3"), json!({"member": "m1"}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
 }

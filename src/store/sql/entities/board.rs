@@ -35,6 +35,12 @@ pub struct Model {
     pub archive_top: i64,
     /// A family's instance lifetime in seconds; null for a plain board.
     pub instance_ttl_s: Option<i64>,
+    /// A family's most live instances at once.
+    pub instance_max_live: i64,
+    /// Whether a family's instances have public voting pages.
+    pub instance_pages: bool,
+    /// Days an expired instance's ledger stays in SQL.
+    pub instance_ledger_days: i64,
     /// Whether accepted writes are recorded in the ledger.
     pub ledger: bool,
     /// Seconds after `ends_at` a write stamped before it is still taken.

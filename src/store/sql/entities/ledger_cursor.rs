@@ -14,6 +14,9 @@ pub struct Model {
     pub source: i32,
     /// The id of the last entry of that ledger SQL holds.
     pub last_entry_id: i64,
+    /// When the drain last moved it (ms since the epoch): a family instance's ledger
+    /// leaves SQL its family's `ledger_days` after it expired.
+    pub updated_ms: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

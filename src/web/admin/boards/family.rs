@@ -91,7 +91,7 @@ pub(super) async fn family_page(
         csrf: chrome.csrf,
         flash: chrome.flash,
         title: settings.title.clone(),
-        public: settings.public_page,
+        public: settings.public_page && settings.instances.is_some_and(|i| i.pages),
         lifetime: l.tr(
             "board-family-fixed",
             &[(

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::{board, days};
 use crate::api::admin::boards::BoardRequest;
-use crate::api::boards::{InstancesSettings, RetentionSettings, StorageSettings};
+use crate::api::boards::{InstancesRequest, RetentionSettings, StorageSettings};
 use crate::domain::board::BoardSettings;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::Period;
@@ -242,8 +242,9 @@ impl BoardForm {
             },
             instances: match (creating, self.instances.as_str()) {
                 (false, _) => None,
-                (true, "family") => Some(Some(InstancesSettings {
-                    ttl_s: self.instance_ttl_s()?,
+                (true, "family") => Some(Some(InstancesRequest {
+                    ttl_s: Some(self.instance_ttl_s()?),
+                    ..InstancesRequest::default()
                 })),
                 (true, _) => Some(None),
             },

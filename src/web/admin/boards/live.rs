@@ -394,7 +394,7 @@ async fn live_page(
         config_slug: board.config.board.slug.to_string(),
         instance: board.instance.is_some(),
         title: settings.title.clone(),
-        public: settings.public_page,
+        public: settings.public_page && settings.instances.is_none_or(|i| i.pages),
         periods: settings
             .periods
             .iter()
