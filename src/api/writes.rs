@@ -473,7 +473,7 @@ async fn write_batch<A: From<Written> + Serialize, B: Batch>(
         (status = 404, description = "board_not_found, member_not_found", body = super::ErrorBody),
         (status = 409, description = "wrong_scoring: the board keeps scores (POST …/scores); campaign_not_started, campaign_ended, member_disabled; family_full (a family's room would open past its `instances.max_live`)", body = super::ErrorBody),
         (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, invalid_ip, invalid_field, score_overflow (past 2^53 units; on a sharded board, past 2^53 / shards in the vote's shard), voter_required (and the other <dimension>_required), count_exceeds_limit; idempotency_key_reused: the key came with a different request before, nothing counted (use a new key for a new vote)", body = super::ErrorBody),
-        (status = 429, description = "rate_limited: `rule` names the rule, `retry_after_s` (also the Retry-After header) when it admits the vote again, null for never; on a family, also a rule of rooms opened (`["creator"]`) refusing the write that would open a room", body = super::RateLimitedBody),
+        (status = 429, description = "rate_limited: `rule` names the rule, `retry_after_s` (also the Retry-After header) when it admits the vote again, null for never; on a family, also a rule of rooms opened (dimensions creator) refusing the write that would open a room", body = super::RateLimitedBody),
         (status = 503, description = "store_unavailable: with `\"outcome\": \"unknown\"` the vote may have counted; retry after Retry-After with the same idempotency key", body = super::ErrorBody),
     ))]
 #[post("/boards/{board}/votes")]

@@ -313,3 +313,73 @@ async fn a_rooms_voting_page_is_off_unless_its_family_turns_it_on_and_opens_room
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_familys_room_budget_and_pages_are_set_in_the_board_form() {
+    let app = TestApp::spawn().await;
+    let staff = Browser::new(&app);
+    let csrf = staff.sign_in().await;
+    let page = staff
+        .post(
+            "/admin/boards",
+            &[
+                ("_csrf", csrf.as_str()),
+                ("slug", "lobby"),
+                ("title", "Lobby"),
+                ("membership", "open"),
+                ("periods", "day"),
+                ("timezone", "UTC"),
+                ("multiplier", "1"),
+                ("carry_over", "0"),
+                ("max_count", "10"),
+                ("scoring", "votes"),
+                ("decimals", "0"),
+                ("storage_kind", "full"),
+                ("instances", "family"),
+                ("instance_ttl", "2"),
+                ("instance_ttl_unit", "hours"),
+                ("instance_max_live", "40"),
+                ("instance_pages", "on"),
+                ("instance_ledger_days", "7"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    let (_, board) = app.get("/api/v1/admin/boards/lobby").await;
+    assert_eq!(
+        board["instances"],
+        json!({"ttl_s": 7200, "max_live": 40, "pages": true, "ledger_days": 7})
+    );
+    // Editing keeps the TTL and changes the rest.
+    let edit = staff.get("/admin/boards/lobby/edit").await;
+    assert!(
+        edit.body
+            .contains(r#"<input name="instance_max_live" value="40" inputmode="numeric">"#),
+        "{}",
+        edit.body
+    );
+    let page = staff
+        .post(
+            "/admin/boards/lobby",
+            &[
+                ("_csrf", csrf.as_str()),
+                ("title", "Lobby"),
+                ("membership", "open"),
+                ("periods", "day"),
+                ("timezone", "UTC"),
+                ("multiplier", "1"),
+                ("carry_over", "0"),
+                ("max_count", "10"),
+                ("instances", "family"),
+                ("instance_max_live", "55"),
+                ("instance_ledger_days", "7"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "{}", page.body);
+    let (_, board) = app.get("/api/v1/admin/boards/lobby").await;
+    assert_eq!(
+        board["instances"],
+        json!({"ttl_s": 7200, "max_live": 55, "pages": false, "ledger_days": 7})
+    );
+}

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::{board, days};
 use crate::api::admin::boards::BoardRequest;
 use crate::api::boards::{InstancesRequest, RetentionSettings, StorageSettings};
-use crate::domain::board::BoardSettings;
+use crate::domain::board::{BoardSettings, bounds};
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::Period;
 use crate::domain::scoring::Storage;
@@ -69,6 +69,12 @@ pub struct BoardForm {
     instance_ttl: String,
     /// `minutes`, `hours` or `days`.
     instance_ttl_unit: String,
+    /// A family's most live rooms (create and edit).
+    instance_max_live: String,
+    /// Checked: each room has a public voting page.
+    instance_pages: Option<String>,
+    /// Days an expired room's ledger stays in SQL.
+    instance_ledger_days: String,
     /// Days a closed bucket stays in Redis once archived; empty keeps it forever.
     retention_hour: String,
     retention_day: String,
@@ -172,6 +178,15 @@ impl BoardForm {
                 "days"
             }
             .to_owned(),
+            instance_max_live: s
+                .instances
+                .map_or(bounds::MAX_LIVE_DEFAULT, |i| i.max_live)
+                .to_string(),
+            instance_pages: s.instances.filter(|i| i.pages).map(|_| "on".to_owned()),
+            instance_ledger_days: s
+                .instances
+                .map_or(bounds::INSTANCE_LEDGER_DAYS_DEFAULT, |i| i.ledger_days)
+                .to_string(),
         }
     }
 
@@ -241,18 +256,35 @@ impl BoardForm {
                 }),
             },
             instances: match (creating, self.instances.as_str()) {
-                (false, _) => None,
                 (true, "family") => Some(Some(InstancesRequest {
                     ttl_s: Some(self.instance_ttl_s()?),
-                    ..InstancesRequest::default()
+                    ..self.budget(&whole)?
                 })),
                 (true, _) => Some(None),
+                (false, "family") => Some(Some(self.budget(&whole)?)),
+                (false, _) => None,
             },
             // A family's ledger starts off, as the API's does; editing turns it on.
             ledger: match (creating, self.instances.as_str()) {
                 (true, "family") => None,
                 _ => Some(self.ledger.is_some()),
             },
+        })
+    }
+
+    /// A family's room budget as typed (its TTL left as it is).
+    fn budget(
+        &self,
+        whole: &dyn Fn(&str, &str) -> Result<Option<i64>, PageError>,
+    ) -> Result<InstancesRequest, PageError> {
+        Ok(InstancesRequest {
+            ttl_s: None,
+            max_live: whole(&self.instance_max_live, "the most live rooms")?,
+            pages: Some(self.instance_pages.is_some()),
+            ledger_days: whole(
+                &self.instance_ledger_days,
+                "the days a room's ledger is kept",
+            )?,
         })
     }
 
