@@ -83,6 +83,17 @@ pub struct BoardForm {
     archive_top: String,
 }
 
+/// A whole number typed in the form field `what`, or `None` when left empty.
+fn whole(raw: &str, what: &str) -> Result<Option<i64>, PageError> {
+    match raw.trim() {
+        "" => Ok(None),
+        raw => raw
+            .parse()
+            .map(Some)
+            .map_err(|_| PageError::Invalid(format!("{what} must be a whole number"))),
+    }
+}
+
 impl BoardForm {
     /// The periods checked, the rolling windows and the trending half-lives typed, as
     /// the API names them.
@@ -197,15 +208,6 @@ impl BoardForm {
                 .map_err(|_| PageError::Invalid(format!("{what} must be a number")))
         };
         let time = |raw: &str| (!raw.trim().is_empty()).then(|| raw.trim().to_owned());
-        let whole = |raw: &str, what: &str| -> Result<Option<i64>, PageError> {
-            match raw.trim() {
-                "" => Ok(None),
-                raw => raw
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| PageError::Invalid(format!("{what} must be a whole number"))),
-            }
-        };
         let creating = !self.scoring.trim().is_empty();
         Ok(BoardRequest {
             slug: None,
@@ -258,10 +260,10 @@ impl BoardForm {
             instances: match (creating, self.instances.as_str()) {
                 (true, "family") => Some(Some(InstancesRequest {
                     ttl_s: Some(self.instance_ttl_s()?),
-                    ..self.budget(&whole)?
+                    ..self.budget()?
                 })),
                 (true, _) => Some(None),
-                (false, "family") => Some(Some(self.budget(&whole)?)),
+                (false, "family") => Some(Some(self.budget()?)),
                 (false, _) => None,
             },
             // A family's ledger starts off, as the API's does; editing turns it on.
@@ -273,10 +275,7 @@ impl BoardForm {
     }
 
     /// A family's room budget as typed (its TTL left as it is).
-    fn budget(
-        &self,
-        whole: &dyn Fn(&str, &str) -> Result<Option<i64>, PageError>,
-    ) -> Result<InstancesRequest, PageError> {
+    fn budget(&self) -> Result<InstancesRequest, PageError> {
         Ok(InstancesRequest {
             ttl_s: None,
             max_live: whole(&self.instance_max_live, "the most live rooms")?,
