@@ -1,4 +1,4 @@
-//! Command line: `ovation serve` (the default), `migrate`, `user add|passwd` and `import`.
+//! Command line: `ovation serve` (the default), `migrate`, `user add|passwd|delete`, `import` and `recount`.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ use crate::engine::{admin, recount, users};
 use crate::{startup, telemetry};
 
 /// Real-time voting and leaderboards. Settings come from ovation.toml and OVATION_*
-/// environment variables (see README).
+/// environment variables (see docs/reference/configuration.md).
 #[derive(Debug, Parser)]
 #[command(name = "ovation", version, about)]
 pub struct Cli {

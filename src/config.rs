@@ -106,8 +106,9 @@ pub struct Settings {
     pub cors_origins: Vec<String>,
 }
 
-/// (setting, default) in the order the README's table lists them.
-const DEFAULTS: &[(&str, &str)] = &[
+/// (setting, default), in the order `docs/reference/configuration.md` lists them (a test
+/// holds the page to this list).
+pub const DEFAULTS: &[(&str, &str)] = &[
     ("bind", "127.0.0.1:8080"),
     ("database_url", "sqlite://./data/ovation.db?mode=rwc"),
     ("redis_url", "redis://127.0.0.1:6379"),

@@ -11,6 +11,7 @@ mod cli;
 mod cluster;
 mod contract;
 mod crash;
+mod docs;
 mod durability;
 mod events;
 mod families;

@@ -17,7 +17,7 @@ use super::reply::{as_array, as_int, as_text};
 use super::{Invocation, RedisFailure, RedisStore, ScriptArgs};
 
 /// The most members of slots that left a window one call subtracts from its totals: about
-/// about 2 µs each on the machine the README's figures come from, so a call stays within a
+/// about 2 µs each on the machine BENCHMARKS.md's figures come from, so a call stays within a
 /// few milliseconds however big the slot. A read calls again until none are left.
 pub const DRAIN_BUDGET: i64 = 1_000;
 

@@ -220,7 +220,7 @@ pub async fn prune_instances(
 /// arrays, taken apart by `json_each`, so the statement has 4 parameters however many
 /// rows it carries and is prepared once per connection. A multi-row VALUES of 17
 /// parameters a row had the drain build and bind every value through the query builder,
-/// and SQLite parse a statement of each new length (see README's "The TV final").
+/// and SQLite parse a statement of each new length (see bench/notes/tv-final.md).
 async fn insert_from_json(
     txn: &impl ConnectionTrait,
     of: LedgerOf<'_>,
