@@ -16,7 +16,7 @@ use crate::{startup, telemetry};
 /// Real-time voting and leaderboards. Settings come from ovation.toml and OVATION_*
 /// environment variables (see docs/reference/configuration.md).
 #[derive(Debug, Parser)]
-#[command(name = "ovation", version, about)]
+#[command(name = "ovation", version = crate::VERSION, about)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -65,8 +65,10 @@ pub struct Settings {
     pub events_dashboard_reserve: usize,
     /// `OVATION_EXPORTS_MAX`: ledger exports (NDJSON) running at once on this instance,
     /// each holding one SQL connection; one more is refused (503 `too_many_exports`).
-    /// Below the SQL pool, so exports never take every connection.
+    /// At least two below `OVATION_SQL_POOL`, so exports never take every connection.
     pub exports_max: usize,
+    /// `OVATION_SQL_POOL`: SQL connections this instance keeps at most.
+    pub sql_pool: u32,
     /// `OVATION_STALL_TIMEOUT_MS`: a connection whose client accepts none of the data
     /// waiting for it this long is closed (`TCP_USER_TIMEOUT`, Linux): a live subscriber
     /// that stopped reading is dropped, its connection and buffers freed; a ledger
@@ -131,6 +133,7 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("events_dashboard_reserve", "100"),
     ("stall_timeout_ms", "30000"),
     ("exports_max", "2"),
+    ("sql_pool", "8"),
     ("config_check_ms", "2000"),
     ("archive_check_ms", "20000"),
     ("ledger_drain_ms", "250"),
@@ -283,11 +286,15 @@ impl Settings {
                  below OVATION_EVENTS_MAX_STREAMS ({events_max_streams})"
             );
         }
-        let exports_max = usize::try_from(parse_number(
-            get("exports_max"),
-            1,
-            u64::from(crate::store::sql::POOL_SIZE) - 2,
-        )?)?;
+        let sql_pool = u32::try_from(parse_number(get("sql_pool"), 4, 1000)?)?;
+        let (_, exports_src) = get("exports_max");
+        let exports_max = usize::try_from(parse_number(get("exports_max"), 1, 1000)?)?;
+        if exports_max + 2 > sql_pool as usize {
+            bail!(
+                "{exports_src}: {exports_max} exports would leave fewer than two of \
+                 OVATION_SQL_POOL's {sql_pool} connections for the rest"
+            );
+        }
         let stall_timeout =
             Duration::from_millis(parse_number(get("stall_timeout_ms"), 1000, 600_000)?);
         let config_check =
@@ -321,6 +328,7 @@ impl Settings {
             events_max_streams_per_ip,
             events_dashboard_reserve,
             exports_max,
+            sql_pool,
             stall_timeout,
             config_check,
             archive_check,

@@ -27,3 +27,6 @@ pub mod startup;
 pub mod store;
 pub mod telemetry;
 pub mod web;
+
+/// The version and the commit this binary is built from: `0.1.0 (abc123def456)`.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("OVATION_COMMIT"), ")");

@@ -118,6 +118,44 @@ fn describe() {
         "ovation_event_subscribers_dropped_total",
         "By board (a family's for its instances): streams ended because their client fell too far behind"
     );
+    describe_counter!(
+        "ovation_season_closes_total",
+        "By league: seasons this instance closed"
+    );
+    describe_counter!(
+        "ovation_webhook_deliveries_total",
+        "Webhook delivery attempts by outcome (delivered, failed, gave_up)"
+    );
+    describe_gauge!(
+        "ovation_build_info",
+        "1, with the version and the commit this binary is built from"
+    );
+}
+
+/// Registers the series whose labels are known when the instance starts, so they read 0
+/// before their first event (an alert on `increase()` sees the first one, a dashboard
+/// shows 0 rather than no data): the build, the outcomes of webhook deliveries, Redis
+/// resets, read-cache lookups, configuration loads, and each league's closes.
+pub fn register_known(leagues: &[&str]) {
+    gauge!(
+        "ovation_build_info",
+        "version" => env!("CARGO_PKG_VERSION"),
+        "commit" => env!("OVATION_COMMIT")
+    )
+    .set(1.0);
+    for outcome in ["delivered", "failed", "gave_up"] {
+        counter!("ovation_webhook_deliveries_total", "outcome" => outcome).increment(0);
+    }
+    counter!("ovation_redis_resets_total").increment(0);
+    for result in ["hit", "miss"] {
+        counter!("ovation_read_cache_total", "result" => result).increment(0);
+    }
+    for what in ["all", "board", "api_keys"] {
+        counter!("ovation_config_reloads_total", "what" => what).increment(0);
+    }
+    for league in leagues {
+        counter!("ovation_season_closes_total", "league" => (*league).to_owned()).increment(0);
+    }
 }
 
 /// What a write was, for `ovation_writes_total`'s `kind`.
@@ -321,4 +359,31 @@ pub async fn record_http(
         latency.record(started.elapsed().as_secs_f64());
     });
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_series_read_zero_before_their_first_event() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, || register_known(&["arena"]));
+        let text = handle.render();
+        for line in [
+            format!(
+                "ovation_build_info{{version=\"{}\",commit=\"{}\"}} 1",
+                env!("CARGO_PKG_VERSION"),
+                env!("OVATION_COMMIT")
+            ),
+            "ovation_webhook_deliveries_total{outcome=\"gave_up\"} 0".to_owned(),
+            "ovation_webhook_deliveries_total{outcome=\"delivered\"} 0".to_owned(),
+            "ovation_redis_resets_total 0".to_owned(),
+            "ovation_season_closes_total{league=\"arena\"} 0".to_owned(),
+            "ovation_config_reloads_total{what=\"board\"} 0".to_owned(),
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} not in:\n{text}");
+        }
+    }
 }

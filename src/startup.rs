@@ -64,6 +64,9 @@ impl Application {
             state.settings.config_check,
         ));
         readiness::warn_at_start(&state).await;
+        let leagues = state.config.leagues();
+        let slugs: Vec<&str> = leagues.iter().map(|l| l.league.slug.as_str()).collect();
+        crate::metrics::register_known(&slugs);
         tokio::spawn(reconcile::watch(state.clone(), state.settings.config_check));
         tokio::spawn(archive::run(state.clone(), state.settings.archive_check));
         tokio::spawn(ledger::run(state.clone(), state.settings.ledger_drain));
@@ -192,8 +195,8 @@ async fn stop_signal() {
 /// Connects to SQL (applying migrations), prepares Redis and loads configuration: the
 /// state the server and the CLI's admin commands share.
 pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
-    let db = sql::connect(&settings.database_url).await?;
-    let applied = sql::migrate(&db).await?;
+    let db = sql::connect(&settings.database_url, settings.sql_pool).await?;
+    let applied = sql::migrate(&db, &settings.database_url).await?;
     tracing::info!(
         database = %sql::redact(&settings.database_url),
         applied,
@@ -232,8 +235,8 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
 
 /// Applies migrations and exits.
 pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
-    let db = sql::connect(&settings.database_url).await?;
-    let applied = sql::migrate(&db).await?;
+    let db = sql::connect(&settings.database_url, settings.sql_pool).await?;
+    let applied = sql::migrate(&db, &settings.database_url).await?;
     tracing::info!(database = %sql::redact(&settings.database_url), applied, "migrations applied");
     Ok(())
 }

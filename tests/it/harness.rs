@@ -493,6 +493,7 @@ impl TestApp {
             events_max_streams_per_ip: opts.events_max_streams_per_ip,
             events_dashboard_reserve: opts.events_dashboard_reserve,
             exports_max: opts.exports_max,
+            sql_pool: 8,
             stall_timeout: opts.stall_timeout,
             config_check: opts.config_check,
             archive_check: opts.archive_check,

@@ -213,3 +213,43 @@ async fn an_announce_redis_did_not_take_is_retried_until_every_instance_hears_it
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_instances_started_together_on_an_empty_database_all_come_up_on_one_schema() {
+    let database = Arc::new(crate::harness::TestDatabase::create().await);
+    let prefix = format!("mig{}", std::process::id());
+    let apps = futures_util::future::join_all((0..3).map(|_| {
+        TestApp::spawn_with(Options {
+            prefix: prefix.clone(),
+            database: Some(Arc::clone(&database)),
+            ..Options::default()
+        })
+    }))
+    .await;
+    for app in &apps {
+        let (status, ready) = app.get("/readyz").await;
+        assert_eq!(status, StatusCode::OK, "{ready}");
+    }
+    apps[0]
+        .board(json!({"slug": "together", "title": "Together"}))
+        .await;
+    for app in &apps[1..] {
+        let (status, board) = app.get("/api/v1/admin/boards/together").await;
+        assert_eq!(
+            (status, &board["title"]),
+            (StatusCode::OK, &json!("Together"))
+        );
+    }
+    // Each migration applied once.
+    let db = sea_orm::Database::connect(&database.url).await.unwrap();
+    use sea_orm::ConnectionTrait;
+    let rows = db
+        .query_all_raw(sea_orm::Statement::from_string(
+            db.get_database_backend(),
+            "SELECT version FROM seaql_migrations",
+        ))
+        .await
+        .unwrap();
+    use migrations::MigratorTrait;
+    assert_eq!(rows.len(), migrations::Migrator::migrations().len());
+}

@@ -21,8 +21,8 @@ use anyhow::Context;
 use chrono::{DateTime, NaiveDateTime, Utc};
 use migrations::{Migrator, MigratorTrait};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbErr,
-    SqliteTransactionMode, TransactionOptions, TransactionTrait,
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction, DbBackend,
+    DbErr, SqliteTransactionMode, Statement, TransactionOptions, TransactionTrait,
 };
 
 /// What can go wrong reading or writing configuration.
@@ -47,11 +47,9 @@ impl SqlError {
     }
 }
 
-/// SQL connections each instance keeps at most.
-pub const POOL_SIZE: u32 = 8;
-
-/// Connects to `url`, creating the directory of a SQLite file when needed.
-pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+/// Connects to `url` with a pool of at most `pool` connections, creating the directory
+/// of a SQLite file when needed.
+pub async fn connect(url: &str, pool: u32) -> anyhow::Result<DatabaseConnection> {
     if let Some(path) = url.strip_prefix("sqlite://") {
         let file = path.split('?').next().unwrap_or(path);
         if let Some(dir) = std::path::Path::new(file).parent()
@@ -63,7 +61,7 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     }
     let mut options = ConnectOptions::new(url.to_owned());
     options
-        .max_connections(POOL_SIZE)
+        .max_connections(pool)
         .connect_timeout(Duration::from_secs(5))
         .acquire_timeout(Duration::from_secs(5))
         .sqlx_logging(false)
@@ -97,16 +95,121 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction,
     .await
 }
 
-/// Applies pending migrations; answers how many there were.
-pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<usize> {
-    let pending = Migrator::get_pending_migrations(db)
+/// Applies pending migrations under a lock, so instances started together wait for one
+/// another rather than race (the first applies them, the others find none pending);
+/// answers how many this call applied. `url` is the database's, for SQLite's lock file.
+pub async fn migrate(db: &DatabaseConnection, url: &str) -> anyhow::Result<usize> {
+    let lock = MigrationLock::take(db, url)
         .await
-        .context("failed to read which database migrations are applied")?
-        .len();
-    Migrator::up(db, None)
-        .await
-        .context("failed to apply database migrations")?;
-    Ok(pending)
+        .context("failed to take the migration lock")?;
+    let applied = async {
+        let pending = Migrator::get_pending_migrations(db)
+            .await
+            .context("failed to read which database migrations are applied")?
+            .len();
+        Migrator::up(db, None)
+            .await
+            .context("failed to apply database migrations")?;
+        Ok::<_, anyhow::Error>(pending)
+    }
+    .await;
+    lock.release().await;
+    applied
+}
+
+/// How long an instance waits for another's migrations, at most (seconds).
+const MIGRATION_WAIT_S: u32 = 600;
+
+/// The lock migrations run under: PostgreSQL's transaction-scoped advisory lock and
+/// MariaDB's named lock, each held by a transaction of its own (one pinned connection)
+/// while the migrations run on others; for SQLite, an exclusive lock on a file beside
+/// the database (its instances share one host).
+enum MigrationLock {
+    Held(DatabaseTransaction),
+    File(std::fs::File),
+    None,
+}
+
+impl MigrationLock {
+    async fn take(db: &DatabaseConnection, url: &str) -> anyhow::Result<Self> {
+        match db.get_database_backend() {
+            DbBackend::Postgres => {
+                let txn = db.begin().await?;
+                // Any constant both sides agree on: "ovation migrations".
+                txn.execute_unprepared("SELECT pg_advisory_xact_lock(7152005341)")
+                    .await?;
+                Ok(Self::Held(txn))
+            }
+            DbBackend::MySql => {
+                let txn = db.begin().await?;
+                let got = txn
+                    .query_one_raw(Statement::from_string(
+                        DbBackend::MySql,
+                        format!("SELECT GET_LOCK('ovation_migrations', {MIGRATION_WAIT_S})"),
+                    ))
+                    .await?
+                    .and_then(|row| row.try_get_by_index::<i64>(0).ok());
+                anyhow::ensure!(
+                    got == Some(1),
+                    "another instance held the migration lock for {MIGRATION_WAIT_S} s"
+                );
+                Ok(Self::Held(txn))
+            }
+            DbBackend::Sqlite => match sqlite_file(url) {
+                Some(file) => {
+                    let path = format!("{file}.migrate-lock");
+                    let lock = tokio::task::spawn_blocking(move || {
+                        let lock = std::fs::OpenOptions::new()
+                            .create(true)
+                            .truncate(false)
+                            .write(true)
+                            .open(&path)
+                            .with_context(|| format!("failed to open {path}"))?;
+                        lock.lock()
+                            .with_context(|| format!("failed to lock {path}"))?;
+                        Ok::<_, anyhow::Error>(lock)
+                    })
+                    .await??;
+                    Ok(Self::File(lock))
+                }
+                None => Ok(Self::None),
+            },
+            _ => Ok(Self::None),
+        }
+    }
+
+    async fn release(self) {
+        match self {
+            Self::Held(txn) => {
+                if txn.get_database_backend() == DbBackend::MySql
+                    && let Err(err) = txn
+                        .execute_unprepared("SELECT RELEASE_LOCK('ovation_migrations')")
+                        .await
+                {
+                    tracing::warn!(error = %err, "could not release the migration lock; it goes with the connection");
+                }
+                if let Err(err) = txn.commit().await {
+                    tracing::warn!(error = %err, "could not end the migration lock's transaction");
+                }
+            }
+            Self::File(file) => {
+                if let Err(err) = file.unlock() {
+                    tracing::warn!(error = %err, "could not unlock the migration lock file; it goes with the process");
+                }
+            }
+            Self::None => {}
+        }
+    }
+}
+
+/// The file of a SQLite URL (`sqlite://./data/ovation.db?mode=rwc`), unless it is in
+/// memory.
+fn sqlite_file(url: &str) -> Option<String> {
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let file = path.split('?').next().unwrap_or(path);
+    (!file.is_empty() && !file.contains(":memory:")).then(|| file.to_owned())
 }
 
 /// Answers whether the database responds.
@@ -145,7 +248,7 @@ mod tests {
     async fn a_write_transaction_that_reads_first_is_not_refused_on_sqlite() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
-        let db = connect(&url).await.unwrap();
+        let db = connect(&url, 8).await.unwrap();
         db.execute_unprepared("CREATE TABLE t (v INTEGER)")
             .await
             .unwrap();
