@@ -16,12 +16,14 @@ test:
 CLUSTER_MODULES = votes:: reads:: limits:: idempotency:: group_commit:: layouts:: scores:: archive:: league_play:: keys:: webhooks:: families:: ledger:: sharded_votes:: events:: board_webhooks:: adjustments:: trending::
 
 # The engine and what it stands on speak no HTTP: no actix, utoipa or ApiError there.
-# The vendored crates are their published versions with their .patch applied, and used.
+# The vendored crates are their published versions with their .patch applied, and used;
+# the alert rules pass promtool and the Grafana dashboard reads.
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --all-targets -- -D warnings
 	! grep -rnE '^[^/]*\b(actix[a-z_]*|utoipa|ApiError)\b' src/engine src/store src/domain
 	scripts/check-patches.sh
+	scripts/check-deploy.sh
 
 test-sql:
 	scripts/test-sql-backends.sh

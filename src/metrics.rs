@@ -130,6 +130,18 @@ fn describe() {
         "ovation_build_info",
         "1, with the version and the commit this binary is built from"
     );
+    describe_gauge!(
+        "ovation_ready",
+        "1 while the instance may take traffic (what /readyz answers 200 for), else 0"
+    );
+    describe_gauge!(
+        "ovation_store_up",
+        "By store (redis, sql): 1 while it answers, else 0"
+    );
+    describe_counter!(
+        "ovation_archived_buckets_total",
+        "Closed buckets this instance wrote to the archive"
+    );
 }
 
 /// Registers the series whose labels are known when the instance starts, so they read 0
@@ -147,6 +159,7 @@ pub fn register_known(leagues: &[&str]) {
         counter!("ovation_webhook_deliveries_total", "outcome" => outcome).increment(0);
     }
     counter!("ovation_redis_resets_total").increment(0);
+    counter!("ovation_archived_buckets_total").increment(0);
     for result in ["hit", "miss"] {
         counter!("ovation_read_cache_total", "result" => result).increment(0);
     }
@@ -306,6 +319,11 @@ pub fn ledger_drained(board: &str, entries: usize) {
 /// ended (`-1`).
 pub fn event_subscribers(board: &str, delta: f64) {
     gauge!("ovation_event_subscribers", "board" => board.to_owned()).increment(delta);
+    if delta > 0.0 {
+        // Known from the board's first stream: reads 0 until a subscriber is dropped.
+        counter!("ovation_event_subscribers_dropped_total", "board" => board.to_owned())
+            .increment(0);
+    }
 }
 
 /// Counts events sent to one live subscriber.
@@ -316,6 +334,18 @@ pub fn events_sent(board: &str, events: usize) {
 /// Counts a live subscriber dropped for falling too far behind.
 pub fn event_subscriber_dropped(board: &str) {
     counter!("ovation_event_subscribers_dropped_total", "board" => board.to_owned()).increment(1);
+}
+
+/// Records whether the instance is ready and which stores answer.
+pub fn readiness(ready: bool, redis: bool, sql: bool) {
+    gauge!("ovation_ready").set(f64::from(u8::from(ready)));
+    gauge!("ovation_store_up", "store" => "redis").set(f64::from(u8::from(redis)));
+    gauge!("ovation_store_up", "store" => "sql").set(f64::from(u8::from(sql)));
+}
+
+/// Counts closed buckets written to the archive.
+pub fn archived(buckets: usize) {
+    counter!("ovation_archived_buckets_total").increment(buckets as u64);
 }
 
 /// Counts a Redis found empty.

@@ -64,6 +64,7 @@ impl Application {
             state.settings.config_check,
         ));
         readiness::warn_at_start(&state).await;
+        tokio::spawn(readiness::watch(state.clone(), readiness::WATCH));
         let leagues = state.config.leagues();
         let slugs: Vec<&str> = leagues.iter().map(|l| l.league.slug.as_str()).collect();
         crate::metrics::register_known(&slugs);

@@ -109,6 +109,7 @@ pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, Engin
     if let Err(err) = state.redis.release_lease(lease).await {
         tracing::debug!(error = %err, "could not let the archive lease go; it expires");
     }
+    crate::metrics::archived(written);
     result.map(|()| written)
 }
 

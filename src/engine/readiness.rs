@@ -1,6 +1,8 @@
 //! Whether this instance may take traffic: what its stores answer, checked on every
 //! `/readyz` and logged once at start-up (what Redis risks is `engine::durability`).
 
+use std::time::Duration;
+
 use super::durability::RedisDurability;
 use super::state::AppState;
 use crate::store::sql;
@@ -28,16 +30,33 @@ impl Readiness {
     }
 }
 
-/// Asks Redis and SQL, at once, whether they answer, and Redis what it risks.
+/// Asks Redis and SQL, at once, whether they answer, and Redis what it risks; records
+/// the answer in `/metrics` (`ovation_ready`, `ovation_store_up`).
 pub async fn check(state: &AppState) -> Readiness {
     let (report, sql) = tokio::join!(state.durability.inspect(&state.redis), sql::ping(&state.db));
     let redis = report.ok();
-    Readiness {
+    let readiness = Readiness {
         refusal: redis.as_ref().and_then(|r| state.durability.refusal(r)),
         redis,
         sql: sql.is_ok(),
         ledger: state.backlogs.total(chrono::Utc::now().timestamp_millis()),
         rebuild: state.backlogs.rebuild_progress(),
+    };
+    crate::metrics::readiness(readiness.ready(), readiness.redis.is_some(), readiness.sql);
+    readiness
+}
+
+/// How often an instance checks its own readiness for `/metrics`, whether or not
+/// anything asks `/readyz`.
+pub const WATCH: Duration = Duration::from_secs(5);
+
+/// Checks readiness every `every`, so `/metrics` says it even when nothing probes.
+pub async fn watch(state: AppState, every: Duration) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        check(&state).await;
     }
 }
 

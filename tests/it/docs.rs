@@ -1,6 +1,7 @@
-//! The documentation held to the code: every setting, error code and metric has its row
-//! in the reference, every relative link and anchor resolves, and getting started runs
-//! as written against a fresh server.
+//! The documentation and the deployment files held to the code: every setting, error
+//! code and metric has its row in the reference, every relative link and anchor
+//! resolves, getting started runs as written against a fresh server, and every metric
+//! the Grafana dashboard and the alert rules name is exported.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -294,4 +295,88 @@ async fn every_sh_block_of_getting_started_runs_in_order_against_a_fresh_server(
         );
     }
     assert_eq!(stdout.matches("rate_limited").count(), 1, "{stdout}");
+}
+
+/// The `ovation_*` metric names `text` names (a histogram's `_bucket`, `_sum` and
+/// `_count` series by their metric's name).
+fn metric_names(text: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("ovation_") {
+        let name: String = rest[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+            .collect();
+        rest = &rest[at + name.len()..];
+        let base = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix))
+            .unwrap_or(&name);
+        names.insert(base.to_owned());
+    }
+    names
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_metric_the_dashboard_and_the_alert_rules_name_is_exported_after_some_traffic() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "deploy", "title": "Deploy", "membership": "open", "public_page": true}),
+    )
+    .await;
+    let (status, _) = app
+        .post(
+            "/api/v1/admin/boards/deploy/rules",
+            json!({"name": "one", "dimensions": ["voter"], "window": "day", "limit": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    for _ in 0..2 {
+        app.vote("deploy", json!({"member": "m1", "voter": "v1"}))
+            .await;
+    }
+    let (status, _) = app.get("/api/v1/boards/deploy/top").await;
+    assert_eq!(status, StatusCode::OK);
+    let stream = app
+        .client
+        .get(format!("{}/api/v1/boards/deploy/events", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    let (status, body) = app
+        .post(
+            "/api/v1/admin/leagues",
+            json!({"slug": "deploy-league", "title": "League",
+                "tiers": [{"name": "bronze", "promote": 0, "demote": 0}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = app
+        .post("/api/v1/admin/leagues/deploy-league/close", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The drain moves the two votes' entries; the readiness watch has run.
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    let text = app.metrics().await;
+    drop(stream);
+    let exported: BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+        .collect();
+    for file in [
+        "deploy/grafana/ovation.json",
+        "deploy/prometheus/alerts.yml",
+    ] {
+        let named = metric_names(&read(file));
+        assert!(named.len() > 5, "{file}: {named:?}");
+        let missing: Vec<&String> = named.difference(&exported).collect();
+        assert_eq!(
+            missing,
+            Vec::<&String>::new(),
+            "{file} names what /metrics lacks"
+        );
+    }
 }
