@@ -1,4 +1,4 @@
-//! Command line: `ovation serve` (the default), `migrate`, `user add|passwd|delete`, `import` and `recount`.
+//! Command line: `ovation serve` (the default), `migrate`, `user add|passwd|delete`, `import`, `recount` and `backup`.
 
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
@@ -43,6 +43,9 @@ pub enum Command {
         #[arg(long)]
         repair: bool,
     },
+    /// Copy a SQLite database, while the service runs, to a new file (a consistent
+    /// snapshot). PostgreSQL and MariaDB are backed up with their own tools.
+    Backup { file: PathBuf },
 }
 
 #[derive(Debug, Subcommand)]
@@ -89,6 +92,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Import { board, file } => import(settings, &board, &file).await,
         Command::Recount { board, repair } => recount(settings, &board, repair).await,
+        Command::Backup { file } => {
+            startup::backup(&settings, &file).await?;
+            println!("backed up the database to {}", file.display());
+            Ok(())
+        }
     }
 }
 
@@ -123,9 +131,19 @@ async fn recount(settings: Settings, board: &str, repair: bool) -> anyhow::Resul
             if m.repaired { " (repaired)" } else { "" }
         );
     }
+    for (from, to) in &found.gaps {
+        println!(
+            "seq {from}–{to}: lost from SQL after Redis had trimmed them (restored from an older backup?); not counted"
+        );
+    }
     println!(
-        "{slug}: {} entries, {} buckets compared, {} not in Redis any more, {} mismatches, {} repaired",
-        found.entries, found.buckets, found.skipped, found.mismatched, found.repaired
+        "{slug}: {} entries, {} buckets compared, {} not in Redis any more, {} mismatches, {} repaired, {} seq lost",
+        found.entries,
+        found.buckets,
+        found.skipped,
+        found.mismatched,
+        found.repaired,
+        found.gaps.iter().map(|(f, t)| t - f + 1).sum::<i64>()
     );
     Ok(())
 }

@@ -138,6 +138,10 @@ fn describe() {
         "ovation_store_up",
         "By store (redis, sql): 1 while it answers, else 0"
     );
+    describe_gauge!(
+        "ovation_ledger_lost_entries",
+        "By board: ledger entries SQL lost after Redis had trimmed them (SQL restored from an older backup); their seq are never given again"
+    );
     describe_counter!(
         "ovation_archived_buckets_total",
         "Closed buckets this instance wrote to the archive"
@@ -308,6 +312,8 @@ pub fn read_cache(hit: bool) {
 pub fn ledger_backlog(board: &str, pending: u64, lag_s: f64) {
     gauge!("ovation_ledger_pending", "board" => board.to_owned()).set(pending as f64);
     gauge!("ovation_ledger_lag_seconds", "board" => board.to_owned()).set(lag_s);
+    // Known from the board's first drain pass: reads 0 until SQL is found to lack some.
+    gauge!("ovation_ledger_lost_entries", "board" => board.to_owned()).increment(0.0);
 }
 
 /// Counts ledger entries moved to SQL.
@@ -341,6 +347,16 @@ pub fn readiness(ready: bool, redis: bool, sql: bool) {
     gauge!("ovation_ready").set(f64::from(u8::from(ready)));
     gauge!("ovation_store_up", "store" => "redis").set(f64::from(u8::from(redis)));
     gauge!("ovation_store_up", "store" => "sql").set(f64::from(u8::from(sql)));
+}
+
+/// Counts `entries` more ledger entries of `board` that SQL lost (a gap found).
+pub fn ledger_lost(board: &str, entries: i64) {
+    gauge!("ovation_ledger_lost_entries", "board" => board.to_owned()).increment(entries as f64);
+}
+
+/// Sets the ledger entries of `board` SQL lost, as its recorded gaps say.
+pub fn ledger_lost_set(board: &str, entries: i64) {
+    gauge!("ovation_ledger_lost_entries", "board" => board.to_owned()).set(entries as f64);
 }
 
 /// Counts closed buckets written to the archive.

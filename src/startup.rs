@@ -64,6 +64,9 @@ impl Application {
             state.settings.config_check,
         ));
         readiness::warn_at_start(&state).await;
+        if let Err(err) = ledger::find_gaps_at_start(&state).await {
+            tracing::warn!(error = %err, "could not compare the ledgers in SQL with Redis at start-up; the drain does as it goes");
+        }
         tokio::spawn(readiness::watch(state.clone(), readiness::WATCH));
         let leagues = state.config.leagues();
         let slugs: Vec<&str> = leagues.iter().map(|l| l.league.slug.as_str()).collect();
@@ -232,6 +235,13 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
         redis,
         config: cache,
     })
+}
+
+/// Copies the SQLite database to `file` while the service may run (a consistent
+/// snapshot); refuses another backend, whose own tools back it up.
+pub async fn backup(settings: &Settings, file: &std::path::Path) -> anyhow::Result<()> {
+    let db = sql::connect(&settings.database_url, 1).await?;
+    sql::backup(&db, file).await
 }
 
 /// Applies migrations and exits.

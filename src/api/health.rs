@@ -57,6 +57,20 @@ pub struct LedgerBacklog {
     /// Boards being rebuilt from their ledgers after Redis lost them (the instance is not
     /// ready until they are); null when none is.
     pub rebuild: Option<Rebuild>,
+    /// Ranges of a ledger's `seq` SQL lost after Redis had trimmed them (SQL restored
+    /// from an older backup), newest found first, at most 20; empty when none. The
+    /// instance stays ready: new entries are numbered after them.
+    pub gaps: Vec<LedgerGap>,
+}
+
+/// A range of a ledger's `seq` SQL lost.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerGap {
+    pub board: String,
+    /// The family's room, or "" for a plain board.
+    pub instance: String,
+    pub from: i64,
+    pub to: i64,
 }
 
 /// A rebuild from the ledger under way.
@@ -103,6 +117,16 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
                 done,
                 total,
             }),
+            gaps: ready
+                .gaps
+                .iter()
+                .map(|(board, instance, from, to)| LedgerGap {
+                    board: board.clone(),
+                    instance: instance.clone(),
+                    from: *from,
+                    to: *to,
+                })
+                .collect(),
         },
     };
     if ready.ready() {

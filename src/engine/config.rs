@@ -222,6 +222,15 @@ impl ConfigCache {
         read(&self.boards).by_slug.get(slug).cloned()
     }
 
+    /// The board with this SQL id (a scan: for reports, not the hot path).
+    pub fn board_by_id(&self, id: i64) -> Option<Arc<BoardConfig>> {
+        read(&self.boards)
+            .by_slug
+            .values()
+            .find(|b| b.board.id == id)
+            .cloned()
+    }
+
     /// Every board, by slug.
     pub fn boards(&self) -> Vec<Arc<BoardConfig>> {
         let mut boards: Vec<_> = read(&self.boards).by_slug.values().cloned().collect();

@@ -302,11 +302,18 @@ async fn drain_source(
         let cursor = sql::cursor(&state.db, of, source).await?;
         if let Some(at) = cursor.and_then(|c| entries.iter().position(|e| e.id == c)) {
             // Stored before, not trimmed: a drain stopped between the two.
+            let seq = match sql::seq_of(&state.db, of, entries[at].id).await? {
+                Some(seq) => seq,
+                None => sql::last_seq(&state.db, of).await?,
+            };
             state
                 .redis
-                .ledger_trim(keys, at + 1, &head.entries[at], entries[at].id)
+                .ledger_trim(keys, at + 1, &head.entries[at], (entries[at].id, seq))
                 .await?;
             continue;
+        }
+        if head.trimmed.is_some() && head.trimmed != cursor {
+            find_gap(state, of, head.trimmed_seq).await?;
         }
         let last_id = entries[entries.len() - 1].id;
         let mut new = entries;
@@ -321,20 +328,85 @@ async fn drain_source(
             let known = sql::known_ids(&state.db, of, &ids).await?;
             new.retain(|e| !known.contains(&e.id));
         }
-        match sql::append(&state.db, of, source, cursor, last_id, &new).await {
+        let last_seq = match sql::append(&state.db, of, source, cursor, last_id, &new).await {
             Err(SqlError::Conflict) => break,
             stored => stored?,
-        }
+        };
         moved += new.len();
         if !state
             .redis
-            .ledger_trim(keys, head.entries.len(), last_text, last_id)
+            .ledger_trim(keys, head.entries.len(), last_text, (last_id, last_seq))
             .await?
         {
             break;
         }
     }
     Ok(moved)
+}
+
+/// Finds whether SQL lost entries of `of`'s ledger that the drain had moved there and
+/// Redis no longer holds — SQL restored from a backup older than Redis's trim: Redis
+/// remembers the `seq` of the last entry it trimmed (`trimmed_seq`), and SQL's last `seq`
+/// below it means the range between is gone from both. The gap is recorded in SQL once,
+/// so new entries are numbered after it (no `seq` is ever given twice), logged, and
+/// reported by `/readyz`, `/metrics` (`ovation_ledger_lost_entries`) and recounts. A
+/// Redis behind SQL (a failover back in time) has a lower `seq`, and is no gap.
+async fn find_gap(
+    state: &AppState,
+    of: LedgerOf<'_>,
+    trimmed_seq: Option<i64>,
+) -> Result<(), EngineError> {
+    let Some(trimmed) = trimmed_seq else {
+        return Ok(());
+    };
+    let last = sql::last_seq(&state.db, of).await?;
+    if trimmed <= last {
+        return Ok(());
+    }
+    if sql::record_gap(&state.db, of, last + 1, trimmed).await? {
+        let slug = state
+            .config
+            .board_by_id(of.board_id)
+            .map_or_else(|| of.board_id.to_string(), |b| b.board.slug.to_string());
+        tracing::error!(
+            board = %slug,
+            instance = of.instance,
+            from = last + 1,
+            to = trimmed,
+            "the SQL ledger lacks entries the drain had moved there and Redis no longer holds \
+             (SQL restored from an older backup?): these seq are lost, and new entries are \
+             numbered after them"
+        );
+        metrics::ledger_lost(&slug, trimmed - last);
+    }
+    Ok(())
+}
+
+/// At start-up: finds the gaps of every board's ledgers (see [`find_gap`]) that SQL's
+/// state shows before any new entry comes, and puts the gaps SQL records in `/metrics`.
+pub async fn find_gaps_at_start(state: &AppState) -> Result<(), EngineError> {
+    for board in state.config.boards() {
+        if board.board.settings.instances.is_some() {
+            continue;
+        }
+        let of = LedgerOf::board(board.board.id);
+        for (source, keys) in board.keys.shards().iter().enumerate() {
+            let head = state.redis.ledger_head(keys, 1).await?;
+            let cursor = sql::cursor(&state.db, of, source as i32).await?;
+            if head.trimmed.is_some() && head.trimmed != cursor {
+                find_gap(state, of, head.trimmed_seq).await?;
+            }
+        }
+    }
+    let mut lost: HashMap<i64, i64> = HashMap::new();
+    for gap in sql::gaps(&state.db, None, 10_000).await? {
+        *lost.entry(gap.board_id).or_default() += gap.to - gap.from + 1;
+    }
+    for board in state.config.boards() {
+        let slug = board.board.slug.as_str();
+        metrics::ledger_lost_set(slug, lost.get(&board.board.id).copied().unwrap_or(0));
+    }
+    Ok(())
 }
 
 /// A page of a board's ledger.

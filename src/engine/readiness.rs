@@ -22,7 +22,14 @@ pub struct Readiness {
     /// Boards being rebuilt from their ledgers after Redis lost them: (boards, entries
     /// replayed, entries to replay). Not ready until they are.
     pub rebuild: Option<(usize, i64, i64)>,
+    /// Ranges of `seq` SQL lost after Redis had trimmed them (board slug, room, first,
+    /// last), newest found first, the first [`GAPS_SHOWN`]: the instance stays ready (it
+    /// numbers new entries after them), and says so.
+    pub gaps: Vec<(String, String, i64, i64)>,
 }
+
+/// Gaps of the ledgers `/readyz` shows at most.
+pub const GAPS_SHOWN: u64 = 20;
 
 impl Readiness {
     pub fn ready(&self) -> bool {
@@ -33,9 +40,25 @@ impl Readiness {
 /// Asks Redis and SQL, at once, whether they answer, and Redis what it risks; records
 /// the answer in `/metrics` (`ovation_ready`, `ovation_store_up`).
 pub async fn check(state: &AppState) -> Readiness {
-    let (report, sql) = tokio::join!(state.durability.inspect(&state.redis), sql::ping(&state.db));
+    let (report, sql, gaps) = tokio::join!(
+        state.durability.inspect(&state.redis),
+        sql::ping(&state.db),
+        sql::ledger::gaps(&state.db, None, GAPS_SHOWN)
+    );
     let redis = report.ok();
+    let gaps = gaps
+        .unwrap_or_default()
+        .into_iter()
+        .map(|g| {
+            let slug = state
+                .config
+                .board_by_id(g.board_id)
+                .map_or_else(|| g.board_id.to_string(), |b| b.board.slug.to_string());
+            (slug, g.instance, g.from, g.to)
+        })
+        .collect();
     let readiness = Readiness {
+        gaps,
         refusal: redis.as_ref().and_then(|r| state.durability.refusal(r)),
         redis,
         sql: sql.is_ok(),

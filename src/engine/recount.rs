@@ -70,6 +70,9 @@ pub struct Recount {
     pub mismatched: u64,
     /// Differences set to the recount.
     pub repaired: u64,
+    /// Ranges of `seq` SQL lost after Redis had trimmed them: their entries are in
+    /// neither store, so the recount cannot count them (first, last).
+    pub gaps: Vec<(i64, i64)>,
 }
 
 /// Recounts `slug`'s ledger for `actor` (a repair is audited); `progress` hears (entries
@@ -205,7 +208,14 @@ pub async fn recount(
         }
     }
     progress(entries_read, total);
-    let found = merged(parts.into_iter().map(|(c, _)| c), entries_read);
+    let mut found = merged(parts.into_iter().map(|(c, _)| c), entries_read);
+    found.gaps = sql::gaps(&state.db, Some(board.board.id), 10_000)
+        .await?
+        .into_iter()
+        .filter(|g| g.instance.is_empty())
+        .map(|g| (g.from, g.to))
+        .collect();
+    found.gaps.sort_unstable();
     if repair {
         audit(
             state,

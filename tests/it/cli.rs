@@ -6,15 +6,21 @@ use std::process::{Command, Stdio};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::harness::{TestApp, client_builder, shared_redis};
+use crate::harness::{MASTER_KEY, TestApp, client_builder, shared_redis};
 
 pub fn ovation(app: &TestApp, args: &[&str], stdin: &str) -> std::process::Output {
+    ovation_on(&app.database.url, &app.prefix, args, stdin)
+}
+
+/// The binary's command `args` on the SQL database `url` and the shared Redis under
+/// `prefix`, fed `stdin`.
+fn ovation_on(url: &str, prefix: &str, args: &[&str], stdin: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ovation"))
         .args(args)
         .env("OVATION_CONFIG", "/dev/null")
-        .env("OVATION_DATABASE_URL", &app.database.url)
+        .env("OVATION_DATABASE_URL", url)
         .env("OVATION_REDIS_URL", shared_redis().url())
-        .env("OVATION_KEY_PREFIX", format!("{}:", app.prefix))
+        .env("OVATION_KEY_PREFIX", format!("{prefix}:"))
         .env("OVATION_LOG", "error")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -157,12 +163,12 @@ async fn recount_on_the_command_line_reports_and_repairs() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "all all real: m1 live 9, recounted 5\n\
-         cli-rc: 5 entries, 5 buckets compared, 0 not in Redis any more, 1 mismatches, 0 repaired\n"
+         cli-rc: 5 entries, 5 buckets compared, 0 not in Redis any more, 1 mismatches, 0 repaired, 0 seq lost\n"
     );
     let out = ovation(&app, &["recount", "cli-rc", "--repair"], "");
     assert!(out.status.success());
     assert!(
-        String::from_utf8_lossy(&out.stdout).ends_with("1 mismatches, 1 repaired\n"),
+        String::from_utf8_lossy(&out.stdout).ends_with("1 mismatches, 1 repaired, 0 seq lost\n"),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
@@ -175,5 +181,214 @@ async fn recount_on_the_command_line_reports_and_repairs() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim_end(),
         "error: no board nope"
+    );
+}
+
+/// An `ovation serve` process of its own: the first life of a deployment that a test
+/// stops for good (its drain and tasks with it) before starting another.
+struct Served {
+    child: std::process::Child,
+    base: String,
+    client: reqwest::Client,
+}
+
+impl Served {
+    async fn start(url: &str, prefix: &str) -> Self {
+        let port = crate::harness::free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_ovation"))
+            .env("OVATION_CONFIG", "/dev/null")
+            .env("OVATION_BIND", format!("127.0.0.1:{port}"))
+            .env("OVATION_DATABASE_URL", url)
+            .env("OVATION_REDIS_URL", shared_redis().url())
+            .env("OVATION_KEY_PREFIX", format!("{prefix}:"))
+            .env("OVATION_MASTER_KEY", MASTER_KEY)
+            .env("OVATION_ADMIN_PASSWORD", "served-admin-password")
+            .env("OVATION_LEDGER_DRAIN_MS", "100")
+            .env("OVATION_LOG", "error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let served = Self {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            client: client_builder().build().unwrap(),
+        };
+        for _ in 0..200 {
+            if let Ok(resp) = served
+                .client
+                .get(format!("{}/readyz", served.base))
+                .send()
+                .await
+                && resp.status() == StatusCode::OK
+            {
+                return served;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("ovation serve did not become ready");
+    }
+
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> serde_json::Value {
+        let mut req = self
+            .client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(MASTER_KEY);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let resp = req.send().await.unwrap();
+        assert!(resp.status().is_success(), "{path}: {}", resp.status());
+        resp.json().await.unwrap()
+    }
+}
+
+/// The `seq` of every entry of `board`'s ledger in SQL, once nothing waits in Redis, as
+/// the server at `base` answers.
+async fn drained_seqs(client: &reqwest::Client, base: &str, board: &str) -> Vec<i64> {
+    for _ in 0..300 {
+        let page: serde_json::Value = client
+            .get(format!(
+                "{base}/api/v1/admin/boards/{board}/ledger?limit=1000"
+            ))
+            .bearer_auth(MASTER_KEY)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if page["pending"] == 0 {
+            return page["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["seq"].as_i64().unwrap())
+                .collect();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the ledger of {board} was not drained");
+}
+
+/// Votes `n` times on `board` of the server at `base`, as voters `<tag>0…`.
+async fn votes(client: &reqwest::Client, base: &str, board: &str, tag: &str, n: usize) {
+    for i in 0..n {
+        let resp = client
+            .post(format!("{base}/api/v1/boards/{board}/votes"))
+            .bearer_auth(MASTER_KEY)
+            .json(&json!({"member": "m1", "voter": format!("{tag}{i}")}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sql_ledger_restored_behind_redis_is_reported_and_never_renumbered() {
+    let database = std::sync::Arc::new(crate::harness::TestDatabase::create().await);
+    let prefix = format!("drill{}", std::process::id());
+    let first = Served::start(&database.url, &prefix).await;
+    first
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/admin/boards",
+            Some(json!({"slug": "drill", "title": "Drill", "membership": "open"})),
+        )
+        .await;
+    votes(&first.client, &first.base, "drill", "a", 10).await;
+    assert_eq!(
+        drained_seqs(&first.client, &first.base, "drill").await,
+        (1..=10).collect::<Vec<_>>()
+    );
+    // An online backup of the SQLite file, then more votes, moved to SQL and trimmed
+    // from Redis.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("backup.db");
+    let out = ovation_on(
+        &database.url,
+        &prefix,
+        &["backup", copy.to_str().unwrap()],
+        "",
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ovation_on(
+        &database.url,
+        &prefix,
+        &["backup", copy.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a backup never overwrites a file"
+    );
+    votes(&first.client, &first.base, "drill", "b", 10).await;
+    assert_eq!(
+        drained_seqs(&first.client, &first.base, "drill").await,
+        (1..=20).collect::<Vec<_>>()
+    );
+    // SQL restored to the backup, and the service started again on it.
+    let Served { mut child, .. } = first;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let file = database
+        .url
+        .strip_prefix("sqlite://")
+        .and_then(|u| u.split('?').next())
+        .unwrap()
+        .to_owned();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{file}{suffix}"));
+    }
+    std::fs::copy(&copy, &file).unwrap();
+    let restored = TestApp::spawn_with(crate::harness::Options {
+        redis: ovation::store::redis::RedisTarget::Single(shared_redis().url()),
+        prefix: prefix.clone(),
+        database: Some(database.clone()),
+        ..crate::harness::Options::default()
+    })
+    .await;
+    // Found at start-up, before any new vote: which board, which seq.
+    let (status, ready) = restored.get("/readyz").await;
+    assert_eq!(status, StatusCode::OK, "{ready}");
+    assert_eq!(
+        ready["ledger"]["gaps"],
+        json!([{"board": "drill", "instance": "", "from": 11, "to": 20}])
+    );
+    let metrics = restored.metrics().await;
+    assert!(
+        metrics.contains("ovation_ledger_lost_entries{board=\"drill\"} 10"),
+        "{metrics}"
+    );
+    // New entries are numbered after the lost ones: no seq is given twice.
+    votes(&restored.client, &restored.base, "drill", "c", 5).await;
+    let mut expected: Vec<i64> = (1..=10).collect();
+    expected.extend(21..=25);
+    assert_eq!(
+        drained_seqs(&restored.client, &restored.base, "drill").await,
+        expected
+    );
+    let (status, recount) = restored
+        .post("/api/v1/admin/boards/drill/recount", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{recount}");
+    assert_eq!(recount["gaps"], json!([{"from": 11, "to": 20}]));
+    let out = ovation(&restored, &["recount", "drill"], "");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{printed}");
+    assert!(
+        printed.contains("seq 11–20: lost from SQL after Redis had trimmed them"),
+        "{printed}"
     );
 }

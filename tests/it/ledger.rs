@@ -634,7 +634,7 @@ async fn the_lag_is_in_readyz_and_metrics() {
     assert_eq!(status, StatusCode::OK, "{ready}");
     assert_eq!(
         ready["ledger"],
-        json!({"lag_s": 0.0, "pending": 0, "rebuild": null})
+        json!({"lag_s": 0.0, "pending": 0, "rebuild": null, "gaps": []})
     );
     let metrics = app.metrics().await;
     assert!(

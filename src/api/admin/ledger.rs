@@ -204,6 +204,16 @@ pub struct RecountResponse {
     pub mismatched: u64,
     /// Differences set to the recount.
     pub repaired: u64,
+    /// Ranges of `seq` SQL lost after Redis had trimmed them (SQL restored from an older
+    /// backup): their entries are in neither store and are not counted. Empty when none.
+    pub gaps: Vec<SeqRange>,
+}
+
+/// A range of a ledger's `seq`, both ends included.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SeqRange {
+    pub from: i64,
+    pub to: i64,
 }
 
 /// Recounts a `votes` board from its ledger — every bucket of every calendar period, both
@@ -255,6 +265,11 @@ pub async fn recount_board(
             .collect(),
         mismatched: found.mismatched,
         repaired: found.repaired,
+        gaps: found
+            .gaps
+            .iter()
+            .map(|&(from, to)| SeqRange { from, to })
+            .collect(),
     }))
 }
 

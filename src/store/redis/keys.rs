@@ -375,6 +375,14 @@ impl BoardKeys {
         format!("{}lg:trimmed", self.base)
     }
 
+    /// The board-wide `seq` SQL gave the last entry the drain trimmed (string): when SQL's
+    /// last `seq` is below it, SQL lost entries Redis no longer holds (a restore from an
+    /// older backup), and the drain records the gap rather than number new entries into
+    /// it.
+    pub fn ledger_trimmed_seq(&self) -> String {
+        format!("{}lg:trimmed_seq", self.base)
+    }
+
     /// A rebuild of the board from its ledger after Redis lost it (hash: `until` -> the
     /// last `seq` to replay, `done` -> replayed so far); lost again with the board.
     pub fn ledger_rebuild(&self) -> String {

@@ -26,6 +26,8 @@ pub struct LedgerHead {
     pub entries: Vec<String>,
     /// The id of the last entry trimmed, when Redis remembers one.
     pub trimmed: Option<i64>,
+    /// The `seq` SQL gave that entry, when Redis remembers it.
+    pub trimmed_seq: Option<i64>,
 }
 
 impl RedisStore {
@@ -49,31 +51,39 @@ impl RedisStore {
         let mut pipe = redis::pipe();
         pipe.llen(source.ledger())
             .lrange(source.ledger(), 0, count as isize - 1)
-            .get(source.ledger_trimmed());
-        let (length, entries, trimmed): (u64, Vec<String>, Option<String>) =
-            self.query("ledger_head", pipe).await?;
+            .get(source.ledger_trimmed())
+            .get(source.ledger_trimmed_seq());
+        let (length, entries, trimmed, trimmed_seq): (
+            u64,
+            Vec<String>,
+            Option<String>,
+            Option<String>,
+        ) = self.query("ledger_head", pipe).await?;
         Ok(LedgerHead {
             length,
             entries,
             trimmed: trimmed.and_then(|t| t.parse().ok()),
+            trimmed_seq: trimmed_seq.and_then(|t| t.parse().ok()),
         })
     }
 
     /// Trims the first `n` entries of `source`'s ledger when the n-th is still `last`
-    /// (whose id is `last_id`); answers whether it did.
+    /// (whose id is `last_id`, and whose `seq` in SQL `last_seq`); answers whether it did.
     pub async fn ledger_trim(
         &self,
         source: &BoardKeys,
         n: usize,
         last: &str,
-        last_id: i64,
+        (last_id, last_seq): (i64, i64),
     ) -> Result<bool, RedisFailure> {
         let mut call = TRIM.key(source.ledger());
         call.key(source.ledger_trimmed())
+            .key(source.ledger_trimmed_seq())
             .arg(n)
             .arg(last)
             .arg(last_id)
-            .arg(source.ttl_ms());
+            .arg(source.ttl_ms())
+            .arg(last_seq);
         let reply = self.run_script_all("ledger_trim", &TRIM, &[call]).await?;
         reply
             .first()

@@ -13,7 +13,7 @@ use sea_orm::{
     EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, StreamTrait,
 };
 
-use super::entities::{ledger_cursor, ledger_entry, revocation};
+use super::entities::{ledger_cursor, ledger_entry, ledger_gap, revocation};
 use super::{SqlError, from_naive, to_naive};
 use crate::domain::adjustment;
 use crate::domain::ledger::{Entry, Recorded, Revocation, RevocationRequest};
@@ -93,7 +93,8 @@ fn entries(of: LedgerOf<'_>) -> sea_orm::Select<ledger_entry::Entity> {
         .filter(ledger_entry::Column::Instance.eq(of.instance))
 }
 
-/// The board's last `seq` (0 before its first entry).
+/// The board's last `seq` (0 before its first entry): its last entry's, or the end of a
+/// gap recorded after it (new entries are numbered after a gap, never into it).
 ///
 /// Read as the first `seq` in descending order rather than `MAX(seq)`: the order is the
 /// primary key's, so every planner reads one index entry. PostgreSQL planned the MAX,
@@ -108,13 +109,89 @@ pub async fn last_seq(db: &impl ConnectionTrait, of: LedgerOf<'_>) -> Result<i64
         .into_tuple()
         .one(db)
         .await?;
-    Ok(last.unwrap_or(0))
+    let gap: Option<i64> = ledger_gap::Entity::find()
+        .filter(ledger_gap::Column::BoardId.eq(of.board_id))
+        .filter(ledger_gap::Column::Instance.eq(of.instance))
+        .select_only()
+        .column(ledger_gap::Column::ToSeq)
+        .order_by_desc(ledger_gap::Column::ToSeq)
+        .limit(1)
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(std::cmp::max(last.unwrap_or(0), gap.unwrap_or(0)))
+}
+
+/// A range of a ledger's `seq` SQL lost after Redis had trimmed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    pub board_id: i64,
+    pub instance: String,
+    pub from: i64,
+    pub to: i64,
+    /// When it was found (ms since the epoch).
+    pub found_ms: i64,
+}
+
+/// Records that `of` lost `from ..= to` (once: a gap found again, by another drain,
+/// is the same row); answers whether this call recorded it.
+pub async fn record_gap(
+    db: &DatabaseConnection,
+    of: LedgerOf<'_>,
+    from: i64,
+    to: i64,
+) -> Result<bool, SqlError> {
+    let inserted = ledger_gap::ActiveModel {
+        board_id: Set(of.board_id),
+        instance: Set(of.instance.to_owned()),
+        from_seq: Set(from),
+        to_seq: Set(to),
+        found_ms: Set(Utc::now().timestamp_millis()),
+    }
+    .insert(db)
+    .await
+    .map_err(SqlError::from_write);
+    match inserted {
+        Ok(_) => Ok(true),
+        Err(SqlError::Conflict) => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
+/// The gaps of every ledger (at most `limit`, the newest found first), or of one board
+/// (its rooms' too) when `board_id` is given.
+pub async fn gaps(
+    db: &impl ConnectionTrait,
+    board_id: Option<i64>,
+    limit: u64,
+) -> Result<Vec<Gap>, SqlError> {
+    let mut query = ledger_gap::Entity::find();
+    if let Some(id) = board_id {
+        query = query.filter(ledger_gap::Column::BoardId.eq(id));
+    }
+    let rows = query
+        .order_by_desc(ledger_gap::Column::FoundMs)
+        .limit(limit)
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Gap {
+            board_id: r.board_id,
+            instance: r.instance,
+            from: r.from_seq,
+            to: r.to_seq,
+            found_ms: r.found_ms,
+        })
+        .collect())
 }
 
 /// Stores `new` after the board's last entry, numbered on from its last `seq`, and moves
 /// the cursor of `source` from `from` (what the drain read; `None`: no cursor yet) to
-/// `to`, all in one transaction. [`SqlError::Conflict`] when the cursor is no longer at
-/// `from` (another drain stored these entries first): nothing is written.
+/// `to`, all in one transaction; answers the `seq` of the entry `to` (the last stored,
+/// or, when `new` is empty, the one SQL already held). [`SqlError::Conflict`] when the
+/// cursor is no longer at `from` (another drain stored these entries first): nothing is
+/// written.
 pub async fn append(
     db: &DatabaseConnection,
     of: LedgerOf<'_>,
@@ -122,7 +199,7 @@ pub async fn append(
     from: Option<i64>,
     to: i64,
     new: &[Entry],
-) -> Result<(), SqlError> {
+) -> Result<i64, SqlError> {
     let txn = super::begin_write(db).await?;
     let now_ms = chrono::Utc::now().timestamp_millis();
     match from {
@@ -154,6 +231,11 @@ pub async fn append(
         }
     }
     let mut seq = last_seq(&txn, of).await?;
+    let last = if new.is_empty() {
+        seq_of(&txn, of, to).await?.unwrap_or(seq)
+    } else {
+        seq + new.len() as i64
+    };
     match ConnectionTrait::get_database_backend(&txn) {
         _ if new.is_empty() => {}
         DbBackend::Postgres => insert_unnested(&txn, of, seq, new).await?,
@@ -172,7 +254,7 @@ pub async fn append(
         }
     }
     txn.commit().await?;
-    Ok(())
+    Ok(last)
 }
 
 /// Deletes the ledgers (entries and the drain's places) of `board_id`'s family instances

@@ -212,6 +212,29 @@ fn sqlite_file(url: &str) -> Option<String> {
     (!file.is_empty() && !file.contains(":memory:")).then(|| file.to_owned())
 }
 
+/// Copies a SQLite database to `file` (`VACUUM INTO`: a consistent snapshot, taken
+/// while writers go on; the file must not exist). Other backends are refused: their own
+/// tools (`pg_dump`, `mariadb-dump`) back them up consistently.
+pub async fn backup(db: &DatabaseConnection, file: &std::path::Path) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        db.get_database_backend() == DbBackend::Sqlite,
+        "ovation backup copies a SQLite database; back up PostgreSQL with pg_dump and \
+         MariaDB with mariadb-dump (docs/operations/data-lifecycle.md)"
+    );
+    anyhow::ensure!(!file.exists(), "{} exists already", file.display());
+    let path = file
+        .to_str()
+        .ok_or_else(|| anyhow::anyhow!("{} is not a UTF-8 path", file.display()))?;
+    db.execute_raw(Statement::from_sql_and_values(
+        DbBackend::Sqlite,
+        "VACUUM INTO ?",
+        [path.into()],
+    ))
+    .await
+    .with_context(|| format!("failed to copy the database to {path}"))?;
+    Ok(())
+}
+
 /// Answers whether the database responds.
 pub async fn ping(db: &DatabaseConnection) -> Result<(), DbErr> {
     db.execute_unprepared("SELECT 1").await.map(|_| ())

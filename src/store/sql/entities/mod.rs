@@ -16,6 +16,7 @@ pub mod league_reward;
 pub mod league_season;
 pub mod ledger_cursor;
 pub mod ledger_entry;
+pub mod ledger_gap;
 pub mod member;
 pub mod member_removal;
 pub mod rate_rule;
