@@ -1,5 +1,5 @@
 # The commands README names. `make run` serves; `make test` runs every test.
-.PHONY: run test lint test-sql test-faults schemathesis ci bench
+.PHONY: run test lint test-sql test-faults schemathesis package test-package image test-image ci bench
 
 run:
 	@scripts/install-deps.sh
@@ -37,7 +37,23 @@ test-faults:
 schemathesis:
 	scripts/schemathesis.sh
 
-ci: lint test test-sql test-faults schemathesis
+# The Debian package (target/deb/ovation_<version>_<arch>.deb), and its test: contents,
+# the unit under systemd-analyze, the packaged service answering /readyz.
+package:
+	scripts/package-deb.sh
+
+test-package:
+	scripts/test-package.sh
+
+# The container image (docker build works as well), and its test: built here with
+# buildah from bases made with debootstrap, its service answering /readyz.
+image:
+	scripts/test-image.sh --build-only
+
+test-image:
+	scripts/test-image.sh
+
+ci: lint test test-sql test-faults schemathesis test-package test-image
 
 # The vote shapes are also measured on a newer Redis than Debian's when it builds
 # (scripts/build-redis.sh); without it the load bench measures Debian's alone.

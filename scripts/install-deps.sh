@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing: redis-server for
-# running and testing; with `--browser`, also Chromium and ChromeDriver for the browser
-# tests (and a Chinese font for their screenshots); with `--bench`, wrk for the benchmark
-# and Lua 5.1 for scripts/profile-vote.sh. Runs apt-get as root, or through sudo
-# when available.
+# running and testing; with `--browser` (what `make test` asks for), also Chromium and
+# ChromeDriver for the browser tests (and a Chinese font for their screenshots), and
+# nginx for the reverse-proxy test, unpacked under target/nginx from Debian's package
+# without installing it (no service starts); with `--bench`, wrk for the benchmark and
+# Lua 5.1 for scripts/profile-vote.sh. Runs apt-get as root, or through sudo when
+# available.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
@@ -18,16 +21,30 @@ if [ "${1:-}" = "--browser" ]; then
   # A Chinese font, so the Chinese pages' screenshots show characters, not boxes.
   [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(fonts-wqy-microhei)
 fi
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "installing ${missing[*]} ..." >&2
 if [ "$(id -u)" -eq 0 ]; then
   apt=(apt-get)
 elif command -v sudo >/dev/null 2>&1; then
   apt=(sudo apt-get)
 else
-  echo "error: ${missing[*]} missing and no root to install it (apt-get install ${missing[*]})" >&2
-  exit 1
+  apt=()
 fi
-"${apt[@]}" update -qq
-DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "${missing[@]}" >/dev/null
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]} ..." >&2
+  if [ ${#apt[@]} -eq 0 ]; then
+    echo "error: ${missing[*]} missing and no root to install it (apt-get install ${missing[*]})" >&2
+    exit 1
+  fi
+  "${apt[@]}" update -qq
+  DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "${1:-}" = "--browser" ] && [ ! -x target/nginx/usr/sbin/nginx ]; then
+  echo "unpacking nginx under target/nginx ..." >&2
+  work=$(mktemp -d)
+  (cd "$work" && "${apt[@]}" download -qq nginx 2>/dev/null ||
+    { "${apt[@]}" update -qq && "${apt[@]}" download -qq nginx 2>/dev/null; })
+  mkdir -p target/nginx
+  dpkg -x "$work"/nginx_*.deb target/nginx
+  rm -rf "$work"
+fi

@@ -372,8 +372,9 @@ fn read_file(path: &Path, required: bool) -> anyhow::Result<Vec<(String, String)
             let value = match value {
                 toml::Value::String(s) => s,
                 toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
                 other => bail!(
-                    "{}: {key} must be a string or a number, not a {}",
+                    "{}: {key} must be a string, a number or a boolean, not a {}",
                     path.display(),
                     other.type_str()
                 ),
@@ -513,6 +514,17 @@ mod tests {
             err.to_string().starts_with("OVATION_TRUSTED_PROXIES:"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_file_takes_booleans_as_toml_writes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ovation.toml");
+        std::fs::write(&path, "cookie_secure = false\nallow_eviction = true\n").unwrap();
+        let path = path.display().to_string();
+        let s = Settings::from_sources(&env(&[("OVATION_CONFIG", &path)])).unwrap();
+        assert!(!s.cookie_secure);
+        assert!(s.allow_eviction);
     }
 
     #[test]

@@ -432,6 +432,8 @@ pub struct Options {
     pub redis_timeout: Duration,
     /// `OVATION_WEBHOOK_ALLOW_PRIVATE`: test receivers listen on loopback.
     pub webhook_allow_private: bool,
+    /// `OVATION_SESSION_KEY`: instances that share one share dashboard sessions.
+    pub session_key: Option<String>,
 }
 
 impl Default for Options {
@@ -458,6 +460,7 @@ impl Default for Options {
             vote_group: ovation::store::redis::DEFAULT_VOTE_GROUP,
             redis_timeout: Duration::from_millis(1000),
             webhook_allow_private: false,
+            session_key: None,
         }
     }
 }
@@ -485,7 +488,7 @@ impl TestApp {
             log: "warn".to_owned(),
             trusted_proxies: opts.trusted_proxies,
             admin_password: Some(ADMIN_PASSWORD.to_owned()),
-            session_key: None,
+            session_key: opts.session_key,
             cookie_secure: false,
             read_cache: opts.read_cache,
             events_interval: opts.events_interval,

@@ -27,6 +27,7 @@ mod ledger;
 mod limits;
 mod ops;
 mod pages;
+mod proxy;
 mod reads;
 mod retries;
 mod scores;
