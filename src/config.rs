@@ -74,6 +74,10 @@ pub struct Settings {
     /// that stopped reading is dropped, its connection and buffers freed; a ledger
     /// export whose reader takes nothing this long stops and frees its SQL connection.
     pub stall_timeout: Duration,
+    /// `OVATION_JWKS_REFETCH_MS`: an identity provider's JWKS is fetched again for a
+    /// token naming a key it does not hold at most this often, so a flood of made-up key
+    /// ids cannot hammer the provider.
+    pub jwks_refetch: Duration,
     /// `OVATION_COOKIE_SECURE`: mark cookies Secure (HTTPS only). Turn off only for local
     /// plain-HTTP use.
     pub cookie_secure: bool,
@@ -132,6 +136,7 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("events_max_streams_per_ip", "20"),
     ("events_dashboard_reserve", "100"),
     ("stall_timeout_ms", "30000"),
+    ("jwks_refetch_ms", "30000"),
     ("exports_max", "2"),
     ("sql_pool", "8"),
     ("config_check_ms", "2000"),
@@ -297,6 +302,8 @@ impl Settings {
         }
         let stall_timeout =
             Duration::from_millis(parse_number(get("stall_timeout_ms"), 1000, 600_000)?);
+        let jwks_refetch =
+            Duration::from_millis(parse_number(get("jwks_refetch_ms"), 100, 3_600_000)?);
         let config_check =
             Duration::from_millis(parse_number(get("config_check_ms"), 50, 600_000)?);
         let archive_check =
@@ -330,6 +337,7 @@ impl Settings {
             exports_max,
             sql_pool,
             stall_timeout,
+            jwks_refetch,
             config_check,
             archive_check,
             ledger_drain,

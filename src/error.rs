@@ -135,7 +135,9 @@ impl ResponseError for ApiError {
             Self::Malformed { .. } => StatusCode::BAD_REQUEST,
             Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Engine(err) => match err {
-                EngineError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+                EngineError::Unauthorized(_) | EngineError::Token { .. } => {
+                    StatusCode::UNAUTHORIZED
+                }
                 EngineError::Forbidden { .. } => StatusCode::FORBIDDEN,
                 EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
                 EngineError::Conflict { .. } => StatusCode::CONFLICT,
@@ -220,9 +222,9 @@ impl From<EngineError> for PageError {
     fn from(err: EngineError) -> Self {
         match err {
             EngineError::NotFound { message, .. } => Self::NotFound(message),
-            EngineError::Forbidden { message, .. } | EngineError::Unauthorized(message) => {
-                Self::Forbidden(message)
-            }
+            EngineError::Forbidden { message, .. }
+            | EngineError::Unauthorized(message)
+            | EngineError::Token { message, .. } => Self::Forbidden(message),
             EngineError::Unavailable(cause) | EngineError::OutcomeUnknown(cause) => {
                 tracing::warn!(%cause, "store unavailable");
                 Self::Unavailable

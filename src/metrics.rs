@@ -84,7 +84,7 @@ fn describe() {
     );
     describe_counter!(
         "ovation_config_reloads_total",
-        "Configuration loads from SQL by what was loaded (all, board, api_keys)"
+        "Configuration loads from SQL by what was loaded (all, board, api_keys, providers)"
     );
     describe_counter!(
         "ovation_read_cache_total",
@@ -146,6 +146,14 @@ fn describe() {
         "ovation_archived_buckets_total",
         "Closed buckets this instance wrote to the archive"
     );
+    describe_counter!(
+        "ovation_token_checks_total",
+        "Voter tokens checked, by identity provider (unknown when none matched) and outcome (accepted, or the refusal's code)"
+    );
+    describe_counter!(
+        "ovation_jwks_fetches_total",
+        "JWKS fetches by identity provider and outcome (ok, error, too_large, timeout, invalid)"
+    );
 }
 
 /// Registers the series whose labels are known when the instance starts, so they read 0
@@ -167,7 +175,7 @@ pub fn register_known(leagues: &[&str]) {
     for result in ["hit", "miss"] {
         counter!("ovation_read_cache_total", "result" => result).increment(0);
     }
-    for what in ["all", "board", "api_keys"] {
+    for what in ["all", "board", "api_keys", "providers"] {
         counter!("ovation_config_reloads_total", "what" => what).increment(0);
     }
     for league in leagues {
@@ -288,9 +296,21 @@ pub fn redis_call(op: &'static str, outcome: RedisOutcome, elapsed: Duration) {
     });
 }
 
-/// Counts a configuration load from SQL: `all`, `board` or `api_keys`.
+/// Counts a configuration load from SQL: `all`, `board`, `api_keys` or `providers`.
 pub fn config_reload(what: &'static str) {
     counter!("ovation_config_reloads_total", "what" => what).increment(1);
+}
+
+/// Counts a voter token checked with `provider`: `accepted`, or the refusal's code.
+pub fn token_checked(provider: &str, outcome: &str) {
+    counter!("ovation_token_checks_total", "provider" => provider.to_owned(), "outcome" => outcome.to_owned())
+        .increment(1);
+}
+
+/// Counts a JWKS fetch of `provider`'s keys.
+pub fn jwks_fetched(provider: &str, outcome: &'static str) {
+    counter!("ovation_jwks_fetches_total", "provider" => provider.to_owned(), "outcome" => outcome)
+        .increment(1);
 }
 
 /// Counts a season's close.

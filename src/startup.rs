@@ -17,6 +17,7 @@ use crate::domain::session::SessionPolicy;
 use crate::engine::config::ConfigCache;
 use crate::engine::config_sync;
 use crate::engine::durability::Durability;
+use crate::engine::jwks::Jwks;
 use crate::engine::read_cache::ReadCache;
 use crate::engine::readiness;
 use crate::engine::state::AppState;
@@ -224,6 +225,10 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
         backlogs: Arc::default(),
         watchers: Arc::default(),
         exports: Arc::new(tokio::sync::Semaphore::new(settings.exports_max)),
+        jwks: Arc::new(Jwks::new(
+            settings.webhook_allow_private,
+            settings.jwks_refetch,
+        )),
         reads: Arc::new(ReadCache::new(settings.read_cache)),
         sessions: SessionPolicy {
             idle: settings.session_idle,

@@ -90,6 +90,7 @@ pub fn vote_caller() -> ovation::engine::auth::Caller {
         reach: Reach::EVERYWHERE,
         actor: "bench".into(),
         id: "bench".into(),
+        signed_in: None,
     }
 }
 

@@ -25,6 +25,7 @@ mod m20261126_000020_add_ledger_adjusts;
 mod m20261126_000021_add_votes_counted_from;
 mod m20261128_000022_add_room_budget;
 mod m20261128_000023_create_ledger_gaps;
+mod m20261128_000024_create_identity_providers;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -56,6 +57,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000021_add_votes_counted_from::Migration),
             Box::new(m20261128_000022_add_room_budget::Migration),
             Box::new(m20261128_000023_create_ledger_gaps::Migration),
+            Box::new(m20261128_000024_create_identity_providers::Migration),
         ]
     }
 }

@@ -1,15 +1,17 @@
 //! Extractors for the caller named by the `Authorization` header: `Auth` (any caller, or
-//! none) for reads of public boards, and `Admin`, `Voter` and `Reader`, which refuse a
-//! caller without the scope — or whose key may not reach the board or league the path
+//! none) for reads of public boards, and `Admin`, `Voter` (an API key, or a voter's
+//! token) and `Reader`, which refuse a caller without the scope — or whose key may not reach the board or league the path
 //! names — before the request body is read.
 
 use std::future::{Ready, ready};
 
 use actix_web::{FromRequest, HttpRequest, dev::Payload, http::header, web};
+use futures_util::future::LocalBoxFuture;
 
 use crate::domain::auth::Scope;
 use crate::domain::ids::{BoardName, LeagueSlug};
-use crate::engine::auth::{Caller, authenticate, require};
+use crate::engine::auth::{Caller, Credential, authenticate, credential, require};
+use crate::engine::identity;
 use crate::engine::state::AppState;
 use crate::error::ApiError;
 
@@ -75,15 +77,32 @@ impl FromRequest for Admin {
     }
 }
 
-/// A caller with the `vote` scope; like [`Admin`], refused before the body is read.
+/// A caller with the `vote` scope, or a voter signed in with a token (verified here,
+/// its key fetched if need be); like [`Admin`], refused before the body is read. With a
+/// key and a token, the key decides: a request carries one `Authorization` value.
 pub struct Voter(pub Caller);
 
 impl FromRequest for Voter {
     type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(scoped(req, Scope::Vote).map(Voter))
+        let req = req.clone();
+        Box::pin(async move {
+            let Some(state) = req.app_data::<web::Data<AppState>>() else {
+                return Err(anyhow::anyhow!("app state is not registered").into());
+            };
+            let header = req
+                .headers()
+                .get(header::AUTHORIZATION)
+                .map(|v| v.to_str().unwrap_or(""));
+            match credential(state, header)? {
+                Credential::Token(token) => Ok(Voter(Caller::signed_in(
+                    identity::verify(state, token).await?,
+                ))),
+                Credential::None | Credential::Key(_) => scoped(&req, Scope::Vote).map(Voter),
+            }
+        })
     }
 }
 

@@ -289,6 +289,10 @@ pub struct BoardResponse {
     pub ledger: bool,
     /// Seconds after `ends_at` a write stamped before it is still taken.
     pub late_grace_s: i64,
+    /// Who may vote on the public page: `anyone` or `signed_in`.
+    pub voters: String,
+    /// The identity providers whose voter tokens the board takes.
+    pub identity_providers: Vec<String>,
     pub periods: Vec<PeriodInfo>,
     pub members: Vec<MemberInfo>,
 }
@@ -331,6 +335,8 @@ impl BoardResponse {
             instances: s.instances.map(InstancesSettings::from),
             ledger: s.ledger,
             late_grace_s: s.late_grace_s,
+            voters: s.voters.as_str().to_owned(),
+            identity_providers: s.providers.clone(),
             periods: s
                 .periods
                 .iter()

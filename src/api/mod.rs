@@ -10,6 +10,7 @@ pub mod health;
 pub mod leagues;
 pub mod quota;
 pub mod ranks;
+pub mod vote_cors;
 pub mod writes;
 
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -145,6 +146,11 @@ new key for every new write; reuse a key only to retry the very same request."),
         admin::api_keys::create_api_key,
         admin::api_keys::list_api_keys,
         admin::api_keys::revoke_api_key,
+        admin::identity_providers::create_provider,
+        admin::identity_providers::list_providers,
+        admin::identity_providers::get_provider,
+        admin::identity_providers::update_provider,
+        admin::identity_providers::delete_provider,
         health::healthz,
         health::readyz,
         health::metrics,
@@ -368,6 +374,12 @@ pub fn routes(cfg: &mut web::ServiceConfig, cors_origins: &[String]) {
     .service(health::healthz)
     .service(health::readyz)
     .service(health::metrics)
+    // Before the scope, whose CORS (OVATION_CORS_ORIGINS, reads) would answer it.
+    .service(
+        web::resource("/api/v1/boards/{board}/votes")
+            .guard(actix_web::guard::Options())
+            .to(vote_cors::preflight),
+    )
     .service(
         web::scope("/api/v1")
             .wrap(cors(cors_origins))

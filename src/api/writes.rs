@@ -461,22 +461,28 @@ async fn write_batch<A: From<Written> + Serialize, B: Batch>(
         .collect())
 }
 
-/// Casts one vote.
+/// Casts one vote. `Authorization: Bearer` carries an API key with the `vote` scope, or
+/// a voter's token from an identity provider the board accepts (the key decides when the
+/// value is a key): the token's voter casts it, and a browser on one of the board's
+/// `embed_origins` may post it (CORS).
 #[utoipa::path(post, path = "/api/v1/boards/{board}/votes", tag = "votes",
     params(("board" = String, Path, description = "board slug")),
     request_body = CastVoteRequest,
     responses(
         (status = 200, description = "counted, or replayed for a known idempotency key", body = VoteResult),
         (status = 400, description = "malformed JSON", body = super::ErrorBody),
-        (status = 401, description = "no key", body = super::ErrorBody),
-        (status = 403, description = "forbidden: the key lacks the vote scope, the backfill scope for `at` or `skip_limits`, or the trusted scope for `ip`", body = super::ErrorBody),
+        (status = 401, description = "unauthorized: no key; token_too_large, token_malformed, token_algorithm_refused, token_unknown_key, token_bad_signature, token_wrong_issuer, token_wrong_audience, token_expired, token_not_yet_valid, token_too_old, token_claims_invalid: a voter's token refused", body = super::ErrorBody),
+        (status = 403, description = "forbidden: the key lacks the vote scope, the backfill scope for `at` or `skip_limits`, or the trusted scope for `ip`; provider_not_accepted: the board does not take the token's identity provider; voter_mismatch: the body names another voter than the token", body = super::ErrorBody),
         (status = 404, description = "board_not_found, member_not_found", body = super::ErrorBody),
         (status = 409, description = "wrong_scoring: the board keeps scores (POST …/scores); campaign_not_started, campaign_ended, member_disabled; family_full (a family's room would open past its `instances.max_live`)", body = super::ErrorBody),
         (status = 422, description = "invalid_count, invalid_member_id, invalid_timestamp, invalid_ip, invalid_field, score_overflow (past 2^53 units; on a sharded board, past 2^53 / shards in the vote's shard), voter_required (and the other <dimension>_required), count_exceeds_limit; idempotency_key_reused: the key came with a different request before, nothing counted (use a new key for a new vote)", body = super::ErrorBody),
         (status = 429, description = "rate_limited: `rule` names the rule, `retry_after_s` (also the Retry-After header) when it admits the vote again, null for never; on a family, also a rule of rooms opened (dimensions creator) refusing the write that would open a room", body = super::RateLimitedBody),
-        (status = 503, description = "store_unavailable: with `\"outcome\": \"unknown\"` the vote may have counted; retry after Retry-After with the same idempotency key", body = super::ErrorBody),
+        (status = 503, description = "store_unavailable: with `\"outcome\": \"unknown\"` the vote may have counted; retry after Retry-After with the same idempotency key; jwks_unavailable: the token's identity provider's keys cannot be fetched", body = super::ErrorBody),
     ))]
-#[post("/boards/{board}/votes")]
+#[post(
+    "/boards/{board}/votes",
+    wrap = "actix_web::middleware::from_fn(super::vote_cors::on_votes)"
+)]
 pub async fn cast_vote(
     state: web::Data<AppState>,
     Voter(caller): Voter,
@@ -493,9 +499,10 @@ pub async fn cast_vote(
     responses(
         (status = 200, description = "a result per item, in order; a refused item carries the same error object as a single vote (rate_limited with rule and retry_after_s, …)", body = CastVotesResponse),
         (status = 400, description = "malformed JSON", body = super::ErrorBody),
+        (status = 401, description = "unauthorized, or a voter's token refused (token_* codes, as for a single vote); provider_not_accepted and voter_mismatch are items' errors", body = super::ErrorBody),
         (status = 413, description = "batch_too_large: more than 100 items; nothing counted", body = super::ErrorBody),
         (status = 422, description = "empty_batch, invalid_field", body = super::ErrorBody),
-        (status = 503, description = "store_unavailable with `\"outcome\": \"unknown\"`: Redis did not answer, some items may have counted; retry with each item's idempotency key. An item Redis refused answers its own error in `results` instead", body = super::ErrorBody),
+        (status = 503, description = "store_unavailable with `\"outcome\": \"unknown\"`: Redis did not answer, some items may have counted; retry with each item's idempotency key. An item Redis refused answers its own error in `results` instead; jwks_unavailable", body = super::ErrorBody),
     ))]
 #[post("/votes")]
 pub async fn cast_votes(

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use super::Invalid;
+use super::identity::{PROVIDERS_PER_BOARD_MAX, Voters};
 use super::ids::{BoardSlug, MemberId};
 use super::period::{Bucket, Period};
 use super::retention::{ARCHIVE_TOP_DEFAULT, Retention};
@@ -139,6 +140,12 @@ pub struct BoardSettings {
     /// cut-off deliver them late. A caller without the backfill scope may then send `at`
     /// up to this long in the past.
     pub late_grace_s: i64,
+    /// Who may vote on the board's public page: anyone, or only visitors signed in with
+    /// one of `providers`.
+    pub voters: Voters,
+    /// The names of the identity providers whose tokens the board takes (at most
+    /// [`PROVIDERS_PER_BOARD_MAX`], no repeats); that each exists is the engine's check.
+    pub providers: Vec<String>,
 }
 
 /// How a family's instances live: each leaves Redis `ttl_s` after its last write; at most
@@ -227,6 +234,8 @@ impl BoardSettings {
             instances: None,
             ledger: true,
             late_grace_s: 0,
+            voters: Voters::Anyone,
+            providers: Vec::new(),
         }
     }
 
@@ -282,6 +291,22 @@ impl BoardSettings {
                     "late_grace_s must be a whole number of seconds from 0 to {}",
                     bounds::LATE_GRACE_MAX_S
                 ),
+            ));
+        }
+        let mut providers = self.providers.clone();
+        providers.sort();
+        providers.dedup();
+        if self.providers.len() > PROVIDERS_PER_BOARD_MAX || providers.len() != self.providers.len()
+        {
+            return Err(Invalid::new(
+                Code::InvalidField,
+                format!("identity_providers: at most {PROVIDERS_PER_BOARD_MAX} names, each once"),
+            ));
+        }
+        if self.voters == Voters::SignedIn && self.providers.is_empty() {
+            return Err(Invalid::new(
+                Code::InvalidField,
+                "voters: signed_in needs at least one of identity_providers",
             ));
         }
         if let (Some(start), Some(end)) = (self.starts_at, self.ends_at)

@@ -11,6 +11,7 @@ pub mod board;
 pub mod board_webhook;
 pub mod code;
 pub mod idempotency;
+pub mod identity;
 pub mod ids;
 pub mod league;
 pub mod ledger;

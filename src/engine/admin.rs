@@ -19,6 +19,7 @@ use crate::domain::limit::{RateRule, RuleSpec, bounds as limit_bounds};
 use crate::engine::archive::{self, ArchiveReport};
 use crate::engine::config::{BoardConfig, Change};
 use crate::engine::config_sync;
+use crate::engine::identity;
 use crate::engine::reconcile;
 use crate::engine::state::AppState;
 use crate::store::sql;
@@ -54,6 +55,7 @@ pub async fn create_board(
     settings: BoardSettings,
 ) -> Result<Arc<BoardConfig>, EngineError> {
     settings.check()?;
+    identity::check_board_providers(state, &settings.providers)?;
     sql::boards::insert_board(&state.db, &slug, &settings)
         .await
         .map_err(|e| match e {
@@ -82,6 +84,7 @@ pub async fn update_board(
     settings: BoardSettings,
 ) -> Result<Arc<BoardConfig>, EngineError> {
     settings.check()?;
+    identity::check_board_providers(state, &settings.providers)?;
     let current = board_of(state, slug)?;
     current.board.settings.check_change(&settings)?;
     let board = Board {
@@ -472,6 +475,8 @@ fn settings_json(s: &BoardSettings) -> Value {
         "storage": s.storage.encode(),
         "retention": s.retention.encode(),
         "archive_top": s.archive_top,
+        "voters": s.voters.as_str(),
+        "identity_providers": s.providers,
     })
 }
 

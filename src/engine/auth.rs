@@ -1,10 +1,14 @@
 //! Who is calling: the master key or a stored API key, with its scopes, channel and the
-//! boards and leagues it may reach.
+//! boards and leagues it may reach; or, for a vote, a voter signed in with an identity
+//! provider's token (`engine::identity`). A request carries one `Authorization: Bearer`
+//! value: a known key decides; only a value that is no key and looks like a JWT is read
+//! as a voter's token.
 
 use super::error::EngineError;
 use super::state::AppState;
 use crate::domain::auth::{Reach, Scope, hash_key};
 use crate::domain::code::Code;
+use crate::domain::identity::SignedIn;
 use crate::domain::ids::{BoardSlug, Channel, LeagueSlug};
 
 /// An authenticated caller.
@@ -18,11 +22,31 @@ pub struct Caller {
     /// Who this is, as the audit log names them: `master key` or `key:<id> <name>`.
     pub actor: String,
     /// A stable id that owns this caller's idempotency keys: `master`, `key:<id>`, or
-    /// `visitor:<id>` on the voting page.
+    /// `visitor:<id>` on the voting page, `voter:<provider>:<voter>` for a signed-in
+    /// voter.
     pub id: String,
+    /// The voter a token names, when the caller signed in with one: the voter of every
+    /// vote it casts, on boards that accept its provider.
+    pub signed_in: Option<SignedIn>,
 }
 
 impl Caller {
+    /// A voter signed in with `signed_in`'s provider: votes only, on any board (each
+    /// write checks that its board accepts the provider), for the token's channel.
+    pub fn signed_in(signed_in: SignedIn) -> Self {
+        Self {
+            scopes: vec![Scope::Vote],
+            channel: signed_in.channel.clone(),
+            reach: Reach {
+                boards: None,
+                leagues: Some(Vec::new()),
+            },
+            actor: format!("voter {}/{}", signed_in.provider, signed_in.voter),
+            id: format!("voter:{}:{}", signed_in.provider, signed_in.voter),
+            signed_in: Some(signed_in),
+        }
+    }
+
     /// Whether this is a voting page's visitor (not an API client).
     pub fn is_visitor(&self) -> bool {
         self.id.starts_with("visitor:")
@@ -82,11 +106,42 @@ impl Caller {
     }
 }
 
-/// Resolves an `Authorization` header value; `None` when the request carries none.
+/// What an `Authorization` header carries.
+pub enum Credential<'a> {
+    /// No header.
+    None,
+    /// The master key or a live API key.
+    Key(Box<Caller>),
+    /// A value that is no key and has a JWT's shape: a voter's token, to be verified.
+    Token(&'a str),
+}
+
+/// Resolves an `Authorization` header value; a voter's token is answered as `None` (a
+/// token reads what anyone may, and manages nothing).
 pub fn authenticate(state: &AppState, header: Option<&str>) -> Result<Option<Caller>, EngineError> {
+    match credential(state, header)? {
+        Credential::Key(caller) => Ok(Some(*caller)),
+        Credential::None | Credential::Token(_) => Ok(None),
+    }
+}
+
+/// Whether `value` has a JWT's shape: three dot-separated base64url parts.
+fn is_jwt(value: &str) -> bool {
+    value.split('.').count() == 3
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// Reads an `Authorization` header value: a key (the master key or a live API key) wins;
+/// else a value shaped as a JWT is a voter's token; else 401.
+pub fn credential<'a>(
+    state: &AppState,
+    header: Option<&'a str>,
+) -> Result<Credential<'a>, EngineError> {
     let (cache, master_key_hash) = (&state.config, state.master_key_hash.as_deref());
     let Some(header) = header else {
-        return Ok(None);
+        return Ok(Credential::None);
     };
     let Some(token) = header.strip_prefix("Bearer ").map(str::trim) else {
         return Err(EngineError::Unauthorized(
@@ -95,22 +150,25 @@ pub fn authenticate(state: &AppState, header: Option<&str>) -> Result<Option<Cal
     };
     let hash = hash_key(token);
     if master_key_hash == Some(hash.as_str()) {
-        return Ok(Some(Caller {
+        return Ok(Credential::Key(Box::new(Caller {
             scopes: Scope::EVERY.to_vec(),
             channel: None,
             reach: Reach::EVERYWHERE,
             actor: "master key".to_owned(),
             id: "master".to_owned(),
-        }));
+            signed_in: None,
+        })));
     }
     match cache.api_key(&hash) {
-        Some(key) => Ok(Some(Caller {
+        Some(key) => Ok(Credential::Key(Box::new(Caller {
             scopes: key.scopes.clone(),
             channel: key.channel.clone(),
             reach: key.reach.clone(),
             actor: format!("key:{} {}", key.id, key.name),
             id: format!("key:{}", key.id),
-        })),
+            signed_in: None,
+        }))),
+        None if is_jwt(token) => Ok(Credential::Token(token)),
         None => Err(EngineError::Unauthorized(
             "unknown or revoked API key".into(),
         )),

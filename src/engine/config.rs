@@ -14,6 +14,7 @@ use sea_orm::DatabaseConnection;
 
 use crate::domain::auth::ApiKey;
 use crate::domain::board::{Board, Member};
+use crate::domain::identity::Provider;
 use crate::domain::ids::{BoardSlug, LeagueSlug, MemberId};
 use crate::domain::league::{BracketRef, League};
 use crate::domain::limit::RateRule;
@@ -108,6 +109,7 @@ pub enum Change {
     Board(BoardSlug),
     League(LeagueSlug),
     ApiKeys,
+    Providers,
 }
 
 impl Change {
@@ -116,6 +118,7 @@ impl Change {
             Self::Board(slug) => format!("board:{slug}"),
             Self::League(slug) => format!("league:{slug}"),
             Self::ApiKeys => "api-keys".to_owned(),
+            Self::Providers => "providers".to_owned(),
         }
     }
 
@@ -126,13 +129,14 @@ impl Change {
             Some(("board", slug)) => Self::Board(BoardSlug::parse(slug).ok()?),
             Some(("league", slug)) => Self::League(LeagueSlug::parse(slug).ok()?),
             _ if change == "api-keys" => Self::ApiKeys,
+            _ if change == "providers" => Self::Providers,
             _ => return None,
         };
         Some((version.parse().ok()?, change))
     }
 }
 
-/// Boards and leagues by slug, and live API keys by hash.
+/// Boards and leagues by slug, live API keys by hash, identity providers by name.
 ///
 /// Reloads can overlap (a request's own reload and the listener's, say). Each takes a
 /// ticket before it reads SQL, and a load never replaces one with a later ticket: a load
@@ -146,6 +150,13 @@ pub struct ConfigCache {
     boards: RwLock<BySlug<BoardSlug, BoardConfig>>,
     leagues: RwLock<BySlug<LeagueSlug, LeagueConfig>>,
     api_keys: RwLock<ApiKeys>,
+    providers: RwLock<Providers>,
+}
+
+#[derive(Default)]
+struct Providers {
+    by_name: HashMap<String, Arc<Provider>>,
+    loaded: u64,
 }
 
 /// Loaded things by slug.
@@ -212,6 +223,7 @@ impl ConfigCache {
             boards: RwLock::default(),
             leagues: RwLock::default(),
             api_keys: RwLock::default(),
+            providers: RwLock::default(),
         };
         cache.reload_all(db).await?;
         Ok(cache)
@@ -260,7 +272,19 @@ impl ConfigCache {
         read(&self.api_keys).live.contains(&id)
     }
 
-    /// Reloads every board, league and key.
+    /// The identity provider named `name`.
+    pub fn provider(&self, name: &str) -> Option<Arc<Provider>> {
+        read(&self.providers).by_name.get(name).cloned()
+    }
+
+    /// Every identity provider, by name.
+    pub fn providers(&self) -> Vec<Arc<Provider>> {
+        let mut all: Vec<_> = read(&self.providers).by_name.values().cloned().collect();
+        all.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        all
+    }
+
+    /// Reloads every board, league, key and provider.
     pub async fn reload_all(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
         crate::metrics::config_reload("all");
         let ticket = self.ticket();
@@ -276,7 +300,8 @@ impl ConfigCache {
             .collect();
         write(&self.boards).replace(fresh, ticket);
         write(&self.leagues).replace(leagues, ticket);
-        self.reload_api_keys(db).await
+        self.reload_api_keys(db).await?;
+        self.reload_providers(db).await
     }
 
     fn league_config(&self, league: League) -> LeagueConfig {
@@ -307,6 +332,10 @@ impl ConfigCache {
             Change::ApiKeys => {
                 crate::metrics::config_reload("api_keys");
                 self.reload_api_keys(db).await
+            }
+            Change::Providers => {
+                crate::metrics::config_reload("providers");
+                self.reload_providers(db).await
             }
         }
     }
@@ -362,6 +391,23 @@ impl ConfigCache {
             *keys = ApiKeys {
                 by_hash,
                 live,
+                loaded: ticket,
+            };
+        }
+        Ok(())
+    }
+
+    async fn reload_providers(&self, db: &DatabaseConnection) -> Result<(), SqlError> {
+        let ticket = self.ticket();
+        let by_name = sql::identity_providers::list_providers(db)
+            .await?
+            .into_iter()
+            .map(|p| (p.spec.name.clone(), Arc::new(p)))
+            .collect();
+        let mut providers = write(&self.providers);
+        if providers.loaded < ticket {
+            *providers = Providers {
+                by_name,
                 loaded: ticket,
             };
         }

@@ -15,6 +15,10 @@ pub enum EngineError {
     /// The caller is not known: no key where one is needed, or an unknown or revoked one.
     #[error("{0}")]
     Unauthorized(String),
+    /// A voter's token is refused: malformed, badly signed, expired, of another issuer…
+    /// (`token_*` codes).
+    #[error("{message}")]
+    Token { code: Code, message: String },
     /// The caller may not do this: a scope it lacks (`forbidden`), a board or league its
     /// key does not reach (`key_not_allowed`).
     #[error("{message}")]
@@ -138,6 +142,7 @@ impl EngineError {
             | Self::TooLarge { code, .. }
             | Self::Busy { code, .. }
             | Self::TooMany { code, .. }
+            | Self::Token { code, .. }
             | Self::Invalid { code, .. } => *code,
             Self::Unauthorized(_) => Code::Unauthorized,
             Self::RateLimited { .. } => Code::RateLimited,

@@ -9,6 +9,7 @@ use crate::domain::session::SessionPolicy;
 use crate::engine::backlog::Backlogs;
 use crate::engine::config::ConfigCache;
 use crate::engine::durability::Durability;
+use crate::engine::jwks::Jwks;
 use crate::engine::read_cache::ReadCache;
 use crate::engine::watchers::Watchers;
 use crate::store::redis::RedisStore;
@@ -41,4 +42,6 @@ pub struct AppState {
     /// Ledger exports that may run at once (`OVATION_EXPORTS_MAX`): each holds one SQL
     /// connection while its reader reads.
     pub exports: Arc<tokio::sync::Semaphore>,
+    /// Identity providers' public keys (`engine::jwks`).
+    pub jwks: Arc<Jwks>,
 }

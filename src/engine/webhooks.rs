@@ -13,21 +13,15 @@
 //!
 //! Guards: redirects are not followed (a 3xx is a failed attempt with its status), no
 //! proxy from the environment is used, and a delivery connects only to public addresses
-//! unless `OVATION_WEBHOOK_ALLOW_PRIVATE` is set. The check is on the addresses the
-//! connection is made to — the client's resolver ([`PublicOnly`]) drops every other
-//! address a name resolves to, and a URL naming an address is checked before the
-//! attempt — so a name that resolves to a public address when the URL is saved and to
-//! an internal one when it is sent (DNS rebinding) is refused too.
+//! unless `OVATION_WEBHOOK_ALLOW_PRIVATE` is set (`engine::outbound`).
 
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use reqwest::redirect::Policy;
 use tokio::sync::Semaphore;
 
+use super::outbound;
 use super::state::AppState;
 use crate::domain::board_webhook::BoardDelivery;
 use crate::domain::league::Delivery;
@@ -48,56 +42,13 @@ pub const CONCURRENCY: usize = 8;
 /// taken to have died with its instance and the delivery is due again.
 const CLAIM: TimeDelta = TimeDelta::seconds(30);
 
-/// A resolver that answers only the public addresses a name resolves to (all of them
-/// when private ones are allowed), so the client never connects anywhere else.
-struct PublicOnly {
-    allow_private: bool,
-}
-
-impl Resolve for PublicOnly {
-    fn resolve(&self, name: Name) -> Resolving {
-        let allow_private = self.allow_private;
-        Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let found: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> = found
-                .iter()
-                .copied()
-                .filter(|a| allow_private || webhook::not_public(a.ip()).is_none())
-                .collect();
-            match (allowed.is_empty(), found.first()) {
-                (false, _) => Ok(Box::new(allowed.into_iter()) as Addrs),
-                (true, Some(refused)) => Err(refusal(refused.ip(), &host).into()),
-                (true, None) => Err(format!("{host} has no address").into()),
-            }
-        })
-    }
-}
-
-fn refusal(ip: IpAddr, host: &str) -> String {
-    format!(
-        "refused to connect to {host} at {ip}: a {} address (OVATION_WEBHOOK_ALLOW_PRIVATE allows it)",
-        webhook::not_public(ip).unwrap_or("private")
-    )
-}
-
-/// The client deliveries are sent with: the guarded resolver, no redirects, no proxy,
-/// bounded times.
-fn client(allow_private: bool) -> reqwest::Client {
-    reqwest::Client::builder()
-        .dns_resolver(Arc::new(PublicOnly { allow_private }))
-        .redirect(Policy::none())
-        .no_proxy()
-        .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(ATTEMPT_TIMEOUT)
-        .build()
-        .unwrap_or_default()
-}
-
 /// Sends due deliveries every `check` until the process ends.
 pub async fn run(state: AppState, check: Duration) {
-    let client = client(state.settings.webhook_allow_private);
+    let client = outbound::client(
+        state.settings.webhook_allow_private,
+        CONNECT_TIMEOUT,
+        ATTEMPT_TIMEOUT,
+    );
     let slots = Arc::new(Semaphore::new(CONCURRENCY));
     let mut ticks = tokio::time::interval(check);
     loop {
@@ -181,18 +132,6 @@ fn secrets(state: &AppState, league_id: i64, now: DateTime<Utc>) -> Option<Vec<S
     Some(secrets)
 }
 
-/// Refuses a URL that names an address which is not public (a name is checked by the
-/// resolver when the connection is made).
-fn literal_refusal(url: &str, allow_private: bool) -> Option<String> {
-    let parsed = reqwest::Url::parse(url).ok()?;
-    let ip = match parsed.host()? {
-        url::Host::Ipv4(v4) => IpAddr::V4(v4),
-        url::Host::Ipv6(v6) => IpAddr::V6(v6),
-        url::Host::Domain(_) => return None,
-    };
-    (!allow_private && webhook::not_public(ip).is_some()).then(|| refusal(ip, &ip.to_string()))
-}
-
 /// What one attempt sends: where, what, and the secrets it is signed with.
 struct Outgoing<'a> {
     id: i64,
@@ -257,7 +196,9 @@ async fn send(
     outgoing: &Outgoing<'_>,
     now: DateTime<Utc>,
 ) -> (Option<reqwest::StatusCode>, Option<String>) {
-    if let Some(refusal) = literal_refusal(outgoing.url, state.settings.webhook_allow_private) {
+    if let Some(refusal) =
+        outbound::literal_refusal(outgoing.url, state.settings.webhook_allow_private)
+    {
         return (None, Some(refusal));
     }
     let secrets: Vec<&str> = outgoing.secrets.iter().map(String::as_str).collect();

@@ -19,6 +19,7 @@ use crate::domain::auth::Scope;
 use crate::domain::board::{BoardSettings, Membership};
 use crate::domain::code::Code;
 use crate::domain::idempotency::Idempotency;
+use crate::domain::identity::SignedIn;
 use crate::domain::ids::{BoardName, Channel, MemberId, Terminal, VoterId};
 use crate::domain::ledger::Entry;
 use crate::domain::limit::{VoteValues, ip_subject};
@@ -439,6 +440,10 @@ fn prepare(
     caller.reach_board(&write.board.slug)?;
     let board = boards::find(state, &write.board)?;
     let settings = board.settings();
+    let write = match &caller.signed_in {
+        Some(signed_in) => signed_in_write(settings, signed_in, write)?,
+        None => write,
+    };
     let (count, units) = amounts(settings, &write)?;
     match board.config.members.get(&write.member) {
         None if settings.membership == Membership::Closed => {
@@ -512,6 +517,46 @@ fn prepare(
         voters,
         trends,
         targets,
+    })
+}
+
+/// A signed-in voter's write: a vote, on a board that accepts the voter's provider, by
+/// the token's voter (a body naming another voter is refused), with the token's terminal
+/// when its provider reads one.
+fn signed_in_write(
+    settings: &BoardSettings,
+    signed_in: &SignedIn,
+    write: Write,
+) -> Result<Write, EngineError> {
+    if !matches!(write.what, What::Vote { .. }) {
+        return Err(EngineError::forbidden(
+            Code::Forbidden,
+            "a voter's token casts votes; score writes need an API key",
+        ));
+    }
+    if !settings.providers.contains(&signed_in.provider) {
+        return Err(EngineError::forbidden(
+            Code::ProviderNotAccepted,
+            format!(
+                "board {} does not accept tokens of identity provider {}",
+                write.board, signed_in.provider
+            ),
+        ));
+    }
+    if let Some(voter) = &write.voter
+        && voter != &signed_in.voter
+    {
+        return Err(EngineError::forbidden(
+            Code::VoterMismatch,
+            format!(
+                "voter {voter:?} is not the signed-in voter; leave voter out, the token names it"
+            ),
+        ));
+    }
+    Ok(Write {
+        voter: Some(signed_in.voter.clone()),
+        terminal: signed_in.terminal.clone().or(write.terminal),
+        ..write
     })
 }
 

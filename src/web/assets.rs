@@ -1,5 +1,6 @@
 //! Static files, compiled into the binary: the stylesheet, vendored htmx and its SSE
-//! extension, the CSV import's file picker and the live blocks' script.
+//! extension, the CSV import's file picker, the live blocks' script and the voting page's
+//! sign-in.
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use actix_web::{HttpResponse, web};
@@ -9,6 +10,7 @@ const HTMX: &str = include_str!("../../static/vendor/htmx-2.0.4.min.js");
 const HTMX_SSE: &str = include_str!("../../static/vendor/htmx-ext-sse-2.2.4.min.js");
 const IMPORT_JS: &str = include_str!("../../static/js/import.js");
 const LIVE_JS: &str = include_str!("../../static/js/live.js");
+const SIGNIN_JS: &str = include_str!("../../static/js/signin.js");
 
 fn serve(body: &'static str, content_type: &'static str) -> HttpResponse {
     HttpResponse::Ok()
@@ -37,5 +39,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .route(
         "/live.js",
         web::get().to(|| async { serve(LIVE_JS, "text/javascript; charset=utf-8") }),
+    )
+    .route(
+        "/signin.js",
+        web::get().to(|| async { serve(SIGNIN_JS, "text/javascript; charset=utf-8") }),
     );
 }

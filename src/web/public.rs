@@ -32,6 +32,7 @@ use crate::api::events::{Update, event_stream, keep_alive, stream, text_frame};
 use crate::domain::auth::{Reach, Scope};
 use crate::domain::board::Membership;
 use crate::domain::code::Code;
+use crate::domain::identity::Voters;
 use crate::domain::ids::{BoardName, Channel, MemberId, Terminal, VoterId};
 use crate::domain::limit::{Dimension, VoteValues, ip_subject};
 use crate::domain::period::Period;
@@ -40,6 +41,7 @@ use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
 use crate::engine::error::EngineError;
 use crate::engine::events;
+use crate::engine::identity;
 use crate::engine::leaderboard::{self, MAX_LIMIT, Selection};
 use crate::engine::limits::{self, QuotaRule};
 use crate::engine::state::AppState;
@@ -137,6 +139,51 @@ struct BoardPage {
     quota: Vec<String>,
     refresh_s: u32,
     cards: Cards,
+    /// Set on a board whose page takes signed-in voters only.
+    signin: Option<SignIn>,
+}
+
+/// What the page's sign-in (`static/js/signin.js`) needs.
+struct SignIn {
+    /// The board's name: the token is kept per board.
+    board: String,
+    /// The provider's sign-in, with `return_to` this page; `None` without a `login_url`.
+    login: Option<String>,
+    /// The claim that names the voter, to show which account votes.
+    claim: String,
+    /// Origins that may hand the token to an embedded page (`postMessage`).
+    origins: String,
+}
+
+/// The sign-in of `board`'s page when it takes signed-in voters only: with its first
+/// provider that has a `login_url` (else its first), returning to `here` on this host.
+fn sign_in(state: &AppState, req: &HttpRequest, board: &BoardRef, here: &str) -> Option<SignIn> {
+    let settings = board.settings();
+    if settings.voters != Voters::SignedIn {
+        return None;
+    }
+    let providers: Vec<_> = settings
+        .providers
+        .iter()
+        .filter_map(|name| state.config.provider(name))
+        .collect();
+    let provider = providers
+        .iter()
+        .find(|p| p.spec.login_url.is_some())
+        .or(providers.first())?;
+    let info = req.connection_info();
+    let back = format!("{}://{}{here}", info.scheme(), info.host());
+    let login = provider.spec.login_url.as_ref().map(|url| {
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let back: String = url::form_urlencoded::byte_serialize(back.as_bytes()).collect();
+        format!("{url}{separator}return_to={back}")
+    });
+    Some(SignIn {
+        board: board.name().to_string(),
+        login,
+        claim: provider.spec.voter_claim.clone(),
+        origins: settings.embed_origins.join(" "),
+    })
 }
 
 /// The answer to an htmx vote: the member's card, and out of band the quota lines
@@ -385,6 +432,7 @@ async fn page(
             .iter()
             .map(|o| (o.tag(), o.name(), *o == l))
             .collect(),
+        signin: sign_in(state, req, &board, &here),
         here,
         quota: quota_lines(l, &board.config, &quota),
         refresh_s: REFRESH_S,
@@ -546,6 +594,9 @@ struct VoteForm {
     member: String,
     #[serde(default)]
     period: String,
+    /// A signed-in visitor's token (`static/js/signin.js` adds it).
+    #[serde(default)]
+    voter_token: String,
 }
 
 /// Whether an unregistered member of an open board is already ranked (in the board's
@@ -634,6 +685,39 @@ fn answer_text(
     }
 }
 
+/// The answer to a page vote whose token is missing or refused: 401 with the reason and
+/// `X-Ovation-Sign-In: again`, which sends the page's visitor to sign in.
+fn sign_in_again(
+    l: Lang,
+    req: &HttpRequest,
+    refused: EngineError,
+) -> Result<HttpResponse, PageError> {
+    let text = match refused.code() {
+        Code::TokenRequired => l.t("sign-in-to-vote"),
+        Code::TokenExpired | Code::TokenTooOld => l.t("sign-in-again"),
+        _ => refused.to_string(),
+    };
+    if !is_htmx(req) {
+        return Err(PageError::Forbidden(text));
+    }
+    let mut answer = html(&SignInAgain { text: &text })?;
+    *answer.status_mut() = actix_web::http::StatusCode::UNAUTHORIZED;
+    answer.headers_mut().insert(
+        actix_web::http::header::HeaderName::from_static("x-ovation-sign-in"),
+        actix_web::http::header::HeaderValue::from_static("again"),
+    );
+    Ok(answer)
+}
+
+#[derive(Template)]
+#[template(
+    source = r#"<p class="flash notice error" role="status">{{ text }}</p>"#,
+    ext = "html"
+)]
+struct SignInAgain<'a> {
+    text: &'a str,
+}
+
 async fn cast_vote(
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -655,15 +739,44 @@ async fn cast_vote(
         )));
     }
     let visitor = session::visitor_id(&session);
-    let caller = Caller {
-        scopes: vec![Scope::Vote],
-        channel: Channel::parse(WEB_CHANNEL).ok(),
-        reach: Reach {
-            boards: Some(vec![config.board.slug.clone()]),
-            leagues: Some(Vec::new()),
-        },
-        actor: "public page".to_owned(),
-        id: format!("visitor:{visitor}"),
+    // A signed-in visitor votes as the token's voter; a board that takes signed-in voters
+    // only refuses anyone else.
+    let signed_in = match form.voter_token.as_str() {
+        "" => None,
+        token => Some(identity::verify(&state, token).await),
+    };
+    let (caller, voter) = match signed_in {
+        Some(Ok(signed_in)) => {
+            let mut caller = Caller::signed_in(signed_in);
+            caller.channel = caller.channel.or(Channel::parse(WEB_CHANNEL).ok());
+            let voter = caller.signed_in.as_ref().map(|s| s.voter.clone());
+            (caller, voter)
+        }
+        Some(Err(refused)) => return sign_in_again(l, &req, refused),
+        None if config.board.settings.voters == Voters::SignedIn => {
+            return sign_in_again(
+                l,
+                &req,
+                EngineError::Token {
+                    code: Code::TokenRequired,
+                    message: "sign in to vote".to_owned(),
+                },
+            );
+        }
+        None => (
+            Caller {
+                scopes: vec![Scope::Vote],
+                channel: Channel::parse(WEB_CHANNEL).ok(),
+                reach: Reach {
+                    boards: Some(vec![config.board.slug.clone()]),
+                    leagues: Some(Vec::new()),
+                },
+                actor: "public page".to_owned(),
+                id: format!("visitor:{visitor}"),
+                signed_in: None,
+            },
+            VoterId::parse(&visitor).ok(),
+        ),
     };
     let vote = writes::Write {
         board: BoardName {
@@ -672,7 +785,11 @@ async fn cast_vote(
         },
         member: member.clone(),
         what: writes::What::Vote { count: 1 },
-        voter: VoterId::parse(&visitor).ok(),
+        voter: if caller.signed_in.is_some() {
+            None
+        } else {
+            voter.clone()
+        },
         channel: None,
         terminal: Terminal::parse(terminal(&req)).ok(),
         idempotency: None,
@@ -694,7 +811,9 @@ async fn cast_vote(
         // Our failures keep their own page (503, 500); the visitor's are shown inline.
         return Err(err.into());
     }
-    let quota = limits::quota(&state, &board, &visitor_values(&req, &session), Utc::now()).await?;
+    let mut values = visitor_values(&req, &session);
+    values.voter = voter.map(|v| v.to_string());
+    let quota = limits::quota(&state, &board, &values, Utc::now()).await?;
     let notice = VoteNotice {
         member: member.to_string(),
         text: answer_text(l, &config, &member, &quota, &result),

@@ -118,6 +118,19 @@ async fn property_of(client: &Client, css: &str, name: &str) -> String {
     value.as_str().unwrap_or_default().to_owned()
 }
 
+/// Whether the element at `css` is hidden (its `hidden` attribute).
+async fn is_hidden(client: &Client, css: &str) -> bool {
+    client
+        .execute(
+            "return document.querySelector(arguments[0]).hidden",
+            vec![json!(css)],
+        )
+        .await
+        .unwrap()
+        .as_bool()
+        .expect("the element exists")
+}
+
 /// The visible text of the element at `css`.
 async fn text_of(client: &Client, css: &str) -> String {
     property_of(client, css, "innerText").await
@@ -579,5 +592,229 @@ async fn where_the_stream_is_refused_the_page_polls_instead() {
     // The stream was tried once and given up: the page does not do both.
     let attempts = requests_to(&c, "/b/polled/stream").await;
     assert!(attempts.len() <= 1, "{attempts:?}");
+    c.close().await.unwrap();
+}
+
+/// A stand-in for an identity provider's sign-in: `GET /login?return_to=<page>` sends
+/// the browser back to the page with `#token=<JWT>` for voter `fan-1`, valid for
+/// `valid_s`, signed with `secret` (HS256); it counts the sign-ins.
+async fn stand_in_login(
+    listener: tokio::net::TcpListener,
+    secret: String,
+    valid_s: i64,
+) -> std::sync::Arc<std::sync::atomic::AtomicUsize> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&count);
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let mut buf = vec![0u8; 8192];
+            let n = socket.read(&mut buf).await.unwrap_or(0);
+            let head = String::from_utf8_lossy(&buf[..n]).to_string();
+            let target = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+            let Some(back) = url::Url::parse(&format!("http://login{target}"))
+                .ok()
+                .and_then(|u| {
+                    u.query_pairs()
+                        .find(|(k, _)| k == "return_to")
+                        .map(|(_, v)| v.into_owned())
+                })
+            else {
+                let _ = socket
+                    .write_all(b"HTTP/1.1 404 No\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .await;
+                continue;
+            };
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let now = chrono::Utc::now().timestamp();
+            let token = jsonwebtoken::encode(
+                &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+                &json!({"iss": "https://login.example", "aud": "gala", "sub": "fan-1",
+                        "iat": now, "exp": now + valid_s}),
+                &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+            )
+            .unwrap();
+            let answer = format!(
+                "HTTP/1.1 302 Found\r\nlocation: {back}#token={token}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+            let _ = socket.write_all(answer.as_bytes()).await;
+        }
+    });
+    count
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signed_in_boards_page_signs_in_votes_as_the_account_and_signs_in_again_when_it_expires()
+{
+    let app = TestApp::spawn().await;
+    let login = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let login_url = format!(
+        "http://127.0.0.1:{}/login",
+        login.local_addr().unwrap().port()
+    );
+    let (status, provider) = app
+        .post(
+            "/api/v1/admin/identity-providers",
+            json!({"name": "gala-login", "kind": "hmac", "issuer": "https://login.example",
+                   "audience": "gala", "login_url": login_url}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{provider}");
+    let valid_s = 12;
+    let sign_ins = stand_in_login(
+        login,
+        provider["secret"].as_str().unwrap().to_owned(),
+        valid_s,
+    )
+    .await;
+    app.board(
+        json!({"slug": "gala", "title": "Gala", "public_page": true, "periods": ["all"],
+                     "voters": "signed_in", "identity_providers": ["gala-login"]}),
+    )
+    .await;
+    app.members("gala", &["a", "b"]).await;
+
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path(), "en-US,en").await;
+    let mut shots = Shots::new();
+    c.goto(&format!("{}/b/gala", app.base)).await.unwrap();
+    wait_for_text(&c, "Sign in to vote").await;
+    assert!(is_hidden(&c, "#signin .account").await);
+    assert!(!is_hidden(&c, "#signin .signin-link").await);
+    shots.take(&c, "signin-before").await;
+
+    // Signing in comes back with the token in the fragment, which the page drops.
+    click(&c, "#signin .signin-link").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while text_of(&c, "#signin .account-name").await != "fan-1" {
+        assert!(
+            Instant::now() < deadline,
+            "the page never showed the account"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let signed_in_at = Instant::now();
+    let here = c.current_url().await.unwrap();
+    assert_eq!(here.fragment(), None, "{here}");
+    assert_eq!(text_of(&c, "#signin .account").await, "Voting as fan-1");
+    assert!(is_hidden(&c, "#signin .signin-link").await);
+    shots.take(&c, "signin-account").await;
+
+    click(&c, "#m-a button").await;
+    wait_for_text(&c, "your vote for").await;
+    let entries = crate::ledger::ledger(&app, "gala", 10).await;
+    let voters: Vec<&str> = entries
+        .iter()
+        .map(|e| e["voter"].as_str().unwrap())
+        .collect();
+    assert_eq!(voters, ["fan-1"]);
+
+    // Once the token expires, the page asks to sign in again, and a vote leads there.
+    tokio::time::sleep(
+        Duration::from_secs(valid_s as u64 + 1).saturating_sub(signed_in_at.elapsed()),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while is_hidden(&c, "#signin .signin-link").await {
+        assert!(
+            Instant::now() < deadline,
+            "the page never asked to sign in again"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    shots.take(&c, "signin-expired").await;
+    click(&c, "#m-b button").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sign_ins.load(std::sync::atomic::Ordering::SeqCst) < 2
+        || text_of(&c, "#signin .account-name").await != "fan-1"
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the vote did not lead to sign-in"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The vote without a token counted nothing.
+    assert_eq!(crate::ledger::ledger(&app, "gala", 10).await.len(), 1);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_embedded_signed_in_page_takes_the_token_from_the_page_that_frames_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn().await;
+    let site = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let site_origin = format!("http://127.0.0.1:{}", site.local_addr().unwrap().port());
+    let (status, provider) = app
+        .post(
+            "/api/v1/admin/identity-providers",
+            json!({"name": "club", "kind": "hmac", "issuer": "https://club.example",
+                   "audience": "gala"}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{provider}");
+    app.board(
+        json!({"slug": "gala", "title": "Gala", "public_page": true, "periods": ["all"],
+                     "voters": "signed_in", "identity_providers": ["club"],
+                     "embed_origins": [site_origin]}),
+    )
+    .await;
+    app.members("gala", &["a"]).await;
+    let now = chrono::Utc::now().timestamp();
+    let token = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &json!({"iss": "https://club.example", "aud": "gala", "sub": "member-7",
+                "iat": now, "exp": now + 600}),
+        &jsonwebtoken::EncodingKey::from_secret(provider["secret"].as_str().unwrap().as_bytes()),
+    )
+    .unwrap();
+    // The operator's page: it frames the voting page and hands it the token.
+    let page = format!(
+        r#"<!doctype html><iframe id="f" src="{}/embed/b/gala" style="width:800px;height:600px"></iframe>
+<script>
+const f = document.getElementById("f");
+f.addEventListener("load", () => f.contentWindow.postMessage({{type: "ovation:token", token: "{token}"}}, "{}"));
+</script>"#,
+        app.base, app.base
+    );
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = site.accept().await else {
+                return;
+            };
+            let mut buf = vec![0u8; 4096];
+            let _ = socket.read(&mut buf).await;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                page.len()
+            );
+            let _ = socket.write_all(answer.as_bytes()).await;
+        }
+    });
+
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path(), "en-US,en").await;
+    c.goto(&format!("{site_origin}/")).await.unwrap();
+    c.find(Locator::Css("#f")).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        c.clone().enter_frame(0).await.unwrap();
+        if text_of(&c, "#signin .account-name").await == "member-7" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the framed page never took the token"
+        );
+        c.clone().enter_parent_frame().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(is_hidden(&c, "#signin .signin-link").await);
+    assert!(!is_hidden(&c, "#signin .account").await);
     c.close().await.unwrap();
 }

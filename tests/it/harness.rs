@@ -412,6 +412,8 @@ pub struct Options {
     pub exports_max: usize,
     /// A connection whose client takes no data this long is closed.
     pub stall_timeout: Duration,
+    /// `OVATION_JWKS_REFETCH_MS`.
+    pub jwks_refetch: Duration,
     /// How often the instance checks the configuration version and pings its notices.
     pub config_check: Duration,
     /// How often the archive task runs; an hour by default, so other tests see none.
@@ -450,6 +452,7 @@ impl Default for Options {
             events_dashboard_reserve: 0,
             exports_max: 2,
             stall_timeout: Duration::from_secs(30),
+            jwks_refetch: Duration::from_millis(200),
             config_check: Duration::from_secs(2),
             archive_check: Duration::from_secs(3600),
             ledger_drain: Duration::from_millis(100),
@@ -498,6 +501,7 @@ impl TestApp {
             exports_max: opts.exports_max,
             sql_pool: 8,
             stall_timeout: opts.stall_timeout,
+            jwks_refetch: opts.jwks_refetch,
             config_check: opts.config_check,
             archive_check: opts.archive_check,
             ledger_drain: opts.ledger_drain,

@@ -35,6 +35,7 @@ mod sessions;
 mod sharded_votes;
 mod sync;
 mod trending;
+mod voters;
 mod votes;
 mod webhooks;
 mod windows;

@@ -357,15 +357,22 @@ async fn browsers_on_listed_origins_may_read_the_public_api_and_no_others() {
         "served, as to any non-browser client"
     );
     assert!(other.headers().get("access-control-allow-origin").is_none());
-    // Writes are not offered to browsers elsewhere.
+    // Votes are offered only to the board's own embed origins (none here): the
+    // preflight is answered without CORS headers, which browsers take as a refusal.
     let write = preflight("https://shop.example", "POST", "/api/v1/boards/pub/votes").await;
     assert_eq!(
         write.status(),
-        StatusCode::BAD_REQUEST,
+        StatusCode::NO_CONTENT,
         "{:?}",
         write.headers()
     );
     assert!(write.headers().get("access-control-allow-origin").is_none());
+    assert!(
+        write
+            .headers()
+            .get("access-control-allow-methods")
+            .is_none()
+    );
     // Without OVATION_CORS_ORIGINS, no CORS at all.
     let plain = TestApp::spawn().await;
     let resp = plain

@@ -11,6 +11,7 @@ use crate::domain::board::{
     BoardSettings, Membership, parse_carry_over, parse_multiplier, parse_origin, parse_periods,
 };
 use crate::domain::code::Code;
+use crate::domain::identity::Voters;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::{parse_instant, parse_timezone};
 use crate::domain::retention::check_archive_top;
@@ -88,6 +89,13 @@ pub struct BoardRequest {
     /// still taken: for gateways that queue votes sent before the cut-off. A `vote` key
     /// may then send `at` up to this long in the past.
     pub late_grace_s: Option<i64>,
+    /// Who may vote on the public page: `anyone` (default: a cookie names the visitor)
+    /// or `signed_in` (only visitors signed in with one of `identity_providers`). API
+    /// keys vote as they always do.
+    pub voters: Option<String>,
+    /// The identity providers whose voter tokens the board takes (at most 10 names);
+    /// default none.
+    pub identity_providers: Option<Vec<String>>,
 }
 
 impl BoardRequest {
@@ -156,6 +164,12 @@ impl BoardRequest {
         }
         if let Some(grace) = self.late_grace_s {
             s.late_grace_s = grace;
+        }
+        if let Some(voters) = &self.voters {
+            s.voters = Voters::parse(voters)?;
+        }
+        if let Some(providers) = &self.identity_providers {
+            s.providers = providers.clone();
         }
         if let Some(n) = self.display_decimals {
             s.display_decimals = u8::try_from(n).map_err(|_| {

@@ -1,9 +1,11 @@
-//! The admin API (`admin` scope): boards, members, rate-limit rules, API keys, leagues.
+//! The admin API (`admin` scope): boards, members, rate-limit rules, API keys, identity
+//! providers, leagues.
 
 pub mod adjustments;
 pub mod api_keys;
 pub mod board_webhooks;
 pub mod boards;
+pub mod identity_providers;
 pub mod leagues;
 pub mod ledger;
 pub mod members;
@@ -46,6 +48,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(api_keys::create_api_key)
             .service(api_keys::list_api_keys)
             .service(api_keys::revoke_api_key)
+            .service(identity_providers::create_provider)
+            .service(identity_providers::list_providers)
+            .service(identity_providers::get_provider)
+            .service(identity_providers::update_provider)
+            .service(identity_providers::delete_provider)
             .service(leagues::create_league)
             .service(leagues::list_leagues)
             .service(leagues::get_league)

@@ -8,6 +8,7 @@ use sea_orm::{
 use super::entities::board;
 use super::{SqlError, from_naive, to_naive};
 use crate::domain::board::{Board, BoardSettings, Instances, Membership, parse_periods};
+use crate::domain::identity::Voters;
 use crate::domain::ids::BoardSlug;
 use crate::domain::period::parse_timezone;
 use crate::domain::retention::Retention;
@@ -60,6 +61,13 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
                 .map_err(|e| corrupt("instances", e))?,
             ledger: row.ledger,
             late_grace_s: row.late_grace_s,
+            voters: Voters::parse(&row.voters).map_err(|e| corrupt("voters", e))?,
+            providers: row
+                .identity_providers
+                .split(',')
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect(),
             title: row.title,
             description: row.description,
         },
@@ -105,6 +113,8 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.instance_ledger_days = Set(family.ledger_days);
     model.ledger = Set(s.ledger);
     model.late_grace_s = Set(s.late_grace_s);
+    model.voters = Set(s.voters.as_str().to_owned());
+    model.identity_providers = Set(s.providers.join(","));
     model.updated_at = Set(to_naive(Utc::now()));
 }
 

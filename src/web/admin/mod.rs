@@ -6,6 +6,7 @@ pub mod boards;
 pub mod keys;
 pub mod leagues;
 pub mod members;
+pub mod providers;
 pub mod rules;
 
 use actix_session::{Session, SessionExt};
@@ -41,6 +42,7 @@ pub fn routes(r: &mut impl Router) {
     rules::routes(r);
     leagues::routes(r);
     keys::routes(r);
+    providers::routes(r);
     audit::routes(r);
 }
 

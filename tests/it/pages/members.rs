@@ -553,3 +553,125 @@ async fn the_dashboard_adjusts_a_members_score_in_one_bucket() {
     let list = browser.get("/admin/boards/pts/members").await;
     assert!(!list.body.contains("#adjust"), "{}", list.body);
 }
+
+#[tokio::test]
+async fn the_dashboard_makes_lists_and_deletes_identity_providers_and_boards_take_them() {
+    let app = TestApp::spawn().await;
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+
+    // A refused form keeps what was typed and says why.
+    let refused = browser
+        .post(
+            "/admin/identity-providers",
+            &[
+                ("_csrf", &csrf),
+                ("name", "accounts"),
+                ("kind", "jwks"),
+                ("issuer", "https://id.example"),
+                ("audience", "ovation"),
+                ("jwks_url", "ftp://id.example/jwks"),
+                ("algorithms", "RS256"),
+                ("voter_claim", "sub"),
+                ("max_age_s", "3600"),
+                ("leeway_s", "30"),
+            ],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        refused.body.contains("jwks_url must be"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.contains(r#"value="https://id.example""#),
+        "{}",
+        refused.body
+    );
+
+    let made = browser
+        .post(
+            "/admin/identity-providers",
+            &[
+                ("_csrf", &csrf),
+                ("name", "shop"),
+                ("kind", "hmac"),
+                ("issuer", "https://shop.example"),
+                ("audience", "ovation"),
+                ("voter_claim", "uid"),
+                ("max_age_s", "600"),
+                ("leeway_s", "10"),
+                ("login_url", "https://shop.example/login"),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
+    let shown = browser.get("/admin/identity-providers").await.body;
+    let marker = r#"<code id="new-secret">"#;
+    let start = shown.find(marker).expect("the secret is shown once") + marker.len();
+    let secret = shown[start..].split('<').next().unwrap().to_owned();
+    assert_eq!(secret.len(), 43, "{secret}");
+    let listed = browser.get("/admin/identity-providers").await.body;
+    assert!(!listed.contains(&secret), "and only once");
+    assert!(
+        listed.contains("<td>shop</td><td>hmac</td><td>https://shop.example</td><td>ovation</td><td>HS256</td><td><code>uid</code></td><td>600 s / ± 10 s</td><td>https://shop.example/login</td>"),
+        "{listed}"
+    );
+    let (_, api) = app.get("/api/v1/admin/identity-providers/shop").await;
+    assert_eq!(api["voter_claim"], "uid");
+
+    // The board form names the providers and who may vote.
+    let board = browser
+        .post(
+            "/admin/boards",
+            &[
+                ("_csrf", &csrf),
+                ("slug", "gala"),
+                ("title", "Gala"),
+                ("membership", "closed"),
+                ("periods", "all"),
+                ("timezone", "UTC"),
+                ("multiplier", "1"),
+                ("carry_over", "0"),
+                ("max_count", "1000"),
+                ("scoring", "votes"),
+                ("storage_kind", "full"),
+                ("instances", "one"),
+                ("voters", "signed_in"),
+                ("identity_providers", "shop"),
+            ],
+        )
+        .await;
+    assert_eq!(board.status, StatusCode::SEE_OTHER, "{}", board.body);
+    let (_, gala) = app.get("/api/v1/admin/boards/gala").await;
+    assert_eq!(
+        (&gala["voters"], &gala["identity_providers"]),
+        (&json!("signed_in"), &json!(["shop"]))
+    );
+
+    // A provider a board accepts stays; once no board does, it goes.
+    let delete = |csrf: String| {
+        let browser = &browser;
+        async move {
+            browser
+                .post("/admin/identity-providers/shop/delete", &[("_csrf", &csrf)])
+                .await
+        }
+    };
+    assert_eq!(delete(csrf.clone()).await.status, StatusCode::SEE_OTHER);
+    let still = browser.get("/admin/identity-providers").await.body;
+    assert!(
+        still.contains("boards gala accept identity provider shop"),
+        "{still}"
+    );
+    app.patch(
+        "/api/v1/admin/boards/gala",
+        json!({"voters": "anyone", "identity_providers": []}),
+    )
+    .await;
+    assert_eq!(delete(csrf).await.status, StatusCode::SEE_OTHER);
+    let gone = browser.get("/admin/identity-providers").await.body;
+    assert!(gone.contains("Identity provider shop deleted."), "{gone}");
+    assert!(gone.contains("No identity providers yet."), "{gone}");
+}

@@ -41,6 +41,10 @@ pub struct Model {
     pub instance_pages: bool,
     /// Days an expired instance's ledger stays in SQL.
     pub instance_ledger_days: i64,
+    /// `anyone` or `signed_in`.
+    pub voters: String,
+    /// The names of the identity providers the board accepts, comma-separated.
+    pub identity_providers: String,
     /// Whether accepted writes are recorded in the ledger.
     pub ledger: bool,
     /// Seconds after `ends_at` a write stamped before it is still taken.

@@ -9,6 +9,7 @@ pub mod audit_entry;
 pub mod board;
 pub mod board_webhook;
 pub mod board_webhook_delivery;
+pub mod identity_provider;
 pub mod league;
 pub mod league_player;
 pub mod league_result;

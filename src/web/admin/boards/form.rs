@@ -51,6 +51,10 @@ pub struct BoardForm {
     /// One origin per line.
     #[serde(default)]
     embed_origins: String,
+    /// `anyone` or `signed_in`.
+    voters: String,
+    /// Provider names, separated by commas or spaces.
+    identity_providers: String,
     public_page: Option<String>,
     /// Checked: every accepted write is recorded in the ledger (ignored when creating a
     /// family, whose ledger starts off).
@@ -157,6 +161,8 @@ impl BoardForm {
             retention_month: days(s.retention.month),
             archive_top: s.archive_top.to_string(),
             embed_origins: s.embed_origins.join("\n"),
+            voters: s.voters.as_str().to_owned(),
+            identity_providers: s.providers.join(", "),
             public_page: s.public_page.then(|| "on".to_owned()),
             ledger: s.ledger.then(|| "on".to_owned()),
             scoring: s.scoring.as_str().to_owned(),
@@ -229,6 +235,17 @@ impl BoardForm {
                     .lines()
                     .map(str::trim)
                     .filter(|o| !o.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+            voters: match self.voters.trim() {
+                "" => None,
+                voters => Some(voters.to_owned()),
+            },
+            identity_providers: Some(
+                self.identity_providers
+                    .split(|c: char| c == ',' || c.is_whitespace())
+                    .filter(|p| !p.is_empty())
                     .map(str::to_owned)
                     .collect(),
             ),
