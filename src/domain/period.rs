@@ -243,17 +243,23 @@ impl Bucket {
             Period::Hour => {
                 let offset = local.offset().fix();
                 let top = date.and_time(NaiveTime::MIN) + Duration::hours(i64::from(naive.hour()));
-                let start = top
+                let from = top
                     .checked_sub_signed(Duration::seconds(offset.local_minus_utc().into()))
                     .map(|t| Utc.from_utc_datetime(&t))
                     .ok_or_else(overflow)?;
+                let (start, end) = hour_edges(tz, (date, naive.hour(), offset), from, at);
                 let mut label = format!("{}T{:02}", day_label(date), naive.hour());
-                if matches!(tz.from_local_datetime(&top), LocalResult::Ambiguous(..)) {
+                // The same local hour at two offsets (clocks set back, by a whole hour or
+                // by half of one) is two buckets: the label says which.
+                let repeated = (0..60).any(|m| {
+                    matches!(
+                        tz.from_local_datetime(&(top + Duration::minutes(m))),
+                        LocalResult::Ambiguous(..)
+                    )
+                });
+                if repeated {
                     label.push_str(&offset.to_string());
                 }
-                let end = start
-                    .checked_add_signed(Duration::hours(1))
-                    .ok_or_else(overflow)?;
                 (label, Some(start), end)
             }
             Period::Day => (
@@ -548,6 +554,51 @@ pub fn parse_timezone(raw: &str) -> Result<Tz, Invalid> {
 /// labels are made several times per vote.
 fn day_label(date: NaiveDate) -> String {
     format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day())
+}
+
+/// The instants of one local hour at one offset, `hour` (its date, hour and offset), that
+/// `at` falls in: from `from` (the hour's top at that offset) for an hour, unless the
+/// offset changes within it — by half an hour, or 45 minutes — which moves an edge to the
+/// change. The edges are found to the second (offsets change on whole seconds).
+fn hour_edges(
+    tz: Tz,
+    hour: (NaiveDate, u32, FixedOffset),
+    from: DateTime<Utc>,
+    at: DateTime<Utc>,
+) -> (DateTime<Utc>, DateTime<Utc>) {
+    let within = |t: i64| {
+        DateTime::from_timestamp(t, 0).is_some_and(|t| {
+            let local = t.with_timezone(&tz);
+            (local.date_naive(), local.hour(), local.offset().fix()) == hour
+        })
+    };
+    let (from, at) = (from.timestamp(), at.timestamp());
+    let start = if within(from) {
+        from
+    } else {
+        first_second(from, at, within)
+    };
+    let end = if within(start + 3599) && !within(start + 3600) {
+        start + 3600
+    } else {
+        first_second(start, from + 3600, |t| !within(t))
+    };
+    let instant = |t: i64| DateTime::from_timestamp(t, 0).unwrap_or(DateTime::<Utc>::MIN_UTC);
+    (instant(start), instant(end))
+}
+
+/// The first second in `(lo, hi]` where `holds` is true, given that it is false at `lo`,
+/// true at `hi`, and stays true once it is.
+fn first_second(mut lo: i64, mut hi: i64, holds: impl Fn(i64) -> bool) -> i64 {
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
 }
 
 /// The first instant of a local date: local midnight, or the first moment after a DST gap
@@ -1493,6 +1544,41 @@ mod tests {
             voter_buckets(&[trending], Tz::UTC, Utc::now()),
             Ok(vec![Bucket::all()])
         );
+    }
+
+    #[test]
+    fn hours_tile_time_across_half_hour_and_45_minute_offset_changes() {
+        // Lord Howe moves by half an hour, Chatham's changes fall at :45; each walk
+        // crosses a change forward and one back.
+        let walks = [
+            (Tz::Australia__Lord_Howe, "2026-10-03T12:00:00Z"),
+            (Tz::Australia__Lord_Howe, "2026-04-04T12:00:00Z"),
+            (Tz::Pacific__Chatham, "2026-09-26T12:00:00Z"),
+            (Tz::Pacific__Chatham, "2026-04-04T12:00:00Z"),
+        ];
+        for (tz, from) in walks {
+            let mut at = DateTime::parse_from_rfc3339(from)
+                .unwrap()
+                .with_timezone(&Utc);
+            let mut last: Option<Bucket> = None;
+            let mut labels = std::collections::HashSet::new();
+            for _ in 0..(8 * 60) {
+                let bucket = Bucket::compute(Period::Hour, tz, at).unwrap();
+                assert!(bucket.holds(at), "{tz} {at}: {bucket:?}");
+                if last.as_ref() != Some(&bucket) {
+                    if let Some(last) = &last {
+                        assert_eq!(last.end, bucket.start, "{tz} {at}: no gap, no overlap");
+                    }
+                    assert!(
+                        labels.insert(bucket.label.clone()),
+                        "{tz}: {} twice",
+                        bucket.label
+                    );
+                    last = Some(bucket);
+                }
+                at += Duration::minutes(1);
+            }
+        }
     }
 
     mod kept_buckets {
