@@ -1,5 +1,5 @@
 # The commands README names. `make run` serves; `make test` runs every test.
-.PHONY: run test lint test-sql test-faults schemathesis package test-package image test-image ci bench
+.PHONY: openapi run test lint test-sql test-faults schemathesis package test-package image test-image ci bench
 
 run:
 	@scripts/install-deps.sh
@@ -27,6 +27,10 @@ lint:
 
 test-sql:
 	scripts/test-sql-backends.sh
+
+# docs/openapi.json, the API's document as the server serves it (a test compares them).
+openapi:
+	OVATION_LOG=error cargo run -q -- openapi > docs/openapi.json
 
 # The crash test: redis-server killed with SIGKILL under load; prints what was lost.
 test-faults:

@@ -46,6 +46,9 @@ pub enum Command {
     /// Copy a SQLite database, while the service runs, to a new file (a consistent
     /// snapshot). PostgreSQL and MariaDB are backed up with their own tools.
     Backup { file: PathBuf },
+    /// Print the API's OpenAPI document (what `/api/v1/openapi.json` serves), as
+    /// `docs/openapi.json` keeps it.
+    Openapi,
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,6 +95,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Import { board, file } => import(settings, &board, &file).await,
         Command::Recount { board, repair } => recount(settings, &board, repair).await,
+        Command::Openapi => {
+            println!("{}", crate::api::openapi_document()?);
+            Ok(())
+        }
         Command::Backup { file } => {
             startup::backup(&settings, &file).await?;
             println!("backed up the database to {}", file.display());

@@ -482,6 +482,11 @@ async fn openapi_json() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())
 }
 
+/// The OpenAPI document as `docs/openapi.json` keeps it: pretty-printed JSON.
+pub fn openapi_document() -> Result<String, serde_json::Error> {
+    serde_json::to_string_pretty(&ApiDoc::openapi())
+}
+
 /// A JSON answer from the read cache: `make` runs once per `key` for every request
 /// within `OVATION_READ_CACHE_MS`, and each of them gets its answer.
 pub(crate) async fn cached_json<T, F, Fut>(

@@ -380,3 +380,17 @@ async fn every_metric_the_dashboard_and_the_alert_rules_name_is_exported_after_s
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_committed_openapi_document_is_the_one_the_server_serves() {
+    let app = TestApp::spawn().await;
+    let (status, served) = app.get("/api/v1/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let committed: serde_json::Value =
+        serde_json::from_str(&read("docs/openapi.json")).expect("docs/openapi.json is JSON");
+    assert!(
+        served == committed,
+        "docs/openapi.json differs from the document the server serves: regenerate it with \
+         `make openapi` (cargo run -q -- openapi > docs/openapi.json) and commit it"
+    );
+}
