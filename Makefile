@@ -7,11 +7,12 @@ run:
 	OVATION_COOKIE_SECURE=$${OVATION_COOKIE_SECURE:-false} cargo run --release -- serve
 
 # Every test on one Redis, then the backend-neutral modules again on a 3-master Redis
-# Cluster the harness starts.
+# Cluster the harness starts, then the TypeScript client against a live server.
 test:
 	@scripts/install-deps.sh --browser
 	cargo test --workspace
 	OVATION_TEST_REDIS=cluster cargo test --test it -- $(CLUSTER_MODULES)
+	scripts/test-clients.sh
 
 CLUSTER_MODULES = votes:: reads:: limits:: idempotency:: group_commit:: layouts:: scores:: archive:: league_play:: keys:: webhooks:: families:: ledger:: sharded_votes:: events:: board_webhooks:: adjustments:: trending:: voters::
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the project needs when they are missing: redis-server for
 # running and testing; with `--browser` (what `make test` asks for), also Chromium and
-# ChromeDriver for the browser tests (and a Chinese font for their screenshots), and
+# ChromeDriver for the browser tests (and a Chinese font for their screenshots), Node.js
+# and npm for the TypeScript client's tests, and
 # nginx for the reverse-proxy test, unpacked under target/nginx from Debian's package
 # without installing it (no service starts); with `--bench`, wrk for the benchmark and
 # Lua 5.1 for scripts/profile-vote.sh. Runs apt-get as root, or through sudo when
@@ -20,6 +21,9 @@ if [ "${1:-}" = "--browser" ]; then
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   # A Chinese font, so the Chinese pages' screenshots show characters, not boxes.
   [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(fonts-wqy-microhei)
+  # Node.js and npm for the TypeScript client's tests.
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
 fi
 if [ "$(id -u)" -eq 0 ]; then
   apt=(apt-get)

@@ -388,6 +388,18 @@ async fn the_committed_openapi_document_is_the_one_the_server_serves() {
     assert_eq!(status, StatusCode::OK);
     let committed: serde_json::Value =
         serde_json::from_str(&read("docs/openapi.json")).expect("docs/openapi.json is JSON");
+    // Clients are generated from it: each operation needs a name of its own.
+    let mut ids: Vec<&str> = served["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect();
+    let count = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "operationIds repeat");
     assert!(
         served == committed,
         "docs/openapi.json differs from the document the server serves: regenerate it with \

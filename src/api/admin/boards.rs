@@ -257,7 +257,7 @@ pub async fn archive_board(
 }
 
 /// One board, public or not.
-#[utoipa::path(get, path = "/api/v1/admin/boards/{board}", tag = "admin", params(("board" = String, Path)),
+#[utoipa::path(get, path = "/api/v1/admin/boards/{board}", tag = "admin", operation_id = "admin_get_board", params(("board" = String, Path)),
     responses((status = 200, body = BoardResponse), (status = 404, body = crate::api::ErrorBody)))]
 #[get("/boards/{board}")]
 pub async fn get_board(
