@@ -10,14 +10,14 @@ use serde_json::{Value, json};
 use crate::harness::{Options, RawRedis, TestApp};
 use crate::webhooks::{Answer, Receiver, hooked, signed_with};
 
-async fn vote(app: &TestApp, member: &str, count: i64) {
+pub(crate) async fn vote(app: &TestApp, member: &str, count: i64) {
     let (status, body) = app
         .vote("final", json!({"member": member, "count": count}))
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
 
-async fn board(app: &TestApp) {
+pub(crate) async fn board(app: &TestApp) {
     app.board(
         json!({"slug": "final", "title": "Final", "periods": ["day", "all"], "max_count": 100}),
     )
@@ -25,14 +25,14 @@ async fn board(app: &TestApp) {
     app.members("final", &["a", "b", "c"]).await;
 }
 
-async fn add_webhook(app: &TestApp, body: Value) -> Value {
+pub(crate) async fn add_webhook(app: &TestApp, body: Value) -> Value {
     let (status, created) = app.post("/api/v1/admin/boards/final/webhooks", body).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     created
 }
 
 /// Waits until an instance holds the board's watch lease and has read its first top.
-async fn watched(app: &TestApp) {
+pub(crate) async fn watched(app: &TestApp) {
     let mut redis = RawRedis::connect().await;
     let started = Instant::now();
     while redis

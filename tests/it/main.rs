@@ -37,5 +37,6 @@ mod sync;
 mod trending;
 mod voters;
 mod votes;
+mod webhook_verify;
 mod webhooks;
 mod windows;
