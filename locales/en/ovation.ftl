@@ -634,3 +634,6 @@ providers-create = Create provider
 providers-delete-now = Delete { $name }
 flash-provider-created = Identity provider { $name } created.
 flash-provider-deleted = Identity provider { $name } deleted.
+board-share = Show it elsewhere
+board-share-overlay = Stream overlay (OBS browser source; period, top 1–50 and theme transparent, dark or light in the address)
+board-share-embed = The voting page in your site

@@ -537,3 +537,6 @@ providers-create = 创建提供方
 providers-delete-now = 删除 { $name }
 flash-provider-created = 已创建身份提供方 { $name }。
 flash-provider-deleted = 已删除身份提供方 { $name }。
+board-share = 在别处展示
+board-share-overlay = 直播叠加层（OBS 浏览器源；地址中可设周期、前 1–50 名及主题 transparent、dark、light）
+board-share-embed = 嵌入您网站的投票页

@@ -1,6 +1,6 @@
 //! Static files, compiled into the binary: the stylesheet, vendored htmx and its SSE
-//! extension, the CSV import's file picker, the live blocks' script and the voting page's
-//! sign-in.
+//! extension, the CSV import's file picker, the live blocks' script, the voting page's
+//! sign-in and the stream overlay's script.
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use actix_web::{HttpResponse, web};
@@ -11,6 +11,7 @@ const HTMX_SSE: &str = include_str!("../../static/vendor/htmx-ext-sse-2.2.4.min.
 const IMPORT_JS: &str = include_str!("../../static/js/import.js");
 const LIVE_JS: &str = include_str!("../../static/js/live.js");
 const SIGNIN_JS: &str = include_str!("../../static/js/signin.js");
+const OVERLAY_JS: &str = include_str!("../../static/js/overlay.js");
 
 fn serve(body: &'static str, content_type: &'static str) -> HttpResponse {
     HttpResponse::Ok()
@@ -43,5 +44,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .route(
         "/signin.js",
         web::get().to(|| async { serve(SIGNIN_JS, "text/javascript; charset=utf-8") }),
+    )
+    .route(
+        "/overlay.js",
+        web::get().to(|| async { serve(OVERLAY_JS, "text/javascript; charset=utf-8") }),
     );
 }

@@ -13,6 +13,7 @@ pub mod forms;
 pub mod home;
 pub mod lang;
 pub mod league_page;
+pub mod overlay;
 pub mod public;
 pub mod session;
 
@@ -154,6 +155,7 @@ pub fn route_patterns() -> Vec<(Method, String)> {
             (Method::GET, "/".to_owned()),
             (Method::GET, "/static/{file}".to_owned()),
             (Method::GET, "/lang/{tag}".to_owned()),
+            (Method::GET, "/overlay/b/{board}".to_owned()),
         ])
         .collect()
 }
@@ -191,6 +193,11 @@ pub fn routes(cfg: &mut web::ServiceConfig, key: Key, secure: bool) {
         web::scope("/l")
             .wrap(security_headers())
             .configure(league_page::routes),
+    )
+    .service(
+        web::scope("/overlay/b")
+            .wrap(security_headers())
+            .route("/{board}", web::get().to(overlay::overlay)),
     )
     .service(
         web::scope("/embed/b")

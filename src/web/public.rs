@@ -85,7 +85,7 @@ struct Card {
 /// Where the voting page is served: on its own (`/b`) or for another site's frame
 /// (`/embed/b`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Surface {
+pub(super) enum Surface {
     Page,
     Embed,
 }
@@ -198,7 +198,11 @@ struct Answer<'a> {
 
 /// The board of a voting page: it must have `public_page` on (a family's room, also the
 /// family's `instances.pages`), and to be embedded, sites listed in `embed_origins`.
-fn public_board(state: &AppState, raw: &str, surface: Surface) -> Result<BoardRef, PageError> {
+pub(super) fn public_board(
+    state: &AppState,
+    raw: &str,
+    surface: Surface,
+) -> Result<BoardRef, PageError> {
     let missing = || PageError::NotFound("there is no such voting page".into());
     let name = BoardName::parse(raw).map_err(|_| missing())?;
     match state.config.board(&name.slug) {

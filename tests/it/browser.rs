@@ -818,3 +818,188 @@ f.addEventListener("load", () => f.contentWindow.postMessage({{type: "ovation:to
     assert!(!is_hidden(&c, "#signin .account").await);
     c.close().await.unwrap();
 }
+
+/// The overlay's members, in the order shown.
+async fn overlay_order(c: &Client) -> Vec<String> {
+    let order = c
+        .execute(
+            "return [...document.querySelectorAll('#overlay li')].map(li => li.dataset.member)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    order
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_overlay_is_transparent_shows_a_vote_within_two_seconds_and_moves_an_overtaker_up() {
+    let app = TestApp::spawn_with(crate::harness::Options {
+        events_interval: Duration::from_millis(200),
+        ..Default::default()
+    })
+    .await;
+    app.board(json!({"slug": "show", "title": "Show", "public_page": true,
+                     "membership": "open", "periods": ["day", "all"]}))
+        .await;
+    for (member, count, voter) in [("a", 3, "v1"), ("b", 2, "v2")] {
+        let (status, body) = app
+            .vote(
+                "show",
+                json!({"member": member, "count": count, "voter": voter}),
+            )
+            .await;
+        assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    }
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path(), "en-US,en").await;
+    let mut shots = Shots::new();
+    c.goto(&format!(
+        "{}/overlay/b/show?period=all&top=5&theme=transparent",
+        app.base
+    ))
+    .await
+    .unwrap();
+    assert_eq!(overlay_order(&c).await, ["a", "b"]);
+    // Every layer under a pixel of the page is transparent, up to the document.
+    let layers = c
+        .execute(
+            "const seen = [];
+             for (const [x, y] of [[3, window.innerHeight - 3], [20, 20]]) {
+               for (let e = document.elementFromPoint(x, y); e; e = e.parentElement)
+                 seen.push(e.tagName + ' ' + getComputedStyle(e).backgroundColor);
+             }
+             return seen",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let layers: Vec<&str> = layers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    // A row (under 20, 20), the body and the document, none painted.
+    for tag in ["LI", "BODY", "HTML"] {
+        assert!(
+            layers.iter().any(|l| l.starts_with(tag)),
+            "{tag}: {layers:?}"
+        );
+    }
+    assert!(
+        layers.iter().all(|l| l.ends_with("rgba(0, 0, 0, 0)")),
+        "{layers:?}"
+    );
+    // The page follows its stream (the script marks it once the stream is open).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c
+        .execute(
+            "return document.getElementById('overlay').dataset.live ?? ''",
+            vec![],
+        )
+        .await
+        .unwrap()
+        != json!("stream")
+    {
+        assert!(Instant::now() < deadline, "the overlay opened no stream");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let voted = Instant::now();
+    app.vote("show", json!({"member": "c", "voter": "v3"}))
+        .await;
+    while overlay_order(&c).await != ["a", "b", "c"] {
+        assert!(
+            voted.elapsed() < Duration::from_secs(2),
+            "the vote did not show within 2 s: {:?}",
+            overlay_order(&c).await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // b overtakes a: they swap places.
+    app.vote("show", json!({"member": "b", "count": 2, "voter": "v4"}))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while overlay_order(&c).await != ["b", "a", "c"] {
+        assert!(Instant::now() < deadline, "{:?}", overlay_order(&c).await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(text_of(&c, "#overlay li:first-child .score").await, "4");
+    shots.take(&c, "overlay-transparent").await;
+
+    // The dark theme draws its own background; a wrong theme or size is refused.
+    c.goto(&format!(
+        "{}/overlay/b/show?period=all&theme=dark",
+        app.base
+    ))
+    .await
+    .unwrap();
+    let dark = c
+        .execute(
+            "return getComputedStyle(document.body).backgroundColor",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(dark, json!("rgb(17, 20, 24)"));
+    shots.take(&c, "overlay-dark").await;
+    c.close().await.unwrap();
+    for bad in ["theme=neon", "top=51", "top=0", "period=hour"] {
+        let resp = app
+            .client
+            .get(format!("{}/overlay/b/show?{bad}", app.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            resp.status(),
+            reqwest::StatusCode::UNPROCESSABLE_ENTITY,
+            "{bad}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn where_streams_are_off_the_overlay_polls_the_top() {
+    let app = TestApp::spawn_with(crate::harness::Options {
+        events_max_streams: 0,
+        ..Default::default()
+    })
+    .await;
+    app.board(
+        json!({"slug": "quiet", "title": "Quiet", "public_page": true,
+                     "membership": "open", "periods": ["all"]}),
+    )
+    .await;
+    app.vote("quiet", json!({"member": "a", "voter": "v1"}))
+        .await;
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path(), "en-US,en").await;
+    c.goto(&format!("{}/overlay/b/quiet?top=3", app.base))
+        .await
+        .unwrap();
+    app.vote("quiet", json!({"member": "b", "count": 2, "voter": "v2"}))
+        .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while overlay_order(&c).await != ["b", "a"] {
+        assert!(Instant::now() < deadline, "{:?}", overlay_order(&c).await);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let live = c
+        .execute(
+            "return document.getElementById('overlay').dataset.live",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(live, json!("poll"));
+    c.close().await.unwrap();
+}

@@ -987,3 +987,59 @@ async fn trending_periods_show_their_decayed_scores_on_the_dashboard_and_the_pub
         page.body
     );
 }
+
+#[tokio::test]
+async fn a_public_boards_page_gives_its_overlay_address_and_embed_snippet_to_copy() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "gala", "title": "Gala \"Live\"", "public_page": true,
+                     "periods": ["day", "all"], "embed_origins": ["https://fans.example"]}),
+    )
+    .await;
+    app.board(json!({"slug": "private", "title": "Private"}))
+        .await;
+    let browser = Browser::new(&app);
+    browser.sign_in().await;
+    let page = browser.get("/admin/boards/gala").await.body;
+    let host = app.base.trim_start_matches("http://");
+    assert!(
+        page.contains(&format!(
+            r#"<input id="overlay-url" readonly value="http://{host}/overlay/b/gala?period=day&#38;top=5&#38;theme=transparent">"#
+        )),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!(
+            "&#60;iframe src=&#34;http://{host}/embed/b/gala&#34; title=&#34;Gala &#38;quot;Live&#38;quot;&#34;"
+        )),
+        "{page}"
+    );
+    let private = browser.get("/admin/boards/private").await.body;
+    assert!(!private.contains("overlay-url"), "{private}");
+
+    // A family's room has its overlay too, when its family has room pages.
+    app.board(
+        json!({"slug": "fam", "title": "Rooms", "public_page": true, "membership": "open",
+                     "periods": ["all"], "instances": {"ttl_s": 600, "pages": true}}),
+    )
+    .await;
+    app.vote("fam:r1", json!({"member": "m1", "voter": "v1"}))
+        .await;
+    let room = browser.get("/overlay/b/fam:r1?top=3").await;
+    assert_eq!(room.status, StatusCode::OK);
+    assert!(
+        room.body.contains(r#"<li data-member="m1">"#),
+        "{}",
+        room.body
+    );
+    assert!(
+        room.body
+            .contains(r#"data-stream="/api/v1/boards/fam:r1/events?period=all&#38;top=3""#),
+        "{}",
+        room.body
+    );
+    assert_eq!(
+        browser.get("/overlay/b/private").await.status,
+        StatusCode::NOT_FOUND
+    );
+}

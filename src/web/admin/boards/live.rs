@@ -104,6 +104,38 @@ struct BoardPage {
     updated: String,
     rows: Vec<LiveRow>,
     charts: Charts,
+    /// On a public board's page: the addresses to put elsewhere, ready to copy.
+    share: Option<Share>,
+}
+
+/// A public board's stream overlay address, and the `<iframe>` of its embedded page when
+/// sites may frame it.
+struct Share {
+    overlay: String,
+    embed: Option<String>,
+}
+
+impl Share {
+    /// Where `board` is shown outside this server, as `req` reached it.
+    fn of(req: &HttpRequest, board: &BoardRef) -> Option<Self> {
+        let settings = board.settings();
+        if !settings.public_page || settings.instances.is_some_and(|i| !i.pages) {
+            return None;
+        }
+        let info = req.connection_info();
+        let origin = format!("{}://{}", info.scheme(), info.host());
+        let name = board.name();
+        Some(Self {
+            overlay: format!("{origin}/overlay/b/{name}?period={}&top=5&theme=transparent",
+                settings.periods[0].as_str()),
+            embed: (!settings.embed_origins.is_empty()).then(|| {
+                format!(
+                    r#"<iframe src="{origin}/embed/b/{name}" title="{}" style="width: 100%; height: 640px; border: 0"></iframe>"#,
+                    settings.title.replace('"', "&quot;")
+                )
+            }),
+        })
+    }
 }
 
 /// How many buckets the picker offers, newest first.
@@ -448,6 +480,7 @@ async fn live_page(
         ),
         rows,
         charts,
+        share: None,
     })
 }
 
@@ -470,7 +503,10 @@ pub(super) async fn get_board(
     let query = web::Query::<LiveQuery>::from_query(req.query_string())
         .map_err(|e| PageError::BadRequest(e.to_string()))?;
     let board = BoardRef::of(config, &name)?;
-    html(&live_page(&state, chrome, board, &query).await?)
+    let share = Share::of(&req, &board);
+    let mut page = live_page(&state, chrome, board, &query).await?;
+    page.share = share;
+    html(&page)
 }
 
 /// The live block alone, polled by htmx every two seconds.
