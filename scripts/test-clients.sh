@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Tests clients/typescript: its types are what openapi-typescript makes of
-# docs/openapi.json, it builds, and its tests (Node's test runner) pass against a live
-# server on a free port with its own redis-server and a fresh SQLite file.
+# Tests clients/typescript and the examples built on it: the client's types are what
+# openapi-typescript makes of docs/openapi.json, it builds, and its tests and the
+# examples' (Node's test runner) pass against a live server on a free port with its own
+# redis-server and a fresh SQLite file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,3 +44,5 @@ npm ci --no-audit --no-fund --silent
 npm run --silent check-schema
 npm run --silent build
 OVATION_URL="$base" OVATION_KEY="$key" npm test || { cat "$work/server.log" >&2; exit 1; }
+cd ../..
+OVATION_URL="$base" OVATION_KEY="$key" node --test examples/test/ || { cat "$work/server.log" >&2; exit 1; }
