@@ -1,7 +1,7 @@
 //! Extractors for the caller named by the `Authorization` header: `Auth` (any caller, or
 //! none) for reads of public boards, and `Admin`, `Voter` (an API key, or a voter's
-//! token) and `Reader`, which refuse a caller without the scope — or whose key may not reach the board or league the path
-//! names — before the request body is read.
+//! token) and `Reader`, which refuse a caller without the scope — or whose key may not
+//! reach the board or league the path names — before the request body is read.
 
 use std::future::{Ready, ready};
 
@@ -24,22 +24,16 @@ impl FromRequest for Auth {
     type Future = Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let Some(state) = req.app_data::<web::Data<AppState>>() else {
-            return ready(Err(anyhow::anyhow!("app state is not registered").into()));
-        };
-        let header = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .map(|v| v.to_str().unwrap_or(""));
-        ready(
+        ready(state_and_header(req).and_then(|(state, header)| {
             authenticate(state, header)
                 .map(Auth)
-                .map_err(ApiError::from),
-        )
+                .map_err(ApiError::from)
+        }))
     }
 }
 
-fn scoped(req: &HttpRequest, scope: Scope) -> Result<Caller, ApiError> {
+/// The app state and the request's `Authorization` value.
+fn state_and_header(req: &HttpRequest) -> Result<(&AppState, Option<&str>), ApiError> {
     let Some(state) = req.app_data::<web::Data<AppState>>() else {
         return Err(anyhow::anyhow!("app state is not registered").into());
     };
@@ -47,7 +41,21 @@ fn scoped(req: &HttpRequest, scope: Scope) -> Result<Caller, ApiError> {
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    let caller = authenticate(state, header)?;
+    Ok((state, header))
+}
+
+fn scoped(req: &HttpRequest, scope: Scope) -> Result<Caller, ApiError> {
+    let (state, header) = state_and_header(req)?;
+    within_reach(req, authenticate(state, header)?, scope)
+}
+
+/// `caller` (a key's, or none), refused unless it holds `scope` and reaches the board
+/// or league the path names.
+fn within_reach(
+    req: &HttpRequest,
+    caller: Option<Caller>,
+    scope: Scope,
+) -> Result<Caller, ApiError> {
     let caller = require(caller.as_ref(), scope)?;
     // A name that does not parse names nothing: the handler answers its 404 or 422. An
     // instance is reached through its family.
@@ -89,19 +97,18 @@ impl FromRequest for Voter {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
         Box::pin(async move {
-            let Some(state) = req.app_data::<web::Data<AppState>>() else {
-                return Err(anyhow::anyhow!("app state is not registered").into());
+            let (state, header) = state_and_header(&req)?;
+            // The header is read once: a key is looked up (and hashed) once per vote.
+            let caller = match credential(state, header)? {
+                Credential::Token(token) => {
+                    return Ok(Voter(Caller::signed_in(
+                        identity::verify(state, token).await?,
+                    )));
+                }
+                Credential::Key(caller) => Some(*caller),
+                Credential::None => None,
             };
-            let header = req
-                .headers()
-                .get(header::AUTHORIZATION)
-                .map(|v| v.to_str().unwrap_or(""));
-            match credential(state, header)? {
-                Credential::Token(token) => Ok(Voter(Caller::signed_in(
-                    identity::verify(state, token).await?,
-                ))),
-                Credential::None | Credential::Key(_) => scoped(&req, Scope::Vote).map(Voter),
-            }
+            within_reach(&req, caller, Scope::Vote).map(Voter)
         })
     }
 }

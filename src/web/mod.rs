@@ -34,6 +34,13 @@ pub fn content_security_policy(ancestors: &str) -> String {
     )
 }
 
+/// `scheme://host` as the client reached this server (through a proxy: as it forwarded
+/// them): the start of an address shown to be used elsewhere.
+pub fn origin_of(req: &actix_web::HttpRequest) -> String {
+    let info = req.connection_info();
+    format!("{}://{}", info.scheme(), info.host())
+}
+
 /// Headers on every page: no inline or foreign script, no framing, no MIME sniffing.
 pub fn security_headers() -> DefaultHeaders {
     embeddable_headers().add(("X-Frame-Options", "DENY"))

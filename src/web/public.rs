@@ -171,8 +171,7 @@ fn sign_in(state: &AppState, req: &HttpRequest, board: &BoardRef, here: &str) ->
         .iter()
         .find(|p| p.spec.login_url.is_some())
         .or(providers.first())?;
-    let info = req.connection_info();
-    let back = format!("{}://{}{here}", info.scheme(), info.host());
+    let back = format!("{}{here}", super::origin_of(req));
     let login = provider.spec.login_url.as_ref().map(|url| {
         let separator = if url.contains('?') { '&' } else { '?' };
         let back: String = url::form_urlencoded::byte_serialize(back.as_bytes()).collect();

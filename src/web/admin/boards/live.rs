@@ -122,8 +122,7 @@ impl Share {
         if !settings.public_page || settings.instances.is_some_and(|i| !i.pages) {
             return None;
         }
-        let info = req.connection_info();
-        let origin = format!("{}://{}", info.scheme(), info.host());
+        let origin = crate::web::origin_of(req);
         let name = board.name();
         Some(Self {
             overlay: format!("{origin}/overlay/b/{name}?period={}&top=5&theme=transparent",
