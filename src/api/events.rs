@@ -1,18 +1,19 @@
 //! `GET /api/v1/boards/{board}/events`: a board's top as server-sent events (see
 //! `engine::events`): `top` on connect and whenever the top changes, `rank` events,
-//! `bucket` when the period rolls over, and a comment line every 15 seconds.
+//! `bucket` when the period rolls over, and a comment line every 15 seconds; each top and
+//! each batch's last event carries an `id`, from which `Last-Event-ID` resumes.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Auth;
 use super::client_ip::ClientIp;
-use crate::domain::live::{Event, Snapshot};
+use crate::domain::live::{Batch, Event, EventId, Snapshot, Start};
 use crate::engine::events::{self, Subscription};
 use crate::engine::leaderboard::{readable_board, select};
 use crate::engine::state::AppState;
@@ -42,10 +43,13 @@ pub struct StreamEvent {
     /// The event's JSON: `top` `{"bucket", "entries": [{"rank", "member", "name",
     /// "score"}]}`; `rank` `{"type", "member", "rank", "other"}`; `bucket` `{"bucket"}`.
     data: String,
+    /// On a top sent on connect and on the last event of each change: the point to
+    /// resume from (`Last-Event-ID`).
+    id: Option<String>,
 }
 
 impl StreamEvent {
-    fn of(event: &Event) -> Result<Self, std::io::Error> {
+    fn of(event: &Event, id: Option<EventId>) -> Result<Self, std::io::Error> {
         let (name, data) = match event {
             Event::Top(top) => ("top", serde_json::to_string(top)),
             Event::Rank(change) => ("rank", serde_json::to_string(change)),
@@ -57,12 +61,16 @@ impl StreamEvent {
         Ok(Self {
             event: name.to_owned(),
             data: data.map_err(std::io::Error::other)?,
+            id: id.map(|id| id.to_string()),
         })
     }
 
     /// The event as the stream sends it.
-    fn frame(&self) -> web::Bytes {
-        web::Bytes::from(format!("event: {}\ndata: {}\n\n", self.event, self.data))
+    fn frame(&self) -> String {
+        match &self.id {
+            Some(id) => format!("event: {}\ndata: {}\nid: {id}\n\n", self.event, self.data),
+            None => format!("event: {}\ndata: {}\n\n", self.event, self.data),
+        }
     }
 }
 
@@ -78,9 +86,15 @@ pub fn text_frame(event: &str, text: &str) -> web::Bytes {
     frame.into()
 }
 
-/// One event as the stream sends it.
-fn frame(event: &Event) -> Result<web::Bytes, std::io::Error> {
-    Ok(StreamEvent::of(event)?.frame())
+/// One batch as the stream sends it: its events, the last with the batch's id.
+fn batch_frames(batch: &Batch) -> Result<String, std::io::Error> {
+    let last = batch.events.len().saturating_sub(1);
+    let mut frames = String::new();
+    for (i, event) in batch.events.iter().enumerate() {
+        let id = (i == last).then_some(batch.id);
+        frames.push_str(&StreamEvent::of(event, id)?.frame());
+    }
+    Ok(frames)
 }
 
 /// Keeps `ovation_event_subscribers` of a board counting one stream while it is open.
@@ -99,24 +113,28 @@ impl Drop for Open {
     }
 }
 
-/// What a stream is asked to send: its first top, a batch of changes, or nothing for
-/// [`HEARTBEAT`].
+/// What a stream is asked to send: its first top (as of an id), batches of changes (one
+/// as it comes; on resuming, those missed, maybe none), or nothing for [`HEARTBEAT`].
 pub enum Update {
-    First(Snapshot),
-    Changes(Arc<Vec<Event>>),
+    First(EventId, Snapshot),
+    Changes(Vec<Arc<Batch>>),
     Quiet,
 }
 
 impl Update {
-    /// The top this update brings: the first, or the last of a batch of changes (every
-    /// change carries one); none when quiet.
+    /// The top this update brings: the first, or the last of the changes (every change
+    /// carries one); none when quiet or resumed with nothing missed.
     pub fn top(&self) -> Option<&Snapshot> {
         match self {
-            Self::First(top) => Some(top),
-            Self::Changes(batch) => batch.iter().rev().find_map(|e| match e {
-                Event::Top(top) => Some(top),
-                _ => None,
-            }),
+            Self::First(_, top) => Some(top),
+            Self::Changes(batches) => batches
+                .iter()
+                .flat_map(|batch| batch.events.iter())
+                .rev()
+                .find_map(|e| match e {
+                    Event::Top(top) => Some(top),
+                    _ => None,
+                }),
             Self::Quiet => None,
         }
     }
@@ -144,19 +162,23 @@ where
     F: Future<Output = Sent>,
 {
     let Subscription {
-        first,
+        start,
         events,
         slot,
     } = subscription;
+    let first = match start {
+        Start::Top(id, top) => Update::First(id, top),
+        Start::Resumed(missed) => Update::Changes(missed),
+    };
     let open = Open::new(board);
     futures_util::stream::unfold(
         (Some(first), events, open, slot, render),
         |(first, mut events, open, slot, render)| async move {
             let sent = match first {
-                Some(first) => render(Update::First(first)).await,
+                Some(first) => render(first).await,
                 None => match tokio::time::timeout(HEARTBEAT, events.recv()).await {
                     Err(_) => render(Update::Quiet).await,
-                    Ok(Ok(batch)) => render(Update::Changes(batch)).await,
+                    Ok(Ok(batch)) => render(Update::Changes(vec![batch])).await,
                     Ok(Err(RecvError::Lagged(_))) => {
                         crate::metrics::event_subscriber_dropped(&open.0);
                         return None;
@@ -173,13 +195,22 @@ where
     )
 }
 
-/// The API's frames: each event as its JSON, a comment line when quiet.
+/// The API's frames: each event as its JSON with the ids to resume from, a comment line
+/// when quiet (or resumed with nothing missed).
 async fn api_frames(update: Update) -> Sent {
     match update {
-        Update::First(top) => Ok((frame(&Event::Top(top))?, 1)),
-        Update::Changes(batch) => {
-            let frames = batch.iter().map(frame).collect::<Result<Vec<_>, _>>()?;
-            Ok((frames.concat().into(), batch.len()))
+        Update::First(id, top) => Ok((
+            StreamEvent::of(&Event::Top(top), Some(id))?.frame().into(),
+            1,
+        )),
+        Update::Changes(batches) if batches.is_empty() => Ok((keep_alive(), 0)),
+        Update::Changes(batches) => {
+            let frames = batches
+                .iter()
+                .map(|batch| batch_frames(batch))
+                .collect::<Result<String, _>>()?;
+            let count = batches.iter().map(|batch| batch.events.len()).sum();
+            Ok((frames.into(), count))
         }
         Update::Quiet => Ok((keep_alive(), 0)),
     }
@@ -201,11 +232,16 @@ pub fn event_stream(
 /// whenever that top changes, at most one per `OVATION_EVENTS_INTERVAL_MS`; `event: rank`
 /// with `{"type": "entered_top" | "left_top" | "overtook", "member", "rank", "other"}`
 /// (`other`: the member overtaken, else null) for each change within a bucket; `event:
-/// bucket` with `{"bucket"}` when the period rolls over; a comment line every 15 s. Reads
-/// like `/top` (the `read` scope, or none on a public board); family instances too. A
-/// client that falls 64 changes behind is dropped: its stream ends.
+/// bucket` with `{"bucket"}` when the period rolls over; a comment line every 15 s. The top
+/// sent on connect and the last event of each change carry an `id`; a client that
+/// reconnects with `Last-Event-ID` (as `EventSource` does) gets exactly the changes it
+/// missed, when this instance still holds them (the last 64, while the top is watched or
+/// was within 30 s), else the top afresh with a new id. Reads like `/top` (the `read`
+/// scope, or none on a public board); family instances too. A client that falls 64
+/// changes behind is dropped: its stream ends.
 #[utoipa::path(get, path = "/api/v1/boards/{board}/events", tag = "reads",
-    params(("board" = String, Path), EventsQuery),
+    params(("board" = String, Path), EventsQuery,
+        ("Last-Event-ID" = Option<String>, Header, description = "the last `id` a broken stream received: resume after it (an id this instance does not hold starts afresh)")),
     responses(
         (status = 200, description = "the stream (`text/event-stream`): one `StreamEvent` per event", content_type = "text/event-stream", body = StreamEvent),
         (status = 401, description = "no key (a board that is not public)", body = super::ErrorBody),
@@ -218,6 +254,7 @@ pub fn event_stream(
 #[get("/boards/{board}/events")]
 pub async fn board_events(
     state: web::Data<AppState>,
+    req: HttpRequest,
     auth: Auth,
     client: ClientIp,
     board: web::Path<String>,
@@ -227,6 +264,12 @@ pub async fn board_events(
     let label = board.config.board.slug.to_string();
     let top = events::checked_top(query.top.unwrap_or(10))?;
     let sel = select(board, query.period.as_deref(), None, query.view.as_deref())?;
-    let subscription = events::subscribe(&state, &Viewer::Client(client.0), &sel, top).await?;
+    let resume = req
+        .headers()
+        .get("last-event-id")
+        .and_then(|id| id.to_str().ok())
+        .and_then(EventId::parse);
+    let subscription =
+        events::subscribe(&state, &Viewer::Client(client.0), &sel, top, resume).await?;
     Ok(event_stream(stream(label, subscription, api_frames)))
 }

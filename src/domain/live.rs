@@ -1,5 +1,10 @@
 //! What a live top is and what changed between two of them: the events a board's
-//! subscribers get (`engine::events` reads the tops and sends these).
+//! subscribers get (`engine::events` reads the tops and sends these), numbered so that a
+//! stream that broke can resume where it stopped.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -60,6 +65,110 @@ pub enum Event {
     Rank(RankChange),
     /// The period rolled over into this bucket.
     Bucket(String),
+}
+
+/// Names a point of one top's sequence of changes: the sequence (`epoch`: a number drawn
+/// when a watcher starts serving a top size, so a number of another sequence, of another
+/// instance or of before a restart, never matches) and the last batch seen (`seq`; 0 is
+/// the top before any change). A stream's `id:` fields and `Last-Event-ID` carry it as
+/// `{epoch in hex}-{seq}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventId {
+    pub epoch: u64,
+    pub seq: u64,
+}
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:x}-{}", self.epoch, self.seq)
+    }
+}
+
+impl EventId {
+    /// The id `text` names, if it is one (anything else names no point: the stream starts
+    /// afresh).
+    pub fn parse(text: &str) -> Option<Self> {
+        let (epoch, seq) = text.trim().split_once('-')?;
+        Some(Self {
+            epoch: u64::from_str_radix(epoch, 16).ok()?,
+            seq: seq.parse().ok()?,
+        })
+    }
+}
+
+/// The events of one change, as one batch: a stream sends them together, the id on the
+/// last.
+#[derive(Debug, PartialEq)]
+pub struct Batch {
+    pub id: EventId,
+    pub events: Vec<Event>,
+}
+
+/// One top size's sequence of changes: its last id and the last `keep` batches, so a
+/// stream resuming from an id it holds gets exactly the batches it missed.
+#[derive(Debug)]
+pub struct History {
+    epoch: u64,
+    seq: u64,
+    keep: usize,
+    recent: VecDeque<Arc<Batch>>,
+}
+
+/// Where a stream starts: the top as of an id, or the batches after the id it resumes
+/// from (none when it missed nothing).
+#[derive(Debug, PartialEq)]
+pub enum Start {
+    Top(EventId, Snapshot),
+    Resumed(Vec<Arc<Batch>>),
+}
+
+impl History {
+    /// A new sequence named `epoch`, holding `keep` batches.
+    pub fn new(epoch: u64, keep: usize) -> Self {
+        Self {
+            epoch,
+            seq: 0,
+            keep,
+            recent: VecDeque::with_capacity(keep),
+        }
+    }
+
+    /// The id of the last change.
+    pub fn last(&self) -> EventId {
+        EventId {
+            epoch: self.epoch,
+            seq: self.seq,
+        }
+    }
+
+    /// Numbers `events` as the next batch and keeps it (the oldest kept goes).
+    pub fn record(&mut self, events: Vec<Event>) -> Arc<Batch> {
+        self.seq += 1;
+        let batch = Arc::new(Batch {
+            id: self.last(),
+            events,
+        });
+        if self.recent.len() == self.keep {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(batch.clone());
+        batch
+    }
+
+    /// Where a stream starts whose last id was `resume`, the top now being `top`: the
+    /// batches after it when this sequence still holds them all, else `top` afresh.
+    pub fn start(&self, resume: Option<EventId>, top: &Snapshot) -> Start {
+        if let Some(id) = resume
+            && id.epoch == self.epoch
+            && id.seq <= self.seq
+            && let Ok(missed) = usize::try_from(self.seq - id.seq)
+            && missed <= self.recent.len()
+        {
+            let skip = self.recent.len() - missed;
+            return Start::Resumed(self.recent.iter().skip(skip).cloned().collect());
+        }
+        Start::Top(self.last(), top.clone())
+    }
 }
 
 /// What changed from the top `before` to the top `now`: nothing when they are equal;
@@ -239,5 +348,60 @@ mod tests {
                 changes(&top(&scores, size), &top(&after_scores, size))
             );
         }
+
+        #[test]
+        fn a_resumed_stream_gets_exactly_the_batches_it_missed_or_the_top_afresh(
+            rounds in prop::collection::vec(prop::collection::vec((0usize..8, 1i64..4), 0..3), 1..12),
+            seen in 0usize..12,
+            keep in 1usize..6,
+            epoch in any::<u64>(),
+        ) {
+            let mut scores = vec![0i64; 8];
+            let mut history = History::new(epoch, keep);
+            let mut last = top(&scores, 3);
+            // Everything a subscriber that never left got, in order.
+            let mut all: Vec<Arc<Batch>> = Vec::new();
+            for round in rounds {
+                for (m, n) in round {
+                    scores[m] += n;
+                }
+                let now = top(&scores, 3);
+                let events = changes(&last, &now);
+                last = now;
+                if !events.is_empty() {
+                    all.push(history.record(events));
+                }
+            }
+            let seen = seen.min(all.len());
+            let id = EventId { epoch, seq: seen as u64 };
+            prop_assert_eq!(EventId::parse(&id.to_string()), Some(id));
+            let missed = &all[seen..];
+            match history.start(Some(id), &last) {
+                Start::Resumed(batches) => {
+                    prop_assert!(missed.len() <= keep);
+                    prop_assert_eq!(batches, missed.to_vec());
+                }
+                Start::Top(at, top) => {
+                    prop_assert!(missed.len() > keep);
+                    prop_assert_eq!(at, history.last());
+                    prop_assert_eq!(top, last.clone());
+                }
+            }
+            // Another sequence's id, or none, starts afresh.
+            let other = EventId { epoch: epoch.wrapping_add(1), seq: seen as u64 };
+            prop_assert_eq!(history.start(Some(other), &last), Start::Top(history.last(), last.clone()));
+            prop_assert_eq!(history.start(None, &last), Start::Top(history.last(), last.clone()));
+            // An id past the sequence's end names nothing it sent.
+            let ahead = EventId { epoch, seq: history.last().seq + 1 };
+            prop_assert_eq!(history.start(Some(ahead), &last), Start::Top(history.last(), last));
+        }
+    }
+
+    #[test]
+    fn ids_that_are_not_ids_name_nothing() {
+        for text in ["", "-", "zz-1", "1f", "1f-", "1f-x", "1f--1", "1f-1-2"] {
+            assert_eq!(EventId::parse(text), None, "{text}");
+        }
+        assert_eq!(EventId::parse("1f-7"), Some(EventId { epoch: 31, seq: 7 }));
     }
 }

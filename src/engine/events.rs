@@ -8,7 +8,10 @@
 //! falls a whole channel behind is dropped (its stream ends), so a stalled client never
 //! holds memory without bound. What changed between two consecutive tops is told as
 //! `domain::live` says: `top` (the new top), `rank` events (a member entered or left the
-//! top, or overtook another) and `bucket` (the period rolled over).
+//! top, or overtook another) and `bucket` (the period rolled over). Each batch of changes
+//! is numbered; a size keeps its last batches and is still watched for
+//! `watchers::RESUME_GRACE` after its last subscriber left, so a stream that broke resumes
+//! from its last id with exactly what it missed.
 
 use std::sync::Arc;
 
@@ -21,18 +24,20 @@ use super::state::AppState;
 use super::watchers::{Refusal, Sized, StreamLimits, StreamSlot, Viewer, Watch};
 use crate::domain::code::Code;
 use crate::domain::ids::BoardName;
-use crate::domain::live::{Entry, Event, Snapshot, changes};
+use crate::domain::live::{Batch, Entry, EventId, Snapshot, Start, changes};
 
-/// The most events a subscriber may be behind before it is dropped.
+/// The most batches of changes a subscriber may be behind before it is dropped, and a
+/// resumed stream may have missed.
 const BACKLOG: usize = 64;
 
 /// The most entries a watched top holds.
 pub const MAX_TOP: i64 = 100;
 
-/// A subscriber's stream: the top now, then what changes; counted as open while held.
+/// A subscriber's stream: the top now (or, resumed, what it missed), then what changes;
+/// counted as open while held.
 pub struct Subscription {
-    pub first: Snapshot,
-    pub events: broadcast::Receiver<Arc<Vec<Event>>>,
+    pub start: Start,
+    pub events: broadcast::Receiver<Arc<Batch>>,
     pub slot: StreamSlot,
 }
 
@@ -53,12 +58,15 @@ pub fn checked_top(top: i64) -> Result<i64, EngineError> {
 /// `too_many_streams`: `OVATION_EVENTS_MAX_STREAMS`, less the dashboard's reserve for a
 /// client; 429 `too_many_streams_from_ip` at `OVATION_EVENTS_MAX_STREAMS_PER_IP` of one
 /// address), and for a family's room that is not live (404 `instance_not_live`: never
-/// written, or expired), which would cost a watcher for nothing anyone writes.
+/// written, or expired), which would cost a watcher for nothing anyone writes. A stream
+/// whose last id was `resume` starts with the batches it missed when this instance still
+/// holds them all, else with the top afresh.
 pub async fn subscribe(
     state: &AppState,
     viewer: &Viewer,
     sel: &Selection,
     top: i64,
+    resume: Option<EventId>,
 ) -> Result<Subscription, EngineError> {
     let s = &state.settings;
     let limits = StreamLimits {
@@ -99,9 +107,9 @@ pub async fn subscribe(
         period: sel.bucket.period,
         view: sel.view,
     };
-    if let Some((first, events)) = join(state, &watch, top) {
+    if let Some((start, events)) = join(state, &watch, top, resume) {
         return Ok(Subscription {
-            first,
+            start,
             events,
             slot,
         });
@@ -111,12 +119,12 @@ pub async fn subscribe(
     let started = !running.contains_key(&watch);
     let watcher = running.entry(watch.clone()).or_default();
     // Another subscriber may have asked for this size meanwhile.
-    let sized = watcher.sizes.entry(top).or_insert_with(|| Sized {
-        events: broadcast::channel(BACKLOG).0,
-        last: first,
-    });
+    let sized = watcher
+        .sizes
+        .entry(top)
+        .or_insert_with(|| Sized::new(first, BACKLOG));
     let subscription = Subscription {
-        first: sized.last.clone(),
+        start: sized.history.start(resume, &sized.last),
         events: sized.events.subscribe(),
         slot,
     };
@@ -126,14 +134,16 @@ pub async fn subscribe(
     Ok(subscription)
 }
 
-/// Joins the running watcher of `watch` for a top of `top`: its last top of that size
-/// and its channel; a size the watcher does not serve yet is sliced from a larger one it
-/// serves. `None` when there is no such watcher, or only smaller tops.
+/// Joins the running watcher of `watch` for a top of `top`: where a stream whose last id
+/// was `resume` starts, and its channel; a size the watcher does not serve yet is sliced
+/// from a larger one it serves. `None` when there is no such watcher, or only smaller
+/// tops.
 fn join(
     state: &AppState,
     watch: &Watch,
     top: i64,
-) -> Option<(Snapshot, broadcast::Receiver<Arc<Vec<Event>>>)> {
+    resume: Option<EventId>,
+) -> Option<(Start, broadcast::Receiver<Arc<Batch>>)> {
     let mut running = state.watchers.lock();
     let watcher = running.get_mut(watch)?;
     if !watcher.sizes.contains_key(&top) {
@@ -143,16 +153,15 @@ fn join(
             .filter(|(size, _)| **size > top)
             .map(|(_, sized)| sized.last.sliced(top))
             .next()?;
-        watcher.sizes.insert(
-            top,
-            Sized {
-                events: broadcast::channel(BACKLOG).0,
-                last: larger,
-            },
-        );
+        watcher.sizes.insert(top, Sized::new(larger, BACKLOG));
     }
     let sized = watcher.sizes.get(&top)?;
-    Some((sized.last.clone(), sized.events.subscribe()))
+    // Subscribed under the lock the watcher sends under: no batch is both missed and
+    // received, nor neither.
+    Some((
+        sized.history.start(resume, &sized.last),
+        sized.events.subscribe(),
+    ))
 }
 
 /// The top of `sel` now.
@@ -180,10 +189,11 @@ pub(crate) async fn snapshot(
     })
 }
 
-/// Reads the watched board, period and view every interval while it has subscribers —
-/// once, at the largest top size any of them asked for — and sends each size's
-/// subscribers what changed in their top. Ends when the last subscriber left, or the
-/// board is gone (its subscribers' streams end).
+/// Reads the watched board, period and view every interval while it has subscribers (or
+/// had, within `watchers::RESUME_GRACE`) — once, at the largest top size any of them
+/// asked for — and sends each size's subscribers what changed in their top, numbered.
+/// Ends when the last subscriber left, or the board is gone (its subscribers' streams
+/// end).
 async fn run(state: AppState, watch: Watch) {
     let mut tick = tokio::time::interval(state.settings.events_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -195,9 +205,8 @@ async fn run(state: AppState, watch: Watch) {
             let Some(watcher) = running.get_mut(&watch) else {
                 return;
             };
-            watcher
-                .sizes
-                .retain(|_, sized| sized.events.receiver_count() > 0);
+            let now = std::time::Instant::now();
+            watcher.sizes.retain(|_, sized| sized.wanted(now));
             match watcher.sizes.keys().max() {
                 Some(&largest) => largest,
                 None => {
@@ -241,8 +250,9 @@ async fn run(state: AppState, watch: Watch) {
             let changes = changes(&sized.last, &top);
             sized.last = top;
             if !changes.is_empty() {
-                // No receiver left: the next tick drops the size.
-                let _ = sized.events.send(Arc::new(changes));
+                let batch = sized.history.record(changes);
+                // No receiver now: a stream may still resume, within the grace.
+                let _ = sized.events.send(batch);
             }
         }
     }

@@ -6,11 +6,12 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
 use crate::domain::limit::ip_subject;
-use crate::domain::live::{Event, Snapshot};
+use crate::domain::live::{Batch, History, Snapshot};
 use crate::domain::period::Period;
 use crate::domain::score::View;
 
@@ -23,11 +24,41 @@ pub struct Watch {
     pub view: View,
 }
 
-/// The subscribers of one top size: their channel, and the last top of that size (a new
-/// subscriber's first).
+/// How long a top size with no subscriber left is still watched, so that a stream that
+/// broke and comes back within it resumes from its last id.
+pub const RESUME_GRACE: Duration = Duration::from_secs(30);
+
+/// The subscribers of one top size: their channel, the last top of that size (a new
+/// subscriber's first), its numbered changes (what a resumed stream missed), and since
+/// when it has had no subscriber.
 pub struct Sized {
-    pub events: broadcast::Sender<Arc<Vec<Event>>>,
+    pub events: broadcast::Sender<Arc<Batch>>,
     pub last: Snapshot,
+    pub history: History,
+    idle_since: Option<Instant>,
+}
+
+impl Sized {
+    /// A size starting at `last`, its channel and history holding `backlog` batches, its
+    /// sequence named afresh.
+    pub fn new(last: Snapshot, backlog: usize) -> Self {
+        Self {
+            events: broadcast::channel(backlog).0,
+            last,
+            history: History::new(rand::random(), backlog),
+            idle_since: None,
+        }
+    }
+
+    /// Whether this size is still watched at `now`: while it has subscribers, and for
+    /// [`RESUME_GRACE`] after the last one left.
+    pub fn wanted(&mut self, now: Instant) -> bool {
+        if self.events.receiver_count() > 0 {
+            self.idle_since = None;
+            return true;
+        }
+        now.duration_since(*self.idle_since.get_or_insert(now)) < RESUME_GRACE
+    }
 }
 
 /// A running watcher: each top size it serves.

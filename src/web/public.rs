@@ -545,7 +545,7 @@ async fn stream_ranking(
 ) -> Result<HttpResponse, PageError> {
     let (surface, sel) = ranking_of(&state, &req, &path, &query)?;
     let viewer = Viewer::Client(ClientIp::of(&req));
-    let subscription = events::subscribe(&state, &viewer, &sel, MAX_LIMIT).await?;
+    let subscription = events::subscribe(&state, &viewer, &sel, MAX_LIMIT, None).await?;
     let label = sel.board.config.board.slug.to_string();
     let state = state.get_ref().clone();
     let render = move |update: Update| {

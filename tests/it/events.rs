@@ -9,22 +9,29 @@ use serde_json::{Value, json};
 
 use crate::harness::{MASTER_KEY, RedisServer, TestApp, reset_stats};
 
-/// A live stream being read: its events as (name, data), split from the body's bytes.
+/// A live stream being read: its events as (name, data), split from the body's bytes,
+/// and the last `id` it carried.
 pub struct Events {
     body: reqwest::Response,
     buffer: String,
+    last_id: Option<String>,
 }
 
 impl Events {
     async fn open(app: &TestApp, path: &str) -> Self {
-        let resp = app
+        Self::resume(app, path, None).await
+    }
+
+    /// The stream at `path`, resumed from `last_id` (`Last-Event-ID`) when given.
+    async fn resume(app: &TestApp, path: &str, last_id: Option<&str>) -> Self {
+        let mut req = app
             .client
             .get(format!("{}{path}", app.base))
-            .bearer_auth(MASTER_KEY)
-            .send()
-            .await
-            .unwrap();
-        Self::of(resp)
+            .bearer_auth(MASTER_KEY);
+        if let Some(id) = last_id {
+            req = req.header("Last-Event-ID", id);
+        }
+        Self::of(req.send().await.unwrap())
     }
 
     /// The stream `resp` answers.
@@ -37,6 +44,7 @@ impl Events {
         Self {
             body: resp,
             buffer: String::new(),
+            last_id: None,
         }
     }
 
@@ -60,6 +68,8 @@ impl Events {
                         name = Some(n.to_owned());
                     } else if let Some(d) = line.strip_prefix("data: ") {
                         data.get_or_insert_default().push(d);
+                    } else if let Some(id) = line.strip_prefix("id: ") {
+                        self.last_id = Some(id.to_owned());
                     }
                 }
                 match (name, data) {
@@ -156,6 +166,142 @@ async fn a_subscriber_sees_the_top_on_connect_then_each_change_with_its_rank_eve
     assert!(
         events.next(Duration::from_millis(600)).await.is_none(),
         "no event without a change"
+    );
+}
+
+/// The events of a stream until it is quiet for 400 ms, each with the last id seen after
+/// it.
+async fn drain(events: &mut Events) -> Vec<(String, Value, Option<String>)> {
+    let mut got = Vec::new();
+    while let Some((name, data)) = events.next(Duration::from_millis(400)).await {
+        got.push((name, data, events.last_id.clone()));
+    }
+    got
+}
+
+/// An id's sequence and number (`{epoch}-{seq}`).
+fn id_parts(id: &str) -> (&str, u64) {
+    let (epoch, seq) = id.split_once('-').expect("epoch-seq");
+    (epoch, seq.parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_resumed_from_its_last_id_gets_exactly_what_it_missed() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "resume", "title": "Resume", "periods": ["day"]}))
+        .await;
+    app.members("resume", &["a", "b", "c"]).await;
+    vote(&app, "resume", "a", 3).await;
+    let path = "/api/v1/boards/resume/events?period=day&top=2";
+    // A witness stays connected throughout.
+    let mut witness = Events::open(&app, path).await;
+    witness.next_top().await;
+    let mut broken = Events::open(&app, path).await;
+    broken.next_top().await;
+    let first_id = broken.last_id.clone().expect("the first top carries an id");
+    assert_eq!(witness.last_id.as_ref(), Some(&first_id));
+    vote(&app, "resume", "b", 1).await;
+    broken.next_top().await;
+    let left_at = broken.last_id.clone().unwrap();
+    assert_eq!(
+        id_parts(&left_at),
+        (id_parts(&first_id).0, id_parts(&first_id).1 + 1)
+    );
+    drop(broken);
+    witness.next_top().await;
+    // Three changes, each in its own interval, while the stream is away.
+    for (member, count) in [("c", 5), ("b", 9), ("a", 20)] {
+        vote(&app, "resume", member, count).await;
+        witness.next_top().await;
+    }
+    let witness_id = witness.last_id.clone().unwrap();
+    // Resumed: the three changes as the witness got them (events, data and ids), no
+    // fresh top first.
+    let mut resumed = Events::resume(&app, path, Some(&left_at)).await;
+    let missed = drain(&mut resumed).await;
+    let tops: Vec<&Value> = missed
+        .iter()
+        .filter(|(name, ..)| name == "top")
+        .map(|(_, data, _)| data)
+        .collect();
+    assert_eq!(tops.len(), 3, "{missed:?}");
+    assert_eq!(*tops[2], top_of(&app, "resume", 2).await);
+    assert_eq!(missed.last().unwrap().2.as_ref(), Some(&witness_id));
+    let mut again = Events::resume(&app, path, Some(&left_at)).await;
+    assert_eq!(drain(&mut again).await, missed, "the same id resumes alike");
+    let ranks: Vec<&Value> = missed
+        .iter()
+        .filter(|(name, ..)| name == "rank")
+        .map(|(_, data, _)| data)
+        .collect();
+    assert_eq!(
+        ranks,
+        [
+            &json!({"type": "entered_top", "member": "c", "rank": 1, "other": null}),
+            &json!({"type": "left_top", "member": "b", "rank": 2, "other": null}),
+            &json!({"type": "entered_top", "member": "b", "rank": 1, "other": null}),
+            &json!({"type": "left_top", "member": "a", "rank": 2, "other": null}),
+            &json!({"type": "entered_top", "member": "a", "rank": 1, "other": null}),
+            &json!({"type": "left_top", "member": "c", "rank": 2, "other": null}),
+        ]
+    );
+    // Resumed from the last id: nothing is sent until the next change, which follows on.
+    let mut current = Events::resume(&app, path, Some(&witness_id)).await;
+    assert!(drain(&mut current).await.is_empty());
+    vote(&app, "resume", "c", 30).await;
+    let (top, _) = current.next_top().await;
+    assert_eq!(top, top_of(&app, "resume", 2).await);
+    let next = current.last_id.clone().unwrap();
+    assert_eq!(
+        id_parts(&next),
+        (id_parts(&witness_id).0, id_parts(&witness_id).1 + 1)
+    );
+    // An id this instance does not hold (malformed, of another sequence, or ahead of it)
+    // starts afresh: the top now, with the current id.
+    let (epoch, seq) = id_parts(&next);
+    for id in ["nonsense", "1-1", &format!("{epoch}-{}", seq + 1)] {
+        let mut fresh = Events::resume(&app, path, Some(id)).await;
+        let got = drain(&mut fresh).await;
+        assert_eq!(
+            got,
+            vec![(
+                "top".to_owned(),
+                top_of(&app, "resume", 2).await,
+                Some(next.clone())
+            )],
+            "{id}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lone_stream_that_broke_resumes_within_the_grace() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "lone", "title": "Lone", "periods": ["day"]}))
+        .await;
+    app.members("lone", &["a", "b"]).await;
+    let path = "/api/v1/boards/lone/events?period=day";
+    let mut events = Events::open(&app, path).await;
+    events.next_top().await;
+    let left_at = events.last_id.clone().unwrap();
+    drop(events);
+    // Its watcher has no subscriber now, for several intervals, and a change comes.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    vote(&app, "lone", "a", 1).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut resumed = Events::resume(&app, path, Some(&left_at)).await;
+    let got = drain(&mut resumed).await;
+    let (epoch, seq) = id_parts(&left_at);
+    assert_eq!(
+        got,
+        vec![
+            ("top".to_owned(), top_of(&app, "lone", 10).await, None),
+            (
+                "rank".to_owned(),
+                json!({"type": "entered_top", "member": "a", "rank": 1, "other": null}),
+                Some(format!("{epoch}-{}", seq + 1))
+            ),
+        ]
     );
 }
 

@@ -283,7 +283,8 @@ export class Ovation {
    * Follows a board's live top over server-sent events, in browsers and Node 20+ alike
    * (a streamed `fetch`, so an API key or voter token goes in its header). A broken
    * stream is opened again after `retryMs` (default 1,000, or what the server says),
-   * with `Last-Event-ID` when events carried ids; `close()` stops it.
+   * with `Last-Event-ID`: it gets the changes it missed, or the top afresh; `close()`
+   * stops it.
    */
   subscribe(
     board: string,

@@ -488,9 +488,13 @@ export interface paths {
          *     whenever that top changes, at most one per `OVATION_EVENTS_INTERVAL_MS`; `event: rank`
          *     with `{"type": "entered_top" | "left_top" | "overtook", "member", "rank", "other"}`
          *     (`other`: the member overtaken, else null) for each change within a bucket; `event:
-         *     bucket` with `{"bucket"}` when the period rolls over; a comment line every 15 s. Reads
-         *     like `/top` (the `read` scope, or none on a public board); family instances too. A
-         *     client that falls 64 changes behind is dropped: its stream ends.
+         *     bucket` with `{"bucket"}` when the period rolls over; a comment line every 15 s. The top
+         *     sent on connect and the last event of each change carry an `id`; a client that
+         *     reconnects with `Last-Event-ID` (as `EventSource` does) gets exactly the changes it
+         *     missed, when this instance still holds them (the last 64, while the top is watched or
+         *     was within 30 s), else the top afresh with a new id. Reads like `/top` (the `read`
+         *     scope, or none on a public board); family instances too. A client that falls 64
+         *     changes behind is dropped: its stream ends.
          */
         get: operations["board_events"];
         put?: never;
@@ -2471,6 +2475,11 @@ export interface components {
             data: string;
             /** @description `top`, `rank` or `bucket`. */
             event: string;
+            /**
+             * @description On a top sent on connect and on the last event of each change: the point to
+             *     resume from (`Last-Event-ID`).
+             */
+            id?: string | null;
         };
         TestResponse: {
             /**
@@ -5991,7 +6000,10 @@ export interface operations {
                 /** @description How many members the top holds, 1 to 100 (default 10). */
                 top?: number | null;
             };
-            header?: never;
+            header?: {
+                /** @description the last `id` a broken stream received: resume after it (an id this instance does not hold starts afresh) */
+                "Last-Event-ID"?: string | null;
+            };
             path: {
                 /** @description the board's slug, or `<family>:<instance>` for an instance of a family (the instance: 1 to 64 letters, digits and `_` `.` `-`) */
                 board: string;

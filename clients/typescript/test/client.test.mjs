@@ -179,6 +179,67 @@ test("subscribe follows a live top until it is closed", async () => {
   assert.equal(tops.length, after, "nothing after close()");
 });
 
+test("a broken stream resumes with Last-Event-ID and gets what it missed, not the top again", async () => {
+  const slug = await board();
+  await client.vote(slug, { member: "a", count: 2, voter: "v1" });
+  const asked = [];
+  let breakStream;
+  const breakable = async (url, init) => {
+    asked.push(init.headers["last-event-id"] ?? null);
+    const response = await fetch(url, init);
+    const reader = response.body.getReader();
+    const body = new ReadableStream({
+      start(controller) {
+        breakStream = () => controller.error(new TypeError("terminated: the connection dropped"));
+      },
+      async pull(controller) {
+        const { value, done } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+  const following = new Ovation({ baseUrl, apiKey, fetch: breakable });
+  const tops = [];
+  const errors = [];
+  let onTopSeen;
+  const topSeen = () => new Promise((resolve) => (onTopSeen = resolve));
+  let next = topSeen();
+  const subscription = following.subscribe(
+    slug,
+    { period: "all", view: "real", top: 5 },
+    {
+      onTop: (top) => {
+        tops.push(top.entries.map((e) => `${e.member}:${e.score}`).join(","));
+        onTopSeen();
+      },
+      onError: (error) => errors.push(error.code),
+    },
+    1_500,
+  );
+  const within = (promise, what) =>
+    Promise.race([
+      promise,
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`${what}: ${JSON.stringify(tops)}`)), 10_000)),
+    ]);
+  try {
+    await within(next, "the first top");
+    next = topSeen();
+    // The stream breaks; a vote lands while the client waits to reconnect.
+    breakStream();
+    await client.vote(slug, { member: "b", count: 3, voter: "v2" });
+    await within(next, "the missed change");
+  } finally {
+    subscription.close();
+  }
+  assert.deepEqual(errors, ["network_error"]);
+  assert.equal(asked.length, 2);
+  assert.equal(asked[0], null);
+  assert.match(asked[1], /^[0-9a-f]+-0$/, "the first top's id");
+  assert.deepEqual(tops, ["a:2", "b:3,a:2"], "the change it missed, and no fresh top");
+});
+
 test("a voter's token votes as its voter", async () => {
   const name = `p-${randomUUID().slice(0, 8)}`;
   const provider = await admin("POST", "/api/v1/admin/identity-providers", {

@@ -543,7 +543,7 @@ pub(super) async fn stream_live(
         ..query.into_inner()
     };
     let sel = query.select(board.clone())?;
-    let subscription = events::subscribe(&state, &Viewer::Dashboard, &sel, LIVE_TOP).await?;
+    let subscription = events::subscribe(&state, &Viewer::Dashboard, &sel, LIVE_TOP, None).await?;
     let state = state.get_ref().clone();
     let l = user.lang;
     let label = board.config.board.slug.to_string();
