@@ -1,10 +1,14 @@
 // The examples against a live server (scripts/test-clients.sh sets OVATION_URL and
-// OVATION_KEY, a master key): the token backend's tokens vote, its trusted votes count
-// for the user, and the live-top script prints the top as it changes.
+// OVATION_KEY, a master key): the client's ten lines run from the packed package, the
+// token backend's tokens vote, its trusted votes count for the user, and the live-top
+// script prints the top as it changes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { Ovation } from "../../clients/typescript/dist/index.js";
@@ -26,7 +30,7 @@ async function admin(method, path, body) {
 
 /** Starts `node file` with `env`; resolves once it printed `ready` (a line matching it). */
 function start(file, env, ready) {
-  const child = spawn(process.execPath, [here(file), ...(env.ARGS ?? [])], {
+  const child = spawn(process.execPath, [file.startsWith("/") ? file : here(file), ...(env.ARGS ?? [])], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -40,6 +44,48 @@ function start(file, env, ready) {
   );
   return { child, shown, output: () => out };
 }
+
+test("the client's ten lines run from the packed package, as its README shows them", async () => {
+  const quickstart = here("../quickstart/quickstart.mjs");
+  const readme = readFileSync(here("../../clients/typescript/README.md"), "utf8");
+  assert.ok(readme.includes("```js\n" + readFileSync(quickstart, "utf8") + "```\n"), "the README shows quickstart.mjs");
+  const dir = mkdtempSync(join(tmpdir(), "ovation-quickstart-"));
+  try {
+    const packed = execFileSync("npm", ["pack", "--silent", "--pack-destination", dir], {
+      cwd: here("../../clients/typescript"),
+      encoding: "utf8",
+    }).trim().split("\n").at(-1);
+    const app = join(dir, "app");
+    mkdirSync(app);
+    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+    execFileSync("npm", ["install", "--silent", "--no-audit", "--no-fund", join(dir, packed)], { cwd: app });
+    copyFileSync(quickstart, join(app, "quickstart.mjs"));
+    await admin("POST", "/api/v1/admin/boards", {
+      slug: "talent", title: "Talent", membership: "open", periods: ["day"],
+    });
+    const run = start(join(app, "quickstart.mjs"), { OVATION_URL: baseUrl, OVATION_KEY: key }, /^1\. m3 1$/m);
+    await run.shown;
+    const printed = (pattern) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`not printed: ${pattern}\n${run.output()}`)), 10_000);
+        const check = () => pattern.test(run.output()) && (clearTimeout(timer), resolve());
+        run.child.stdout.on("data", check);
+        check();
+      });
+    const vote = (member, count, voter) =>
+      admin("POST", "/api/v1/boards/talent/votes", { member, count, voter });
+    await vote("m3", 1, "user-7");
+    await vote("m1", 1, "user-8");
+    await printed(/^1\. m3 2\n2\. m1 1$/m);
+    await vote("m1", 2, "user-9");
+    await printed(/^1\. m1 3\n2\. m3 2\nm1 passes m3!$/m);
+    run.child.kill("SIGINT");
+    const code = await new Promise((resolve) => run.child.on("exit", resolve));
+    assert.equal(code, 0, "close() ends it");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test("the token backend's tokens vote straight to Ovation, and its trusted votes count", async () => {
   const name = `shop-${randomUUID().slice(0, 8)}`;

@@ -334,7 +334,8 @@ impl utoipa::Modify for BearerAuth {
 const JSON_LIMIT: usize = 4 * 1024 * 1024;
 
 /// CORS for the public read API: browsers on `origins` may GET (preflights answered),
-/// nothing else; with no origins, no CORS headers at all.
+/// sending a key or token and, resuming a live stream, `Last-Event-ID`; nothing else;
+/// with no origins, no CORS headers at all.
 fn cors(origins: &[String]) -> actix_web::middleware::Condition<actix_cors::Cors> {
     let cors = origins
         .iter()
@@ -345,6 +346,7 @@ fn cors(origins: &[String]) -> actix_web::middleware::Condition<actix_cors::Cors
         .allowed_headers([
             actix_web::http::header::AUTHORIZATION,
             actix_web::http::header::CONTENT_TYPE,
+            actix_web::http::header::HeaderName::from_static("last-event-id"),
         ])
         .expose_headers([actix_web::http::header::RETRY_AFTER])
         .max_age(3600)

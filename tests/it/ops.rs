@@ -315,7 +315,10 @@ async fn browsers_on_listed_origins_may_read_the_public_api_and_no_others() {
             .request(Method::OPTIONS, format!("{}{path}", app.base))
             .header("Origin", origin)
             .header("Access-Control-Request-Method", method)
-            .header("Access-Control-Request-Headers", "authorization");
+            .header(
+                "Access-Control-Request-Headers",
+                "authorization, last-event-id",
+            );
         async move { req.send().await.unwrap() }
     };
     let ok = preflight("https://shop.example", "GET", "/api/v1/boards/pub/top").await;
@@ -334,6 +337,16 @@ async fn browsers_on_listed_origins_may_read_the_public_api_and_no_others() {
             .unwrap()
             .to_lowercase()
             .contains("authorization")
+    );
+    // A live stream resuming from another origin sends Last-Event-ID.
+    let resume = preflight("https://shop.example", "GET", "/api/v1/boards/pub/events").await;
+    assert!(resume.status().is_success(), "{}", resume.status());
+    assert!(
+        resume.headers()["access-control-allow-headers"]
+            .to_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("last-event-id")
     );
     assert_eq!(h["access-control-max-age"], "3600");
     // Reads carry the header for that origin only.
