@@ -46,6 +46,30 @@ impl Drop for Driver {
     }
 }
 
+/// Runs the DevTools command `cmd` in `c`'s Chromium (ChromeDriver's `goog/cdp/execute`);
+/// its answer.
+async fn cdp(
+    driver: &Driver,
+    c: &Client,
+    cmd: &str,
+    params: serde_json::Value,
+) -> serde_json::Value {
+    let session = c.session_id().await.unwrap().expect("a session");
+    let answer: serde_json::Value = reqwest::Client::new()
+        .post(format!(
+            "http://127.0.0.1:{}/session/{session}/goog/cdp/execute",
+            driver.port
+        ))
+        .json(&json!({"cmd": cmd, "params": params}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    answer["value"].clone()
+}
+
 /// A Chromium session whose requests ask for the languages `accept` (`--accept-lang`).
 async fn browser(driver: &Driver, profile: &std::path::Path, accept: &str) -> Client {
     let mut caps = serde_json::Map::new();
@@ -932,6 +956,47 @@ async fn the_overlay_is_transparent_shows_a_vote_within_two_seconds_and_moves_an
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(text_of(&c, "#overlay li:first-child .score").await, "4");
+    // A screenshot over no background at all (as OBS composes a browser source): a
+    // pixel off the rows is fully transparent, the first row's text is painted.
+    cdp(
+        &driver,
+        &c,
+        "Emulation.setDefaultBackgroundColorOverride",
+        json!({"color": {"r": 0, "g": 0, "b": 0, "a": 0}}),
+    )
+    .await;
+    let png = cdp(
+        &driver,
+        &c,
+        "Page.captureScreenshot",
+        json!({"format": "png"}),
+    )
+    .await;
+    let alphas = c
+        .execute_async(
+            "const [png, done] = arguments;
+             const img = new Image();
+             img.onload = () => {
+               const canvas = document.createElement('canvas');
+               canvas.width = img.width;
+               canvas.height = img.height;
+               const g = canvas.getContext('2d');
+               g.drawImage(img, 0, 0);
+               const row = document.querySelector('#overlay li').getBoundingClientRect();
+               const painted = g.getImageData(row.x, row.y, row.width, row.height).data
+                 .filter((_, i) => i % 4 === 3);
+               done([g.getImageData(3, img.height - 3, 1, 1).data[3], Math.max(...painted)]);
+             };
+             img.src = 'data:image/png;base64,' + png;",
+            vec![png["data"].clone()],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        alphas,
+        json!([0, 255]),
+        "alpha off the rows, and the most in a row"
+    );
     shots.take(&c, "overlay-transparent").await;
 
     // The dark theme draws its own background; a wrong theme or size is refused.
