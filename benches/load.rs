@@ -7,7 +7,11 @@
 //!    voters 1..100,000, members m1..m200, fresh idempotency keys).
 //!    For reference, `redis-benchmark` replays one captured call the same way.
 //! 2. Votes over HTTP with wrk (same shape), as a ratio of (1), with Redis's script time
-//!    per vote: with group commit (the default) and with it off (`OVATION_VOTE_GROUP=1`).
+//!    per vote: with group commit (the default) and with it off (`OVATION_VOTE_GROUP=1`);
+//!    and the board with its ledger (the default) against the same board without
+//!    (`"ledger": false`), in turns: votes/s, p99, server and Redis CPU per vote, and
+//!    their ratios (targets: votes/s at least 0.9 ×, p99 at most 1.2 × the board
+//!    without).
 //! 3. Top-100 reads against the trivial `/healthz`.
 //! 4. Member rank reads on a 1,000,000-member open board.
 //! 5. Redis bytes per member per bucket against a bare ZADD of the same members.
@@ -320,6 +324,7 @@ async fn http_votes(
     phase: &HttpPhase<'_>,
     prefix: &str,
     extra: &[(&str, &str)],
+    board: &Value,
 ) -> (WrkResult, f64, Server) {
     let mut tries = 0;
     until_quiet(
@@ -338,7 +343,7 @@ async fn http_votes(
                     250,
                     extra,
                 );
-                set_up_board(phase.client, &server.base).await;
+                set_up_shape(phase.client, &server.base, "bench", board.clone(), true).await;
                 redis_cli(phase.redis_port, &["CONFIG", "RESETSTAT"]);
                 let v = wrk(
                     &format!("{}/api/v1/boards/bench/votes", server.base),
@@ -797,11 +802,21 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 &phase,
                 &format!("{prefix}r{rep}solo"),
                 &[("OVATION_VOTE_GROUP", "1")],
+                &json!({}),
             )
             .await;
             drop(solo_server);
+            // The same board without its ledger, just before the one with it.
+            let (unledgered, unledgered_usec, unledgered_server) = http_votes(
+                &phase,
+                &format!("{prefix}r{rep}noledger"),
+                &[],
+                &json!({"ledger": false}),
+            )
+            .await;
+            drop(unledgered_server);
             let (votes, http_usec, server) =
-                http_votes(&phase, &format!("{prefix}r{rep}"), &[]).await;
+                http_votes(&phase, &format!("{prefix}r{rep}"), &[], &json!({})).await;
             drained(&client, &server).await;
             let pids = [("redis", redis_pid), ("server", server.pid)];
             let trivial = until_quiet(WrkResult::steal, || async {
@@ -823,7 +838,10 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 "redis_benchmark_ceiling": benchmark,
                 "votes": votes.json(&[("ratio_to_ceiling", votes.rps / ceiling_rate.max(1.0)),
                                      ("ratio_to_redis_benchmark", votes.rps / bench_rate.max(1.0)),
-                                     ("redis_usec_per_vote", http_usec)]),
+                                     ("redis_usec_per_vote", http_usec),
+                                     ("per_s_ratio_to_no_ledger", votes.rps / unledgered.rps.max(1.0)),
+                                     ("p99_ratio_to_no_ledger", votes.p99_ms / unledgered.p99_ms.max(0.001))]),
+                "votes_without_ledger": unledgered.json(&[("redis_usec_per_vote", unledgered_usec)]),
                 "votes_group_commit_off": alone.json(&[
                     ("ratio_to_ceiling", alone.rps / ceiling_rate.max(1.0)),
                     ("redis_usec_per_vote", alone_usec)]),
@@ -872,6 +890,21 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             median_cpu(&reps, "/votes/cpu_pct")
         ));
         rows.push(format!(
+            "| {workers} | votes over HTTP, the same board without its ledger | {:.0} votes/s | {:.2} | {:.2} | | redis {:.1} µs/vote, {:.1} µs CPU/vote; server {:.0} µs CPU/vote | {} |",
+            med("/votes_without_ledger/per_s"), med("/votes_without_ledger/p50_ms"),
+            med("/votes_without_ledger/p99_ms"), med("/votes_without_ledger/redis_usec_per_vote"),
+            med("/votes_without_ledger/redis_cpu_us_per_request"),
+            med("/votes_without_ledger/server_cpu_us_per_request"),
+            median_cpu(&reps, "/votes_without_ledger/cpu_pct")
+        ));
+        rows.push(format!(
+            "| {workers} | the ledger's cost: with ÷ without | {:.2} × votes/s (target ≥ 0.9; repeats {}) | | {:.2} × p99 (target ≤ 1.2; repeats {}) | | redis {:.1} vs {:.1} µs CPU/vote; server {:.0} vs {:.0} µs CPU/vote | |",
+            med("/votes/per_s_ratio_to_no_ledger"), spread(&reps, "/votes/per_s_ratio_to_no_ledger"),
+            med("/votes/p99_ratio_to_no_ledger"), spread(&reps, "/votes/p99_ratio_to_no_ledger"),
+            med("/votes/redis_cpu_us_per_request"), med("/votes_without_ledger/redis_cpu_us_per_request"),
+            med("/votes/server_cpu_us_per_request"), med("/votes_without_ledger/server_cpu_us_per_request"),
+        ));
+        rows.push(format!(
             "| {workers} | votes over HTTP, group commit off | {:.0} votes/s | {:.2} | {:.2} | {:.2} (repeats {}) | redis {:.1} µs/vote; server {:.0} µs CPU/vote | {} |",
             med("/votes_group_commit_off/per_s"), med("/votes_group_commit_off/p50_ms"),
             med("/votes_group_commit_off/p99_ms"), med("/votes_group_commit_off/ratio_to_ceiling"),
@@ -912,6 +945,10 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 "votes_ratio_to_ceiling": round(med("/votes/ratio_to_ceiling"), 3),
                 "votes_ratio_to_redis_benchmark": round(med("/votes/ratio_to_redis_benchmark"), 3),
                 "votes_redis_usec_per_vote": med("/votes/redis_usec_per_vote"),
+                "votes_without_ledger_per_s": med("/votes_without_ledger/per_s"),
+                "votes_without_ledger_p99_ms": med("/votes_without_ledger/p99_ms"),
+                "ledger_per_s_ratio": round(med("/votes/per_s_ratio_to_no_ledger"), 3),
+                "ledger_p99_ratio": round(med("/votes/p99_ratio_to_no_ledger"), 3),
                 "votes_group_commit_off_per_s": med("/votes_group_commit_off/per_s"),
                 "votes_group_commit_off_redis_usec_per_vote":
                     med("/votes_group_commit_off/redis_usec_per_vote"),

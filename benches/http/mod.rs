@@ -38,13 +38,18 @@ impl WrkResult {
         self.cpu["steal"].as_f64().unwrap_or(0.0)
     }
 
-    /// The run as JSON, with the server's CPU per request and any `extra` figures.
+    /// The run as JSON, with the server's and Redis's CPU per request and any `extra`
+    /// figures.
     pub fn json(&self, extra: &[(&str, f64)]) -> Value {
-        let server_pct = self.cpu["server"].as_f64().unwrap_or(0.0);
+        let per_request = |process: &str| {
+            let pct = self.cpu[process].as_f64().unwrap_or(0.0);
+            round(pct * 1e4 / self.rps.max(1.0), 1)
+        };
         let mut out = json!({
             "per_s": self.rps, "requests": self.requests, "p50_ms": self.p50_ms, "p99_ms": self.p99_ms,
             "errors": self.errors, "cpu_pct": self.cpu,
-            "server_cpu_us_per_request": round(server_pct * 1e4 / self.rps.max(1.0), 1),
+            "server_cpu_us_per_request": per_request("server"),
+            "redis_cpu_us_per_request": per_request("redis"),
         });
         for (name, value) in extra {
             out[*name] = json!(round(*value, 3));
