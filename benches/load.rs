@@ -13,6 +13,10 @@
 //!    their ratios (targets: votes/s at least 0.9 ×, p99 at most 1.2 × the board
 //!    without).
 //! 3. Top-100 reads against the trivial `/healthz`.
+//!    Beside 2 and 3, in each round, the Go peer (`peer`): the same vote script and
+//!    top-100 reads on the same Redis, and Ovation's votes (ledger on), p99 and reads as
+//!    ratios of the peer's (targets: votes/s at least 1.25 ×, p99 at most 1 ×, top-100
+//!    reads at least 4 ×).
 //! 4. Member rank reads on a 1,000,000-member open board.
 //! 5. Redis bytes per member per bucket against a bare ZADD of the same members.
 //! 6. Redis µs per vote for each board shape (full semantics, with an idempotency key,
@@ -60,6 +64,7 @@ mod common;
 mod cpu;
 mod http;
 mod memory;
+mod peer;
 
 use common::{
     command_stats, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis,
@@ -358,6 +363,34 @@ async fn http_votes(
         },
     )
     .await
+}
+
+/// The Go peer's run, on an empty store: votes with the same wrk script as Ovation's, then
+/// top-100 reads of its day, each repeated while the host steals too much.
+async fn peer_phase(
+    bin: &Path,
+    root: &Path,
+    redis_port: u16,
+    redis_pid: u32,
+    seconds: u64,
+) -> (WrkResult, WrkResult) {
+    fresh_store(redis_port);
+    let peer = peer::start(bin, redis_port);
+    let pids = [("redis", redis_pid), ("server", peer.pid)];
+    let votes = until_quiet(WrkResult::steal, || async {
+        wrk(
+            &format!("{}/api/v1/boards/bench/votes", peer.base),
+            Some(&root.join("bench/vote.lua")),
+            seconds,
+            &pids,
+        )
+    })
+    .await;
+    let top = until_quiet(WrkResult::steal, || async {
+        wrk(&top_url(&peer.base), None, seconds, &pids)
+    })
+    .await;
+    (votes, top)
 }
 
 /// Waits (30 s at most) until `server`'s ledger drain has taken every accepted vote to
@@ -749,6 +782,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let mut runs = Vec::new();
     let mut rows = Vec::new();
+    let peer_bin = peer::build(root);
 
     for &workers in worker_counts {
         let prefix = format!("w{workers}");
@@ -830,6 +864,20 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             // Stopped before the next phase empties the store.
             last_prefix = Some(server.prefix.clone());
             drop(server);
+            let peer = match &peer_bin {
+                Some(bin) => {
+                    let (peer_votes, peer_top) =
+                        peer_phase(bin, root, redis_port, redis_pid, seconds).await;
+                    json!({
+                        "votes": peer_votes.json(&[]),
+                        "top100": peer_top.json(&[]),
+                        "votes_ratio": votes.rps / peer_votes.rps.max(1.0),
+                        "p99_ratio": votes.p99_ms / peer_votes.p99_ms.max(0.001),
+                        "top100_ratio": top.rps / peer_top.rps.max(1.0),
+                    })
+                }
+                None => Value::Null,
+            };
             let ceiling_rate = ceiling["scripts_per_s"].as_f64().unwrap_or(0.0);
             let bench_rate = benchmark["scripts_per_s"].as_f64().unwrap_or(0.0);
             reps.push(json!({
@@ -847,6 +895,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                     ("redis_usec_per_vote", alone_usec)]),
                 "trivial": trivial.json(&[]),
                 "top100": top.json(&[("ratio_to_trivial", top.rps / trivial.rps.max(1.0))]),
+                "go_peer": peer,
             }));
         }
 
@@ -924,6 +973,29 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             med("/top100/ratio_to_trivial"), spread(&reps, "/top100/ratio_to_trivial"),
             med("/top100/server_cpu_us_per_request"), median_cpu(&reps, "/top100/cpu_pct")
         ));
+        if peer_bin.is_some() {
+            rows.push(format!(
+                "| {workers} | Go peer: votes over HTTP (the same wrk script, the same Redis) | {:.0} votes/s | {:.2} | {:.2} | | redis {:.1} µs CPU/vote; server {:.0} µs CPU/vote | {} |",
+                med("/go_peer/votes/per_s"), med("/go_peer/votes/p50_ms"), med("/go_peer/votes/p99_ms"),
+                med("/go_peer/votes/redis_cpu_us_per_request"),
+                med("/go_peer/votes/server_cpu_us_per_request"),
+                median_cpu(&reps, "/go_peer/votes/cpu_pct")
+            ));
+            rows.push(format!(
+                "| {workers} | Go peer: top 100 (day) | {:.0} reads/s | {:.2} | {:.2} | | server {:.0} µs CPU/read | {} |",
+                med("/go_peer/top100/per_s"), med("/go_peer/top100/p50_ms"), med("/go_peer/top100/p99_ms"),
+                med("/go_peer/top100/server_cpu_us_per_request"),
+                median_cpu(&reps, "/go_peer/top100/cpu_pct")
+            ));
+            rows.push(format!(
+                "| {workers} | Ovation (ledger on) ÷ Go peer | {:.2} × votes/s (target ≥ 1.25; repeats {}) | | {:.2} × p99 (target ≤ 1; repeats {}) | {:.2} × top-100 reads/s (target ≥ 4; repeats {}) | redis {:.1} vs {:.1} µs CPU/vote; server {:.0} vs {:.0} µs CPU/vote | |",
+                med("/go_peer/votes_ratio"), spread(&reps, "/go_peer/votes_ratio"),
+                med("/go_peer/p99_ratio"), spread(&reps, "/go_peer/p99_ratio"),
+                med("/go_peer/top100_ratio"), spread(&reps, "/go_peer/top100_ratio"),
+                med("/votes/redis_cpu_us_per_request"), med("/go_peer/votes/redis_cpu_us_per_request"),
+                med("/votes/server_cpu_us_per_request"), med("/go_peer/votes/server_cpu_us_per_request"),
+            ));
+        }
         rows.push(format!(
             "| {workers} | top 100 (day), read cache off | {:.0} reads/s | {:.2} | {:.2} | {:.2} | {} errors | {} |",
             uncached.rps,
@@ -949,6 +1021,9 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 "votes_without_ledger_p99_ms": med("/votes_without_ledger/p99_ms"),
                 "ledger_per_s_ratio": round(med("/votes/per_s_ratio_to_no_ledger"), 3),
                 "ledger_p99_ratio": round(med("/votes/p99_ratio_to_no_ledger"), 3),
+                "go_peer_votes_ratio": round(med("/go_peer/votes_ratio"), 3),
+                "go_peer_p99_ratio": round(med("/go_peer/p99_ratio"), 3),
+                "go_peer_top100_ratio": round(med("/go_peer/top100_ratio"), 3),
                 "votes_group_commit_off_per_s": med("/votes_group_commit_off/per_s"),
                 "votes_group_commit_off_redis_usec_per_vote":
                     med("/votes_group_commit_off/redis_usec_per_vote"),
