@@ -20,4 +20,4 @@ npm run --silent check-schema
 npm run --silent build
 OVATION_URL="$base" OVATION_KEY="$key" npm test || { cat "$work/server.log" >&2; exit 1; }
 cd ../..
-OVATION_URL="$base" OVATION_KEY="$key" node --test examples/test/ || { cat "$work/server.log" >&2; exit 1; }
+OVATION_URL="$base" OVATION_KEY="$key" node --test examples/test/*.test.mjs || { cat "$work/server.log" >&2; exit 1; }

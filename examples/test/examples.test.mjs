@@ -12,21 +12,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { Ovation } from "../../clients/typescript/dist/index.js";
+import { admin, baseUrl, key, newBoard } from "./server.mjs";
 
-const baseUrl = process.env.OVATION_URL;
-const key = process.env.OVATION_KEY;
 const here = (path) => fileURLToPath(new URL(path, import.meta.url));
-
-async function admin(method, path, body) {
-  const response = await fetch(baseUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
 
 /** Starts `node file` with `env`; resolves once it printed `ready` (a line matching it). */
 function start(file, env, ready) {
@@ -95,14 +83,7 @@ test("the token backend's tokens vote straight to Ovation, and its trusted votes
     issuer: `https://${name}.example`,
     audience: "ovation",
   });
-  const board = `b-${randomUUID().slice(0, 8)}`;
-  await admin("POST", "/api/v1/admin/boards", {
-    slug: board,
-    title: board,
-    membership: "open",
-    periods: ["all"],
-    identity_providers: [name],
-  });
+  const board = await newBoard({ periods: ["all"], identity_providers: [name] });
   const trusted = await admin("POST", "/api/v1/admin/api-keys", {
     name: "backend",
     scopes: ["vote", "trusted"],
@@ -143,14 +124,7 @@ test("the token backend's tokens vote straight to Ovation, and its trusted votes
 });
 
 test("the live-top script prints the top as it changes", async () => {
-  const board = `b-${randomUUID().slice(0, 8)}`;
-  await admin("POST", "/api/v1/admin/boards", {
-    slug: board,
-    title: board,
-    membership: "open",
-    periods: ["all"],
-    public_page: true,
-  });
+  const board = await newBoard({ periods: ["all"], public_page: true });
   const client = new Ovation({ baseUrl, apiKey: key });
   await client.vote(board, { member: "a", count: 2, voter: "v1" });
   const follower = start(

@@ -10,22 +10,11 @@ import { createHmac, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
-const baseUrl = process.env.OVATION_URL;
-const key = process.env.OVATION_KEY;
-const pagePort = process.env.EXAMPLE_PAGE_PORT;
-assert.ok(baseUrl && key && pagePort, "OVATION_URL, OVATION_KEY and EXAMPLE_PAGE_PORT are set");
-const pageOrigin = `http://127.0.0.1:${pagePort}`;
+import { admin, baseUrl, newBoard } from "./server.mjs";
 
-async function admin(method, path, body) {
-  const response = await fetch(baseUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
+const pagePort = process.env.EXAMPLE_PAGE_PORT;
+assert.ok(pagePort, "EXAMPLE_PAGE_PORT is set");
+const pageOrigin = `http://127.0.0.1:${pagePort}`;
 
 function mint(secret, issuer, user) {
   const now = Math.floor(Date.now() / 1000);
@@ -104,9 +93,8 @@ test("a voter votes from a page of one's own, sees the ranking live, and is told
   const provider = await admin("POST", "/api/v1/admin/identity-providers", {
     name, kind: "hmac", issuer, audience: "ovation",
   });
-  const board = `b-${randomUUID().slice(0, 8)}`;
-  await admin("POST", "/api/v1/admin/boards", {
-    slug: board, title: board, membership: "open", periods: ["day"], public_page: true,
+  const board = await newBoard({
+    periods: ["day"], public_page: true,
     voters: "signed_in", identity_providers: [name], embed_origins: [pageOrigin],
   });
   await admin("POST", `/api/v1/admin/boards/${board}/rules`, {
