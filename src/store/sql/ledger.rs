@@ -299,8 +299,10 @@ pub async fn prune_instances(
 }
 
 /// SQLite's INSERT of `new`, numbered on after `last`: the rows as one JSON array of
-/// arrays, taken apart by `json_each`, so the statement has 4 parameters however many
-/// rows it carries and is prepared once per connection. A multi-row VALUES of 17
+/// arrays, taken apart by `jsonb_each`, so the statement has 4 parameters however many
+/// rows it carries and is prepared once per connection. `jsonb_each` hands each row to
+/// `->>` in SQLite's binary form: `json_each` handed it as text, which `->>` parsed again
+/// for every field (a third of the drain's SQLite time, bench/notes/2026-11-28-ledger-cost.md). A multi-row VALUES of 17
 /// parameters a row had the drain build and bind every value through the query builder,
 /// and SQLite parse a statement of each new length (see bench/notes/tv-final.md).
 async fn insert_from_json(
@@ -334,7 +336,7 @@ async fn insert_from_json(
         "{INSERT_ENTRIES} SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, \
         value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, \
         value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12 \
-        FROM json_each(?) ORDER BY key"
+        FROM jsonb_each(?) ORDER BY key"
     );
     txn.execute_raw(Statement::from_sql_and_values(
         DbBackend::Sqlite,
