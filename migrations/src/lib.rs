@@ -26,6 +26,7 @@ mod m20261126_000021_add_votes_counted_from;
 mod m20261128_000022_add_room_budget;
 mod m20261128_000023_create_ledger_gaps;
 mod m20261128_000024_create_identity_providers;
+mod m20261128_000025_create_ledger_voters;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -58,6 +59,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000022_add_room_budget::Migration),
             Box::new(m20261128_000023_create_ledger_gaps::Migration),
             Box::new(m20261128_000024_create_identity_providers::Migration),
+            Box::new(m20261128_000025_create_ledger_voters::Migration),
         ]
     }
 }

@@ -3,9 +3,10 @@
 //! accepted. `/readyz` and `/metrics` report it; every
 //! instance looks at every board's ledger on each pass, holder of its lease or not.
 //! Also the family instances whose ledger entries this instance could not note for the
-//! drain (`Backlogs::unnoted`), which its drain notes on its next pass.
+//! drain (`Backlogs::unnoted`), which its drain notes on its next pass. And the boards
+//! whose voter index this instance knows to be complete (`Backlogs::voters_indexed`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 /// One board's backlog.
@@ -38,6 +39,10 @@ pub struct Backlogs {
     /// Family id -> instance -> when its entries were appended (ms): instances whose
     /// writes appended ledger entries the family's note of them did not reach.
     unnoted: Mutex<HashMap<i64, HashMap<String, i64>>>,
+    /// Boards whose voter index this instance's drain brought up to their last entry and
+    /// that it has stored no entry for since. Empty at start: every board is looked at
+    /// once.
+    indexed: Mutex<HashSet<i64>>,
 }
 
 impl Default for Backlogs {
@@ -47,6 +52,7 @@ impl Default for Backlogs {
             token: format!("{:016x}", rand::random::<u64>()),
             rebuilds: Mutex::default(),
             unnoted: Mutex::default(),
+            indexed: Mutex::default(),
         }
     }
 }
@@ -106,6 +112,23 @@ impl Backlogs {
             .lock()
             .map(|mut u| std::mem::take(&mut *u))
             .unwrap_or_default()
+    }
+
+    /// Whether this instance knows `board`'s voter index to be complete.
+    pub fn voters_indexed(&self, board: i64) -> bool {
+        self.indexed.lock().is_ok_and(|i| i.contains(&board))
+    }
+
+    /// Records whether `board`'s voter index is complete (`false`: the drain stored
+    /// entries after it).
+    pub fn set_voters_indexed(&self, board: i64, complete: bool) {
+        if let Ok(mut indexed) = self.indexed.lock() {
+            if complete {
+                indexed.insert(board);
+            } else {
+                indexed.remove(&board);
+            }
+        }
     }
 
     /// This instance's drain token.

@@ -18,7 +18,9 @@
 //!    (`ledger_trim.lua`), remembering the last entry trimmed.
 //!
 //! So an entry reaches SQL once, in order, with no gap, whoever drains and wherever one
-//! stops. When Redis does not remember the last trimmed entry as SQL's cursor (it lost
+//! stops. The ledger's voter index (`store::sql::ledger_voters`) follows in batches: once
+//! it is [`INDEX_BATCH`] behind a board that keeps receiving, and wholly once the board is
+//! quiet. When Redis does not remember the last trimmed entry as SQL's cursor (it lost
 //! its data, or a failover went back in time), entries SQL already holds may be at the
 //! head again: the drain then leaves out those whose ids SQL holds among its latest.
 
@@ -39,8 +41,8 @@ use crate::domain::ids::{BoardName, BoardSlug};
 use crate::domain::ledger::{Entry, Recorded};
 use crate::metrics;
 use crate::store::redis::{BoardKeys, Lease};
-use crate::store::sql::SqlError;
 use crate::store::sql::ledger::{self as sql, LedgerOf};
+use crate::store::sql::{SqlError, ledger_voters};
 
 /// Entries per read and per SQL transaction.
 pub const BATCH: usize = 1000;
@@ -150,20 +152,29 @@ async fn drain_board(
 ) -> Result<Backlog, EngineError> {
     let sources = board.keys.shards();
     let waiting = backlog(state, &sources).await?;
-    if waiting.oldest_ms.is_none() {
+    let id = board.board.id;
+    if waiting.oldest_ms.is_none() && state.backlogs.voters_indexed(id) {
         return Ok(waiting);
     }
     let lease: Lease = state.redis.ledger_lease(&board.keys, token, LEASE);
     if !state.redis.take_lease(&lease).await? {
         return Ok(waiting);
     }
+    let of = LedgerOf::board(id);
+    if waiting.oldest_ms.is_none() {
+        // Quiet: the voter index takes every entry it lacks.
+        index_voters(state, of, true).await?;
+        state.backlogs.set_voters_indexed(id, true);
+        return Ok(waiting);
+    }
     // A votes board Redis lost is rebuilt from its ledger (`engine::rebuild`).
     let rebuilds = !board.board.settings.scoring.is_scores();
-    let of = LedgerOf::board(board.board.id);
     let moved = drain_sources(state, of, &sources, rebuilds).await?;
     if moved == 0 {
         return Ok(waiting);
     }
+    state.backlogs.set_voters_indexed(id, false);
+    index_voters(state, of, false).await?;
     metrics::ledger_drained(board.board.slug.as_str(), moved);
     backlog(state, &sources).await
 }
@@ -205,7 +216,11 @@ async fn drain_family(
                 board_id: board.board.id,
                 instance,
             };
-            moved += drain_sources(state, of, &sources, false).await?;
+            let stored = drain_sources(state, of, &sources, false).await?;
+            if stored > 0 {
+                index_voters(state, of, true).await?;
+            }
+            moved += stored;
             // Out first, then looked at again: a write that appended meanwhile notes its
             // instance after appending, so it is either seen here or noted after this.
             state.redis.ledger_clean(family, instance).await?;
@@ -227,6 +242,28 @@ async fn drain_family(
         pending: state.redis.ledger_waiting(family).await?,
         oldest_ms: dirty.iter().map(|(_, ms)| *ms).min(),
     })
+}
+
+/// How many of a ledger's `seq`s its voter index takes in one transaction, and how far
+/// it may fall behind while the board keeps receiving: a voter's entries after its mark
+/// are found by reading them (`store::sql::ledger_voters`). Taken in batches this large,
+/// sorted by voter, the index costs a few µs an entry; an index written with every entry
+/// cost 10 (bench/notes/2026-11-28-ledger-cost.md).
+const INDEX_BATCH: i64 = 50_000;
+
+/// Brings `of`'s voter index up to its last entry when `all`, else while it is a whole
+/// [`INDEX_BATCH`] behind. Another drain that moved the index's mark first ends it.
+async fn index_voters(state: &AppState, of: LedgerOf<'_>, all: bool) -> Result<(), EngineError> {
+    loop {
+        let behind = ledger_voters::behind(&state.db, of).await?;
+        if behind == 0 || (!all && behind < INDEX_BATCH) {
+            return Ok(());
+        }
+        match ledger_voters::index_next(&state.db, of, INDEX_BATCH).await {
+            Err(SqlError::Conflict) => return Ok(()),
+            moved => moved?,
+        };
+    }
 }
 
 /// Rooms whose SQL ledgers one pass removes at most.

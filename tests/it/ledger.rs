@@ -1781,3 +1781,210 @@ async fn an_expired_rooms_ledger_leaves_sql_after_its_familys_ledger_days() {
     assert_eq!(cursors, [("new".to_owned(),)]);
     assert_eq!(ledger(&app, "rooms:new", 10).await.len(), 2);
 }
+
+/// A step of the voter index's model test: entries appended to the ledger (each one's
+/// voter, `None` for an entry naming none), or the index taking up to that many `seq`s.
+#[derive(Debug, Clone)]
+enum IndexStep {
+    Append(Vec<Option<u8>>),
+    Index(i64),
+}
+
+fn index_steps() -> impl proptest::strategy::Strategy<Value = Vec<IndexStep>> {
+    use proptest::prelude::*;
+    prop::collection::vec(
+        prop_oneof![
+            prop::collection::vec(prop::option::of(0u8..4), 1..30).prop_map(IndexStep::Append),
+            (1i64..40).prop_map(IndexStep::Index),
+        ],
+        1..20,
+    )
+}
+
+/// An entry numbered `id` of `voter`'s (`None`: naming none).
+fn entry_of(id: i64, voter: Option<u8>) -> Entry {
+    Entry {
+        id,
+        at: 1_764_000_000_000 + id,
+        recorded: 1_764_000_000_000 + id,
+        member: format!("m{}", id % 3),
+        voter: voter.map(|v| format!("v{v}")),
+        channel: None,
+        terminal: None,
+        count: 1 + id % 2,
+        op: None,
+        value: None,
+        display: 1_000_000,
+        carry: 0,
+        adjusts: None,
+    }
+}
+
+/// A fresh database with every migration applied, or those up to `upto` (a count).
+async fn migrated(
+    upto: Option<u32>,
+) -> (crate::harness::TestDatabase, sea_orm::DatabaseConnection) {
+    use migrations::MigratorTrait;
+    let database = crate::harness::TestDatabase::create().await;
+    let db = ovation::store::sql::connect(&database.url, 4)
+        .await
+        .unwrap();
+    migrations::Migrator::up(&db, upto).await.unwrap();
+    (database, db)
+}
+
+/// The voter index against a model: whatever the entries and however far the index has
+/// been taken, a voter's `seq`s are exactly the entries naming the voter, the index is
+/// behind by exactly the `seq`s it has not taken, and a revocation and a voter's votes
+/// read the same entries.
+async fn voter_index_model(steps: Vec<IndexStep>) {
+    use ovation::store::sql::ledger_voters;
+    let (_database, db) = migrated(None).await;
+    let of = LedgerOf::board(7);
+    let (mut voters, mut mark, mut cursor): (Vec<Option<u8>>, i64, Option<i64>) =
+        (Vec::new(), 0, None);
+    for step in steps {
+        match step {
+            IndexStep::Append(new) => {
+                let first = voters.len() as i64 + 1;
+                let entries: Vec<Entry> = new
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| entry_of(first + i as i64, *v))
+                    .collect();
+                let last = entries.last().unwrap().id;
+                sql::append(&db, of, 0, cursor, last, &entries)
+                    .await
+                    .unwrap();
+                cursor = Some(last);
+                voters.extend(new);
+            }
+            IndexStep::Index(max) => {
+                let took = ledger_voters::index_next(&db, of, max).await.unwrap();
+                let expected = (voters.len() as i64 - mark).min(max);
+                assert_eq!(took, expected);
+                mark += took;
+            }
+        }
+        assert_eq!(
+            ledger_voters::behind(&db, of).await.unwrap(),
+            voters.len() as i64 - mark
+        );
+        for v in 0..4u8 {
+            let expected: Vec<i64> = (1..=voters.len() as i64)
+                .filter(|seq| voters[*seq as usize - 1] == Some(v))
+                .collect();
+            assert_eq!(
+                ledger_voters::seqs_of(&db, of, &format!("v{v}"))
+                    .await
+                    .unwrap(),
+                expected,
+                "voter v{v}, index at {mark} of {}",
+                voters.len()
+            );
+        }
+    }
+    let of_v1: Vec<i64> = (1..=voters.len() as i64)
+        .filter(|seq| voters[*seq as usize - 1] == Some(1))
+        .collect();
+    let counted: i64 = of_v1.iter().map(|seq| 1 + seq % 2).sum();
+    let votes = sql::voter_votes(&db, of, "v1").await.unwrap();
+    assert_eq!(votes.iter().map(|(_, c, _)| c).sum::<i64>(), counted);
+    let request = ovation::domain::ledger::RevocationRequest::new(
+        ovation::domain::ids::VoterId::parse("v1").unwrap(),
+        None,
+        None,
+        "model".into(),
+    )
+    .unwrap();
+    let (revocation, struck) = sql::revoke(&db, of, &request, "test").await.unwrap();
+    assert_eq!(struck.iter().map(|e| e.id).collect::<Vec<_>>(), of_v1);
+    assert_eq!(revocation.votes, counted);
+    let votes = sql::voter_votes(&db, of, "v1").await.unwrap();
+    assert_eq!(votes.iter().map(|(_, _, s)| s).sum::<i64>(), counted);
+    assert_eq!(votes.iter().map(|(_, c, _)| c).sum::<i64>(), 0);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, ..Default::default() })]
+
+    #[test]
+    fn the_voter_index_finds_exactly_each_voters_entries_however_far_it_has_been_taken(
+        steps in index_steps()
+    ) {
+        tokio::runtime::Runtime::new().unwrap().block_on(voter_index_model(steps));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upgrading_indexes_the_voters_of_the_entries_already_stored() {
+    use migrations::MigratorTrait;
+    use ovation::store::sql::ledger_voters;
+    // The migrations before the voter index's own.
+    let (_database, db) = migrated(Some(24)).await;
+    let of = LedgerOf::board(3);
+    let entries: Vec<Entry> = (1..=40)
+        .map(|id| entry_of(id, Some((id % 3) as u8)))
+        .collect();
+    sql::append(&db, of, 0, None, 40, &entries).await.unwrap();
+    migrations::Migrator::up(&db, None).await.unwrap();
+    assert_eq!(ledger_voters::behind(&db, of).await.unwrap(), 0);
+    // The mark reaches the last entry: each voter's entries are found in the index.
+    for v in 0..3 {
+        let expected: Vec<i64> = (1..=40).filter(|id| id % 3 == v).collect();
+        assert_eq!(
+            ledger_voters::seqs_of(&db, of, &format!("v{v}"))
+                .await
+                .unwrap(),
+            expected
+        );
+    }
+}
+
+/// Waits until the voter index of `of` reaches its last entry; panics after 15 s.
+async fn indexed(state: &AppState, of: LedgerOf<'_>) {
+    for _ in 0..300 {
+        if ovation::store::sql::ledger_voters::behind(&state.db, of)
+            .await
+            .unwrap()
+            == 0
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the voter index of {of:?} did not reach its last entry in 15 s");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_voter_index_catches_up_once_a_board_is_quiet_and_after_each_rooms_drain() {
+    use ovation::store::sql::ledger_voters;
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "quiet", "title": "quiet", "membership": "open"}))
+        .await;
+    ledger_family(&app).await;
+    for i in 0..6 {
+        let voter = format!("q{}", i % 2);
+        app.vote("quiet", json!({"member": "m1", "voter": voter}))
+            .await;
+        app.vote("room:r1", json!({"member": "m1", "voter": voter}))
+            .await;
+    }
+    drained(&app, "quiet").await;
+    drained(&app, "room:r1").await;
+    let state = stores(&app).await;
+    let (_, of) = board_ledger(&state, "quiet");
+    indexed(&state, of).await;
+    let family = board_ledger(&state, "room").1;
+    let room = LedgerOf {
+        board_id: family.board_id,
+        instance: "r1",
+    };
+    indexed(&state, room).await;
+    for of in [of, room] {
+        assert_eq!(
+            ledger_voters::seqs_of(&state.db, of, "q1").await.unwrap(),
+            vec![2, 4, 6]
+        );
+    }
+}

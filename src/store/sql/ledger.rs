@@ -14,7 +14,7 @@ use sea_orm::{
 };
 
 use super::entities::{ledger_cursor, ledger_entry, ledger_gap, revocation};
-use super::{SqlError, from_naive, to_naive};
+use super::{SqlError, from_naive, ledger_voters, to_naive};
 use crate::domain::adjustment;
 use crate::domain::ledger::{Entry, Recorded, Revocation, RevocationRequest};
 use crate::domain::period::Bucket;
@@ -257,9 +257,9 @@ pub async fn append(
     Ok(last)
 }
 
-/// Deletes the ledgers (entries and the drain's places) of `board_id`'s family instances
-/// whose drain last moved before `before_ms`, `limit` instances at most, in one
-/// transaction; answers how many instances' ledgers it deleted.
+/// Deletes the ledgers (entries, their voter index and the drain's places) of
+/// `board_id`'s family instances whose drain last moved before `before_ms`, `limit`
+/// instances at most, in one transaction; answers how many instances' ledgers it deleted.
 pub async fn prune_instances(
     db: &DatabaseConnection,
     board_id: i64,
@@ -294,6 +294,7 @@ pub async fn prune_instances(
         .filter(ledger_cursor::Column::Instance.is_in(stale.iter().map(String::as_str)))
         .exec(&txn)
         .await?;
+    ledger_voters::delete_instances(&txn, board_id, &stale).await?;
     txn.commit().await?;
     Ok(stale.len() as u64)
 }
@@ -583,22 +584,24 @@ pub async fn revoke(
     actor: &str,
 ) -> Result<(Revocation, Vec<Entry>), SqlError> {
     let txn = super::begin_write(db).await?;
-    let mut query = entries(of)
-        .filter(ledger_entry::Column::Revoked.is_null())
-        .filter(ledger_entry::Column::Voter.eq(request.voter.as_str()));
-    if let Some(from) = request.from {
-        query = query.filter(ledger_entry::Column::AtMs.gte(from.timestamp_millis()));
+    let seqs = ledger_voters::seqs_of(&txn, of, request.voter.as_str()).await?;
+    let mut struck: Vec<Recorded> = Vec::new();
+    for chunk in seqs.chunks(CHUNK) {
+        let mut query = of_seqs(of, chunk).filter(ledger_entry::Column::Revoked.is_null());
+        if let Some(from) = request.from {
+            query = query.filter(ledger_entry::Column::AtMs.gte(from.timestamp_millis()));
+        }
+        if let Some(to) = request.to {
+            query = query.filter(ledger_entry::Column::AtMs.lt(to.timestamp_millis()));
+        }
+        for row in query
+            .order_by_asc(ledger_entry::Column::Seq)
+            .all(&txn)
+            .await?
+        {
+            struck.push(recorded(row)?);
+        }
     }
-    if let Some(to) = request.to {
-        query = query.filter(ledger_entry::Column::AtMs.lt(to.timestamp_millis()));
-    }
-    let struck: Vec<Recorded> = query
-        .order_by_asc(ledger_entry::Column::Seq)
-        .all(&txn)
-        .await?
-        .into_iter()
-        .map(recorded)
-        .collect::<Result<_, _>>()?;
     let mut by_member = BTreeMap::new();
     for r in &struck {
         *by_member.entry(r.entry.member.clone()).or_insert(0) += r.entry.count;
@@ -632,6 +635,11 @@ pub async fn revoke(
         to_revocation(row)?,
         struck.into_iter().map(|r| r.entry).collect(),
     ))
+}
+
+/// The board's entries whose `seq` is among `seqs`.
+fn of_seqs(of: LedgerOf<'_>, seqs: &[i64]) -> sea_orm::Select<ledger_entry::Entity> {
+    entries(of).filter(ledger_entry::Column::Seq.is_in(seqs.iter().copied()))
 }
 
 fn entries_of_seqs(of: LedgerOf<'_>, seqs: &[i64]) -> sea_orm::UpdateMany<ledger_entry::Entity> {
@@ -718,15 +726,20 @@ pub async fn voter_votes(
     of: LedgerOf<'_>,
     voter: &str,
 ) -> Result<Vec<(String, i64, i64)>, SqlError> {
-    let rows: Vec<(String, i64, Option<i64>)> = entries(of)
-        .filter(ledger_entry::Column::Voter.eq(voter))
-        .select_only()
-        .column(ledger_entry::Column::Member)
-        .column(ledger_entry::Column::Count)
-        .column(ledger_entry::Column::Revoked)
-        .into_tuple()
-        .all(db)
-        .await?;
+    let seqs = ledger_voters::seqs_of(db, of, voter).await?;
+    let mut rows: Vec<(String, i64, Option<i64>)> = Vec::new();
+    for chunk in seqs.chunks(CHUNK) {
+        rows.extend(
+            of_seqs(of, chunk)
+                .select_only()
+                .column(ledger_entry::Column::Member)
+                .column(ledger_entry::Column::Count)
+                .column(ledger_entry::Column::Revoked)
+                .into_tuple::<(String, i64, Option<i64>)>()
+                .all(db)
+                .await?,
+        );
+    }
     let mut by_member: BTreeMap<String, (i64, i64)> = BTreeMap::new();
     for (member, count, revoked) in rows {
         let e = by_member.entry(member).or_default();

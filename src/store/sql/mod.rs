@@ -11,6 +11,7 @@ pub mod entities;
 pub mod identity_providers;
 pub mod leagues;
 pub mod ledger;
+pub mod ledger_voters;
 pub mod members;
 mod outbox;
 pub mod rules;

@@ -18,6 +18,8 @@ pub mod league_season;
 pub mod ledger_cursor;
 pub mod ledger_entry;
 pub mod ledger_gap;
+pub mod ledger_voter;
+pub mod ledger_voter_mark;
 pub mod member;
 pub mod member_removal;
 pub mod rate_rule;
