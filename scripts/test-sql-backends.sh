@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the SQL-layer tests (admin, archive, cross-instance, limits, durability, leagues, ledger,
-# board webhooks, adjustments and signed-in voters modules) against this machine's
-# PostgreSQL and MariaDB, starting them when they are down. Fails loudly when either
-# cannot be reached: a skipped backend would be a silent pass. Each test creates its own
-# ovation_it_* database; they are dropped at the end.
+# Runs the SQL-layer tests (admin, archive, cross-instance, limits, durability, leagues,
+# ledger, the drain killed mid-way, board webhooks, adjustments and signed-in voters
+# modules) against this machine's PostgreSQL and MariaDB, starting them when they are
+# down. Fails loudly when either cannot be reached: a skipped backend would be a silent
+# pass. Each test creates its own ovation_it_* database; they are dropped at the end.
 set -euo pipefail
 
 PG_URL="${OVATION_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}"
@@ -41,6 +41,6 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== SQL-layer tests on PostgreSQL" >&2
-OVATION_TEST_DATABASE_URL="$PG_URL" cargo test --test it -- admin:: archive:: sync:: limits:: durability:: leagues:: league_play:: ledger:: board_webhooks:: adjustments:: voters::
+OVATION_TEST_DATABASE_URL="$PG_URL" cargo test --test it -- admin:: archive:: sync:: limits:: durability:: leagues:: league_play:: ledger:: drain_crash:: board_webhooks:: adjustments:: voters::
 echo "== SQL-layer tests on MariaDB" >&2
-OVATION_TEST_DATABASE_URL="$MY_URL" cargo test --test it -- admin:: archive:: sync:: limits:: durability:: leagues:: league_play:: ledger:: board_webhooks:: adjustments:: voters::
+OVATION_TEST_DATABASE_URL="$MY_URL" cargo test --test it -- admin:: archive:: sync:: limits:: durability:: leagues:: league_play:: ledger:: drain_crash:: board_webhooks:: adjustments:: voters::

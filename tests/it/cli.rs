@@ -184,22 +184,27 @@ async fn recount_on_the_command_line_reports_and_repairs() {
     );
 }
 
-/// An `ovation serve` process of its own: the first life of a deployment that a test
-/// stops for good (its drain and tasks with it) before starting another.
-struct Served {
-    child: std::process::Child,
-    base: String,
-    client: reqwest::Client,
+/// An `ovation serve` process of its own: a life of a deployment that a test stops for
+/// good (its drain and tasks with it), or kills, before starting another.
+pub(crate) struct Served {
+    pub child: std::process::Child,
+    pub base: String,
+    pub client: reqwest::Client,
 }
 
 impl Served {
     async fn start(url: &str, prefix: &str) -> Self {
+        Self::start_on(url, &shared_redis().url(), prefix).await
+    }
+
+    /// The same on the Redis at `redis_url`.
+    pub async fn start_on(url: &str, redis_url: &str, prefix: &str) -> Self {
         let port = crate::harness::free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_ovation"))
             .env("OVATION_CONFIG", "/dev/null")
             .env("OVATION_BIND", format!("127.0.0.1:{port}"))
             .env("OVATION_DATABASE_URL", url)
-            .env("OVATION_REDIS_URL", shared_redis().url())
+            .env("OVATION_REDIS_URL", redis_url)
             .env("OVATION_KEY_PREFIX", format!("{prefix}:"))
             .env("OVATION_MASTER_KEY", MASTER_KEY)
             .env("OVATION_ADMIN_PASSWORD", "served-admin-password")
@@ -229,7 +234,7 @@ impl Served {
         panic!("ovation serve did not become ready");
     }
 
-    async fn call(
+    pub async fn call(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -250,7 +255,7 @@ impl Served {
 
 /// The `seq` of every entry of `board`'s ledger in SQL, once nothing waits in Redis, as
 /// the server at `base` answers.
-async fn drained_seqs(client: &reqwest::Client, base: &str, board: &str) -> Vec<i64> {
+pub(crate) async fn drained_seqs(client: &reqwest::Client, base: &str, board: &str) -> Vec<i64> {
     for _ in 0..300 {
         let page: serde_json::Value = client
             .get(format!(
@@ -277,7 +282,7 @@ async fn drained_seqs(client: &reqwest::Client, base: &str, board: &str) -> Vec<
 }
 
 /// Votes `n` times on `board` of the server at `base`, as voters `<tag>0…`.
-async fn votes(client: &reqwest::Client, base: &str, board: &str, tag: &str, n: usize) {
+pub(crate) async fn votes(client: &reqwest::Client, base: &str, board: &str, tag: &str, n: usize) {
     for i in 0..n {
         let resp = client
             .post(format!("{base}/api/v1/boards/{board}/votes"))

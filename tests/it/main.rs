@@ -12,6 +12,7 @@ mod cluster;
 mod contract;
 mod crash;
 mod docs;
+mod drain_crash;
 mod durability;
 mod events;
 mod families;
