@@ -72,5 +72,6 @@ bench:
 	cargo bench --bench league
 	cargo bench --bench families
 	cargo bench --bench ledger
+	cargo bench --bench drain
 	cargo bench --bench tv_final
 	cargo bench --bench push

@@ -26,12 +26,15 @@ enum Cut {
     After,
 }
 
+/// What a [`Tap`] is armed with: the bytes of the command it cuts at, and how.
+type Armed = Arc<Mutex<Option<(Vec<u8>, Cut)>>>;
+
 /// A TCP proxy from a server to Redis. Once armed with a needle, it stops forwarding the
 /// server's bytes (on every connection, which stay open) as its [`Cut`] says; Redis's
 /// answers still flow.
 struct Tap {
     port: u16,
-    armed: Arc<Mutex<Option<(Vec<u8>, Cut)>>>,
+    armed: Armed,
     cut: Arc<AtomicBool>,
 }
 
@@ -39,7 +42,7 @@ impl Tap {
     async fn start(target_port: u16) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let armed: Arc<Mutex<Option<(Vec<u8>, Cut)>>> = Arc::default();
+        let armed: Armed = Arc::default();
         let cut = Arc::new(AtomicBool::new(false));
         let (a, c) = (armed.clone(), cut.clone());
         tokio::spawn(async move {
@@ -80,7 +83,7 @@ impl Tap {
 async fn commands(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
-    armed: Arc<Mutex<Option<(Vec<u8>, Cut)>>>,
+    armed: Armed,
     cut: Arc<AtomicBool>,
 ) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
