@@ -153,18 +153,23 @@ async fn drain_board(
     let sources = board.keys.shards();
     let waiting = backlog(state, &sources).await?;
     let id = board.board.id;
-    if waiting.oldest_ms.is_none() && state.backlogs.voters_indexed(id) {
+    let of = LedgerOf::board(id);
+    if waiting.oldest_ms.is_none() {
+        // Quiet: the voter index takes every entry it lacks, under the lease.
+        if !state.backlogs.voters_indexed(id) {
+            if ledger_voters::behind(&state.db, of).await? > 0 {
+                let lease: Lease = state.redis.ledger_lease(&board.keys, token, LEASE);
+                if !state.redis.take_lease(&lease).await? {
+                    return Ok(waiting);
+                }
+                index_voters(state, of, true).await?;
+            }
+            state.backlogs.set_voters_indexed(id, true);
+        }
         return Ok(waiting);
     }
     let lease: Lease = state.redis.ledger_lease(&board.keys, token, LEASE);
     if !state.redis.take_lease(&lease).await? {
-        return Ok(waiting);
-    }
-    let of = LedgerOf::board(id);
-    if waiting.oldest_ms.is_none() {
-        // Quiet: the voter index takes every entry it lacks.
-        index_voters(state, of, true).await?;
-        state.backlogs.set_voters_indexed(id, true);
         return Ok(waiting);
     }
     // A votes board Redis lost is rebuilt from its ledger (`engine::rebuild`).
