@@ -259,13 +259,10 @@ const INDEX_BATCH: i64 = 50_000;
 /// Brings `of`'s voter index up to its last entry when `all`, else while it is a whole
 /// [`INDEX_BATCH`] behind. Another drain that moved the index's mark first ends it.
 async fn index_voters(state: &AppState, of: LedgerOf<'_>, all: bool) -> Result<(), EngineError> {
+    let min = if all { 1 } else { INDEX_BATCH };
     loop {
-        let behind = ledger_voters::behind(&state.db, of).await?;
-        if behind == 0 || (!all && behind < INDEX_BATCH) {
-            return Ok(());
-        }
-        match ledger_voters::index_next(&state.db, of, INDEX_BATCH).await {
-            Err(SqlError::Conflict) => return Ok(()),
+        match ledger_voters::index_next(&state.db, of, min, INDEX_BATCH).await {
+            Ok(0) | Err(SqlError::Conflict) => return Ok(()),
             moved => moved?,
         };
     }

@@ -1783,11 +1783,12 @@ async fn an_expired_rooms_ledger_leaves_sql_after_its_familys_ledger_days() {
 }
 
 /// A step of the voter index's model test: entries appended to the ledger (each one's
-/// voter, `None` for an entry naming none), or the index taking up to that many `seq`s.
+/// voter, `None` for an entry naming none), or the index taking up to `max` `seq`s when
+/// it is at least `min` behind.
 #[derive(Debug, Clone)]
 enum IndexStep {
     Append(Vec<Option<u8>>),
-    Index(i64),
+    Index { min: i64, max: i64 },
 }
 
 fn index_steps() -> impl proptest::strategy::Strategy<Value = Vec<IndexStep>> {
@@ -1795,7 +1796,7 @@ fn index_steps() -> impl proptest::strategy::Strategy<Value = Vec<IndexStep>> {
     prop::collection::vec(
         prop_oneof![
             prop::collection::vec(prop::option::of(0u8..4), 1..30).prop_map(IndexStep::Append),
-            (1i64..40).prop_map(IndexStep::Index),
+            (1i64..40, 1i64..40).prop_map(|(min, max)| IndexStep::Index { min, max }),
         ],
         1..20,
     )
@@ -1859,9 +1860,10 @@ async fn voter_index_model(steps: Vec<IndexStep>) {
                 cursor = Some(last);
                 voters.extend(new);
             }
-            IndexStep::Index(max) => {
-                let took = ledger_voters::index_next(&db, of, max).await.unwrap();
-                let expected = (voters.len() as i64 - mark).min(max);
+            IndexStep::Index { min, max } => {
+                let took = ledger_voters::index_next(&db, of, min, max).await.unwrap();
+                let behind = voters.len() as i64 - mark;
+                let expected = if behind >= min { behind.min(max) } else { 0 };
                 assert_eq!(took, expected);
                 mark += took;
             }

@@ -33,20 +33,22 @@ pub async fn behind(db: &impl ConnectionTrait, of: LedgerOf<'_>) -> Result<i64, 
 }
 
 /// Takes `of`'s entries after the mark, up to `max` `seq`s of them, into the voter index
-/// and moves the mark past them, in one transaction; answers how many `seq`s the mark
-/// moved (0 when the index was not behind). [`SqlError::Conflict`] when another drain
-/// moved the mark first: nothing is written.
+/// and moves the mark past them, in one transaction, when the index is at least `min`
+/// `seq`s behind; answers how many `seq`s the mark moved (0 when it was less behind).
+/// [`SqlError::Conflict`] when another drain moved the mark first: nothing is written.
 pub async fn index_next(
     db: &DatabaseConnection,
     of: LedgerOf<'_>,
+    min: i64,
     max: i64,
 ) -> Result<i64, SqlError> {
     let from = mark(db, of).await?;
     let start = from.unwrap_or(0);
-    let to = last_seq(db, of).await?.min(start + max);
-    if to <= start {
+    let last = last_seq(db, of).await?;
+    if last - start < min.max(1) {
         return Ok(0);
     }
+    let to = last.min(start + max);
     let txn = super::begin_write(db).await?;
     match from {
         Some(from) => {
