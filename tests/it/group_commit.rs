@@ -20,7 +20,7 @@ async fn real_score(app: &TestApp, board: &str, member: &str) -> f64 {
 
 /// Each command's calls since the Redis's statistics were reset, less those that failed
 /// (a script call refused with NOSCRIPT, the first on a fresh Redis, ran nothing).
-async fn command_calls(
+pub(crate) async fn command_calls(
     conn: &mut redis::aio::MultiplexedConnection,
 ) -> impl Fn(&str) -> u64 + use<> {
     let info: String = redis::cmd("INFO")

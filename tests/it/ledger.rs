@@ -1990,3 +1990,44 @@ async fn the_voter_index_catches_up_once_a_board_is_quiet_and_after_each_rooms_d
         );
     }
 }
+
+/// A drain pass reads a board's ledger a batch at a time up to the end it finds, and
+/// stops at the first short batch rather than reading again: a busy board is taken in
+/// full batches, one SQL transaction each, not in one small transaction after another.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_drain_pass_takes_full_batches_and_stops_at_the_first_short_one() {
+    use crate::group_commit::command_calls;
+    use crate::harness::{RedisServer, reset_stats};
+    let server = RedisServer::start();
+    let app = TestApp::spawn_with(Options {
+        redis: ovation::store::redis::RedisTarget::Single(server.url()),
+        ledger_drain: Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "full", "title": "full", "membership": "open"}))
+        .await;
+    let votes = ovation::engine::ledger::BATCH + 5;
+    for first in (0..votes).step_by(100) {
+        let batch: Vec<Value> = (first..votes.min(first + 100))
+            .map(|i| json!({"board": "full", "member": format!("m{}", i % 7)}))
+            .collect();
+        let (status, body) = app.post("/api/v1/votes", json!({"votes": batch})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(
+            body["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["ok"] == true),
+            "{body}"
+        );
+    }
+    let state = stores(&app).await;
+    let (_, of) = board_ledger(&state, "full");
+    let mut conn = reset_stats(&server).await;
+    ovation::engine::ledger::drain_all(&state, "drainer").await;
+    assert_eq!(sql::last_seq(&state.db, of).await.unwrap(), votes as i64);
+    // What waits, looked at before and after; then the full batch and the short one.
+    assert_eq!(command_calls(&mut conn).await("lrange"), 4);
+}
