@@ -297,12 +297,9 @@ fn main() {
                 cpu_cell(&cpu)
             );
             flush();
-            let board = store.keys().board(
-                1_000,
-                Storage::Sharded { shards: 16 },
-                Spread::Members,
-                Tz::UTC,
-            );
+            let board = store
+                .keys()
+                .board(1_000, Storage::sharded(16), Spread::Members, Tz::UTC);
             let (rate, cpu) = quiet(&pids, || sharded_writes(&store, &board, secs)).await;
             println!(
                 "| {name} | score writes, sharded board (16 shards) | {rate:.0}/s | {} |",

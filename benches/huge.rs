@@ -79,7 +79,7 @@ async fn load(port: u16, board: &BoardKeys, all: &Bucket, members: usize) {
                 }
                 pipe.add_command(hset).ignore();
             }
-            Storage::Sharded { shards } => {
+            Storage::Sharded { shards, .. } => {
                 let keys = board.shards();
                 let mut zadds: Vec<redis::Cmd> = keys
                     .iter()
@@ -225,7 +225,7 @@ fn main() {
         let layouts = [
             ("full", Storage::Full),
             ("top_n 1000/1200", Storage::TopN { retain: 1000, trim_at: 1200 }),
-            ("sharded 16", Storage::Sharded { shards: 16 }),
+            ("sharded 16", Storage::sharded(16)),
         ];
         println!("{members} members in the all-time bucket.\n");
         println!("| layout | memory per member | write (Redis µs per call) | top-100 read p50 / p99 | rank read p50 / p99 |");

@@ -409,7 +409,7 @@ async fn run() {
         .await,
     );
     let full = tv_board(&state, "final", Storage::Full).await;
-    let sharded = tv_board(&state, "final8", Storage::Sharded { shards: SHARDS }).await;
+    let sharded = tv_board(&state, "final8", Storage::sharded(SHARDS)).await;
     let votes: u64 = env_number("BENCH_TV_VOTES", 200_000);
 
     let writers = TASKS as u64;
@@ -446,12 +446,7 @@ async fn run() {
         )
         .await,
     );
-    let on_cluster_board = tv_board(
-        &cluster_state,
-        "final8",
-        Storage::Sharded { shards: SHARDS },
-    )
-    .await;
+    let on_cluster_board = tv_board(&cluster_state, "final8", Storage::sharded(SHARDS)).await;
     let nodes: Vec<Node> = cluster
         .iter()
         .map(|(proc, port)| Node {

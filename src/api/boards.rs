@@ -118,7 +118,8 @@ pub struct StorageSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim_at: Option<i64>,
     /// `sharded`: sorted sets per bucket, 2 to 256 (a scores board's members, a votes
-    /// board's voters, spread over them by a hash).
+    /// board's voters, spread over them by a hash), placed evenly over Redis Cluster's
+    /// slot range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<i64>,
 }
@@ -128,7 +129,7 @@ impl StorageSettings {
         let (retain, trim_at, shards) = match storage {
             Storage::Full => (None, None, None),
             Storage::TopN { retain, trim_at } => (Some(retain), Some(trim_at), None),
-            Storage::Sharded { shards } => (None, None, Some(shards)),
+            Storage::Sharded { shards, .. } => (None, None, Some(shards)),
         };
         Self {
             kind: storage.kind().to_owned(),

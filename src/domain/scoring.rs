@@ -80,11 +80,42 @@ pub enum Storage {
     /// Every member's exact score in a hash; the sorted set holds the best `retain` and
     /// is trimmed back to `retain` when it passes `trim_at`.
     TopN { retain: i64, trim_at: i64 },
-    /// Members spread by a hash of their id over `shards` sorted sets per bucket.
-    Sharded { shards: i64 },
+    /// Members spread by a hash of their id over `shards` sorted sets per bucket, each
+    /// shard in the Redis Cluster slot its `placement` gives it.
+    Sharded { shards: i64, placement: Placement },
+}
+
+/// Where a sharded board's shards sit in Redis Cluster's slot range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Each shard's hash tag names the board and the shard alone, and falls where its
+    /// hash puts it: boards made before 2026-11-28 keep their keys this way.
+    Hashed,
+    /// Shard `i` of `n` sits in the middle slot of the `i`-th `n`-th of the slot range,
+    /// so shards spread evenly over masters that own contiguous ranges
+    /// (`store::redis::slots`). Every board made since.
+    Even,
+}
+
+impl Placement {
+    /// The placement of a sharded layout as its SQL column ends: "" or `:even`.
+    fn suffix(self) -> &'static str {
+        match self {
+            Self::Hashed => "",
+            Self::Even => ":even",
+        }
+    }
 }
 
 impl Storage {
+    /// `shards` shards placed as a board made today has them ([`Placement::Even`]).
+    pub fn sharded(shards: i64) -> Self {
+        Self::Sharded {
+            shards,
+            placement: Placement::Even,
+        }
+    }
+
     /// Reads a storage object's fields: `kind`, with `retain` and `trim_at` for `top_n`
     /// (trim_at defaults to 1.2 × retain) and `shards` for `sharded`.
     pub fn parse(
@@ -103,9 +134,7 @@ impl Storage {
                     trim_at: trim_at.unwrap_or(retain + (retain + 4) / 5),
                 }
             }
-            "sharded" => Self::Sharded {
-                shards: shards.ok_or_else(|| bad("sharded needs shards".into()))?,
-            },
+            "sharded" => Self::sharded(shards.ok_or_else(|| bad("sharded needs shards".into()))?),
             _ => {
                 return Err(bad(format!(
                     "unknown storage kind {kind:?} (want full, top_n or sharded)"
@@ -143,7 +172,7 @@ impl Storage {
                 }
                 Ok(())
             }
-            Self::Sharded { shards } => {
+            Self::Sharded { shards, .. } => {
                 if !(bounds::SHARDS_MIN..=bounds::SHARDS_MAX).contains(&shards) {
                     return bad(format!(
                         "shards must be between {} and {}",
@@ -164,16 +193,27 @@ impl Storage {
         }
     }
 
-    /// The layout as one SQL column: `full`, `top_n:<retain>:<trim_at>`, `sharded:<n>`.
+    /// The layout as one SQL column: `full`, `top_n:<retain>:<trim_at>`,
+    /// `sharded:<n>:even`, or `sharded:<n>` for [`Placement::Hashed`].
     pub fn encode(self) -> String {
         match self {
             Self::Full => "full".to_owned(),
             Self::TopN { retain, trim_at } => format!("top_n:{retain}:{trim_at}"),
-            Self::Sharded { shards } => format!("sharded:{shards}"),
+            Self::Sharded { shards, placement } => {
+                format!("sharded:{shards}{}", placement.suffix())
+            }
         }
     }
 
     pub fn decode(raw: &str) -> Result<Self, Invalid> {
+        if let Some(layout) = raw.strip_suffix(Placement::Even.suffix())
+            && let Ok(Self::Sharded { shards, .. }) = Self::decode(layout)
+        {
+            return Ok(Self::Sharded {
+                shards,
+                placement: Placement::Even,
+            });
+        }
         let mut parts = raw.split(':');
         let kind = parts.next().unwrap_or("");
         let numbers: Vec<i64> = parts
@@ -185,7 +225,14 @@ impl Storage {
             ("top_n", [retain, trim_at]) => {
                 Self::parse("top_n", Some(*retain), Some(*trim_at), None)
             }
-            ("sharded", [shards]) => Self::parse("sharded", None, None, Some(*shards)),
+            ("sharded", [shards]) => {
+                let storage = Self::Sharded {
+                    shards: *shards,
+                    placement: Placement::Hashed,
+                };
+                storage.check()?;
+                Ok(storage)
+            }
             _ => Err(Invalid::new(
                 Code::InvalidStorage,
                 format!("bad storage {raw:?}"),
@@ -200,6 +247,22 @@ impl Storage {
 
     pub fn is_sharded(self) -> bool {
         matches!(self, Self::Sharded { .. })
+    }
+
+    /// `self` (as a request gives it) for a board kept in `current`: a sharded layout of
+    /// the same count keeps `current`'s placement, so sending a board's storage again
+    /// changes nothing.
+    pub fn placed_as(self, current: Self) -> Self {
+        match (self, current) {
+            (
+                Self::Sharded { shards, .. },
+                Self::Sharded {
+                    shards: now,
+                    placement,
+                },
+            ) if shards == now => Self::Sharded { shards, placement },
+            _ => self,
+        }
     }
 }
 
@@ -369,6 +432,22 @@ mod tests {
     }
 
     #[test]
+    fn a_request_for_the_same_shards_keeps_the_boards_placement() {
+        let hashed = Storage::decode("sharded:6").unwrap();
+        let asked = Storage::parse("sharded", None, None, Some(6)).unwrap();
+        assert_eq!(asked.placed_as(hashed), hashed);
+        assert_eq!(asked.placed_as(Storage::Full), asked);
+        let more = Storage::parse("sharded", None, None, Some(8)).unwrap();
+        assert_eq!(
+            more.placed_as(hashed),
+            Storage::Sharded {
+                shards: 8,
+                placement: Placement::Even,
+            }
+        );
+    }
+
+    #[test]
     fn storage_round_trips_and_checks_bounds() {
         for s in [
             Storage::Full,
@@ -376,10 +455,37 @@ mod tests {
                 retain: 1000,
                 trim_at: 1200,
             },
-            Storage::Sharded { shards: 16 },
+            Storage::Sharded {
+                shards: 16,
+                placement: Placement::Hashed,
+            },
+            Storage::Sharded {
+                shards: 16,
+                placement: Placement::Even,
+            },
         ] {
             assert_eq!(Storage::decode(&s.encode()), Ok(s));
         }
+        // A board made before even placement keeps its keys.
+        assert_eq!(
+            Storage::decode("sharded:16"),
+            Ok(Storage::Sharded {
+                shards: 16,
+                placement: Placement::Hashed,
+            })
+        );
+        assert_eq!(
+            Storage::encode(Storage::parse("sharded", None, None, Some(6)).unwrap()),
+            "sharded:6:even"
+        );
+        assert_eq!(
+            Storage::decode("sharded:1:even").unwrap_err().code,
+            Code::InvalidStorage
+        );
+        assert_eq!(
+            Storage::decode("full:even").unwrap_err().code,
+            Code::InvalidStorage
+        );
         let code = |kind, retain, trim_at, shards| {
             Storage::parse(kind, retain, trim_at, shards)
                 .unwrap_err()

@@ -1,5 +1,5 @@
-//! On a 3-master Redis Cluster: boards, a sharded board's shards and a family's
-//! instances spread over the nodes, each hash tag's keys on one node; deletion finds keys on every node; a
+//! On a 3-master Redis Cluster: boards, a sharded board's shards (evenly: two of six on
+//! each master) and a family's instances spread over the nodes, each hash tag's keys on one node; deletion finds keys on every node; a
 //! configuration change reaches instances listening on any node. (The vote, read,
 //! rules, idempotency and layout modules run on the cluster too: `make test`.)
 
@@ -105,6 +105,36 @@ async fn boards_and_shards_spread_over_the_nodes_each_tag_on_one_node() {
     assert_eq!(
         (member["rank"].clone(), member["score"].clone()),
         (json!(20), json!(21))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sharded_boards_shards_land_evenly_on_the_masters() {
+    let app = TestApp::spawn_with(on_the_cluster(shared_cluster().seeds())).await;
+    app.board(
+        json!({"slug": "even", "title": "Even", "membership": "open",
+        "storage": {"kind": "sharded", "shards": 6}}),
+    )
+    .await;
+    // Votes from enough voters that every shard holds some.
+    for i in 0..120 {
+        let (status, body) = app
+            .vote("even", json!({"member": "m", "voter": format!("v{i}")}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let tags = tags_by_node(&app.prefix).await;
+    let shards: Vec<_> = tags.iter().filter(|(t, _)| t.contains(":s")).collect();
+    assert_eq!(shards.len(), 6, "{tags:?}");
+    let mut per_node: BTreeMap<u16, usize> = BTreeMap::new();
+    for (_, nodes) in &shards {
+        assert_eq!(nodes.len(), 1, "a shard's keys live on one node: {tags:?}");
+        *per_node.entry(*nodes.first().unwrap()).or_default() += 1;
+    }
+    assert_eq!(
+        per_node.values().copied().collect::<Vec<_>>(),
+        [2, 2, 2],
+        "{tags:?}"
     );
 }
 

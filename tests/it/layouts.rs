@@ -322,7 +322,7 @@ proptest! {
 
     #[test]
     fn sharded_answers_like_the_model(steps in steps(EVERY), shards in 2i64..9) {
-        runtime().block_on(play(Storage::Sharded { shards }, &steps));
+        runtime().block_on(play(Storage::sharded(shards), &steps));
     }
 
     #[test]
@@ -341,7 +341,7 @@ async fn concurrent_increments_from_32_clients_are_exact_on_every_layout() {
             retain: 10,
             trim_at: 15,
         },
-        Storage::Sharded { shards: 16 },
+        Storage::sharded(16),
     ] {
         let store = store();
         let board = board(&store, storage);
@@ -379,7 +379,7 @@ async fn concurrent_increments_from_32_clients_are_exact_on_every_layout() {
 async fn a_sharded_page_dominated_by_one_shard_is_exact() {
     let store = store();
     let shards = 4;
-    let board = board(&store, Storage::Sharded { shards });
+    let board = board(&store, Storage::sharded(shards));
     let mut model = Model::default();
     let (mut crowded, mut others) = (0, 0);
     for i in 0.. {

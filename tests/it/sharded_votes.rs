@@ -13,7 +13,11 @@ use serde_json::{Value, json};
 
 use ovation::store::redis::keys::shard_of;
 
-use crate::harness::TestApp;
+use sea_orm::{ConnectionTrait, Database, Statement};
+
+use std::sync::Arc;
+
+use crate::harness::{Options, RawRedis, TestApp};
 
 const SHARDS: i64 = 8;
 const MEMBERS: [&str; 6] = ["m0", "m1", "m2", "m3", "m4", "m5"];
@@ -317,4 +321,86 @@ async fn each_shard_keeps_its_scores_within_its_share_of_2_53() {
     assert_eq!(read["score"], json!(1_251_799_000), "{read}");
     let read = same_board(&app, "/api/v1/boards/big/members/m?period=all&view=real").await;
     assert_eq!(read["score"], json!(251_799), "{read}");
+}
+
+/// The hash tags of the keys under `prefix`'s board `id` that belong to a shard.
+async fn shard_tags(prefix: &str, id: i64) -> BTreeSet<String> {
+    let mut redis = RawRedis::connect().await;
+    redis
+        .keys(&format!("{prefix}:{{b:{id}:s*"))
+        .await
+        .iter()
+        .map(|key| key[key.find('{').unwrap()..=key.find('}').unwrap()].to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_board_made_before_even_placement_keeps_its_keys_and_its_storage_may_be_sent_again() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "old", "title": "Old", "membership": "open",
+        "storage": {"kind": "sharded", "shards": 4}}))
+        .await;
+    // The app's first board.
+    let id = 1;
+    // A board made today: every shard's tag carries the letters that place it.
+    let (status, body) = app.vote("old", json!({"member": "m", "voter": "v1"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let tags = shard_tags(&app.prefix, id).await;
+    let shard = shard_of("v1", 4);
+    assert_eq!(tags.len(), 1, "{tags:?}");
+    let tag = tags.first().unwrap();
+    assert!(tag.starts_with(&format!("{{b:{id}:s{shard}:")), "{tag}");
+    assert_eq!(
+        tag.len(),
+        format!("{{b:{id}:s{shard}:}}").len() + 4,
+        "{tag}"
+    );
+
+    // As a board made before 2026-11-28 is stored, read by an instance started since.
+    let db = Database::connect(&app.database.url).await.unwrap();
+    db.execute_raw(Statement::from_string(
+        db.get_database_backend(),
+        "UPDATE boards SET storage = 'sharded:4' WHERE slug = 'old'".to_owned(),
+    ))
+    .await
+    .unwrap();
+    let app = TestApp::spawn_with(Options {
+        prefix: app.prefix.clone(),
+        database: Some(Arc::clone(&app.database)),
+        ..Options::default()
+    })
+    .await;
+    let (status, body) = app
+        .patch(
+            "/api/v1/admin/boards/old",
+            json!({"title": "Older", "storage": {"kind": "sharded", "shards": 4}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["storage"],
+        json!({"kind": "sharded", "shards": 4}),
+        "{body}"
+    );
+    let (status, body) = app.vote("old", json!({"member": "m", "voter": "v1"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let tags = shard_tags(&app.prefix, id).await;
+    assert!(tags.contains(&format!("{{b:{id}:s{shard}}}")), "{tags:?}");
+    let stored: Option<String> = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT storage FROM boards WHERE slug = 'old'".to_owned(),
+        ))
+        .await
+        .unwrap()
+        .map(|row| row.try_get("", "storage").unwrap());
+    assert_eq!(stored.as_deref(), Some("sharded:4"));
+    let (status, body) = app
+        .patch(
+            "/api/v1/admin/boards/old",
+            json!({"storage": {"kind": "sharded", "shards": 5}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["code"], "invalid_field", "{body}");
 }

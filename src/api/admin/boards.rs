@@ -148,7 +148,8 @@ impl BoardRequest {
             s.scoring = Scoring::parse(scoring, decimals)?;
         }
         if let Some(st) = &self.storage {
-            s.storage = Storage::parse(&st.kind, st.retain, st.trim_at, st.shards)?;
+            s.storage =
+                Storage::parse(&st.kind, st.retain, st.trim_at, st.shards)?.placed_as(s.storage);
         }
         if let Some(r) = &self.retention {
             s.retention = r.parse()?;

@@ -10,7 +10,9 @@
 use crate::domain::ids::IdempotencyKey;
 use crate::domain::period::{Bucket, HalfLife, Period, Rolling, voter_days};
 use crate::domain::score::{MAX_UNITS, View};
-use crate::domain::scoring::Storage;
+use crate::domain::scoring::{Placement, Storage};
+
+use super::slots;
 use chrono_tz::Tz;
 
 /// Builds key names under one prefix.
@@ -106,8 +108,9 @@ pub enum Spread {
 /// The keys of one board, and the layout its buckets are kept in.
 ///
 /// A `sharded` board's scores live in shards: shard `i`'s keys are
-/// `<prefix>{b:<board id>:s<i>}:<name>`, a hash tag of their own, so shards spread over
-/// Redis Cluster nodes. A write's shard (see [`Spread`]) holds what it writes: scores,
+/// `<prefix>{b:<board id>:s<i>:<four letters>}:<name>`, a hash tag of their own in the
+/// slot that spreads the shards evenly over the slot range (`slots`); a board made
+/// before that keeps `{b:<board id>:s<i>}`, wherever its hash falls. A write's shard (see [`Spread`]) holds what it writes: scores,
 /// participants, the idempotency record and the rule counters whose subject names what
 /// picks the shard (the member on a scores board, the voter on a votes board); the
 /// board's own tag keeps the other rules.
@@ -172,7 +175,7 @@ impl BoardKeys {
     /// The shards of a sharded board, in order; any other board is its own one shard.
     pub fn shards(&self) -> Vec<BoardKeys> {
         match self.storage {
-            Storage::Sharded { shards } => (0..shards).map(|i| self.shard(i)).collect(),
+            Storage::Sharded { shards, .. } => (0..shards).map(|i| self.shard(i)).collect(),
             _ => vec![self.clone()],
         }
     }
@@ -196,7 +199,7 @@ impl BoardKeys {
     /// member's shards stays within 2^53 too.
     pub fn max_units(&self) -> i64 {
         match self.storage {
-            Storage::Sharded { shards } if self.spread == Spread::Voters => MAX_UNITS / shards,
+            Storage::Sharded { shards, .. } if self.spread == Spread::Voters => MAX_UNITS / shards,
             _ => MAX_UNITS,
         }
     }
@@ -220,7 +223,7 @@ impl BoardKeys {
     /// member).
     pub fn member_shard(&self, member: &str) -> BoardKeys {
         match self.storage {
-            Storage::Sharded { shards } if self.spread == Spread::Members => {
+            Storage::Sharded { shards, .. } if self.spread == Spread::Members => {
                 self.shard(shard_of(member, shards))
             }
             _ => self.clone(),
@@ -243,15 +246,29 @@ impl BoardKeys {
             Spread::Members => member,
         };
         match self.storage {
-            Storage::Sharded { shards } => shard_of(id, shards) as usize,
+            Storage::Sharded { shards, .. } => shard_of(id, shards) as usize,
             _ => 0,
         }
     }
 
+    /// Shard `i`'s keys: `{<tag>:s<i>}` for [`Placement::Hashed`], and for
+    /// [`Placement::Even`] `{<tag>:s<i>:<four letters>}` in the slot `slots::shard_slot`
+    /// gives it (`<tag>`: the board's or the instance's own).
     fn shard(&self, i: i64) -> BoardKeys {
         let base = self.base.trim_end_matches("}:");
+        let base = match self.storage {
+            Storage::Sharded {
+                shards,
+                placement: Placement::Even,
+            } => {
+                let (prefix, tag) = base.split_once('{').unwrap_or(("", base));
+                let tag = slots::tag_in_slot(&format!("{tag}:s{i}:"), slots::shard_slot(i, shards));
+                format!("{prefix}{{{tag}}}:")
+            }
+            _ => format!("{base}:s{i}}}:"),
+        };
         BoardKeys {
-            base: format!("{base}:s{i}}}:"),
+            base,
             storage: Storage::Full,
             spread: self.spread,
             tz: self.tz,
@@ -767,8 +784,11 @@ mod tests {
 
     #[test]
     fn shards_have_tags_of_their_own_and_members_keep_their_shard() {
-        let keys =
-            Keys::new("ov:").board(7, Storage::Sharded { shards: 16 }, Spread::Members, Tz::UTC);
+        let hashed = Storage::Sharded {
+            shards: 16,
+            placement: Placement::Hashed,
+        };
+        let keys = Keys::new("ov:").board(7, hashed, Spread::Members, Tz::UTC);
         let shards = keys.shards();
         assert_eq!(shards.len(), 16);
         assert_eq!(shards[3].vote_counts(), "ov:{b:7:s3}:vph");
@@ -789,6 +809,51 @@ mod tests {
         assert_eq!(
             keys.patterns()[1],
             ("ov:{b:7:s0}:".to_owned(), "ov:{b:7:s0}:*".to_owned())
+        );
+    }
+
+    /// The slot of the first key of `keys`' ranking of all time.
+    fn slot_of_keys(keys: &BoardKeys) -> u16 {
+        let name = keys.slot();
+        let tag = &name[name.find('{').unwrap() + 1..name.find('}').unwrap()];
+        slots::slot_of(tag)
+    }
+
+    #[test]
+    fn an_even_boards_shards_sit_one_in_each_share_of_the_slot_range() {
+        for shards in [2, 3, 6, 12, 16, 256] {
+            for board_id in [1, 7, 123_456] {
+                let storage = Storage::Sharded {
+                    shards,
+                    placement: Placement::Even,
+                };
+                let keys = Keys::new("ov:").board(board_id, storage, Spread::Voters, Tz::UTC);
+                let placed: Vec<u16> = keys.shards().iter().map(slot_of_keys).collect();
+                let expected: Vec<u16> =
+                    (0..shards).map(|i| slots::shard_slot(i, shards)).collect();
+                assert_eq!(placed, expected, "board {board_id}, {shards} shards");
+                let room = keys.instance("r1", 60_000);
+                let placed: Vec<u16> = room.shards().iter().map(slot_of_keys).collect();
+                assert_eq!(placed, expected, "a room of board {board_id}");
+            }
+        }
+        let storage = Storage::Sharded {
+            shards: 6,
+            placement: Placement::Even,
+        };
+        let keys = Keys::new("ov:").board(7, storage, Spread::Voters, Tz::UTC);
+        let shard = &keys.shards()[3];
+        assert!(
+            shard.vote_counts().starts_with("ov:{b:7:s3:"),
+            "{}",
+            shard.vote_counts()
+        );
+        assert_eq!(keys.shards(), keys.shards(), "the same keys every time");
+        let room = keys.instance("r1", 60_000);
+        assert!(
+            room.shards()[3]
+                .vote_counts()
+                .starts_with("ov:{b:7:i:r1:s3:")
         );
     }
 }

@@ -40,6 +40,7 @@ mod score;
 mod score_reads;
 mod sessions;
 mod sharded;
+pub mod slots;
 mod summed;
 mod trend;
 mod usage;

@@ -177,7 +177,7 @@ impl BoardForm {
                 _ => String::new(),
             },
             shards: match s.storage {
-                Storage::Sharded { shards } => shards.to_string(),
+                Storage::Sharded { shards, .. } => shards.to_string(),
                 _ => String::new(),
             },
             instances: if s.instances.is_some() {
