@@ -239,7 +239,7 @@ struct Backend {
 fn main() {
     let secs = seconds();
     let (single, single_port) = start_redis();
-    let cluster = start_cluster();
+    let cluster = start_cluster(3);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

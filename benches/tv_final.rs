@@ -74,8 +74,11 @@ const VOTERS: u32 = 100_000;
 /// The TV-final board's members.
 const MEMBERS: u32 = 10;
 
-/// The shards of the TV-final board in its sharded phases.
+/// The shards of the TV-final board in its sharded phases on one Redis.
 const SHARDS: i64 = 6;
+
+/// The clusters of phase 3: masters, and the shards of the board on them.
+const CLUSTERS: [(usize, i64); 2] = [(3, 6), (6, 12)];
 
 /// Largest share of a core the host may steal from a run before it is repeated.
 const STEAL_LIMIT: f64 = 3.0;
@@ -188,10 +191,11 @@ struct Node {
     pid: u32,
 }
 
-/// What one node did per vote in a phase: its scripts' µs (EVALSHA), the µs of its
-/// reads of other shards' scores (ZMSCORE), and the CPU its process used (µs, and % of
-/// a core).
+/// What one node did per vote in a phase: every command's µs (its Redis time), of which
+/// its scripts' (EVALSHA) and its reads of shards' scores (ZMSCORE), and the CPU its
+/// process used (µs, and % of a core).
 struct NodeRun {
+    redis_usec: f64,
     evalsha_usec: f64,
     zmscore_usec: f64,
     cpu_usec: f64,
@@ -251,6 +255,10 @@ async fn engine_run(
         .map(|(n, before)| {
             let cpu = cpu_times(n.pid).0 - before;
             NodeRun {
+                redis_usec: profile(&[n.port], cast)
+                    .iter()
+                    .map(|(_, _, usec)| usec)
+                    .sum(),
                 evalsha_usec: evalsha_stat(n.port, "usec") / cast,
                 zmscore_usec: command_stat(n.port, "zmscore", "usec") / cast,
                 cpu_usec: cpu * 1e6 / cast,
@@ -291,6 +299,8 @@ impl EngineRun {
             "steal_pct": self.steal,
             "votes_per_s": self.votes_per_s,
             "nodes": self.nodes.iter().map(|n| json!({
+                "redis_usec_per_vote": n.redis_usec,
+                "share_of_redis_time": n.redis_usec / self.nodes_usec(),
                 "evalsha_usec_per_vote": n.evalsha_usec,
                 "zmscore_usec_per_vote": n.zmscore_usec,
                 "redis_cpu_usec_per_vote": n.cpu_usec,
@@ -322,15 +332,29 @@ impl EngineRun {
         1.0 / calls.max(1e-9)
     }
 
+    /// Redis µs per vote summed over the nodes, every command counted.
+    fn nodes_usec(&self) -> f64 {
+        self.nodes.iter().map(|n| n.redis_usec).sum()
+    }
+
+    /// The busiest node's Redis time per vote over the nodes' mean.
+    fn busiest_over_mean(&self) -> f64 {
+        let busiest = self.nodes.iter().map(|n| n.redis_usec).fold(0.0, f64::max);
+        busiest / (self.nodes_usec() / self.nodes.len() as f64)
+    }
+
     /// Each node's figures, for the table.
     fn nodes_cell(&self) -> String {
+        let total = self.nodes_usec();
         self.nodes
             .iter()
             .enumerate()
             .map(|(i, n)| {
                 format!(
-                    "node {}: scripts {:.1} + reads {:.1} µs, CPU {:.1} µs ({:.0} %)",
+                    "node {}: {:.1} µs ({:.0} % of the Redis time; scripts {:.1} + reads {:.1}), CPU {:.1} µs ({:.0} %)",
                     i + 1,
+                    n.redis_usec,
+                    n.redis_usec / total * 100.0,
                     n.evalsha_usec,
                     n.zmscore_usec,
                     n.cpu_usec,
@@ -423,41 +447,45 @@ async fn run() {
     let (over_http, http_usec) = http_phase(port, redis.0.id(), seconds).await;
     let share = over_http.rps / (1e6 / one.usec);
 
-    // Phase 3: the sharded board on a 3-master cluster on the same two cores.
-    let cluster = start_cluster();
-    let seeds: Vec<String> = cluster
-        .iter()
-        .map(|(_, p)| format!("redis://127.0.0.1:{p}"))
-        .collect();
-    let cluster_dir = tempfile::tempdir().unwrap();
-    let cluster_database = format!(
-        "sqlite://{}?mode=rwc",
-        cluster_dir.path().join("tvc.db").display()
-    );
-    let cluster_state = Arc::new(
-        engine_state(
-            &cluster_database,
-            cluster[0].1,
-            "tvc:",
-            &[
-                ("OVATION_VOTE_GROUP", group),
-                ("OVATION_REDIS_CLUSTER", seeds.join(",")),
-            ],
-        )
-        .await,
-    );
-    let on_cluster_board = tv_board(&cluster_state, "final8", Storage::sharded(SHARDS)).await;
-    let nodes: Vec<Node> = cluster
-        .iter()
-        .map(|(proc, port)| Node {
-            port: *port,
-            pid: proc.0.id(),
-        })
-        .collect();
-    let on_cluster =
-        quiet_engine_run(&cluster_state, &nodes, (&on_cluster_board, votes, writers)).await;
-    let on_cluster_loaded =
-        quiet_engine_run(&cluster_state, &nodes, (&on_cluster_board, votes, LOADED)).await;
+    // Phase 3: the sharded board on clusters of 3 and of 6 masters, on the same two cores.
+    let mut clusters = Vec::new();
+    for (masters, shards) in CLUSTERS {
+        let cluster = start_cluster(masters);
+        let seeds: Vec<String> = cluster
+            .iter()
+            .map(|(_, p)| format!("redis://127.0.0.1:{p}"))
+            .collect();
+        let cluster_dir = tempfile::tempdir().unwrap();
+        let cluster_database = format!(
+            "sqlite://{}?mode=rwc",
+            cluster_dir.path().join("tvc.db").display()
+        );
+        let cluster_state = Arc::new(
+            engine_state(
+                &cluster_database,
+                cluster[0].1,
+                "tvc:",
+                &[
+                    ("OVATION_VOTE_GROUP", group.clone()),
+                    ("OVATION_REDIS_CLUSTER", seeds.join(",")),
+                ],
+            )
+            .await,
+        );
+        let board = tv_board(&cluster_state, "final8", Storage::sharded(shards)).await;
+        let nodes: Vec<Node> = cluster
+            .iter()
+            .map(|(proc, port)| Node {
+                port: *port,
+                pid: proc.0.id(),
+            })
+            .collect();
+        let runs = [
+            quiet_engine_run(&cluster_state, &nodes, (&board, votes, writers)).await,
+            quiet_engine_run(&cluster_state, &nodes, (&board, votes, LOADED)).await,
+        ];
+        clusters.push((masters, shards, runs));
+    }
 
     println!("\n## The TV final: one hot board\n");
     println!("| figure | value |\n|---|---|");
@@ -487,20 +515,36 @@ async fn run() {
         "| CPU over HTTP (% of a core) | {} |",
         cpu_cell(&over_http.cpu)
     );
-    for (place, writers, run) in [
-        ("one Redis", TASKS as u64, &split),
-        ("one Redis", LOADED, &split_loaded),
-        ("3-master cluster", TASKS as u64, &on_cluster),
-        ("3-master cluster", LOADED, &on_cluster_loaded),
-    ] {
+    let mut sharded_rows = vec![
+        ("one Redis".to_owned(), SHARDS, TASKS as u64, &split),
+        ("one Redis".to_owned(), SHARDS, LOADED, &split_loaded),
+    ];
+    for (masters, shards, runs) in &clusters {
+        for (run, writers) in runs.iter().zip([TASKS as u64, LOADED]) {
+            sharded_rows.push((format!("{masters}-master cluster"), *shards, writers, run));
+        }
+    }
+    for (place, shards, writers, run) in sharded_rows {
         println!(
-            "| `sharded` board ({SHARDS} shards), {place}, {writers} writers | {:.0} votes/s; Redis {:.2} µs per vote = {:.1} ZINCRBY (phase 1's), {:.1} votes per script call; {}; steal {:.1} % |",
+            "| `sharded` board ({shards} shards), {place}, {writers} writers | {:.0} votes/s; Redis {:.2} µs per vote = {:.1} ZINCRBY (phase 1's), {:.1} votes per script call; {}; steal {:.1} % |",
             run.votes_per_s,
-            run.usec,
-            run.usec / unit,
+            run.nodes_usec(),
+            run.nodes_usec() / unit,
             run.votes_per_call(),
             run.nodes_cell(),
             run.steal
+        );
+    }
+    println!(
+        "\n| cluster, {LOADED} writers | busiest master ÷ mean (target ≤ 1.5) | Redis µs per vote over the masters ÷ the `full` board's on one Redis, 64 writers, every command (target ≤ 1.25) |\n|---|---|---|"
+    );
+    for (masters, shards, [_, loaded]) in &clusters {
+        println!(
+            "| {masters} masters, {shards} shards | {:.2} | {:.2} ({:.2} ÷ {:.2} µs) |",
+            loaded.busiest_over_mean(),
+            loaded.nodes_usec() / one.nodes_usec(),
+            loaded.nodes_usec(),
+            one.nodes_usec()
         );
     }
     println!("\n| command (`full` board) | calls per vote | µs per vote |\n|---|---|---|");
@@ -522,8 +566,14 @@ async fn run() {
         "sharded_one_redis": split.json(),
         "sharded_one_redis_512_writers": split_loaded.json(),
         "http": over_http.json(&[("redis_usec_per_vote", http_usec), ("share_of_one_redis_core", share)]),
-        "sharded_cluster": on_cluster.json(),
-        "sharded_cluster_512_writers": on_cluster_loaded.json(),
+        "clusters": clusters.iter().map(|(masters, shards, [run, loaded])| json!({
+            "masters": masters,
+            "shards": shards,
+            "writers_64": run.json(),
+            "writers_512": loaded.json(),
+            "busiest_over_mean_512": loaded.busiest_over_mean(),
+            "redis_usec_over_full_512": loaded.nodes_usec() / one.nodes_usec(),
+        })).collect::<Vec<_>>(),
     });
     write_results(
         format!("{}-tv-final.json", chrono::Utc::now().format("%Y-%m-%d")),

@@ -199,10 +199,11 @@ pub fn start_redis_from(bin: &str) -> (Proc, u16) {
     (redis, port)
 }
 
-/// Three cluster-enabled `redis-server`s joined into one cluster of three masters.
-pub fn start_cluster() -> Vec<(Proc, u16)> {
+/// `masters` cluster-enabled `redis-server`s joined into one cluster of as many masters
+/// (`redis-cli --cluster create`: each owns a contiguous share of the slots).
+pub fn start_cluster(masters: usize) -> Vec<(Proc, u16)> {
     let dir = tempfile::tempdir().unwrap().keep();
-    let nodes: Vec<(Proc, u16)> = (0..3)
+    let nodes: Vec<(Proc, u16)> = (0..masters)
         .map(|_| {
             let (port, bus) = (free_port(), free_port());
             let child = Command::new("redis-server")

@@ -1,7 +1,8 @@
 //! A `votes` board sharded by voter answers like a `full` board fed the same votes: every
 //! read, every vote's answer, carry-over, multiplier and initial votes; its rules stay
 //! exact under concurrency (the rules that do not count per voter are reserved in the
-//! board's own slot and given back when the voter's shard refuses); each shard keeps
+//! shards their subjects pick and given back when another step refuses), and admit and
+//! count like a `full` board's one vote at a time; each shard keeps
 //! its scores within 2^53 / shards, so their sum stays within 2^53.
 
 use std::collections::BTreeSet;
@@ -173,9 +174,111 @@ proptest! {
     }
 }
 
+/// One vote of a rules case: voter (none for `None`), member, channel, address, count.
+type RuledCast = (Option<u8>, usize, usize, usize, i64);
+
+const CHANNELS: [&str; 3] = ["app", "web", "tv"];
+const ADDRESSES: [&str; 4] = ["192.0.2.1", "192.0.2.2", "198.51.100.7", "203.0.113.9"];
+
+/// Votes one at a time on a `full` board and its sharded twin, both with rules on the
+/// voter (counted in the voter's shard) and on the member, the channel, the address and
+/// the address with the member (counted in the shards their values pick): every vote
+/// is admitted or refused alike and, admitted, answers the same scores; after them every
+/// rule's counter reads the same for every subject.
+async fn play_rules(casts: Vec<RuledCast>) {
+    let app = TestApp::spawn().await;
+    twins(&app, json!({})).await;
+    let rules = [
+        json!({"name": "voter", "dimensions": ["voter"], "window": "day", "limit": 3}),
+        json!({"name": "member", "dimensions": ["member"], "window": "day", "limit": 7}),
+        json!({"name": "channel", "dimensions": ["channel"], "window": "day", "limit": 9}),
+        json!({"name": "ip", "dimensions": ["ip"], "window": "day", "limit": 5}),
+        json!({"name": "ip member", "dimensions": ["ip", "member"], "window": "day", "limit": 2}),
+    ];
+    for board in ["full", "split"] {
+        for rule in &rules {
+            let (status, body) = app
+                .post(&format!("/api/v1/admin/boards/{board}/rules"), rule.clone())
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+        }
+    }
+    for (i, (voter, member, channel, ip, count)) in casts.iter().enumerate() {
+        let mut body = json!({"member": MEMBERS[*member], "count": count,
+            "channel": CHANNELS[*channel], "ip": ADDRESSES[*ip]});
+        if let Some(v) = voter {
+            body["voter"] = json!(format!("u{v}"));
+        }
+        let (fs, full) = app.vote("full", body.clone()).await;
+        let (ss, split) = app.vote("split", body.clone()).await;
+        assert_eq!(ss, fs, "vote {i}: {body}: {full} / {split}");
+        // Refused (429 by a rule; 422 naming no voter for the voter rule): the same code.
+        match fs.as_u16() {
+            200 => assert_eq!(unnamed(&split), unnamed(&full), "vote {i}: {body}"),
+            429 | 422 => assert_eq!(
+                split["error"]["code"], full["error"]["code"],
+                "vote {i}: {body}"
+            ),
+            other => panic!("vote {i}: {other}: {full}"),
+        }
+    }
+    for member in MEMBERS {
+        for (channel, ip) in CHANNELS.iter().zip(ADDRESSES) {
+            for voter in ["u0", "u1"] {
+                let q = format!("voter={voter}&member={member}&channel={channel}&ip={ip}");
+                let used = |board: &'static str| {
+                    let (app, q) = (app.clone(), q.clone());
+                    async move {
+                        let (status, quota) =
+                            app.get(&format!("/api/v1/boards/{board}/quota?{q}")).await;
+                        assert_eq!(status, StatusCode::OK, "{quota}");
+                        quota["rules"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|r| (r["name"].clone(), r["used"].clone()))
+                            .collect::<Vec<_>>()
+                    }
+                };
+                assert_eq!(used("split").await, used("full").await, "{q}");
+            }
+        }
+    }
+    for period in PERIODS {
+        same(
+            &app,
+            &format!("/api/v1/boards/{{b}}/top?period={period}&view=real"),
+        )
+        .await;
+    }
+}
+
+fn ruled_casts() -> impl Strategy<Value = Vec<RuledCast>> {
+    prop::collection::vec(
+        (
+            prop::option::weighted(0.8, 0u8..6),
+            0..MEMBERS.len(),
+            0..CHANNELS.len(),
+            0..ADDRESSES.len(),
+            1i64..3,
+        ),
+        1..40,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rules_on_a_sharded_board_admit_and_count_like_a_full_ones(casts in ruled_casts()) {
+        tokio::runtime::Runtime::new().unwrap().block_on(play_rules(casts));
+    }
+}
+
 /// 40 voters each try 6 votes for one member at once: a voter may cast 4 a day (counted
-/// in the voter's shard), the member may take 100 a day (counted in the board's own
-/// slot, reserved before the shard write and given back when the shard refuses). No rule
+/// in the voter's shard), the member may take 100 a day (counted in the shard `m1`
+/// picks: reserved there before the write in a voter's other shard, and given back when
+/// that shard refuses). No rule
 /// admits past its limit, and every refused vote's reservation is given back: the
 /// member's counter holds exactly the votes counted, so later votes fill it to exactly
 /// 100. (While reservations of votes their shards will refuse are outstanding, a vote
@@ -234,8 +337,8 @@ async fn rules_never_over_admit_and_refusals_give_reservations_back() {
     for (v, counted) in per_voter.iter().enumerate() {
         assert_eq!(quota(v).await, vec![*counted, accepted], "u{v}");
     }
-    // A retry answers its first answer and counts nothing more, in the shard or in the
-    // board's slot.
+    // A retry answers its first answer and counts nothing more, in the voter's shard or
+    // in the member's.
     let (v, k, (_, first)) = answers
         .iter()
         .find(|(_, _, (s, _))| *s == StatusCode::OK)

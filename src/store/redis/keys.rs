@@ -219,6 +219,33 @@ impl BoardKeys {
         self.storage.is_sharded() && self.spread == Spread::Voters
     }
 
+    /// Whether the rules that do not count per voter keep their counters in the shards
+    /// their subjects pick ([`Self::rule_home`]): a sharded `votes` board placed evenly.
+    /// Any other sharded board keeps them in its own slot.
+    pub fn spreads_rules(&self) -> bool {
+        self.sums_shards()
+            && matches!(
+                self.storage,
+                Storage::Sharded {
+                    placement: Placement::Even,
+                    ..
+                }
+            )
+    }
+
+    /// Where the counters of a rule that does not count in the write's own shard live
+    /// for `subject` (the write's values for the rule's dimensions): on a board that
+    /// [spreads its rules](Self::spreads_rules) the shard `fnv1a(subject) mod shards`,
+    /// so no slot sees every vote; on any other board its own slot.
+    pub fn rule_home(&self, subject: &str) -> BoardKeys {
+        match self.storage {
+            Storage::Sharded { shards, .. } if self.spreads_rules() => {
+                self.shard(shard_of(subject, shards))
+            }
+            _ => self.clone(),
+        }
+    }
+
     /// The shard holding `member`'s scores (the board itself unless it is sharded by
     /// member).
     pub fn member_shard(&self, member: &str) -> BoardKeys {

@@ -1,5 +1,6 @@
-//! `refund.lua`: giving back what a reserve step consumed in a sharded board's own slot
-//! when the write it reserved for was refused or replayed in its shard (`score.rs`,
+//! `refund.lua`: giving back what a reserve step consumed (in a sharded board's own slot,
+//! or in the shard a rule's subject picks) when the write it reserved for was refused or
+//! replayed in its shard, or another reserve step of the same vote refused (`score.rs`,
 //! `vote.rs`).
 
 use std::sync::LazyLock;
@@ -12,8 +13,8 @@ use super::{Invocation, RedisStore};
 
 static REFUND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("refund.lua")));
 
-/// A reserve step to give back: the rules it consumed, in the board's own slot, by how
-/// much (a score write counts 1, a vote its count), and the write's tag.
+/// A reserve step to give back: the rules it consumed, in the slot it ran in (`keys`), by
+/// how much (a score write counts 1, a vote its count), and the write's tag.
 pub(super) struct Refund<'a> {
     pub keys: &'a BoardKeys,
     pub rules: Vec<&'a RuleCheck>,

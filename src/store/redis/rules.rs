@@ -54,6 +54,13 @@ impl Counter {
 }
 
 impl Counter {
+    /// The write's values for the rule's dimensions.
+    pub(super) fn subject(&self) -> &str {
+        match self {
+            Self::Fixed { of, .. } | Self::Rolling { of, .. } => &of.subject,
+        }
+    }
+
     /// A fixed counter's field in its hash (the subject); a rolling log has none ('').
     pub(super) fn field(&self) -> &str {
         match self {
@@ -70,7 +77,7 @@ pub struct RuleCheck {
     pub rule: i64,
     /// Whether the rule counts per member, and per voter: on a sharded board a rule that
     /// counts per what picks the write's shard ([`Spread`]) has its counters there, the
-    /// others in the board's own slot.
+    /// others where [`RuleCheck::home`] puts them.
     pub per_member: bool,
     pub per_voter: bool,
     /// The limit for this vote (overrides applied).
@@ -84,6 +91,17 @@ impl RuleCheck {
         match board.spread() {
             Spread::Members => self.per_member,
             Spread::Voters => self.per_voter,
+        }
+    }
+
+    /// Where the rule's counters live for a write to `board` whose own keys are `write`
+    /// (its shard on a sharded board): there when the rule counts per what picks the
+    /// shard, else where [`BoardKeys::rule_home`] puts its subject.
+    pub(super) fn home(&self, board: &BoardKeys, write: &BoardKeys) -> BoardKeys {
+        if board.storage().is_sharded() && self.in_shard(board) {
+            write.clone()
+        } else {
+            board.rule_home(self.counter.subject())
         }
     }
 }

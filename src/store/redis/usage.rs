@@ -19,10 +19,11 @@ pub struct Usage {
 }
 
 impl RedisStore {
-    /// How much of each rule's limit `member` and `voter` have used (a rule's counter
-    /// lives in their shard on a sharded board when it counts per what picks the
-    /// shard), in one round trip. Rolling logs are read from their running totals
-    /// (`usage.lua`), never whole.
+    /// How much of each rule's limit `member` and `voter` have used, each counter read
+    /// where it lives (`RuleCheck::home`: their shard on a sharded board when the rule
+    /// counts per what picks the shard, else the board's own slot or the shard its
+    /// subject picks), in one round trip. Rolling logs are read from their running
+    /// totals (`usage.lua`), never whole.
     pub async fn rule_usage(
         &self,
         board: &BoardKeys,
@@ -31,20 +32,22 @@ impl RedisStore {
         rules: &[RuleCheck],
     ) -> Result<Vec<Usage>, RedisFailure> {
         let shard = board.write_shard(member.unwrap_or(""), voter);
-        // One call per slot: the board's own, and the shard's.
-        let (in_shard, own): (Vec<usize>, Vec<usize>) = (0..rules.len())
-            .partition(|&i| board.storage().is_sharded() && rules[i].in_shard(board));
-        let slots: Vec<(&BoardKeys, Vec<usize>)> = [(board, own), (&shard, in_shard)]
-            .into_iter()
-            .filter(|(_, at)| !at.is_empty())
-            .collect();
+        // One call per slot that keeps some of the counters.
+        let mut slots: Vec<(BoardKeys, Vec<usize>)> = Vec::new();
+        for (i, rule) in rules.iter().enumerate() {
+            let home = rule.home(board, &shard);
+            match slots.iter_mut().find(|(keys, _)| *keys == home) {
+                Some((_, at)) => at.push(i),
+                None => slots.push((home, vec![i])),
+            }
+        }
         let calls: Vec<Invocation> = slots
             .iter()
             .map(|(keys, at)| {
                 let mut call = USAGE.prepare_invoke();
                 for &i in at {
                     let counter = &rules[i].counter;
-                    let (first, second) = counter.keys(*keys);
+                    let (first, second) = counter.keys(keys);
                     call.key(first).key(second);
                     match counter {
                         Counter::Fixed { .. } => call.arg("c").arg(counter.field()),

@@ -216,9 +216,9 @@ pub struct VoteCall<'a> {
 }
 
 /// Where one step of a vote runs: the vote itself (in its shard on a sharded board), or
-/// on a sharded board first a reserve step in the board's own slot that checks and
-/// consumes only the rules counted there (`records` false: no scores, participants,
-/// hourly count, idempotency record or ledger entry).
+/// on a sharded board first a reserve step in each other slot that keeps some of its
+/// rules' counters, checking and consuming only those (`records` false: no scores,
+/// participants, hourly count, idempotency record or ledger entry).
 #[derive(Debug)]
 struct Step {
     keys: BoardKeys,
@@ -259,33 +259,51 @@ impl VoteCall<'_> {
     }
 
     /// The steps of this vote: one, or on a board whose scores are sums over shards a
-    /// reserve step for the rules that do not count per voter, then the vote in its
-    /// voter's shard.
-    fn steps(&self) -> (Option<Step>, Step) {
+    /// reserve step in each slot other than the voter's shard that keeps some of its
+    /// rules' counters (`RuleCheck::home`: the board's own slot, or on a board that
+    /// spreads its rules the shards their subjects pick), then the vote in its voter's
+    /// shard with the rules whose counters live there.
+    fn steps(&self) -> (Vec<Step>, Step) {
         let w = &self.write;
-        let all: Vec<usize> = (0..w.rules.len()).collect();
         if !self.board.sums_shards() {
             let write = Step {
                 keys: self.board.clone(),
-                rules: all,
+                rules: (0..w.rules.len()).collect(),
                 records: true,
             };
-            return (None, write);
+            return (Vec::new(), write);
         }
-        let (shard, board): (Vec<usize>, Vec<usize>) = all
-            .into_iter()
-            .partition(|&i| w.rules[i].in_shard(self.board));
-        let reserve = (!board.is_empty()).then(|| Step {
-            keys: self.board.clone(),
-            rules: board,
-            records: false,
-        });
-        let write = Step {
+        let mut write = Step {
             keys: self.board.write_shard(w.member, w.voter),
-            rules: shard,
+            rules: Vec::new(),
             records: true,
         };
-        (reserve, write)
+        let mut reserves: Vec<Step> = Vec::new();
+        for (i, rule) in w.rules.iter().enumerate() {
+            let home = rule.home(self.board, &write.keys);
+            if home == write.keys {
+                write.rules.push(i);
+            } else if let Some(step) = reserves.iter_mut().find(|s| s.keys == home) {
+                step.rules.push(i);
+            } else {
+                reserves.push(Step {
+                    keys: home,
+                    rules: vec![i],
+                    records: false,
+                });
+            }
+        }
+        (reserves, write)
+    }
+
+    /// What giving back reserve step `step` of this vote takes.
+    fn refund<'s>(&'s self, step: &'s Step, tag: &'s str) -> Refund<'s> {
+        Refund {
+            keys: &step.keys,
+            rules: step.rules.iter().map(|&r| &self.write.rules[r]).collect(),
+            count: self.increment.real,
+            tag,
+        }
     }
 
     /// The KEYS and ARGV of one step of this vote: its header's and its own.
@@ -483,6 +501,30 @@ fn vote_reply(value: &Value, targets: usize, rules: &[usize]) -> Result<VoteRepl
     )
 }
 
+/// A vote's answer from its reserve steps that did not pass: `first`, what one answered
+/// before (`None`: none yet), or `next`. Of two rules that refuse, the one that keeps
+/// refusing longest answers, as one script answers for the rules it checks.
+fn refusal(
+    first: Option<Result<VoteReply, RedisFailure>>,
+    next: Result<VoteReply, RedisFailure>,
+) -> Result<VoteReply, RedisFailure> {
+    let until = |retry_ms: Option<i64>| retry_ms.unwrap_or(i64::MAX);
+    match (first, next) {
+        (
+            Some(Ok(VoteReply::Limited { retry_ms: was, .. })),
+            Ok(VoteReply::Limited {
+                rule_index,
+                retry_ms,
+            }),
+        ) if until(retry_ms) > until(was) => Ok(VoteReply::Limited {
+            rule_index,
+            retry_ms,
+        }),
+        (Some(first), _) => first,
+        (None, next) => next,
+    }
+}
+
 fn pairs(units: Option<Vec<i64>>, expected: usize) -> Option<Vec<PeriodScores>> {
     let units = units?;
     if units.len() % 2 != 0 || (expected != usize::MAX && units.len() != expected * 2) {
@@ -498,53 +540,60 @@ impl RedisStore {
     /// whole call fails when Redis did not answer for some board, and then the votes may
     /// or may not have counted.
     ///
-    /// On a board whose scores are sums over shards a vote takes up to two steps, as a
-    /// sharded score write does (`score.rs`): the rules that do not count per voter are
-    /// reserved in the board's own slot, then the vote is cast in its voter's shard, and
-    /// the reservation is given back when the shard refuses it or replays an earlier
-    /// answer. Its answer is the member's scores summed over every shard, read right
+    /// On a board whose scores are sums over shards a vote takes more than one step when
+    /// some of its rules count elsewhere than in its voter's shard: those are reserved
+    /// where their counters live (`steps`), all at once, then the vote is cast in its
+    /// voter's shard. What the reserve steps took is given back when one of them refuses,
+    /// or when the shard refuses the vote or replays an earlier answer. Its answer is the member's scores summed over every shard, read right
     /// after it, and its idempotency record keeps that answer.
     pub async fn cast_votes(
         &self,
         calls: &[VoteCall<'_>],
     ) -> Result<Vec<Result<VoteReply, RedisFailure>>, RedisFailure> {
         let tags: Vec<String> = calls.iter().map(VoteCall::tag).collect();
-        let steps: Vec<(Option<Step>, Step)> = calls.iter().map(VoteCall::steps).collect();
+        let steps: Vec<(Vec<Step>, Step)> = calls.iter().map(VoteCall::steps).collect();
         let mut outcomes: Vec<Option<Result<VoteReply, RedisFailure>>> =
             calls.iter().map(|_| None).collect();
 
         // A retry of a vote with a reserve step answers its first answer and reserves
         // nothing (the shard checks again, atomically, for a retry racing the first).
-        let reserved_first = (0..calls.len()).filter_map(|i| {
-            steps[i].0.as_ref()?;
-            Some((i, &steps[i].1.keys, &calls[i].write))
-        });
+        let reserved_first = (0..calls.len())
+            .filter(|&i| !steps[i].0.is_empty())
+            .map(|i| (i, &steps[i].1.keys, &calls[i].write));
         for (i, record) in self.recorded(reserved_first).await? {
             outcomes[i] = Some(vote_reply(&record, calls[i].targets.len(), &[]));
         }
 
-        let reserving: Vec<usize> = (0..calls.len())
+        // Every reserve step of every vote not answered yet, in one round.
+        let reserving: Vec<(usize, usize)> = (0..calls.len())
             .filter(|&i| outcomes[i].is_none())
-            .filter(|&i| steps[i].0.is_some())
+            .flat_map(|i| (0..steps[i].0.len()).map(move |r| (i, r)))
             .collect();
         let reserved = self
-            .commit_steps(reserving.iter().filter_map(|&i| {
-                let step = steps[i].0.as_ref()?;
-                Some((step.keys.slot(), calls[i].segment(step, &tags[i])))
+            .commit_steps(reserving.iter().map(|&(i, r)| {
+                let step = &steps[i].0[r];
+                (step.keys.slot(), calls[i].segment(step, &tags[i]))
             }))
             .await?;
-        for (&i, reply) in reserving.iter().zip(reserved) {
-            let rules = steps[i].0.as_ref().map_or(&[][..], |s| &s.rules[..]);
-            match reply.and_then(|v| vote_reply(&v, 0, rules)) {
-                Ok(VoteReply::Written(_)) => {}
-                other => outcomes[i] = Some(other),
+        let mut taken: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
+        for (&(i, r), reply) in reserving.iter().zip(reserved) {
+            match reply.and_then(|v| vote_reply(&v, 0, &steps[i].0[r].rules)) {
+                Ok(VoteReply::Written(_)) => taken[i].push(r),
+                other => outcomes[i] = Some(refusal(outcomes[i].take(), other)),
+            }
+        }
+        let mut refunds = Vec::new();
+        // A vote one reserve step refused gives back what the others took.
+        for (i, taken) in taken.iter().enumerate() {
+            if outcomes[i].is_some() {
+                let given_back = taken.iter().map(|&r| &steps[i].0[r]);
+                refunds.extend(given_back.map(|step| calls[i].refund(step, &tags[i])));
             }
         }
 
         let mut writing: Vec<usize> = (0..calls.len())
             .filter(|&i| outcomes[i].is_none())
             .collect();
-        let mut refunds = Vec::new();
         // A call that found a rolling window out of its keys' reach changed nothing: bring
         // the window to the clock and cast again (once per idle gap, first write, or slot
         // whose drain outlived the next; see window.lua), with the windows as
@@ -571,15 +620,10 @@ impl RedisStore {
                 };
                 let targets = c.targets.len() + c.windows.len();
                 let reply = reply.and_then(|v| vote_reply(&v, targets, &steps[i].1.rules));
-                if let (Some(reserve), Ok(r)) = (&steps[i].0, &reply)
+                if let Ok(r) = &reply
                     && !matches!(r, VoteReply::Written(_))
                 {
-                    refunds.push(Refund {
-                        keys: &reserve.keys,
-                        rules: reserve.rules.iter().map(|&r| &c.write.rules[r]).collect(),
-                        count: c.increment.real,
-                        tag: &tags[i],
-                    });
+                    refunds.extend(steps[i].0.iter().map(|step| c.refund(step, &tags[i])));
                 }
                 outcomes[i] = Some(reply);
             }
@@ -688,7 +732,7 @@ impl RedisStore {
     async fn record_sums(
         &self,
         calls: &[VoteCall<'_>],
-        steps: &[(Option<Step>, Step)],
+        steps: &[(Vec<Step>, Step)],
         replies: &[Result<VoteReply, RedisFailure>],
     ) {
         let mut pipe = redis::pipe();
@@ -727,7 +771,7 @@ mod tests {
     use super::*;
     use crate::domain::period::{Period, parse_instant};
     use crate::domain::scoring::Storage;
-    use crate::store::redis::keys::{Keys, Spread};
+    use crate::store::redis::keys::{Keys, Spread, shard_of};
     use crate::store::redis::rules::{CounterOf, RuleCheck};
 
     /// Buckets of `periods` at `at`, each carrying over into its next.
@@ -874,5 +918,135 @@ mod tests {
         let (later, fresh) = headers(&board, &now, write("m1", at_ms + 1, &rolling));
         assert_ne!(*first, *later);
         assert_eq!(*later, fresh);
+    }
+
+    /// A day rule of dimension `per` (`voter` counts per voter) with subject `subject`.
+    fn rule_on(rule: i64, per_voter: bool, subject: &str) -> RuleCheck {
+        let mut check = self::rule(rule, 1000, false);
+        check.per_voter = per_voter;
+        if let Counter::Fixed { of, .. } = &mut check.counter {
+            of.subject = subject.to_owned();
+        }
+        check
+    }
+
+    // On an evenly placed sharded votes board no rule counts in the board's own slot: a
+    // rule that does not count per voter is reserved in the shard its subject picks (in
+    // the vote's own step when that is the voter's shard), rules of one subject share a
+    // step; a board placed before keeps them in its own slot.
+    #[test]
+    fn a_sharded_vote_reserves_each_rule_where_its_subject_picks() {
+        let keys = Keys::new("ov:");
+        let even = keys.board(7, Storage::sharded(6), Spread::Voters, Tz::UTC);
+        let hashed = keys.board(
+            7,
+            Storage::Sharded {
+                shards: 6,
+                placement: crate::domain::scoring::Placement::Hashed,
+            },
+            Spread::Voters,
+            Tz::UTC,
+        );
+        let now = targets(&[Period::Day], "2026-11-27T10:15:00Z");
+        let at_ms = parse_instant("2026-11-27T10:15:00Z")
+            .unwrap()
+            .timestamp_millis();
+        // Subjects in shards other than the voter's, and one in the voter's.
+        let voter = "viewer-1";
+        let own = shard_of(voter, 6);
+        let subject_not_in = |shards: &[i64]| {
+            (0..)
+                .map(|i| format!("10.0.0.{i}"))
+                .find(|s| !shards.contains(&shard_of(s, 6)))
+                .unwrap()
+        };
+        let a = &subject_not_in(&[own]);
+        let b = &subject_not_in(&[own, shard_of(a, 6)]);
+        let same = (0..)
+            .map(|i| format!("m{i}"))
+            .find(|s| shard_of(s, 6) == own)
+            .unwrap();
+        let rules = [
+            rule_on(1, true, voter),
+            rule_on(2, false, a),
+            rule_on(3, false, &same),
+            rule_on(4, false, a),
+            rule_on(5, false, b),
+        ];
+        let steps = |board: &BoardKeys| {
+            VoteCall {
+                board,
+                targets: &now,
+                increment: Increment {
+                    real: 1,
+                    display: 1_000_000,
+                    carry: 0,
+                },
+                write: WriteFacts {
+                    rules: &rules,
+                    ..WriteFacts::at("m1", Some(voter), at_ms)
+                },
+                windows: &[],
+                trends: &[],
+            }
+            .steps()
+        };
+        let (reserves, write) = steps(&even);
+        assert_eq!(write.keys, even.write_shard("m1", Some(voter)));
+        assert_eq!(write.rules, [0, 2]);
+        let placed: Vec<(BoardKeys, Vec<usize>)> =
+            reserves.into_iter().map(|s| (s.keys, s.rules)).collect();
+        assert_eq!(
+            placed,
+            [
+                (even.rule_home(a), vec![1, 3]),
+                (even.rule_home(b), vec![4])
+            ]
+        );
+        assert!(
+            placed
+                .iter()
+                .all(|(k, _)| *k != even && k.slot() != even.slot())
+        );
+
+        let (reserves, write) = steps(&hashed);
+        assert_eq!(write.rules, [0]);
+        let placed: Vec<(BoardKeys, Vec<usize>)> =
+            reserves.into_iter().map(|s| (s.keys, s.rules)).collect();
+        assert_eq!(placed, [(hashed.clone(), vec![1, 2, 3, 4])]);
+    }
+
+    #[test]
+    fn of_two_refusals_the_longest_answers() {
+        let limited = |rule_index, retry_ms| {
+            Ok::<_, RedisFailure>(VoteReply::Limited {
+                rule_index,
+                retry_ms,
+            })
+        };
+        let answer = |first, next| match refusal(first, next) {
+            Ok(VoteReply::Limited {
+                rule_index,
+                retry_ms,
+            }) => (rule_index, retry_ms),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(answer(None, limited(2, Some(5))), (2, Some(5)));
+        assert_eq!(
+            answer(Some(limited(2, Some(5))), limited(1, Some(9))),
+            (1, Some(9))
+        );
+        assert_eq!(
+            answer(Some(limited(2, Some(9))), limited(1, Some(5))),
+            (2, Some(9))
+        );
+        assert_eq!(
+            answer(Some(limited(2, Some(9))), limited(4, None)),
+            (4, None)
+        );
+        assert_eq!(
+            answer(Some(limited(4, None)), limited(1, Some(9))),
+            (4, None)
+        );
     }
 }
