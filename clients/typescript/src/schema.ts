@@ -2453,7 +2453,8 @@ export interface components {
             /**
              * Format: int64
              * @description `sharded`: sorted sets per bucket, 2 to 256 (a scores board's members, a votes
-             *     board's voters, spread over them by a hash).
+             *     board's voters, spread over them by a hash), placed evenly over Redis Cluster's
+             *     slot range.
              */
             shards?: number | null;
             /**
