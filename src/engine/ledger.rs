@@ -356,7 +356,15 @@ async fn drain_source(
             find_gap(state, of, head.trimmed_seq).await?;
         }
         let last_id = entries[entries.len() - 1].id;
-        let mut new = entries;
+        let mut new: Vec<sql::NewEntry> = entries
+            .iter()
+            .zip(&head.entries)
+            .map(|(e, text)| sql::NewEntry {
+                id: e.id,
+                at: e.at,
+                text: text.as_str().into(),
+            })
+            .collect();
         if rebuilds && cursor.is_some() && head.trimmed.is_none() {
             // Redis came back empty: what SQL holds now is what a rebuild replays, and
             // nothing of this new life may be stored before that is recorded.

@@ -139,7 +139,7 @@ async fn trim_sha(raw: &mut redis::aio::MultiplexedConnection) -> String {
 /// Entries in the SQL ledger at `url` (its one board's).
 async fn entries_in_sql(url: &str) -> u64 {
     let db = ovation::store::sql::connect(url, 1).await.unwrap();
-    ovation::store::sql::entities::ledger_entry::Entity::find()
+    ovation::store::sql::entities::ledger_record::Entity::find()
         .count(&db)
         .await
         .unwrap()

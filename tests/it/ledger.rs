@@ -266,7 +266,7 @@ async fn a_drain_stopped_between_commit_and_trim_resumes_without_duplicates() {
         .map(|t| Entry::decode(t).unwrap())
         .collect();
     let last = entries.last().unwrap().id;
-    sql::append(&state.db, of, 0, None, last, &entries)
+    sql::append(&state.db, of, 0, None, last, &texts(&entries))
         .await
         .unwrap();
     for i in 0..20 {
@@ -523,7 +523,7 @@ async fn entries_of_every_shape_read_back_from_sql_as_stored() {
             ..vote
         },
     ];
-    sql::append(&state.db, of, 0, None, i64::MIN + 1, &entries)
+    sql::append(&state.db, of, 0, None, i64::MIN + 1, &texts(&entries))
         .await
         .unwrap();
     let stored = sql::page(&state.db, of, 0, 10).await.unwrap();
@@ -1619,7 +1619,7 @@ async fn stored_entries(state: &AppState, of: LedgerOf<'_>, n: i64) {
             })
             .collect();
         let last = batch.last().unwrap().id;
-        sql::append(&state.db, of, 0, from, last, &batch)
+        sql::append(&state.db, of, 0, from, last, &texts(&batch))
             .await
             .unwrap();
         from = Some(last);
@@ -1821,6 +1821,68 @@ fn entry_of(id: i64, voter: Option<u8>) -> Entry {
     }
 }
 
+/// `entries` as the drain hands them to SQL.
+fn texts(entries: &[Entry]) -> Vec<sql::NewEntry<'static>> {
+    entries.iter().map(sql::NewEntry::of).collect()
+}
+
+/// Stores `rows` (entries, each with the revocation that struck it out) in `of`'s ledger
+/// as 0.2 and earlier stored them: `ledger_entries`, one column per field, numbered
+/// 1, 2, 3, ….
+async fn insert_columns(
+    db: &sea_orm::DatabaseConnection,
+    of: LedgerOf<'_>,
+    rows: &[(Entry, Option<i64>)],
+) {
+    use sea_orm::ConnectionTrait;
+    use sea_orm::sea_query::{Alias, Query};
+    let mut insert = Query::insert();
+    insert.into_table(Alias::new("ledger_entries")).columns(
+        [
+            "board_id",
+            "instance",
+            "seq",
+            "entry_id",
+            "at_ms",
+            "recorded_ms",
+            "member",
+            "voter",
+            "channel",
+            "terminal",
+            "count",
+            "op",
+            "value",
+            "display",
+            "carry",
+            "adjusts",
+            "revoked",
+        ]
+        .map(Alias::new),
+    );
+    for ((e, revoked), seq) in rows.iter().zip(1i64..) {
+        insert.values_panic([
+            of.board_id.into(),
+            of.instance.into(),
+            seq.into(),
+            e.id.into(),
+            e.at.into(),
+            e.recorded.into(),
+            e.member.clone().into(),
+            e.voter.clone().into(),
+            e.channel.clone().into(),
+            e.terminal.clone().into(),
+            e.count.into(),
+            e.op.map(|o| o.as_str().to_owned()).into(),
+            e.value.into(),
+            e.display.into(),
+            e.carry.into(),
+            e.adjusts.clone().into(),
+            (*revoked).into(),
+        ]);
+    }
+    db.execute(&insert).await.unwrap();
+}
+
 /// A fresh database with every migration applied, or those up to `upto` (a count).
 async fn migrated(
     upto: Option<u32>,
@@ -1854,7 +1916,7 @@ async fn voter_index_model(steps: Vec<IndexStep>) {
                     .map(|(i, v)| entry_of(first + i as i64, *v))
                     .collect();
                 let last = entries.last().unwrap().id;
-                sql::append(&db, of, 0, cursor, last, &entries)
+                sql::append(&db, of, 0, cursor, last, &texts(&entries))
                     .await
                     .unwrap();
                 cursor = Some(last);
@@ -1928,7 +1990,8 @@ async fn upgrading_indexes_the_voters_of_the_entries_already_stored() {
     let entries: Vec<Entry> = (1..=40)
         .map(|id| entry_of(id, Some((id % 3) as u8)))
         .collect();
-    sql::append(&db, of, 0, None, 40, &entries).await.unwrap();
+    let rows: Vec<(Entry, Option<i64>)> = entries.into_iter().map(|e| (e, None)).collect();
+    insert_columns(&db, of, &rows).await;
     migrations::Migrator::up(&db, None).await.unwrap();
     assert_eq!(ledger_voters::behind(&db, of).await.unwrap(), 0);
     // The mark reaches the last entry: each voter's entries are found in the index.
@@ -1941,6 +2004,92 @@ async fn upgrading_indexes_the_voters_of_the_entries_already_stored() {
             expected
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upgrading_keeps_every_entry_stored_in_columns_whole_with_its_revocation() {
+    use migrations::MigratorTrait;
+    use ovation::store::sql::ledger_voters;
+    // The migrations before the ledger's rows hold their entries whole.
+    let (_database, db) = migrated(Some(25)).await;
+    let of = LedgerOf {
+        board_id: 4,
+        instance: "room-7",
+    };
+    let vote = Entry {
+        id: i64::MIN + 1,
+        at: 1_764_000_000_123,
+        recorded: 1_764_000_000_456,
+        member: "m\"1\\é 歌".into(),
+        voter: Some("v-1".into()),
+        channel: Some("app".into()),
+        terminal: Some("ios".into()),
+        count: 3,
+        op: None,
+        value: None,
+        display: 3_300_000,
+        carry: 330_000,
+        adjusts: None,
+    };
+    let rows = vec![
+        (vote.clone(), None),
+        (
+            Entry {
+                id: i64::MAX,
+                voter: None,
+                channel: None,
+                terminal: None,
+                count: 1,
+                op: Some(Op::Set),
+                value: Some(-42),
+                display: 0,
+                carry: 0,
+                ..vote.clone()
+            },
+            None,
+        ),
+        (
+            Entry {
+                id: 9,
+                ..vote.clone()
+            },
+            Some(5),
+        ),
+        (
+            Entry {
+                id: -7,
+                count: -5,
+                display: -5_000_000,
+                carry: 0,
+                adjusts: Some("day:2026-11-27".into()),
+                ..vote
+            },
+            None,
+        ),
+    ];
+    insert_columns(&db, of, &rows).await;
+    migrations::Migrator::up(&db, None).await.unwrap();
+    let expected: Vec<Recorded> = rows
+        .iter()
+        .zip(1..)
+        .map(|((entry, revoked), seq)| Recorded {
+            seq,
+            entry: entry.clone(),
+            revoked: *revoked,
+        })
+        .collect();
+    assert_eq!(sql::page(&db, of, 0, 10).await.unwrap(), expected);
+    assert_eq!(sql::counted(&db, of).await.unwrap(), 3);
+    assert_eq!(sql::last_seq(&db, of).await.unwrap(), 4);
+    assert_eq!(sql::seq_of(&db, of, i64::MAX).await.unwrap(), Some(2));
+    assert_eq!(
+        ledger_voters::seqs_of(&db, of, "v-1").await.unwrap(),
+        vec![1, 3, 4]
+    );
+    assert_eq!(
+        sql::voter_votes(&db, of, "v-1").await.unwrap(),
+        vec![("m\"1\\é 歌".to_owned(), -2, 3)]
+    );
 }
 
 /// Waits until the voter index of `of` reaches its last entry; panics after 15 s.

@@ -1,7 +1,14 @@
 //! The vote ledger in SQL: entries in `seq` order per board, and per Redis ledger the
 //! last entry moved here (its cursor), written in the same transaction as the entries
 //! it covers, so a drain stopped anywhere resumes without a gap or a duplicate.
+//!
+//! A row (`ledger_records`) holds its entry whole, as the JSON Redis held, beside the
+//! columns it is looked up by (`seq`, the entry's id, its time, its revocation): the
+//! drain stores a row without taking the entry apart. Readers that pick entries by a
+//! field of theirs (member, voter, adjusted bucket) read it from the JSON in SQL
+//! ([`field`]), each backend with its own JSON function.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Utc};
@@ -9,25 +16,54 @@ use chrono::{DateTime, Utc};
 use futures_util::{Stream, StreamExt};
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbBackend,
-    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, StreamTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, StreamTrait,
 };
 
-use super::entities::{ledger_cursor, ledger_entry, ledger_gap, revocation};
+use super::entities::{ledger_cursor, ledger_gap, ledger_record, revocation};
 use super::{SqlError, from_naive, ledger_voters, to_naive};
 use crate::domain::adjustment;
 use crate::domain::ledger::{Entry, Recorded, Revocation, RevocationRequest};
 use crate::domain::period::Bucket;
-use crate::domain::scoring::Op;
 
-/// Rows per INSERT: 16 bound values each, far below every backend's limit.
+/// Rows per INSERT (6 bound values each) and `seq`s per `IN` list: far below every
+/// backend's limit.
 const CHUNK: usize = 1000;
 
 /// The start of a batch's INSERT: the columns a drain writes, in the order its SELECT
 /// gives them.
-const INSERT_ENTRIES: &str = "INSERT INTO ledger_entries (board_id, instance, seq, \
-    entry_id, at_ms, recorded_ms, member, voter, channel, terminal, count, op, value, \
-    display, carry, adjusts)";
+const INSERT_RECORDS: &str =
+    "INSERT INTO ledger_records (board_id, instance, seq, entry_id, at_ms, entry)";
+
+/// An entry on its way into SQL: its id and time, and its JSON as Redis holds it (the
+/// drain stores the text it read, not an encoding of its own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEntry<'a> {
+    pub id: i64,
+    pub at: i64,
+    pub text: Cow<'a, str>,
+}
+
+impl NewEntry<'static> {
+    /// `entry`, encoded.
+    pub fn of(entry: &Entry) -> Self {
+        Self {
+            id: entry.id,
+            at: entry.at,
+            text: Cow::Owned(entry.encode()),
+        }
+    }
+}
+
+/// A text field of an entry's JSON (`member`, `voter`, `adjusts`), read by the backend:
+/// NULL when the entry has none.
+pub(super) fn field(backend: DbBackend, name: &'static str) -> Expr {
+    Expr::cust(match backend {
+        DbBackend::Postgres => format!("(entry::jsonb ->> '{name}')"),
+        DbBackend::Sqlite => format!("(entry ->> '$.{name}')"),
+        _ => format!("JSON_VALUE(entry, '$.{name}')"),
+    })
+}
 
 /// How far back (in `seq`) the drain looks for entries SQL already holds, after Redis
 /// lost its data or went back in time: far more than a replica lags.
@@ -75,10 +111,10 @@ pub async fn known_ids(
     let mut known = HashSet::new();
     for chunk in ids.chunks(CHUNK) {
         let rows: Vec<i64> = entries(of)
-            .filter(ledger_entry::Column::Seq.gt(last - RECENT))
-            .filter(ledger_entry::Column::EntryId.is_in(chunk.iter().copied()))
+            .filter(ledger_record::Column::Seq.gt(last - RECENT))
+            .filter(ledger_record::Column::EntryId.is_in(chunk.iter().copied()))
             .select_only()
-            .column(ledger_entry::Column::EntryId)
+            .column(ledger_record::Column::EntryId)
             .into_tuple()
             .all(db)
             .await?;
@@ -87,10 +123,10 @@ pub async fn known_ids(
     Ok(known)
 }
 
-fn entries(of: LedgerOf<'_>) -> sea_orm::Select<ledger_entry::Entity> {
-    ledger_entry::Entity::find()
-        .filter(ledger_entry::Column::BoardId.eq(of.board_id))
-        .filter(ledger_entry::Column::Instance.eq(of.instance))
+fn entries(of: LedgerOf<'_>) -> sea_orm::Select<ledger_record::Entity> {
+    ledger_record::Entity::find()
+        .filter(ledger_record::Column::BoardId.eq(of.board_id))
+        .filter(ledger_record::Column::Instance.eq(of.instance))
 }
 
 /// The board's last `seq` (0 before its first entry): its last entry's, or the end of a
@@ -103,8 +139,8 @@ fn entries(of: LedgerOf<'_>) -> sea_orm::Select<ledger_entry::Entity> {
 pub async fn last_seq(db: &impl ConnectionTrait, of: LedgerOf<'_>) -> Result<i64, SqlError> {
     let last: Option<i64> = entries(of)
         .select_only()
-        .column(ledger_entry::Column::Seq)
-        .order_by_desc(ledger_entry::Column::Seq)
+        .column(ledger_record::Column::Seq)
+        .order_by_desc(ledger_record::Column::Seq)
         .limit(1)
         .into_tuple()
         .one(db)
@@ -198,7 +234,7 @@ pub async fn append(
     source: i32,
     from: Option<i64>,
     to: i64,
-    new: &[Entry],
+    new: &[NewEntry<'_>],
 ) -> Result<i64, SqlError> {
     let txn = super::begin_write(db).await?;
     let now_ms = chrono::Utc::now().timestamp_millis();
@@ -246,7 +282,7 @@ pub async fn append(
                     seq += 1;
                     row(of, seq, e)
                 });
-                ledger_entry::Entity::insert_many(rows)
+                ledger_record::Entity::insert_many(rows)
                     .exec(&txn)
                     .await
                     .map_err(SqlError::from_write)?;
@@ -284,9 +320,9 @@ pub async fn prune_instances(
         return Ok(0);
     }
     let txn = super::begin_write(db).await?;
-    ledger_entry::Entity::delete_many()
-        .filter(ledger_entry::Column::BoardId.eq(board_id))
-        .filter(ledger_entry::Column::Instance.is_in(stale.iter().map(String::as_str)))
+    ledger_record::Entity::delete_many()
+        .filter(ledger_record::Column::BoardId.eq(board_id))
+        .filter(ledger_record::Column::Instance.is_in(stale.iter().map(String::as_str)))
         .exec(&txn)
         .await?;
     ledger_cursor::Entity::delete_many()
@@ -300,43 +336,18 @@ pub async fn prune_instances(
 }
 
 /// SQLite's INSERT of `new`, numbered on after `last`: the rows as one JSON array of
-/// arrays, taken apart by `jsonb_each`, so the statement has 4 parameters however many
-/// rows it carries and is prepared once per connection. `jsonb_each` hands each row to
-/// `->>` in SQLite's binary form: `json_each` handed it as text, which `->>` parsed again
-/// for every field (a third of the drain's SQLite time, bench/notes/2026-11-28-ledger-cost.md). A multi-row VALUES of 17
-/// parameters a row had the drain build and bind every value through the query builder,
-/// and SQLite parse a statement of each new length (see bench/notes/tv-final.md).
+/// `[id, at, entry]`, taken apart by `jsonb_each`, so the statement has 4 parameters
+/// however many rows it carries and is prepared once per connection.
 async fn insert_from_json(
     txn: &impl ConnectionTrait,
     of: LedgerOf<'_>,
     last: i64,
-    new: &[Entry],
+    new: &[NewEntry<'_>],
 ) -> Result<(), SqlError> {
-    let rows: Vec<_> = new
-        .iter()
-        .map(|e| {
-            (
-                e.id,
-                e.at,
-                e.recorded,
-                &e.member,
-                &e.voter,
-                &e.channel,
-                &e.terminal,
-                e.count,
-                e.op.map(Op::as_str),
-                e.value,
-                e.display,
-                e.carry,
-                &e.adjusts,
-            )
-        })
-        .collect();
+    let rows: Vec<(i64, i64, &str)> = new.iter().map(|e| (e.id, e.at, &*e.text)).collect();
     let rows = serde_json::to_string(&rows).map_err(|e| sea_orm::DbErr::Json(e.to_string()))?;
     let sql = format!(
-        "{INSERT_ENTRIES} SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, \
-        value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, \
-        value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12 \
+        "{INSERT_RECORDS} SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, value ->> 2 \
         FROM jsonb_each(?) ORDER BY key"
     );
     txn.execute_raw(Statement::from_sql_and_values(
@@ -355,52 +366,30 @@ async fn insert_from_json(
 }
 
 /// PostgreSQL's INSERT of `new`, numbered on after `last`: one array per column through
-/// UNNEST, so the statement has 16 parameters however many rows it carries. A multi-row
-/// VALUES of 17 parameters a row cost PostgreSQL about 30 µs of CPU a row to bind and
-/// plan, five times the insert itself. Text arrays carry NULL as '' (an id, channel,
-/// terminal, operator or adjusted bucket is never empty), and the nullable value as
-/// text.
+/// UNNEST, so the statement has 6 parameters however many rows it carries. A multi-row
+/// VALUES cost PostgreSQL far more CPU a row to bind and plan than the insert itself.
 async fn insert_unnested(
     txn: &impl ConnectionTrait,
     of: LedgerOf<'_>,
     last: i64,
-    new: &[Entry],
+    new: &[NewEntry<'_>],
 ) -> Result<(), SqlError> {
-    // One column's array: whole numbers, or text with '' for NULL.
-    let ints = |f: fn(&Entry) -> i64| sea_orm::Value::from(new.iter().map(f).collect::<Vec<_>>());
-    let texts = |f: fn(&Entry) -> Option<String>| {
-        sea_orm::Value::from(
-            new.iter()
-                .map(|e| f(e).unwrap_or_default())
-                .collect::<Vec<String>>(),
-        )
-    };
     let values: Vec<sea_orm::Value> = vec![
         of.board_id.into(),
         of.instance.into(),
         (last + 1..=last + new.len() as i64)
             .collect::<Vec<i64>>()
             .into(),
-        ints(|e| e.id),
-        ints(|e| e.at),
-        ints(|e| e.recorded),
-        texts(|e| Some(e.member.clone())),
-        texts(|e| e.voter.clone()),
-        texts(|e| e.channel.clone()),
-        texts(|e| e.terminal.clone()),
-        ints(|e| e.count),
-        texts(|e| e.op.map(|o| o.as_str().to_owned())),
-        texts(|e| e.value.map(|v| v.to_string())),
-        ints(|e| e.display),
-        ints(|e| e.carry),
-        texts(|e| e.adjusts.clone()),
+        new.iter().map(|e| e.id).collect::<Vec<i64>>().into(),
+        new.iter().map(|e| e.at).collect::<Vec<i64>>().into(),
+        new.iter()
+            .map(|e| e.text.clone().into_owned())
+            .collect::<Vec<String>>()
+            .into(),
     ];
     let sql = format!(
-        "{INSERT_ENTRIES} SELECT $1, $2, s, e, a, r, m, NULLIF(v, ''), NULLIF(c, ''), \
-        NULLIF(t, ''), n, NULLIF(o, ''), NULLIF(x, '')::bigint, d, y, NULLIF(j, '') \
-        FROM UNNEST($3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::text[], \
-        $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::text[], \
-        $14::bigint[], $15::bigint[], $16::text[]) AS u(s, e, a, r, m, v, c, t, n, o, x, d, y, j)"
+        "{INSERT_RECORDS} SELECT $1, $2, s, i, a, e \
+        FROM UNNEST($3::bigint[], $4::bigint[], $5::bigint[], $6::text[]) AS u(s, i, a, e)"
     );
     txn.execute_raw(Statement::from_sql_and_values(
         DbBackend::Postgres,
@@ -412,52 +401,28 @@ async fn insert_unnested(
     Ok(())
 }
 
-fn row(of: LedgerOf<'_>, seq: i64, e: &Entry) -> ledger_entry::ActiveModel {
-    ledger_entry::ActiveModel {
+fn row(of: LedgerOf<'_>, seq: i64, e: &NewEntry<'_>) -> ledger_record::ActiveModel {
+    ledger_record::ActiveModel {
         board_id: Set(of.board_id),
         instance: Set(of.instance.to_owned()),
         seq: Set(seq),
         entry_id: Set(e.id),
         at_ms: Set(e.at),
-        recorded_ms: Set(e.recorded),
-        member: Set(e.member.clone()),
-        voter: Set(e.voter.clone()),
-        channel: Set(e.channel.clone()),
-        terminal: Set(e.terminal.clone()),
-        count: Set(e.count),
-        op: Set(e.op.map(|o| o.as_str().to_owned())),
-        value: Set(e.value),
-        display: Set(e.display),
-        carry: Set(e.carry),
-        adjusts: Set(e.adjusts.clone()),
         revoked: Set(None),
+        entry: Set(e.text.clone().into_owned()),
     }
 }
 
-fn recorded(m: ledger_entry::Model) -> Result<Recorded, SqlError> {
-    let op =
-        m.op.as_deref()
-            .map(Op::parse)
-            .transpose()
-            .map_err(|e| SqlError::Corrupt(format!("ledger entry {} op: {e}", m.seq)))?;
+fn decode(seq: i64, text: &str) -> Result<Entry, SqlError> {
+    Entry::decode(text)
+        .ok_or_else(|| SqlError::Corrupt(format!("ledger entry {seq} does not read")))
+}
+
+fn recorded(m: ledger_record::Model) -> Result<Recorded, SqlError> {
     Ok(Recorded {
         seq: m.seq,
         revoked: m.revoked,
-        entry: Entry {
-            id: m.entry_id,
-            at: m.at_ms,
-            recorded: m.recorded_ms,
-            member: m.member,
-            voter: m.voter,
-            channel: m.channel,
-            terminal: m.terminal,
-            count: m.count,
-            op,
-            value: m.value,
-            display: m.display,
-            carry: m.carry,
-            adjusts: m.adjusts,
-        },
+        entry: decode(m.seq, &m.entry)?,
     })
 }
 
@@ -469,8 +434,8 @@ pub async fn page(
     limit: u64,
 ) -> Result<Vec<Recorded>, SqlError> {
     entries(of)
-        .filter(ledger_entry::Column::Seq.gt(after))
-        .order_by_asc(ledger_entry::Column::Seq)
+        .filter(ledger_record::Column::Seq.gt(after))
+        .order_by_asc(ledger_record::Column::Seq)
         .limit(limit)
         .all(db)
         .await?
@@ -482,7 +447,7 @@ pub async fn page(
 /// How many entries the board's ledger holds, revoked ones apart.
 pub async fn counted(db: &impl ConnectionTrait, of: LedgerOf<'_>) -> Result<u64, SqlError> {
     Ok(entries(of)
-        .filter(ledger_entry::Column::Revoked.is_null())
+        .filter(ledger_record::Column::Revoked.is_null())
         .count(db)
         .await?)
 }
@@ -494,9 +459,9 @@ pub async fn stream_in_time<'a, C: ConnectionTrait + StreamTrait + Send>(
     of: LedgerOf<'_>,
 ) -> Result<impl Stream<Item = Result<Recorded, SqlError>> + Send + 'a, SqlError> {
     let rows = entries(of)
-        .filter(ledger_entry::Column::Revoked.is_null())
-        .order_by_asc(ledger_entry::Column::AtMs)
-        .order_by_asc(ledger_entry::Column::Seq)
+        .filter(ledger_record::Column::Revoked.is_null())
+        .order_by_asc(ledger_record::Column::AtMs)
+        .order_by_asc(ledger_record::Column::Seq)
         .stream(db)
         .await?;
     Ok(rows.map(|row| row.map_err(SqlError::from).and_then(recorded)))
@@ -510,10 +475,10 @@ pub async fn seq_of(
 ) -> Result<Option<i64>, SqlError> {
     let last = last_seq(db, of).await?;
     Ok(entries(of)
-        .filter(ledger_entry::Column::Seq.gt(last - RECENT))
-        .filter(ledger_entry::Column::EntryId.eq(id))
+        .filter(ledger_record::Column::Seq.gt(last - RECENT))
+        .filter(ledger_record::Column::EntryId.eq(id))
         .select_only()
-        .column(ledger_entry::Column::Seq)
+        .column(ledger_record::Column::Seq)
         .into_tuple()
         .one(db)
         .await?)
@@ -532,31 +497,28 @@ pub async fn member_sums(
 ) -> Result<(i64, i64, i64), SqlError> {
     let from_ms = bucket.start.map_or(i64::MIN, |t| t.timestamp_millis());
     let to_ms = bucket.end.map_or(i64::MAX, |t| t.timestamp_millis());
-    let rows: Vec<(Option<String>, i64, i64, i64)> = entries(of)
-        .filter(ledger_entry::Column::Revoked.is_null())
-        .filter(ledger_entry::Column::Seq.lte(upto))
-        .filter(ledger_entry::Column::Member.eq(member))
-        .filter(ledger_entry::Column::AtMs.gte(from_ms))
-        .filter(ledger_entry::Column::AtMs.lt(to_ms))
-        .filter(
-            Condition::any()
-                .add(ledger_entry::Column::Adjusts.is_null())
-                .add(ledger_entry::Column::Adjusts.eq(adjustment::target(bucket))),
-        )
+    let backend = ConnectionTrait::get_database_backend(db);
+    let rows: Vec<(i64, String)> = entries(of)
+        .filter(ledger_record::Column::Revoked.is_null())
+        .filter(ledger_record::Column::Seq.lte(upto))
+        .filter(ledger_record::Column::AtMs.gte(from_ms))
+        .filter(ledger_record::Column::AtMs.lt(to_ms))
+        .filter(field(backend, "member").eq(member))
         .select_only()
-        .column(ledger_entry::Column::Voter)
-        .column(ledger_entry::Column::Count)
-        .column(ledger_entry::Column::Display)
-        .column(ledger_entry::Column::Carry)
+        .column(ledger_record::Column::Seq)
+        .column(ledger_record::Column::Entry)
         .into_tuple()
         .all(db)
         .await?;
-    Ok(rows
-        .iter()
-        .filter(|(voter, ..)| keep(voter.as_deref()))
-        .fold((0, 0, 0), |(r, d, c), (_, rr, dd, cc)| {
-            (r + rr, d + dd, c + cc)
-        }))
+    let target = adjustment::target(bucket);
+    let mut sums = (0, 0, 0);
+    for (seq, text) in rows {
+        let e = decode(seq, &text)?;
+        if e.adjusts.as_ref().is_none_or(|a| *a == target) && keep(e.voter.as_deref()) {
+            sums = (sums.0 + e.count, sums.1 + e.display, sums.2 + e.carry);
+        }
+    }
+    Ok(sums)
 }
 
 /// Every entry after `seq` `after`, in order, read from one SQL cursor as the stream is
@@ -567,8 +529,8 @@ pub async fn stream<'a, C: ConnectionTrait + StreamTrait + Send>(
     after: i64,
 ) -> Result<impl Stream<Item = Result<Recorded, SqlError>> + Send + 'a, SqlError> {
     let rows = entries(of)
-        .filter(ledger_entry::Column::Seq.gt(after))
-        .order_by_asc(ledger_entry::Column::Seq)
+        .filter(ledger_record::Column::Seq.gt(after))
+        .order_by_asc(ledger_record::Column::Seq)
         .stream(db)
         .await?;
     Ok(rows.map(|row| row.map_err(SqlError::from).and_then(recorded)))
@@ -587,15 +549,15 @@ pub async fn revoke(
     let seqs = ledger_voters::seqs_of(&txn, of, request.voter.as_str()).await?;
     let mut struck: Vec<Recorded> = Vec::new();
     for chunk in seqs.chunks(CHUNK) {
-        let mut query = of_seqs(of, chunk).filter(ledger_entry::Column::Revoked.is_null());
+        let mut query = of_seqs(of, chunk).filter(ledger_record::Column::Revoked.is_null());
         if let Some(from) = request.from {
-            query = query.filter(ledger_entry::Column::AtMs.gte(from.timestamp_millis()));
+            query = query.filter(ledger_record::Column::AtMs.gte(from.timestamp_millis()));
         }
         if let Some(to) = request.to {
-            query = query.filter(ledger_entry::Column::AtMs.lt(to.timestamp_millis()));
+            query = query.filter(ledger_record::Column::AtMs.lt(to.timestamp_millis()));
         }
         for row in query
-            .order_by_asc(ledger_entry::Column::Seq)
+            .order_by_asc(ledger_record::Column::Seq)
             .all(&txn)
             .await?
         {
@@ -626,7 +588,7 @@ pub async fn revoke(
     let seqs: Vec<i64> = struck.iter().map(|r| r.seq).collect();
     for chunk in seqs.chunks(CHUNK) {
         entries_of_seqs(of, chunk)
-            .col_expr(ledger_entry::Column::Revoked, Expr::value(row.id))
+            .col_expr(ledger_record::Column::Revoked, Expr::value(row.id))
             .exec(&txn)
             .await?;
     }
@@ -638,15 +600,15 @@ pub async fn revoke(
 }
 
 /// The board's entries whose `seq` is among `seqs`.
-fn of_seqs(of: LedgerOf<'_>, seqs: &[i64]) -> sea_orm::Select<ledger_entry::Entity> {
-    entries(of).filter(ledger_entry::Column::Seq.is_in(seqs.iter().copied()))
+fn of_seqs(of: LedgerOf<'_>, seqs: &[i64]) -> sea_orm::Select<ledger_record::Entity> {
+    entries(of).filter(ledger_record::Column::Seq.is_in(seqs.iter().copied()))
 }
 
-fn entries_of_seqs(of: LedgerOf<'_>, seqs: &[i64]) -> sea_orm::UpdateMany<ledger_entry::Entity> {
-    ledger_entry::Entity::update_many()
-        .filter(ledger_entry::Column::BoardId.eq(of.board_id))
-        .filter(ledger_entry::Column::Instance.eq(of.instance))
-        .filter(ledger_entry::Column::Seq.is_in(seqs.iter().copied()))
+fn entries_of_seqs(of: LedgerOf<'_>, seqs: &[i64]) -> sea_orm::UpdateMany<ledger_record::Entity> {
+    ledger_record::Entity::update_many()
+        .filter(ledger_record::Column::BoardId.eq(of.board_id))
+        .filter(ledger_record::Column::Instance.eq(of.instance))
+        .filter(ledger_record::Column::Seq.is_in(seqs.iter().copied()))
 }
 
 fn to_revocation(row: revocation::Model) -> Result<Revocation, SqlError> {
@@ -691,7 +653,7 @@ pub async fn unapplied(
     let mut out = Vec::new();
     for id in ids {
         let struck = entries(of)
-            .filter(ledger_entry::Column::Revoked.eq(id))
+            .filter(ledger_record::Column::Revoked.eq(id))
             .all(db)
             .await?
             .into_iter()
@@ -727,26 +689,16 @@ pub async fn voter_votes(
     voter: &str,
 ) -> Result<Vec<(String, i64, i64)>, SqlError> {
     let seqs = ledger_voters::seqs_of(db, of, voter).await?;
-    let mut rows: Vec<(String, i64, Option<i64>)> = Vec::new();
-    for chunk in seqs.chunks(CHUNK) {
-        rows.extend(
-            of_seqs(of, chunk)
-                .select_only()
-                .column(ledger_entry::Column::Member)
-                .column(ledger_entry::Column::Count)
-                .column(ledger_entry::Column::Revoked)
-                .into_tuple::<(String, i64, Option<i64>)>()
-                .all(db)
-                .await?,
-        );
-    }
     let mut by_member: BTreeMap<String, (i64, i64)> = BTreeMap::new();
-    for (member, count, revoked) in rows {
-        let e = by_member.entry(member).or_default();
-        if revoked.is_some() {
-            e.1 += count;
-        } else {
-            e.0 += count;
+    for chunk in seqs.chunks(CHUNK) {
+        for row in of_seqs(of, chunk).all(db).await? {
+            let r = recorded(row)?;
+            let e = by_member.entry(r.entry.member).or_default();
+            if r.revoked.is_some() {
+                e.1 += r.entry.count;
+            } else {
+                e.0 += r.entry.count;
+            }
         }
     }
     Ok(by_member
@@ -764,19 +716,20 @@ pub async fn voters_of<'a, C: ConnectionTrait + StreamTrait + Send>(
     (from_ms, to_ms): (i64, i64),
     member: Option<&str>,
 ) -> Result<impl Stream<Item = Result<String, SqlError>> + Send + 'a, SqlError> {
+    let backend = ConnectionTrait::get_database_backend(db);
     let mut query = entries(of)
-        .filter(ledger_entry::Column::Revoked.is_null())
-        .filter(ledger_entry::Column::Voter.is_not_null())
-        .filter(ledger_entry::Column::Seq.gt(seqs.0))
-        .filter(ledger_entry::Column::Seq.lte(seqs.1))
-        .filter(ledger_entry::Column::AtMs.gte(from_ms))
-        .filter(ledger_entry::Column::AtMs.lt(to_ms));
+        .filter(ledger_record::Column::Revoked.is_null())
+        .filter(field(backend, "voter").is_not_null())
+        .filter(ledger_record::Column::Seq.gt(seqs.0))
+        .filter(ledger_record::Column::Seq.lte(seqs.1))
+        .filter(ledger_record::Column::AtMs.gte(from_ms))
+        .filter(ledger_record::Column::AtMs.lt(to_ms));
     if let Some(member) = member {
-        query = query.filter(ledger_entry::Column::Member.eq(member));
+        query = query.filter(field(backend, "member").eq(member));
     }
     let rows = query
         .select_only()
-        .column(ledger_entry::Column::Voter)
+        .column_as(field(backend, "voter"), "voter")
         .distinct()
         .into_tuple::<String>()
         .stream(db)

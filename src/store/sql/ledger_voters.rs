@@ -13,8 +13,8 @@ use sea_orm::{
 };
 
 use super::SqlError;
-use super::entities::{ledger_entry, ledger_voter, ledger_voter_mark};
-use super::ledger::{LedgerOf, last_seq};
+use super::entities::{ledger_record, ledger_voter, ledger_voter_mark};
+use super::ledger::{LedgerOf, field, last_seq};
 
 /// The `seq` up to which `of`'s entries are in the voter index; `None` before its first.
 async fn mark(db: &impl ConnectionTrait, of: LedgerOf<'_>) -> Result<Option<i64>, SqlError> {
@@ -74,21 +74,19 @@ pub async fn index_next(
             .map_err(SqlError::from_write)?;
         }
     }
+    let voter = field(txn.get_database_backend(), "voter");
     let rows = Query::select()
-        .columns([
-            ledger_entry::Column::BoardId,
-            ledger_entry::Column::Voter,
-            ledger_entry::Column::Instance,
-            ledger_entry::Column::Seq,
-        ])
-        .from(ledger_entry::Entity)
-        .and_where(ledger_entry::Column::BoardId.eq(of.board_id))
-        .and_where(ledger_entry::Column::Instance.eq(of.instance))
-        .and_where(ledger_entry::Column::Seq.gt(start))
-        .and_where(ledger_entry::Column::Seq.lte(to))
-        .and_where(ledger_entry::Column::Voter.is_not_null())
-        .order_by(ledger_entry::Column::Voter, sea_orm::Order::Asc)
-        .order_by(ledger_entry::Column::Seq, sea_orm::Order::Asc)
+        .column(ledger_record::Column::BoardId)
+        .expr(voter.clone())
+        .columns([ledger_record::Column::Instance, ledger_record::Column::Seq])
+        .from(ledger_record::Entity)
+        .and_where(ledger_record::Column::BoardId.eq(of.board_id))
+        .and_where(ledger_record::Column::Instance.eq(of.instance))
+        .and_where(ledger_record::Column::Seq.gt(start))
+        .and_where(ledger_record::Column::Seq.lte(to))
+        .and_where(sea_orm::sea_query::ExprTrait::is_not_null(voter.clone()))
+        .order_by_expr(voter, sea_orm::Order::Asc)
+        .order_by(ledger_record::Column::Seq, sea_orm::Order::Asc)
         .to_owned();
     let insert = Query::insert()
         .into_table(ledger_voter::Entity)
@@ -127,13 +125,16 @@ pub async fn seqs_of(
         .into_tuple()
         .all(db)
         .await?;
-    let tail: Vec<i64> = ledger_entry::Entity::find()
-        .filter(ledger_entry::Column::BoardId.eq(of.board_id))
-        .filter(ledger_entry::Column::Instance.eq(of.instance))
-        .filter(ledger_entry::Column::Seq.gt(mark))
-        .filter(ledger_entry::Column::Voter.eq(voter))
+    let tail: Vec<i64> = ledger_record::Entity::find()
+        .filter(ledger_record::Column::BoardId.eq(of.board_id))
+        .filter(ledger_record::Column::Instance.eq(of.instance))
+        .filter(ledger_record::Column::Seq.gt(mark))
+        .filter(sea_orm::sea_query::ExprTrait::eq(
+            field(db.get_database_backend(), "voter"),
+            voter,
+        ))
         .select_only()
-        .column(ledger_entry::Column::Seq)
+        .column(ledger_record::Column::Seq)
         .into_tuple()
         .all(db)
         .await?;

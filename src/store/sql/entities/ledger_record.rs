@@ -1,9 +1,9 @@
-//! The `ledger_entries` table.
+//! The `ledger_records` table: one row per ledger entry, the entry whole.
 
 use sea_orm::entity::prelude::*;
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
-#[sea_orm(table_name = "ledger_entries")]
+#[sea_orm(table_name = "ledger_records")]
 pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub board_id: i64,
@@ -15,21 +15,13 @@ pub struct Model {
     pub seq: i64,
     /// Unique per write: how the drain tells an entry SQL holds.
     pub entry_id: i64,
+    /// The write's time (ms since the epoch), as the entry says.
     pub at_ms: i64,
-    pub recorded_ms: i64,
-    pub member: String,
-    pub voter: Option<String>,
-    pub channel: Option<String>,
-    pub terminal: Option<String>,
-    pub count: i64,
-    pub op: Option<String>,
-    pub value: Option<i64>,
-    pub display: i64,
-    pub carry: i64,
-    /// An adjustment's bucket (`<period>:<label>`); null for a write.
-    pub adjusts: Option<String>,
     /// The revocation that struck it out.
     pub revoked: Option<i64>,
+    /// The entry (`domain::ledger::Entry`) as JSON, as Redis held it.
+    #[sea_orm(column_type = "Text")]
+    pub entry: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
