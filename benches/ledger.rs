@@ -447,10 +447,8 @@ async fn run() {
     let mut left = n;
     while left > 0 {
         let step = left.min(100_000);
-        let texts: Vec<sql::NewEntry> = entries(&mut rng, step, 60)
-            .iter()
-            .map(sql::NewEntry::of)
-            .collect();
+        let batch = entries(&mut rng, step, 60);
+        let texts: Vec<sql::NewEntry> = batch.iter().map(sql::NewEntry::of).collect();
         for chunk in texts.chunks(10_000) {
             let to = chunk.last().unwrap().id;
             sql::append(&state.db, of, 0, last, to, chunk)

@@ -1,10 +1,10 @@
 //! `ledger_records`: the vote ledger in SQL, one row per entry holding the entry whole
 //! (its JSON, as Redis held it), beside the columns its readers look up by: the board's
-//! `seq`, the entry's id, its time and the revocation that struck it out. It replaces
-//! `ledger_entries`, which took each entry apart into 16 columns: on SQLite that cost
-//! five times the row itself (bench/notes/2026-11-29-ledger-records.md). The entries
-//! already stored are copied over, each made into the same JSON, and the old table is
-//! dropped.
+//! `seq`, the entry's id, its time, its voter (what the voter index is filled from) and
+//! the revocation that struck it out. It replaces `ledger_entries`, which took each
+//! entry apart into 16 columns: on SQLite that cost five times the row itself
+//! (bench/notes/2026-11-29-ledger-records.md). The entries already stored are copied
+//! over, each made into the same JSON, and the old table is dropped.
 
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
@@ -26,6 +26,7 @@ impl MigrationTrait for Migration {
                     .col(big_integer(LedgerRecords::Seq))
                     .col(big_integer(LedgerRecords::EntryId))
                     .col(big_integer(LedgerRecords::AtMs))
+                    .col(string_len_null(LedgerRecords::Voter, 128))
                     .col(big_integer_null(LedgerRecords::Revoked))
                     .col(text(LedgerRecords::Entry))
                     .primary_key(
@@ -63,12 +64,12 @@ impl MigrationTrait for Migration {
         manager
             .get_connection()
             .execute_unprepared(&format!(
-                "INSERT INTO ledger_records (board_id, instance, seq, entry_id, at_ms, revoked, entry) \
-                 SELECT board_id, instance, seq, entry_id, at_ms, revoked, {object}('id', entry_id, \
-                 'at', at_ms, 'recorded', recorded_ms, 'member', member, 'voter', voter, \
-                 'channel', channel, 'terminal', terminal, 'count', count, 'op', op, \
-                 'value', value, 'display', display, 'carry', carry, 'adjusts', adjusts){cast} \
-                 FROM ledger_entries"
+                "INSERT INTO ledger_records (board_id, instance, seq, entry_id, at_ms, voter, \
+                 revoked, entry) SELECT board_id, instance, seq, entry_id, at_ms, voter, \
+                 revoked, {object}('id', entry_id, 'at', at_ms, 'recorded', recorded_ms, \
+                 'member', member, 'voter', voter, 'channel', channel, 'terminal', terminal, \
+                 'count', count, 'op', op, 'value', value, 'display', display, 'carry', carry, \
+                 'adjusts', adjusts){cast} FROM ledger_entries"
             ))
             .await?;
         manager
@@ -93,6 +94,7 @@ enum LedgerRecords {
     Seq,
     EntryId,
     AtMs,
+    Voter,
     Revoked,
     Entry,
 }

@@ -251,10 +251,13 @@ async fn drain_family(
 
 /// How many of a ledger's `seq`s its voter index takes in one transaction, and how far
 /// it may fall behind while the board keeps receiving: a voter's entries after its mark
-/// are found by reading them (`store::sql::ledger_voters`). Taken in batches this large,
-/// sorted by voter, the index costs a few µs an entry; an index written with every entry
-/// cost 10 (bench/notes/2026-11-28-ledger-cost.md).
-const INDEX_BATCH: i64 = 50_000;
+/// are found by reading the rows' voter column (`store::sql::ledger_voters`), 60 ms for
+/// 500,000 rows on SQLite. The larger the batch, the fewer of the index's pages each
+/// entry rewrites: onto an index of 500,000 entries, a batch of 500,000 cost SQLite
+/// 1.1 µs an entry, one of 50,000 2.9, an index written with every entry 10
+/// (bench/notes/2026-11-29-ledger-records.md). A burst of votes, up to this many a
+/// board, is indexed once the board is quiet.
+const INDEX_BATCH: i64 = 500_000;
 
 /// Brings `of`'s voter index up to its last entry when `all`, else while it is a whole
 /// [`INDEX_BATCH`] behind. Another drain that moved the index's mark first ends it.
@@ -362,6 +365,7 @@ async fn drain_source(
             .map(|(e, text)| sql::NewEntry {
                 id: e.id,
                 at: e.at,
+                voter: e.voter.as_deref(),
                 text: text.as_str().into(),
             })
             .collect();

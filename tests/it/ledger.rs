@@ -1822,7 +1822,7 @@ fn entry_of(id: i64, voter: Option<u8>) -> Entry {
 }
 
 /// `entries` as the drain hands them to SQL.
-fn texts(entries: &[Entry]) -> Vec<sql::NewEntry<'static>> {
+fn texts(entries: &[Entry]) -> Vec<sql::NewEntry<'_>> {
     entries.iter().map(sql::NewEntry::of).collect()
 }
 

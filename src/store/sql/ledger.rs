@@ -4,9 +4,9 @@
 //!
 //! A row (`ledger_records`) holds its entry whole, as the JSON Redis held, beside the
 //! columns it is looked up by (`seq`, the entry's id, its time, its revocation): the
-//! drain stores a row without taking the entry apart. Readers that pick entries by a
-//! field of theirs (member, voter, adjusted bucket) read it from the JSON in SQL
-//! ([`field`]), each backend with its own JSON function.
+//! drain stores a row without taking the entry apart. The voter has a column too: the
+//! voter index is filled from it. Readers that pick entries by another field (member)
+//! read it from the JSON in SQL ([`field`]), each backend with its own JSON function.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
@@ -26,38 +26,40 @@ use crate::domain::adjustment;
 use crate::domain::ledger::{Entry, Recorded, Revocation, RevocationRequest};
 use crate::domain::period::Bucket;
 
-/// Rows per INSERT (6 bound values each) and `seq`s per `IN` list: far below every
+/// Rows per INSERT (7 bound values each) and `seq`s per `IN` list: far below every
 /// backend's limit.
 const CHUNK: usize = 1000;
 
 /// The start of a batch's INSERT: the columns a drain writes, in the order its SELECT
 /// gives them.
 const INSERT_RECORDS: &str =
-    "INSERT INTO ledger_records (board_id, instance, seq, entry_id, at_ms, entry)";
+    "INSERT INTO ledger_records (board_id, instance, seq, entry_id, at_ms, voter, entry)";
 
-/// An entry on its way into SQL: its id and time, and its JSON as Redis holds it (the
-/// drain stores the text it read, not an encoding of its own).
+/// An entry on its way into SQL: its id, time and voter, and its JSON as Redis holds it
+/// (the drain stores the text it read, not an encoding of its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewEntry<'a> {
     pub id: i64,
     pub at: i64,
+    pub voter: Option<&'a str>,
     pub text: Cow<'a, str>,
 }
 
-impl NewEntry<'static> {
+impl<'a> NewEntry<'a> {
     /// `entry`, encoded.
-    pub fn of(entry: &Entry) -> Self {
+    pub fn of(entry: &'a Entry) -> Self {
         Self {
             id: entry.id,
             at: entry.at,
+            voter: entry.voter.as_deref(),
             text: Cow::Owned(entry.encode()),
         }
     }
 }
 
-/// A text field of an entry's JSON (`member`, `voter`, `adjusts`), read by the backend:
+/// A text field of an entry's JSON (`member`, `adjusts`), read by the backend:
 /// NULL when the entry has none.
-pub(super) fn field(backend: DbBackend, name: &'static str) -> Expr {
+fn field(backend: DbBackend, name: &'static str) -> Expr {
     Expr::cust(match backend {
         DbBackend::Postgres => format!("(entry::jsonb ->> '{name}')"),
         DbBackend::Sqlite => format!("(entry ->> '$.{name}')"),
@@ -336,7 +338,7 @@ pub async fn prune_instances(
 }
 
 /// SQLite's INSERT of `new`, numbered on after `last`: the rows as one JSON array of
-/// `[id, at, entry]`, taken apart by `jsonb_each`, so the statement has 4 parameters
+/// `[id, at, voter, entry]`, taken apart by `jsonb_each`, so the statement has 4 parameters
 /// however many rows it carries and is prepared once per connection.
 async fn insert_from_json(
     txn: &impl ConnectionTrait,
@@ -344,11 +346,14 @@ async fn insert_from_json(
     last: i64,
     new: &[NewEntry<'_>],
 ) -> Result<(), SqlError> {
-    let rows: Vec<(i64, i64, &str)> = new.iter().map(|e| (e.id, e.at, &*e.text)).collect();
+    let rows: Vec<(i64, i64, Option<&str>, &str)> = new
+        .iter()
+        .map(|e| (e.id, e.at, e.voter, &*e.text))
+        .collect();
     let rows = serde_json::to_string(&rows).map_err(|e| sea_orm::DbErr::Json(e.to_string()))?;
     let sql = format!(
-        "{INSERT_RECORDS} SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, value ->> 2 \
-        FROM jsonb_each(?) ORDER BY key"
+        "{INSERT_RECORDS} SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, value ->> 2, \
+        value ->> 3 FROM jsonb_each(?) ORDER BY key"
     );
     txn.execute_raw(Statement::from_sql_and_values(
         DbBackend::Sqlite,
@@ -366,7 +371,8 @@ async fn insert_from_json(
 }
 
 /// PostgreSQL's INSERT of `new`, numbered on after `last`: one array per column through
-/// UNNEST, so the statement has 6 parameters however many rows it carries. A multi-row
+/// UNNEST, so the statement has 7 parameters however many rows it carries (a voter
+/// array carries NULL as '': a voter is never empty). A multi-row
 /// VALUES cost PostgreSQL far more CPU a row to bind and plan than the insert itself.
 async fn insert_unnested(
     txn: &impl ConnectionTrait,
@@ -383,13 +389,17 @@ async fn insert_unnested(
         new.iter().map(|e| e.id).collect::<Vec<i64>>().into(),
         new.iter().map(|e| e.at).collect::<Vec<i64>>().into(),
         new.iter()
+            .map(|e| e.voter.unwrap_or_default().to_owned())
+            .collect::<Vec<String>>()
+            .into(),
+        new.iter()
             .map(|e| e.text.clone().into_owned())
             .collect::<Vec<String>>()
             .into(),
     ];
     let sql = format!(
-        "{INSERT_RECORDS} SELECT $1, $2, s, i, a, e \
-        FROM UNNEST($3::bigint[], $4::bigint[], $5::bigint[], $6::text[]) AS u(s, i, a, e)"
+        "{INSERT_RECORDS} SELECT $1, $2, s, i, a, NULLIF(v, ''), e FROM UNNEST($3::bigint[], \
+        $4::bigint[], $5::bigint[], $6::text[], $7::text[]) AS u(s, i, a, v, e)"
     );
     txn.execute_raw(Statement::from_sql_and_values(
         DbBackend::Postgres,
@@ -408,6 +418,7 @@ fn row(of: LedgerOf<'_>, seq: i64, e: &NewEntry<'_>) -> ledger_record::ActiveMod
         seq: Set(seq),
         entry_id: Set(e.id),
         at_ms: Set(e.at),
+        voter: Set(e.voter.map(str::to_owned)),
         revoked: Set(None),
         entry: Set(e.text.clone().into_owned()),
     }
@@ -719,7 +730,7 @@ pub async fn voters_of<'a, C: ConnectionTrait + StreamTrait + Send>(
     let backend = ConnectionTrait::get_database_backend(db);
     let mut query = entries(of)
         .filter(ledger_record::Column::Revoked.is_null())
-        .filter(field(backend, "voter").is_not_null())
+        .filter(ledger_record::Column::Voter.is_not_null())
         .filter(ledger_record::Column::Seq.gt(seqs.0))
         .filter(ledger_record::Column::Seq.lte(seqs.1))
         .filter(ledger_record::Column::AtMs.gte(from_ms))
@@ -729,7 +740,7 @@ pub async fn voters_of<'a, C: ConnectionTrait + StreamTrait + Send>(
     }
     let rows = query
         .select_only()
-        .column_as(field(backend, "voter"), "voter")
+        .column(ledger_record::Column::Voter)
         .distinct()
         .into_tuple::<String>()
         .stream(db)

@@ -14,7 +14,7 @@ use sea_orm::{
 
 use super::SqlError;
 use super::entities::{ledger_record, ledger_voter, ledger_voter_mark};
-use super::ledger::{LedgerOf, field, last_seq};
+use super::ledger::{LedgerOf, last_seq};
 
 /// The `seq` up to which `of`'s entries are in the voter index; `None` before its first.
 async fn mark(db: &impl ConnectionTrait, of: LedgerOf<'_>) -> Result<Option<i64>, SqlError> {
@@ -74,18 +74,20 @@ pub async fn index_next(
             .map_err(SqlError::from_write)?;
         }
     }
-    let voter = field(txn.get_database_backend(), "voter");
     let rows = Query::select()
-        .column(ledger_record::Column::BoardId)
-        .expr(voter.clone())
-        .columns([ledger_record::Column::Instance, ledger_record::Column::Seq])
+        .columns([
+            ledger_record::Column::BoardId,
+            ledger_record::Column::Voter,
+            ledger_record::Column::Instance,
+            ledger_record::Column::Seq,
+        ])
         .from(ledger_record::Entity)
         .and_where(ledger_record::Column::BoardId.eq(of.board_id))
         .and_where(ledger_record::Column::Instance.eq(of.instance))
         .and_where(ledger_record::Column::Seq.gt(start))
         .and_where(ledger_record::Column::Seq.lte(to))
-        .and_where(sea_orm::sea_query::ExprTrait::is_not_null(voter.clone()))
-        .order_by_expr(voter, sea_orm::Order::Asc)
+        .and_where(ledger_record::Column::Voter.is_not_null())
+        .order_by(ledger_record::Column::Voter, sea_orm::Order::Asc)
         .order_by(ledger_record::Column::Seq, sea_orm::Order::Asc)
         .to_owned();
     let insert = Query::insert()
@@ -129,10 +131,7 @@ pub async fn seqs_of(
         .filter(ledger_record::Column::BoardId.eq(of.board_id))
         .filter(ledger_record::Column::Instance.eq(of.instance))
         .filter(ledger_record::Column::Seq.gt(mark))
-        .filter(sea_orm::sea_query::ExprTrait::eq(
-            field(db.get_database_backend(), "voter"),
-            voter,
-        ))
+        .filter(ledger_record::Column::Voter.eq(voter))
         .select_only()
         .column(ledger_record::Column::Seq)
         .into_tuple()

@@ -17,6 +17,8 @@ pub struct Model {
     pub entry_id: i64,
     /// The write's time (ms since the epoch), as the entry says.
     pub at_ms: i64,
+    /// The entry's voter, as the entry says: what the voter index is filled from.
+    pub voter: Option<String>,
     /// The revocation that struck it out.
     pub revoked: Option<i64>,
     /// The entry (`domain::ledger::Entry`) as JSON, as Redis held it.
