@@ -184,12 +184,20 @@ async fn recount_on_the_command_line_reports_and_repairs() {
     );
 }
 
-/// An `ovation serve` process of its own: a life of a deployment that a test stops for
-/// good (its drain and tasks with it), or kills, before starting another.
+/// An `ovation serve` process of its own: a life of a deployment that a test kills (by
+/// dropping it) before starting another.
 pub(crate) struct Served {
     pub child: std::process::Child,
     pub base: String,
     pub client: reqwest::Client,
+}
+
+/// Killed with SIGKILL when dropped: a test that fails, or ends, leaves no server behind.
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 impl Served {
@@ -344,9 +352,7 @@ async fn a_sql_ledger_restored_behind_redis_is_reported_and_never_renumbered() {
         (1..=20).collect::<Vec<_>>()
     );
     // SQL restored to the backup, and the service started again on it.
-    let Served { mut child, .. } = first;
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(first);
     let file = database
         .url
         .strip_prefix("sqlite://")
