@@ -3,10 +3,10 @@
 //! it covers, so a drain stopped anywhere resumes without a gap or a duplicate.
 //!
 //! A row (`ledger_records`) holds its entry whole, as the JSON Redis held, beside the
-//! columns it is looked up by (`seq`, the entry's id, its time, its revocation): the
-//! drain stores a row without taking the entry apart. The voter has a column too: the
-//! voter index is filled from it. Readers that pick entries by another field (member)
-//! read it from the JSON in SQL ([`field`]), each backend with its own JSON function.
+//! columns it is looked up by (`seq`, the entry's id, its time, its voter, its
+//! revocation): the drain stores a row without taking the entry apart. Readers that pick
+//! entries by member read it from the JSON in SQL (`member_in_json`), each backend with
+//! its own JSON function.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
@@ -57,13 +57,12 @@ impl<'a> NewEntry<'a> {
     }
 }
 
-/// A text field of an entry's JSON (`member`, `adjusts`), read by the backend:
-/// NULL when the entry has none.
-fn field(backend: DbBackend, name: &'static str) -> Expr {
+/// An entry's member, read from its JSON by the backend.
+fn member_in_json(backend: DbBackend) -> Expr {
     Expr::cust(match backend {
-        DbBackend::Postgres => format!("(entry::jsonb ->> '{name}')"),
-        DbBackend::Sqlite => format!("(entry ->> '$.{name}')"),
-        _ => format!("JSON_VALUE(entry, '$.{name}')"),
+        DbBackend::Postgres => "(entry::jsonb ->> 'member')",
+        DbBackend::Sqlite => "(entry ->> '$.member')",
+        _ => "JSON_VALUE(entry, '$.member')",
     })
 }
 
@@ -339,7 +338,10 @@ pub async fn prune_instances(
 
 /// SQLite's INSERT of `new`, numbered on after `last`: the rows as one JSON array of
 /// `[id, at, voter, entry]`, taken apart by `jsonb_each`, so the statement has 4 parameters
-/// however many rows it carries and is prepared once per connection.
+/// however many rows it carries and is prepared once per connection. `jsonb_each` hands
+/// each row to `->>` in SQLite's binary form (`json_each` handed it as text, parsed again
+/// for every field); a multi-row VALUES had SQLite parse a statement of each new length
+/// (bench/notes/2026-11-28-ledger-cost.md, bench/notes/tv-final.md).
 async fn insert_from_json(
     txn: &impl ConnectionTrait,
     of: LedgerOf<'_>,
@@ -514,7 +516,7 @@ pub async fn member_sums(
         .filter(ledger_record::Column::Seq.lte(upto))
         .filter(ledger_record::Column::AtMs.gte(from_ms))
         .filter(ledger_record::Column::AtMs.lt(to_ms))
-        .filter(field(backend, "member").eq(member))
+        .filter(member_in_json(backend).eq(member))
         .select_only()
         .column(ledger_record::Column::Seq)
         .column(ledger_record::Column::Entry)
@@ -736,7 +738,7 @@ pub async fn voters_of<'a, C: ConnectionTrait + StreamTrait + Send>(
         .filter(ledger_record::Column::AtMs.gte(from_ms))
         .filter(ledger_record::Column::AtMs.lt(to_ms));
     if let Some(member) = member {
-        query = query.filter(field(backend, "member").eq(member));
+        query = query.filter(member_in_json(backend).eq(member));
     }
     let rows = query
         .select_only()
