@@ -5,7 +5,9 @@
 //! (`engine::ledger::drain_all`), `BENCH_DRAIN_ROWS` rows in all (default 180,000), and a
 //! last pass once the board is quiet (the voter index catches up). Prints the CPU µs a row
 //! of each of the process's threads over the passes (SQLite's worker, the runtime's) from
-//! `/proc/self/task/*/stat`, and the passes' wall time a row.
+//! `/proc/self/task/*/stat`, the passes' apart from the quiet one's (what a busy board's
+//! drain costs, and what it leaves for when the board is quiet), and the passes' wall time
+//! a row.
 //!
 //! The pieces of today's figure are in bench/notes/2026-11-28-ledger-cost.md.
 
@@ -128,17 +130,27 @@ fn main() {
             wall += timed_pass(&state, &mut cpu).await;
             pushed += pass;
         }
-        wall += timed_pass(&state, &mut cpu).await;
+        let mut quiet = BTreeMap::new();
+        timed_pass(&state, &mut quiet).await;
         // Clock ticks are 10 ms.
         let per_row = |ticks: u64| ticks as f64 * 1e4 / rows as f64;
         println!("the drain on SQLite, {rows} rows, {pass} a pass, then a quiet pass");
-        println!("| thread | CPU µs a row |\n|---|---:|");
+        println!("| thread | CPU µs a row, the passes | the quiet pass |\n|---|---:|---:|");
         for (name, ticks) in &cpu {
-            if *ticks > 0 {
-                println!("| {name} | {:.2} |", per_row(*ticks));
+            let after = quiet.get(name).copied().unwrap_or(0);
+            if *ticks > 0 || after > 0 {
+                println!(
+                    "| {name} | {:.2} | {:.2} |",
+                    per_row(*ticks),
+                    per_row(after)
+                );
             }
         }
-        println!("| the process | {:.2} |", per_row(cpu.values().sum()));
+        println!(
+            "| the process | {:.2} | {:.2} |",
+            per_row(cpu.values().sum()),
+            per_row(quiet.values().sum())
+        );
         println!(
             "wall time of the passes: {:.2} µs a row",
             wall * 1e6 / rows as f64
