@@ -1,6 +1,7 @@
 //! The vote ledger's entry: one accepted write, as its script records it in Redis and
 //! the drain moves it to SQL, where it gets its place (`seq`, per board, gapless).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -66,6 +67,23 @@ impl Entry {
         self.adjusts
             .as_deref()
             .is_none_or(|target| target_period(target) == Some(period))
+    }
+}
+
+/// What the drain reads of an entry as Redis holds it: its id, time and voter, borrowed
+/// from the text where they need no unescaping; the rest is stored as the text it is.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct EntryHead<'a> {
+    pub id: i64,
+    pub at: i64,
+    #[serde(default, borrow)]
+    pub voter: Option<Cow<'a, str>>,
+}
+
+impl<'a> EntryHead<'a> {
+    /// An entry's head, as Redis holds the entry; `None` when it is not one.
+    pub fn decode(text: &'a str) -> Option<Self> {
+        serde_json::from_str(text).ok()
     }
 }
 
@@ -162,6 +180,19 @@ mod tests {
             ..vote.clone()
         };
         assert_eq!(Entry::decode(&score.encode()), Some(score));
+        let text = vote.encode();
+        let head = EntryHead::decode(&text).unwrap();
+        assert_eq!((head.id, head.at), (-7, 1_764_000_000_000));
+        assert_eq!(head.voter.as_deref(), Some("用户 7|x"));
+        let escaped = Entry {
+            voter: Some("a\"b\\c".into()),
+            ..vote.clone()
+        }
+        .encode();
+        assert_eq!(
+            EntryHead::decode(&escaped).unwrap().voter.as_deref(),
+            Some("a\"b\\c")
+        );
         let adjustment = Entry {
             voter: None,
             count: 5,
@@ -173,6 +204,7 @@ mod tests {
             Entry::decode(&adjustment.encode()),
             Some(adjustment.clone())
         );
+        assert_eq!(EntryHead::decode(&adjustment.encode()).unwrap().voter, None);
         assert!(vote.counts_in(Period::Week) && vote.counts_in(Period::All));
         assert!(adjustment.counts_in(Period::Day));
         assert!(!adjustment.counts_in(Period::Week) && !adjustment.counts_in(Period::All));

@@ -38,7 +38,7 @@ use super::error::EngineError;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardName, BoardSlug};
-use crate::domain::ledger::{Entry, Recorded};
+use crate::domain::ledger::{Entry, EntryHead, Recorded};
 use crate::metrics;
 use crate::store::redis::{BoardKeys, Lease};
 use crate::store::sql::ledger::{self as sql, LedgerOf};
@@ -301,8 +301,16 @@ async fn backlog(state: &AppState, sources: &[BoardKeys]) -> Result<Backlog, Eng
 }
 
 fn decode(text: &str) -> Result<Entry, EngineError> {
-    Entry::decode(text)
-        .ok_or_else(|| anyhow::anyhow!("a ledger entry in Redis does not read: {text:.200}").into())
+    Entry::decode(text).ok_or_else(|| unreadable(text))
+}
+
+/// The drain's read of an entry: its id, time and voter.
+fn decode_head(text: &str) -> Result<EntryHead<'_>, EngineError> {
+    EntryHead::decode(text).ok_or_else(|| unreadable(text))
+}
+
+fn unreadable(text: &str) -> EngineError {
+    anyhow::anyhow!("a ledger entry in Redis does not read: {text:.200}").into()
 }
 
 /// Moves the entries of a board's ledgers (`sources`: one, or a sharded board's shards')
@@ -340,7 +348,7 @@ async fn drain_source(
         let entries = head
             .entries
             .iter()
-            .map(|t| decode(t))
+            .map(|t| decode_head(t))
             .collect::<Result<Vec<_>, _>>()?;
         let cursor = sql::cursor(&state.db, of, source).await?;
         if let Some(at) = cursor.and_then(|c| entries.iter().position(|e| e.id == c)) {
