@@ -9,7 +9,7 @@
 use chrono::Utc;
 use serde_json::json;
 
-use super::admin::audit;
+use super::audit;
 use super::error::EngineError;
 use super::ledger::ledger_board;
 use super::state::AppState;
@@ -164,7 +164,7 @@ pub async fn adjust(
         }
     };
     if !replayed {
-        audit(
+        audit::record(
             state,
             actor,
             "member.adjust",

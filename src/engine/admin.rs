@@ -10,6 +10,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde_json::{Value, json};
 
+use super::audit;
 use super::error::EngineError;
 use crate::domain::auth::{ApiKey, KeySpec, hash_key};
 use crate::domain::board::{Board, BoardSettings, Member};
@@ -23,28 +24,12 @@ use crate::engine::identity;
 use crate::engine::reconcile;
 use crate::engine::state::AppState;
 use crate::store::sql;
-pub use crate::store::sql::audit::{AuditEntry, AuditFilter};
 
 /// The cached board with this slug, or `board_not_found`.
 pub use super::boards::board_of;
 
 async fn changed(state: &AppState, change: Change) -> Result<(), EngineError> {
     config_sync::changed(state, change).await
-}
-
-/// Writes an audit entry for a change that has been made. The change stands even if the
-/// entry cannot be written; the failure is logged with everything the entry would hold.
-pub(crate) async fn audit(
-    state: &AppState,
-    actor: &str,
-    action: &str,
-    target: &str,
-    detail: Value,
-) {
-    let detail = detail.to_string();
-    if let Err(err) = sql::audit::record(&state.db, actor, action, target, &detail).await {
-        tracing::error!(error = %err, actor, action, target, detail, "failed to write an audit entry");
-    }
 }
 
 /// Creates a board.
@@ -65,7 +50,7 @@ pub async fn create_board(
             other => other.into(),
         })?;
     changed(state, Change::Board(slug.clone())).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "board.create",
@@ -95,7 +80,7 @@ pub async fn update_board(
     };
     sql::boards::update_board(&state.db, &board).await?;
     changed(state, Change::Board(slug.clone())).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "board.update",
@@ -121,7 +106,7 @@ pub async fn delete_board(
     sql::archive::delete_board(&txn, current.board.id).await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
     changed(state, Change::Board(slug.clone())).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "board.delete",
@@ -160,7 +145,7 @@ pub async fn archive_board(
 ) -> Result<ArchiveReport, EngineError> {
     let board = board_of(state, slug)?;
     let report = archive::archive_now(state, &board).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "board.archive",
@@ -207,7 +192,7 @@ pub async fn upsert_members(
     txn.commit().await.map_err(sql::SqlError::from)?;
     changed(state, Change::Board(slug.clone())).await?;
     let ids: Vec<&str> = members.iter().take(50).map(|m| m.id.as_str()).collect();
-    audit(
+    audit::record(
         state,
         actor,
         "members.upsert",
@@ -263,7 +248,7 @@ pub async fn delete_member(
     sql::members::record_removal(&txn, board.board.id, member, now).await?;
     txn.commit().await.map_err(sql::SqlError::from)?;
     changed(state, Change::Board(slug.clone())).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "member.delete",
@@ -299,7 +284,7 @@ pub async fn create_rule(
     }
     let rule = sql::rules::insert_rule(&state.db, board.board.id, &spec).await?;
     changed(state, Change::Board(slug.clone())).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "rule.create",
@@ -354,7 +339,7 @@ pub async fn update_rule(
     rule_fits(&board, &rule.spec)?;
     sql::rules::update_rule(&state.db, board.board.id, &rule).await?;
     changed(state, Change::Board(slug.clone())).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "rule.update",
@@ -380,7 +365,7 @@ pub async fn delete_rule(
         ));
     }
     changed(state, Change::Board(slug.clone())).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "rule.delete",
@@ -401,7 +386,7 @@ pub async fn create_api_key(
     let key =
         sql::api_keys::insert_api_key(&state.db, spec, &hash_key(&secret), &secret[..12]).await?;
     changed(state, Change::ApiKeys).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "api_key.create",
@@ -435,7 +420,7 @@ pub async fn revoke_api_key(state: &AppState, actor: &str, id: i64) -> Result<()
         ));
     }
     changed(state, Change::ApiKeys).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "api_key.revoke",
@@ -444,15 +429,6 @@ pub async fn revoke_api_key(state: &AppState, actor: &str, id: i64) -> Result<()
     )
     .await;
     Ok(())
-}
-
-/// The newest audit log entries matching `filter`, at most `limit`.
-pub async fn audit_log(
-    state: &AppState,
-    filter: &AuditFilter,
-    limit: u64,
-) -> Result<Vec<AuditEntry>, EngineError> {
-    Ok(sql::audit::list(&state.db, filter, limit).await?)
 }
 
 /// A board's settings as the audit log shows them.

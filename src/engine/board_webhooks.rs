@@ -14,7 +14,8 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use super::admin::{audit, random_text};
+use super::admin::random_text;
+use super::audit;
 use super::boards::{BoardRef, board_of};
 use super::config::BoardConfig;
 use super::error::EngineError;
@@ -113,7 +114,7 @@ pub async fn create(
         },
     )
     .await?;
-    audit(
+    audit::record(
         state,
         actor,
         "board.webhook.create",
@@ -158,7 +159,7 @@ pub async fn delete(
     if !sql::board_webhooks::delete(&state.db, config.board.id, id).await? {
         return Err(missing(slug, id));
     }
-    audit(
+    audit::record(
         state,
         actor,
         "board.webhook.delete",
@@ -183,7 +184,7 @@ pub async fn test(
         .ok_or_else(|| missing(slug, id))?;
     let body = json!({"type": "test", "board": slug.as_str(), "webhook": id, "at": Utc::now()});
     let delivery = sql::board_webhooks::enqueue(&state.db, &hook, &body.to_string()).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "board.webhook.test",

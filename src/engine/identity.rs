@@ -17,7 +17,7 @@ use std::sync::Arc;
 use jsonwebtoken::{DecodingKey, Validation};
 use serde_json::{Map, Value, json};
 
-use super::admin::audit;
+use super::audit;
 use super::config::Change;
 use super::config_sync;
 use super::error::EngineError;
@@ -61,7 +61,7 @@ pub async fn create(
             other => other.into(),
         })?;
     config_sync::changed(state, Change::Providers).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "identity_provider.create",
@@ -99,7 +99,7 @@ pub async fn update(
             )
         })?;
     config_sync::changed(state, Change::Providers).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "identity_provider.update",
@@ -136,7 +136,7 @@ pub async fn delete(state: &AppState, actor: &str, name: &str) -> Result<(), Eng
         ));
     }
     config_sync::changed(state, Change::Providers).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "identity_provider.delete",

@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 
 use chrono::Utc;
 
-use super::admin::{audit, random_text};
+use super::admin::random_text;
+use super::audit;
 use super::config::Change;
 use super::config_sync;
 use super::error::EngineError;
@@ -104,7 +105,7 @@ pub async fn close_league(
     let config = league_play::league(state, slug)?;
     let report = league_close::close_now(state, &config, dry_run).await?;
     if !dry_run {
-        audit(
+        audit::record(
             state,
             actor,
             "league.close",
@@ -149,7 +150,7 @@ pub async fn create_league(
             other => other.into(),
         })?;
     changed(state, &slug).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "league.create",
@@ -174,7 +175,7 @@ pub async fn update_league(
     };
     sql::leagues::update_league(&state.db, &league).await?;
     changed(state, slug).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "league.update",
@@ -196,7 +197,7 @@ pub async fn rotate_webhook_secret(
     let secret = random_text(40);
     sql::leagues::rotate_webhook_secret(&state.db, &league, &secret).await?;
     changed(state, slug).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "league.webhook_secret.rotate",
@@ -222,7 +223,7 @@ pub async fn resend_delivery(
             format!("league {slug} has no given-up delivery {id}"),
         ));
     }
-    audit(
+    audit::record(
         state,
         actor,
         "league.delivery.resend",
@@ -248,7 +249,7 @@ pub async fn delete_league(
             tracing::warn!(error = %err, "failed to delete a deleted league's Redis keys");
         }
     });
-    audit(
+    audit::record(
         state,
         actor,
         "league.delete",

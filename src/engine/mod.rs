@@ -4,6 +4,7 @@ pub mod activity;
 pub mod adjustments;
 pub mod admin;
 pub mod archive;
+pub mod audit;
 pub mod auth;
 pub mod backlog;
 pub mod board_webhooks;

@@ -17,7 +17,7 @@ use futures_util::StreamExt;
 
 use serde_json::json;
 
-use super::admin::audit;
+use super::audit;
 use super::config::BoardConfig;
 use super::error::EngineError;
 use super::ledger::{ledger_board, settle, trimmed_seq};
@@ -217,7 +217,7 @@ pub async fn recount(
         .collect();
     found.gaps.sort_unstable();
     if repair {
-        audit(
+        audit::record(
             state,
             actor,
             "board.recount",

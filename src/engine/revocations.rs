@@ -12,7 +12,7 @@ use chrono::DateTime;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use super::admin::audit;
+use super::audit;
 use super::config::BoardConfig;
 use super::error::EngineError;
 use super::ledger::{ledger_board, settle, trimmed_seq};
@@ -51,7 +51,7 @@ pub async fn revoke(
     }
     let (revocation, struck) = sql::revoke(&state.db, of, &request, actor).await?;
     take_out(state, &board, of, revocation.id, &struck).await?;
-    audit(
+    audit::record(
         state,
         actor,
         "board.revoke",

@@ -7,7 +7,7 @@ use askama::Template;
 use serde::Deserialize;
 
 use super::{Chrome, html};
-use crate::engine::admin::{self as engine, AuditEntry, AuditFilter};
+use crate::engine::audit::{self as engine, AuditEntry, AuditFilter};
 use crate::engine::state::AppState;
 use crate::error::PageError;
 use crate::i18n::Lang;
@@ -54,7 +54,7 @@ async fn list_audit(
         target: some(&q.target),
     };
     let filtered = filter.actor.is_some() || filter.action.is_some() || filter.target.is_some();
-    let entries = engine::audit_log(&state, &filter, 500).await?;
+    let entries = engine::newest(&state, &filter, 500).await?;
     let chrome = Chrome::of(&session, &user);
     html(&AuditPage {
         l: chrome.l,
