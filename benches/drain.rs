@@ -117,6 +117,8 @@ fn main() {
                         display: 3_000_000,
                         carry: 300_000,
                         adjusts: None,
+                        ip: None,
+                        held: None,
                     }
                     .encode()
                 })

@@ -100,6 +100,8 @@ async fn vote_usec(
                     display: increment.display,
                     carry: increment.carry,
                     adjusts: None,
+                    ip: None,
+                    held: None,
                 }
                 .encode();
                 (member, voter, entry)
@@ -182,6 +184,8 @@ async fn append_usec(port: u16, body: &str, group: usize) -> (f64, f64) {
                     display: 1_500_000,
                     carry: 100_000,
                     adjusts: None,
+                    ip: None,
+                    held: None,
                 }
                 .encode(),
             );
@@ -252,6 +256,8 @@ fn entries(rng: &mut rand::rngs::StdRng, n: usize, days: i64) -> Vec<Entry> {
                 display: 1_500_000,
                 carry: 150_000,
                 adjusts: None,
+                ip: None,
+                held: None,
             }
         })
         .collect();

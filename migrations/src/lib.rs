@@ -28,6 +28,7 @@ mod m20261128_000023_create_ledger_gaps;
 mod m20261128_000024_create_identity_providers;
 mod m20261128_000025_create_ledger_voters;
 mod m20261129_000026_create_ledger_records;
+mod m20261129_000027_create_watches;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -62,6 +63,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000024_create_identity_providers::Migration),
             Box::new(m20261128_000025_create_ledger_voters::Migration),
             Box::new(m20261129_000026_create_ledger_records::Migration),
+            Box::new(m20261129_000027_create_watches::Migration),
         ]
     }
 }

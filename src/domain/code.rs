@@ -177,6 +177,10 @@ codes! {
     TokenClaimsInvalid => "token_claims_invalid",
     VoterMismatch => "voter_mismatch",
     JwksUnavailable => "jwks_unavailable",
+    InvalidThreshold => "invalid_threshold",
+    WatchNotFound => "watch_not_found",
+    TooManyWatches => "too_many_watches",
+    LedgerRequired => "ledger_required",
 }
 
 impl fmt::Display for Code {

@@ -48,6 +48,20 @@ pub struct Entry {
     /// there alone, its `at` inside it; `None` for a write, which counts in every period.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adjusts: Option<String>,
+    /// The end user's address (as the write gave it), recorded on a board with watches:
+    /// a held vote's review shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// Set on a vote a watch held for review (see `domain::watch`): it counts nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Held>,
+}
+
+/// Which watch held a vote, and the subject it counted the vote under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    pub watch: i64,
+    pub subject: String,
 }
 
 impl Entry {
@@ -61,12 +75,19 @@ impl Entry {
         serde_json::from_str(text).ok()
     }
 
+    /// Whether it counts at all: a held vote does not.
+    pub fn counts(&self) -> bool {
+        self.held.is_none()
+    }
+
     /// Whether it counts in `period`'s buckets: a write in every period's, an adjustment
-    /// in its own period's only.
+    /// in its own period's only; a held vote in none.
     pub fn counts_in(&self, period: Period) -> bool {
-        self.adjusts
-            .as_deref()
-            .is_none_or(|target| target_period(target) == Some(period))
+        self.counts()
+            && self
+                .adjusts
+                .as_deref()
+                .is_none_or(|target| target_period(target) == Some(period))
     }
 }
 
@@ -169,6 +190,8 @@ mod tests {
             display: 4_500_000,
             carry: 450_000,
             adjusts: None,
+            ip: None,
+            held: None,
         };
         assert_eq!(Entry::decode(&vote.encode()), Some(vote.clone()));
         let score = Entry {
@@ -198,6 +221,8 @@ mod tests {
             count: 5,
             display: 0,
             adjusts: Some("day:2026-11-25".into()),
+            ip: None,
+            held: None,
             ..vote.clone()
         };
         assert_eq!(

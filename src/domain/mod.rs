@@ -1,6 +1,6 @@
 //! Pure types and rules: identifiers, periods and buckets, scores, board settings,
 //! rate-limit rules, scopes, idempotency fingerprints, dashboard sessions, ledger entries
-//! and adjustments with their reasons, live tops and their changes.
+//! and adjustments with their reasons, watches, live tops and their changes.
 //!
 //! Nothing here imports actix, sea-orm or redis; values are parsed once at the edge and
 //! carried inward as these types.
@@ -25,6 +25,7 @@ pub mod retention;
 pub mod score;
 pub mod scoring;
 pub mod session;
+pub mod watch;
 pub mod webhook;
 
 /// Why a raw value could not become a domain value: a stable code and a human message.

@@ -92,6 +92,8 @@ pub async fn adjust(
             display,
             carry: 0,
             adjusts: Some(target.clone()),
+            ip: None,
+            held: None,
         }
         .encode()
     });

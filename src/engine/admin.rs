@@ -72,6 +72,12 @@ pub async fn update_board(
     identity::check_board_providers(state, &settings.providers)?;
     let current = board_of(state, slug)?;
     current.board.settings.check_change(&settings)?;
+    if !current.watches.is_empty() && !settings.ledger {
+        return Err(EngineError::conflict(
+            Code::LedgerRequired,
+            format!("board {slug} has watches, and held votes wait for review in its ledger"),
+        ));
+    }
     let board = Board {
         id: current.board.id,
         slug: slug.clone(),

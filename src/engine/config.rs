@@ -18,6 +18,7 @@ use crate::domain::identity::Provider;
 use crate::domain::ids::{BoardSlug, LeagueSlug, MemberId};
 use crate::domain::league::{BracketRef, League};
 use crate::domain::limit::RateRule;
+use crate::domain::watch::Watch;
 use crate::store::redis::{BoardKeys, Keys, LeagueKeys, SeasonRecord, Spread};
 use crate::store::sql::{self, SqlError};
 
@@ -31,6 +32,8 @@ pub struct BoardConfig {
     /// A family's rules of rooms opened per creator (`RuleSpec::opens_rooms`), oldest
     /// first: a write that opens a room must pass all of them.
     pub opening_rules: Vec<RateRule>,
+    /// Watches, oldest first: a vote past one of them is held for review.
+    pub watches: Vec<Watch>,
     pub keys: BoardKeys,
 }
 
@@ -428,6 +431,7 @@ impl ConfigCache {
             .await?
             .into_iter()
             .partition(|r| r.spec.opens_rooms());
+        let watches = sql::watches::list(db, board.id, false).await?;
         Ok(BoardConfig {
             keys: self.keys.board(
                 board.id,
@@ -443,6 +447,7 @@ impl ConfigCache {
             members,
             rules,
             opening_rules,
+            watches,
         })
     }
 }
@@ -479,6 +484,7 @@ mod tests {
             members: HashMap::new(),
             rules: Vec::new(),
             opening_rules: Vec::new(),
+            watches: Vec::new(),
             keys: Keys::new("t:").board(
                 1,
                 crate::domain::scoring::Storage::Full,

@@ -5,6 +5,8 @@
 //! counter a minute after its window ends, a rolling log a minute after its newest vote
 //! leaves the window, a campaign counter a day after the campaign ends.
 
+use std::net::IpAddr;
+
 use chrono::{DateTime, Duration, Utc};
 use chrono_tz::Tz;
 use serde_json::{Map, Value, json};
@@ -16,10 +18,11 @@ use crate::domain::ids::MemberId;
 use crate::domain::limit::{
     Change, Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window,
 };
+use crate::domain::watch::Watch;
 use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
 use crate::i18n::Lang;
-use crate::store::redis::{Counter, CounterOf, RuleCheck};
+use crate::store::redis::{Counter, CounterOf, Owner, RuleCheck};
 
 /// How long a counter outlives its window, so that an instance whose clock is a little
 /// behind still finds the count.
@@ -119,7 +122,36 @@ pub fn checks(
                 details,
             ));
         }
-        checks.push(check(rule, limit, counter(scope, rule, &subject, at, now)?));
+        let owner = Owner::Rule(rule.id);
+        let counter = counter(scope, owner, rule.spec.window, &subject, at, now)?;
+        checks.push(check(rule, limit, counter));
+    }
+    Ok(checks)
+}
+
+/// The counters of `watches` a vote of `count` at `at` moves, after its rules: a watch
+/// whose dimensions the vote lacks a value of does not watch it.
+pub fn watch_checks(
+    scope: RuleScope<'_>,
+    watches: &[Watch],
+    values: &VoteValues,
+    ip: Option<IpAddr>,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<RuleCheck>, EngineError> {
+    let mut checks = Vec::with_capacity(watches.len());
+    for watch in watches {
+        let Some(subject) = watch.spec.subject(values, ip) else {
+            continue;
+        };
+        let owner = Owner::Watch(watch.id);
+        checks.push(RuleCheck {
+            rule: watch.id,
+            per_member: false,
+            per_voter: false,
+            limit: watch.spec.threshold,
+            counter: counter(scope, owner, watch.spec.window, &subject, at, now)?,
+        });
     }
     Ok(checks)
 }
@@ -146,24 +178,25 @@ fn required(rule: &RateRule, dim: Dimension) -> EngineError {
     )
 }
 
-/// Where `rule` counts a vote at `at` by `subject`.
+/// Where a rule or watch (`owner`) counts a vote at `at` by `subject` over `window`.
 fn counter(
     scope: RuleScope<'_>,
-    rule: &RateRule,
+    owner: Owner,
+    window: Window,
     subject: &str,
     at: DateTime<Utc>,
     now: DateTime<Utc>,
 ) -> Result<Counter, EngineError> {
     let of = CounterOf {
-        rule: rule.id,
-        window: rule.spec.window.code(),
+        owner,
+        window: window.code(),
         subject: subject.to_owned(),
     };
     let ttl = |window: Duration| {
         let lived = scope.lifetime.map_or(window, |life| window.min(life));
         seconds_ceil(lived)
     };
-    Ok(match rule.spec.window.span(scope.timezone, at)? {
+    Ok(match window.span(scope.timezone, at)? {
         Span::Calendar { start, end } => Counter::Fixed {
             of,
             start: Some(start.timestamp()),
@@ -409,7 +442,14 @@ pub async fn quota(
             .map(|d| d.as_str().to_owned())
             .collect();
         if let Ok(subject) = spec.subject(values) {
-            let counter = counter(board.rule_scope(), rule, &subject, now, now)?;
+            let counter = counter(
+                board.rule_scope(),
+                Owner::Rule(rule.id),
+                rule.spec.window,
+                &subject,
+                now,
+                now,
+            )?;
             counted.push(check(rule, spec.limit_for(values), counter));
             spans.push((
                 rules.len(),

@@ -33,5 +33,6 @@ mod rooms;
 pub mod state;
 pub mod users;
 pub mod watchers;
+pub mod watches;
 pub mod webhooks;
 pub mod writes;

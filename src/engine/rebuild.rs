@@ -103,7 +103,7 @@ async fn rebuild_part(
         let page = sql::page(&state.db, of, done, BATCH as u64).await?;
         let batch: Vec<&Entry> = page
             .iter()
-            .filter(|r| r.seq <= until && r.revoked.is_none())
+            .filter(|r| r.seq <= until && r.revoked.is_none() && r.entry.counts())
             .map(|r| &r.entry)
             .filter(|e| {
                 !board.keys.sums_shards()

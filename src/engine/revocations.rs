@@ -79,7 +79,8 @@ fn votes_board(
 
 /// Takes revocation `id`'s struck-out entries out of Redis: scores, carry-over, hourly
 /// counts (once, whatever is repeated: `revoke.lua` remembers the revocation), then the
-/// distinct voters of every bucket they counted in; and records that it is done.
+/// distinct voters of every bucket they counted in; and records that it is done. A held
+/// vote struck out counted nowhere: it takes nothing out.
 async fn take_out(
     state: &AppState,
     board: &BoardConfig,
@@ -87,6 +88,7 @@ async fn take_out(
     id: i64,
     struck: &[Entry],
 ) -> Result<(), EngineError> {
+    let struck: Vec<Entry> = struck.iter().filter(|e| e.counts()).cloned().collect();
     let settings = &board.board.settings;
     let tz = settings.timezone;
     let calendar: Vec<Period> = settings
@@ -104,7 +106,7 @@ async fn take_out(
     };
     let mut hours: HashMap<i64, i64> = HashMap::new();
     let mut voters: BTreeMap<(String, Option<String>), Voters> = BTreeMap::new();
-    for e in struck {
+    for e in &struck {
         let at = DateTime::from_timestamp_millis(e.at).unwrap_or_default();
         for &period in &calendar {
             let bucket = Bucket::containing(period, tz, at)?;

@@ -178,6 +178,11 @@ impl Prepared {
             display,
             carry,
             adjusts: None,
+            // Kept where a held vote's review may show it.
+            ip: (!self.board.config.watches.is_empty())
+                .then(|| w.ip.map(|ip| ip.to_canonical().to_string()))
+                .flatten(),
+            held: None,
         };
         Some(entry.encode())
     }
@@ -498,7 +503,13 @@ fn prepare(
             ip: write.ip.map(ip_subject),
             creator: None,
         };
-        limits::checks(board.rule_scope(), &values, count, at, now)?
+        let scope = board.rule_scope();
+        let mut checks = limits::checks(scope, &values, count, at, now)?;
+        let watches = &board.config.watches;
+        checks.extend(limits::watch_checks(
+            scope, watches, &values, write.ip, at, now,
+        )?);
+        checks
     };
     let targets = targets(&board, &write, units, at, now)?;
     let voters = voter_buckets(&settings.periods, settings.timezone, at)?;
@@ -750,7 +761,8 @@ fn answer<S>(
     totals: impl Fn(S) -> (serde_json::Number, serde_json::Number),
 ) -> Result<Written, EngineError> {
     let (receipt, scores) = match reply {
-        WriteReply::Written(scores) => (None, scores),
+        // A held vote answers as an accepted one, with the scores as they stand.
+        WriteReply::Written(scores) | WriteReply::Held { scores, .. } => (None, scores),
         WriteReply::Replayed { receipt, scores } => (Some(receipt), scores),
         WriteReply::Limited {
             rule_index,

@@ -494,6 +494,8 @@ async fn entries_of_every_shape_read_back_from_sql_as_stored() {
         display: 1_000_000,
         carry: 0,
         adjusts: None,
+        ip: None,
+        held: None,
     };
     let entries = vec![
         vote.clone(),
@@ -520,6 +522,8 @@ async fn entries_of_every_shape_read_back_from_sql_as_stored() {
             count: -5,
             display: -5_000_000,
             adjusts: Some("day:2026-11-27".into()),
+            ip: None,
+            held: None,
             ..vote
         },
     ];
@@ -1616,6 +1620,8 @@ async fn stored_entries(state: &AppState, of: LedgerOf<'_>, n: i64) {
                 display: 1_000_000,
                 carry: 0,
                 adjusts: None,
+                ip: None,
+                held: None,
             })
             .collect();
         let last = batch.last().unwrap().id;
@@ -1818,6 +1824,8 @@ fn entry_of(id: i64, voter: Option<u8>) -> Entry {
         display: 1_000_000,
         carry: 0,
         adjusts: None,
+        ip: None,
+        held: None,
     }
 }
 
@@ -2030,6 +2038,8 @@ async fn upgrading_keeps_every_entry_stored_in_columns_whole_with_its_revocation
         display: 3_300_000,
         carry: 330_000,
         adjusts: None,
+        ip: None,
+        held: None,
     };
     let rows = vec![
         (vote.clone(), None),
@@ -2062,6 +2072,8 @@ async fn upgrading_keeps_every_entry_stored_in_columns_whole_with_its_revocation
                 display: -5_000_000,
                 carry: 0,
                 adjusts: Some("day:2026-11-27".into()),
+                ip: None,
+                held: None,
                 ..vote
             },
             None,

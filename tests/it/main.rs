@@ -19,6 +19,7 @@ mod families;
 mod faults;
 mod group_commit;
 mod harness;
+mod held;
 mod idempotency;
 mod keys;
 mod layouts;

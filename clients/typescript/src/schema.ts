@@ -283,6 +283,46 @@ export interface paths {
         patch: operations["update_rule"];
         trace?: never;
     };
+    "/api/v1/admin/boards/{board}/watches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A board's watches, oldest first. */
+        get: operations["list_watches"];
+        put?: never;
+        /**
+         * Adds a watch to a board: a vote that takes its subject's count in the window past the
+         *     threshold is held for review, and so are the subject's later votes while the count
+         *     stays past it.
+         */
+        post: operations["create_watch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/boards/{board}/watches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Deletes a watch: it holds no more votes; the votes it held stay held until reviewed. */
+        delete: operations["delete_watch"];
+        options?: never;
+        head?: never;
+        /** Changes some settings of a watch. */
+        patch: operations["update_watch"];
+        trace?: never;
+    };
     "/api/v1/admin/boards/{board}/webhooks": {
         parameters: {
             query?: never;
@@ -1395,6 +1435,16 @@ export interface components {
             rank: number;
             reward: string;
         };
+        /**
+         * @description Which watch held a vote, and the subject it counted the vote under: the vote's value
+         *     for each of the watch's dimensions, each prefixed with its length in bytes and a dot,
+         *     joined by `|` in the order the watch lists them (`2.m3|14.203.0.113.0/24`).
+         */
+        HeldMark: {
+            subject: string;
+            /** Format: int64 */
+            watch: number;
+        };
         /** @description A member in one bucket of its history. */
         HistoryEntry: {
             /** @description Whether this bucket was read from the archive. */
@@ -1714,6 +1764,9 @@ export interface components {
              * @description A vote: what it added to the display view (votes × multiplier).
              */
             display?: number | null;
+            held?: components["schemas"]["HeldMark"] | null;
+            /** @description The end user's address, recorded on a board with watches. */
+            ip?: string | null;
             member: string;
             /** @description A score write: `incr`, `decr`, `set` or `best`. */
             op?: string | null;
@@ -2611,6 +2664,53 @@ export interface components {
             replayed: boolean;
             /** @description One entry per enabled period, shortest first. */
             scores: components["schemas"]["PeriodScore"][];
+        };
+        /**
+         * @description A watch's settings; on create every field is required, on update every field is
+         *     optional.
+         * @example {
+         *       "dimensions": [
+         *         "ip/24",
+         *         "member"
+         *       ],
+         *       "name": "one network per member",
+         *       "threshold": 50,
+         *       "window": "rolling:10m"
+         *     }
+         */
+        WatchRequest: {
+            /**
+             * @description A non-empty set of voter, member, channel, terminal, ip and ip/N: the watch counts
+             *     per combination of their values. `ip/N` groups addresses by network: N from 8 to
+             *     31 groups IPv4 addresses by /N (IPv6 ones count by /64, as `ip` counts them), N
+             *     from 33 to 63 groups IPv6 addresses by /N (IPv4 ones count whole).
+             */
+            dimensions?: string[] | null;
+            name?: string | null;
+            /**
+             * Format: int64
+             * @description Votes a subject casts in a window before its next ones are held (1 to
+             *     1,000,000,000; 100,000 for a rolling window).
+             */
+            threshold?: number | null;
+            /**
+             * @description second, minute, hour, day, week, month (in the board's timezone), campaign, or
+             *     rolling:<n><s|m|h|d> (at most 31 days).
+             */
+            window?: string | null;
+        };
+        /** @description A watch as stored. */
+        WatchResponse: {
+            dimensions: string[];
+            /** Format: int64 */
+            id: number;
+            name: string;
+            /** Format: int64 */
+            threshold: number;
+            window: string;
+        };
+        WatchesResponse: {
+            watches: components["schemas"]["WatchResponse"][];
         };
         /** @description A new webhook. */
         WebhookRequest: {
@@ -4613,6 +4713,341 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `store_unavailable`: Redis or SQL did not answer in time; on a write `"outcome": "unknown"` says it may have been applied (retry with the same idempotency key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_watches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchesResponse"];
+                };
+            };
+            /** @description the request cannot be read: `invalid_query`, `invalid_path` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: no key where one is needed, or an unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope this route needs; `key_not_allowed`: the key may not reach the board or league the request names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description board_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_field` (a value of the wrong type or out of range) and the other invalid values */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `store_unavailable`: Redis or SQL did not answer in time; on a write `"outcome": "unknown"` says it may have been applied (retry with the same idempotency key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    create_watch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WatchRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchResponse"];
+                };
+            };
+            /** @description the request cannot be read: `invalid_query`, `invalid_path`, `malformed_json`, `unsupported_content_type` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: no key where one is needed, or an unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope this route needs; `key_not_allowed`: the key may not reach the board or league the request names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description board_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description too_many_watches (5 per board), ledger_required (the board keeps no ledger), wrong_scoring (a scores board) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` and other size limits */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description invalid_name, invalid_dimension, empty_dimensions, invalid_window, invalid_threshold, invalid_field; not_for_family (a family), invalid_storage (a sharded board) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `store_unavailable`: Redis or SQL did not answer in time; on a write `"outcome": "unknown"` says it may have been applied (retry with the same idempotency key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_watch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description the request cannot be read: `invalid_query`, `invalid_path` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: no key where one is needed, or an unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope this route needs; `key_not_allowed`: the key may not reach the board or league the request names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description board_not_found, watch_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_field` (a value of the wrong type or out of range) and the other invalid values */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `store_unavailable`: Redis or SQL did not answer in time; on a write `"outcome": "unknown"` says it may have been applied (retry with the same idempotency key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    update_watch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board: string;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WatchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchResponse"];
+                };
+            };
+            /** @description the request cannot be read: `invalid_query`, `invalid_path`, `malformed_json`, `unsupported_content_type` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: no key where one is needed, or an unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope this route needs; `key_not_allowed`: the key may not reach the board or league the request names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description board_not_found, watch_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` and other size limits */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description invalid_name, invalid_dimension, empty_dimensions, invalid_window, invalid_threshold */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -64,6 +64,21 @@ pub struct LedgerEntry {
     /// its `count` what it added to the real view, `display` to the display view.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adjusts: Option<String>,
+    /// The end user's address, recorded on a board with watches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// A vote a watch held for review: it counts nowhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<HeldMark>,
+}
+
+/// Which watch held a vote, and the subject it counted the vote under: the vote's value
+/// for each of the watch's dimensions, each prefixed with its length in bytes and a dot,
+/// joined by `|` in the order the watch lists them (`2.m3|14.203.0.113.0/24`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeldMark {
+    pub watch: i64,
+    pub subject: String,
 }
 
 impl LedgerEntry {
@@ -86,6 +101,11 @@ impl LedgerEntry {
             value: e.value.map(|v| to_points(v, decimals)),
             revoked: r.revoked,
             adjusts: e.adjusts,
+            ip: e.ip,
+            held: e.held.map(|h| HeldMark {
+                watch: h.watch,
+                subject: h.subject,
+            }),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The admin API (`admin` scope): boards, members, rate-limit rules, API keys, identity
+//! The admin API (`admin` scope): boards, members, rate-limit rules, watches, API keys, identity
 //! providers, leagues.
 
 pub mod adjustments;
@@ -11,6 +11,7 @@ pub mod ledger;
 pub mod members;
 pub mod revocations;
 pub mod rules;
+pub mod watches;
 
 use actix_web::web;
 use serde::{Deserialize, Deserializer};
@@ -45,6 +46,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(rules::get_rule)
             .service(rules::update_rule)
             .service(rules::delete_rule)
+            .service(watches::create_watch)
+            .service(watches::list_watches)
+            .service(watches::update_watch)
+            .service(watches::delete_watch)
             .service(api_keys::create_api_key)
             .service(api_keys::list_api_keys)
             .service(api_keys::revoke_api_key)

@@ -583,8 +583,24 @@ impl LeagueKeys {
     }
 }
 
-/// Where a writer's rate-limit counters live: under a board's tag (or a shard's), or a
-/// league's. The names are the same for both.
+/// Whose counters a key holds: a rate-limit rule's (`rl:<id>`) or a watch's (`wt:<id>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    Rule(i64),
+    Watch(i64),
+}
+
+impl std::fmt::Display for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Rule(id) => write!(f, "rl:{id}"),
+            Self::Watch(id) => write!(f, "wt:{id}"),
+        }
+    }
+}
+
+/// Where a writer's rate-limit counters (and a board's watches' counters) live: under a
+/// board's tag (or a shard's), or a league's. The names are the same for both.
 pub trait RuleKeys {
     /// The tag and prefix the counters go under.
     fn rules_base(&self) -> &str;
@@ -593,21 +609,21 @@ pub trait RuleKeys {
     /// or of the campaign when `start` is `None` (hash: subject -> votes counted). One
     /// hash per rule and window, so the writes of a call set every counter they move in
     /// one HSET and the window's counters leave together.
-    fn rule_counters(&self, rule: i64, window: &str, start: Option<i64>) -> String {
+    fn rule_counters(&self, owner: Owner, window: &str, start: Option<i64>) -> String {
         match start {
-            Some(start) => format!("{}rl:{rule}:{window}:{start}", self.rules_base()),
-            None => format!("{}rl:{rule}:{window}:c", self.rules_base()),
+            Some(start) => format!("{}{owner}:{window}:{start}", self.rules_base()),
+            None => format!("{}{owner}:{window}:c", self.rules_base()),
         }
     }
 
     /// A rolling window's log (zset: `<count>:<tag>` -> vote time in ms).
-    fn rule_log(&self, rule: i64, window: &str, subject: &str) -> String {
-        format!("{}rl:{rule}:{window}:log:{subject}", self.rules_base())
+    fn rule_log(&self, owner: Owner, window: &str, subject: &str) -> String {
+        format!("{}{owner}:{window}:log:{subject}", self.rules_base())
     }
 
     /// The running total of a rolling window's log (string: votes).
-    fn rule_log_total(&self, rule: i64, window: &str, subject: &str) -> String {
-        format!("{}rl:{rule}:{window}:sum:{subject}", self.rules_base())
+    fn rule_log_total(&self, owner: Owner, window: &str, subject: &str) -> String {
+        format!("{}{owner}:{window}:sum:{subject}", self.rules_base())
     }
 }
 
@@ -796,15 +812,15 @@ mod tests {
         );
         assert_eq!(keys.vote_counts(), "ov:{b:7}:vph");
         assert_eq!(
-            keys.rule_counters(3, "day", Some(1_763_596_800)),
+            keys.rule_counters(Owner::Rule(3), "day", Some(1_763_596_800)),
             "ov:{b:7}:rl:3:day:1763596800"
         );
         assert_eq!(
-            keys.rule_counters(3, "campaign", None),
+            keys.rule_counters(Owner::Rule(3), "campaign", None),
             "ov:{b:7}:rl:3:campaign:c"
         );
         assert_eq!(
-            keys.rule_log(3, "rolling:1h", "5.alice"),
+            keys.rule_log(Owner::Rule(3), "rolling:1h", "5.alice"),
             "ov:{b:7}:rl:3:rolling:1h:log:5.alice"
         );
     }

@@ -59,7 +59,7 @@ pub use connection::RedisTarget;
 pub use group_commit::DEFAULT_GROUP as DEFAULT_VOTE_GROUP;
 use group_commit::GroupCommit;
 pub use instances::{InstancePage, SearchQuery};
-pub use keys::{BoardKeys, Keys, LeagueKeys, Spread};
+pub use keys::{BoardKeys, Keys, LeagueKeys, Owner, Spread};
 pub use late::LateMarks;
 pub use league::{
     Advance, HandedReward, JoinCall, JoinReply, LeagueScoreCall, LeagueScoreReply, PlayerPlace,

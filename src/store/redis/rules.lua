@@ -9,7 +9,9 @@
 --   +2 rolling windows: the log's running total (string); else unused
 -- six ARGV per rule i, at rule_arg + 6i, read once by rules_parse:
 --   +1 rule id (the refusals field)
---   +2 kind: 'c' counter or 'l' rolling log
+--   +2 kind: 'c' counter or 'l' rolling log; a watch's 'wc' or 'wl' (vote.lua only: a
+--      watch counts as a rule does, and past its limit, its threshold, it holds the
+--      vote instead of refusing it)
 --   +3 the limit for this write
 --   +4 TTL in seconds to give the counters (or the log)
 --   +5 log: the window's length in ms; counter: unused (0)
@@ -18,7 +20,7 @@
 -- None of them depends on the write's own time (the scripts work out the wait and a
 -- log's horizon from it), so the writes of one call share them (see vote.lua); and one
 -- ARGV per rule of the write's own, at field_arg + 1 + i: a counter's field (the
--- write's subject), '' for a log.
+-- write's subject), '' for a rule's log, the subject for a watch's.
 --
 -- A call reads each counter it needs once, before its writes (counters_want, then
 -- counters_read: one HMGET per hash), keeps the counts its writes consume in `counters`
@@ -31,15 +33,17 @@
 local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
 
 -- The r rules whose arguments start at ARGV[rule_arg + 1], as a table indexed from 0 of
--- {id, counter (true for a counter, false for a log), limit, ttl (text), length (a
--- log's, ms), ends (a counter's restart, ms; -1 for never)}; `logs` says whether any rule
--- is a log.
+-- {id, counter (true for a counter, false for a log), watch (true for a watch), limit,
+-- ttl (text), length (a log's, ms), ends (a counter's restart, ms; -1 for never)};
+-- `logs` says whether any rule is a log.
 local function rules_parse(rule_arg, r)
   local rules = {logs = false}
   for i = 0, r - 1 do
     local a = rule_arg + 6 * i
-    local counter = ARGV[a + 2] == 'c'
-    rules[i] = {id = ARGV[a + 1], counter = counter, limit = tonumber(ARGV[a + 3]),
+    local kind = ARGV[a + 2]
+    local counter = kind == 'c' or kind == 'wc'
+    rules[i] = {id = ARGV[a + 1], counter = counter, watch = #kind == 2,
+      limit = tonumber(ARGV[a + 3]),
       ttl = tonumber(ARGV[a + 4]), length = not counter and tonumber(ARGV[a + 5]),
       ends = tonumber(ARGV[a + 6])}
     rules.logs = rules.logs or not counter
@@ -154,8 +158,9 @@ end
 -- Answers the reply to return at once — {'dup', record}, or {'limited', i, retry_ms} for
 -- the rule that refuses (of those that do, the one that keeps refusing longest; retry_ms
 -- is -1 for never), with the refusal counted in `refusals_key` — or else nil, used,
--- stale, the MGET's reply and the index in it after which `also`'s values stand (a value
--- of also[i] is at that index + i): what each rolling log has counted and whether it
+-- stale, the MGET's reply, the index in it after which `also`'s values stand (a value
+-- of also[i] is at that index + i) and the index of the first watch the write takes
+-- past its threshold (nil for none): what each rolling log has counted and whether it
 -- holds entries that left the window (nil when the rules have no log), for
 -- rules_consume.
 -- (One function, helpers inlined: every local function is a closure the script makes
@@ -190,7 +195,7 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
   if keyed and stored[1] then
     return {'dup', stored[1]}
   end
-  local used, stale
+  local used, stale, held
   local refused, refused_retry = -1, 0
   for i = 0, r - 1 do
     local rule = rules[i]
@@ -204,6 +209,21 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
       if c.count[slots[2 * i + 2]] + inc > limit then
         -- A blocked value (limit 0) never passes, whatever the window.
         retry = (limit <= 0 or rule.ends < 0) and -1 or rule.ends - at_ms
+      end
+    elseif rule.watch then
+      -- A watch's log: its total past the threshold holds the write; no wait to find.
+      used, stale = used or {}, stale or {}
+      local key = KEYS[rule_key + 2 * i + 1]
+      local total = stored[totals[i]]
+      total = total and tonumber(total) or 0
+      local gone = call('ZRANGEBYSCORE', key, '-inf', rule_horizon(rule, at_ms))
+      for _, entry in ipairs(gone) do
+        total = total - tonumber(string.match(entry, '^(%d+)'))
+      end
+      used[i] = total
+      stale[i] = #gone > 0
+      if total + inc > limit then
+        retry = 0
       end
     else
       used, stale = used or {}, stale or {}
@@ -234,8 +254,10 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
         end
       end
     end
+    if retry and rule.watch then
+      held = held or i
     -- Of the rules that refuse, keep the one whose wait is longest (-1: forever).
-    if retry and (refused < 0
+    elseif retry and (refused < 0
         or (refused_retry ~= -1 and (retry == -1 or retry > refused_retry))) then
       refused, refused_retry = i, retry
     end
@@ -245,7 +267,7 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
     call('EXPIRE', refusals_key, refusals_ttl)
     return {'limited', refused, refused_retry}
   end
-  return nil, used, stale, stored, also_at
+  return nil, used, stale, stored, also_at, held
 end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (its

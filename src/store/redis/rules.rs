@@ -2,13 +2,13 @@
 //! and six arguments per rule.
 
 use super::ScriptArgs;
-use super::keys::{BoardKeys, RuleKeys, Spread};
+use super::keys::{BoardKeys, Owner, RuleKeys, Spread};
 
-/// Whose count a counter holds: a rule, its window's code, and the subject (the vote's
-/// values for the rule's dimensions).
+/// Whose count a counter holds: a rule or a watch, its window's code, and the subject
+/// (the vote's values for its dimensions).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CounterOf {
-    pub rule: i64,
+    pub owner: Owner,
     pub window: String,
     pub subject: String,
 }
@@ -42,12 +42,12 @@ impl Counter {
     pub(super) fn keys(&self, board: &impl RuleKeys) -> (String, String) {
         match self {
             Self::Fixed { of, start, .. } => {
-                let key = board.rule_counters(of.rule, &of.window, *start);
+                let key = board.rule_counters(of.owner, &of.window, *start);
                 (key.clone(), key)
             }
             Self::Rolling { of, .. } => (
-                board.rule_log(of.rule, &of.window, &of.subject),
-                board.rule_log_total(of.rule, &of.window, &of.subject),
+                board.rule_log(of.owner, &of.window, &of.subject),
+                board.rule_log_total(of.owner, &of.window, &of.subject),
             ),
         }
     }
@@ -61,19 +61,29 @@ impl Counter {
         }
     }
 
-    /// A fixed counter's field in its hash (the subject); a rolling log has none ('').
+    /// A fixed counter's field in its hash (the subject); a rule's rolling log has none
+    /// (''), a watch's names its subject (which a held vote's entry records).
     pub(super) fn field(&self) -> &str {
         match self {
             Self::Fixed { of, .. } => &of.subject,
+            Self::Rolling { of, .. } if matches!(of.owner, Owner::Watch(_)) => &of.subject,
             Self::Rolling { .. } => "",
+        }
+    }
+
+    fn owner(&self) -> Owner {
+        match self {
+            Self::Fixed { of, .. } | Self::Rolling { of, .. } => of.owner,
         }
     }
 }
 
-/// One rule a vote must pass.
+/// One rule a vote must pass, or one watch that holds it when past (a watch's
+/// [`CounterOf::owner`] is [`Owner::Watch`]; the scripts count it as a rule's counter,
+/// and hold the vote where a rule would refuse it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleCheck {
-    /// The rule's id, for the refusals counter.
+    /// The rule's id, for the refusals counter; a watch's, for a held vote's entry.
     pub rule: i64,
     /// Whether the rule counts per member, and per voter: on a sharded board a rule that
     /// counts per what picks the write's shard ([`Spread`]) has its counters there, the
@@ -147,7 +157,8 @@ pub(super) fn push_args<'a>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct RuleArgs {
     rule: i64,
-    /// 'c' for a calendar window's or the campaign's count, 'l' for a rolling log.
+    /// 'c' for a calendar window's or the campaign's count, 'l' for a rolling log; a
+    /// watch's 'wc' or 'wl'.
     kind: &'static str,
     limit: i64,
     ttl_s: i64,
@@ -160,11 +171,22 @@ pub(super) struct RuleArgs {
 impl RuleArgs {
     /// `rule`'s arguments for a write at `at_ms`.
     pub(super) fn of(rule: &RuleCheck, at_ms: i64) -> Self {
+        let watch = matches!(rule.counter.owner(), Owner::Watch(_));
         let (kind, ttl_s, log_from_ms, ends_ms) = match &rule.counter {
-            Counter::Fixed { ttl_s, ends_ms, .. } => ("c", *ttl_s, 0, ends_ms.unwrap_or(-1)),
+            Counter::Fixed { ttl_s, ends_ms, .. } => (
+                if watch { "wc" } else { "c" },
+                *ttl_s,
+                0,
+                ends_ms.unwrap_or(-1),
+            ),
             Counter::Rolling {
                 ttl_s, horizon_ms, ..
-            } => ("l", *ttl_s, at_ms - horizon_ms, 0),
+            } => (
+                if watch { "wl" } else { "l" },
+                *ttl_s,
+                at_ms - horizon_ms,
+                0,
+            ),
         };
         Self {
             rule: rule.rule,

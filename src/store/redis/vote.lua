@@ -102,6 +102,10 @@
 --                              then each rolling window's totals (a trending period's
 --                              decayed scores are read, not answered)
 --   {'dup', receipt_and_scores}                        the first answer for this key
+--   {'held', watch, real_0, display_0, ...}  a watch (rules given kind 'wc' or 'wl',
+--                              see rules.lua) held the vote for review: its rules are
+--                              consumed and its ledger entry is marked held; the scores
+--                              are the member's as they stand (see `hold`)
 --   {'limited', i, retry_ms}   rule i (0-based) refused: of the rules that refuse, the
 --                              one that keeps refusing longest; retry_ms is -1 for never
 --   {'overflow'}                                        a score would pass the header's
@@ -323,6 +327,51 @@ local function summed_headroom(hd, member, real_inc, display_inc)
   return not sum or (sum[1] + real_inc < hd.summed_max and sum[2] + display_inc < hd.summed_max)
 end
 
+-- A subject as JSON string text: quotes, backslashes and control characters escaped.
+local function json_text(text)
+  return (string.gsub(text, '[%c"\\]', function(c)
+    return string.format('\\u%04x', string.byte(c))
+  end))
+end
+
+-- Holds vote j (header `hd`, own KEYS from kb + 1, its ten ARGV from fx + 1) for review:
+-- the watch at rule index `held` took its subject past the threshold. Its rules and
+-- watches are consumed (`used` and `stale` from write_checks), its ledger entry gets
+-- `"held": {"watch": <id>, "subject": <the watch's subject>}`, and its idempotency
+-- record keeps its answer; no score, participant, rolling window, trending period or
+-- count moves. Answers {'held', watch id, real_0, display_0, ...}: the member's scores
+-- as they stand, in the order an 'ok' reply gives them (what the call has summed but not
+-- written yet included).
+local function hold(j, hd, kb, fx, member, held, used, stale, real_inc, real_text, at_ms)
+  local rule_key, rules, r = kb + 1 + hd.h, hd.rules, hd.r
+  rules_consume(rule_key, rules, r, used, stale, real_inc, real_text, at_ms, ARGV[fx + 9],
+    slots[j], j)
+  local result = {'held', tonumber(rules[held].id)}
+  local sum = pending(hd, member) or {0, 0}
+  for p = 0, hd.n - 1 do
+    local base = hd.period_key + 3 * p
+    for v = 1, 2 do
+      local score = call('ZSCORE', KEYS[base + v], member)
+      result[2 * p + v + 2] = string.format('%d', (score and tonumber(score) or 0) + sum[v])
+    end
+  end
+  for k, win in ipairs(hd.windows) do
+    for v = 1, 2 do
+      result[2 * hd.n + 2 * k + v] = call('ZSCORE', KEYS[win.o + 1 + v], member) or '0'
+    end
+  end
+  local entry = ARGV[fx + 10]
+  if entry ~= '' then
+    local subject = json_text(ARGV[fx - r + 1 + held])
+    ledger_add(KEYS[hd.ledger_key], j, string.sub(entry, 1, -2) .. ',"held":{"watch":'
+      .. rules[held].id .. ',"subject":"' .. subject .. '"}}')
+  end
+  if ARGV[fx + 6] ~= '0' then
+    put(KEYS[kb + 1], ARGV[fx + 7] .. '|' .. table.concat(result, ',', 3), ARGV[fx + 6])
+  end
+  return result
+end
+
 -- Casts vote j of header `hd`, whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is
 -- ARGV[ab + i]. Answers its reply and, for a vote counted on a family instance, what
 -- instance_expire needs to give its keys their expiry once the call's shared writes are
@@ -366,10 +415,13 @@ local function cast(j, hd, kb, ab)
   if keyed and stored[idem_key] then
     return {'dup', stored[idem_key]}
   end
-  local early, used, stale = write_checks(nil, false, rule_key, hd.rules, r, real_inc,
-    KEYS[hd.kb + 2], hd.refusals_ttl, nil, at_ms, slots[j])
+  local early, used, stale, _, _, held = write_checks(nil, false, rule_key, hd.rules, r,
+    real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, nil, at_ms, slots[j])
   if early then
     return early
+  end
+  if held then
+    return hold(j, hd, kb, fx, member, held, used, stale, real_inc, real_text, at_ms)
   end
   local mark = mark_key and stored[mark_key]
   local stored_mark = mark

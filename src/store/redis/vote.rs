@@ -620,8 +620,9 @@ impl RedisStore {
                 };
                 let targets = c.targets.len() + c.windows.len();
                 let reply = reply.and_then(|v| vote_reply(&v, targets, &steps[i].1.rules));
+                // A held vote consumed its rules, as a counted one does.
                 if let Ok(r) = &reply
-                    && !matches!(r, VoteReply::Written(_))
+                    && !matches!(r, VoteReply::Written(_) | VoteReply::Held { .. })
                 {
                     refunds.extend(steps[i].0.iter().map(|step| c.refund(step, &tags[i])));
                 }
@@ -789,7 +790,7 @@ mod tests {
 
     fn rule(rule: i64, limit: i64, rolling: bool) -> RuleCheck {
         let of = CounterOf {
-            rule,
+            owner: crate::store::redis::Owner::Rule(rule),
             window: if rolling { "rolling:1h" } else { "day" }.to_owned(),
             subject: "viewer-1".to_owned(),
         };

@@ -84,6 +84,9 @@ pub enum WriteReply<S> {
         rule_index: usize,
         retry_ms: Option<i64>,
     },
+    /// Held for review by the watch with this id (see `domain::watch`): counted nowhere,
+    /// recorded in the ledger as held. The member's scores as they stand.
+    Held { watch: i64, scores: Vec<S> },
     /// A score would pass 2^53 units; nothing was written.
     Overflow,
     /// A `top_n` board: the write would lower a score (score writes only).
@@ -136,6 +139,18 @@ impl<S> WriteReply<S> {
                 Ok(Self::Limited {
                     rule_index: rule(index).ok_or_else(bad)?,
                     retry_ms: (retry >= 0).then_some(retry),
+                })
+            }
+            "held" => {
+                let watch = items.get(1).and_then(as_int).ok_or_else(bad)?;
+                let units = items[2..]
+                    .iter()
+                    .map(as_units)
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(bad)?;
+                Ok(Self::Held {
+                    watch,
+                    scores: scores(units, false).ok_or_else(bad)?,
                 })
             }
             "overflow" => Ok(Self::Overflow),

@@ -527,7 +527,8 @@ pub async fn member_sums(
     let mut sums = (0, 0, 0);
     for (seq, text) in rows {
         let e = decode(seq, &text)?;
-        if e.adjusts.as_ref().is_none_or(|a| *a == target) && keep(e.voter.as_deref()) {
+        if e.counts() && e.adjusts.as_ref().is_none_or(|a| *a == target) && keep(e.voter.as_deref())
+        {
             sums = (sums.0 + e.count, sums.1 + e.display, sums.2 + e.carry);
         }
     }
@@ -578,7 +579,8 @@ pub async fn revoke(
         }
     }
     let mut by_member = BTreeMap::new();
-    for r in &struck {
+    // A held vote is struck out with the rest, and counted among none of them.
+    for r in struck.iter().filter(|r| r.entry.counts()) {
         *by_member.entry(r.entry.member.clone()).or_insert(0) += r.entry.count;
     }
     let votes = by_member.values().sum();
@@ -706,6 +708,9 @@ pub async fn voter_votes(
     for chunk in seqs.chunks(CHUNK) {
         for row in of_seqs(of, chunk).all(db).await? {
             let r = recorded(row)?;
+            if !r.entry.counts() {
+                continue;
+            }
             let e = by_member.entry(r.entry.member).or_default();
             if r.revoked.is_some() {
                 e.1 += r.entry.count;

@@ -16,6 +16,7 @@ pub mod members;
 mod outbox;
 pub mod rules;
 pub mod users;
+pub mod watches;
 
 use std::time::Duration;
 

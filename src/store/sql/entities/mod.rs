@@ -24,4 +24,5 @@ pub mod member;
 pub mod member_removal;
 pub mod rate_rule;
 pub mod revocation;
+pub mod watch;
 pub mod webhook_delivery;
