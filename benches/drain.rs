@@ -119,6 +119,7 @@ fn main() {
                         adjusts: None,
                         ip: None,
                         held: None,
+                        releases: None,
                     }
                     .encode()
                 })

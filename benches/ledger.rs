@@ -102,6 +102,7 @@ async fn vote_usec(
                     adjusts: None,
                     ip: None,
                     held: None,
+                    releases: None,
                 }
                 .encode();
                 (member, voter, entry)
@@ -186,6 +187,7 @@ async fn append_usec(port: u16, body: &str, group: usize) -> (f64, f64) {
                     adjusts: None,
                     ip: None,
                     held: None,
+                    releases: None,
                 }
                 .encode(),
             );
@@ -258,6 +260,7 @@ fn entries(rng: &mut rand::rngs::StdRng, n: usize, days: i64) -> Vec<Entry> {
                 adjusts: None,
                 ip: None,
                 held: None,
+                releases: None,
             }
         })
         .collect();

@@ -159,6 +159,7 @@ fn random_vote(rng: &mut impl Rng, n: u64) -> Write {
         at: None,
         ip: None,
         skip_limits: false,
+        releases: None,
     }
 }
 

@@ -158,6 +158,7 @@ fn tv_vote(rng: &mut impl Rng, slug: &BoardSlug, n: u64) -> Write {
         at: None,
         ip: Some(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + voter / 2))),
         skip_limits: false,
+        releases: None,
     }
 }
 

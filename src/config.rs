@@ -110,6 +110,9 @@ pub struct Settings {
     /// `OVATION_CORS_ORIGINS`: comma-separated origins (`https://shop.example`) whose web
     /// pages may read the API from a browser; empty allows none.
     pub cors_origins: Vec<String>,
+    /// `OVATION_HELD_RETENTION_DAYS`: a flagged subject whose newest held vote is older
+    /// than this, unreviewed, has its held votes dropped (and the drop audited).
+    pub held_retention: Duration,
 }
 
 /// (setting, default), in the order `docs/reference/configuration.md` lists them (a test
@@ -148,6 +151,7 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("allow_eviction", "false"),
     ("cors_origins", ""),
     ("webhook_allow_private", "false"),
+    ("held_retention_days", "30"),
 ];
 
 impl Settings {
@@ -314,6 +318,8 @@ impl Settings {
         let session_idle = Duration::from_secs(parse_number(get("session_idle_s"), 1, 86_400)?);
         let session_absolute =
             Duration::from_secs(parse_number(get("session_absolute_s"), 1, 30 * 86_400)?);
+        let held_retention =
+            Duration::from_secs(parse_number(get("held_retention_days"), 1, 3650)? * 86_400);
         Ok(Self {
             bind,
             database_url,
@@ -347,6 +353,7 @@ impl Settings {
             allow_eviction,
             webhook_allow_private,
             cors_origins,
+            held_retention,
         })
     }
 }

@@ -151,6 +151,14 @@ fn describe() {
         "Voter tokens checked, by identity provider (unknown when none matched) and outcome (accepted, or the refusal's code)"
     );
     describe_counter!(
+        "ovation_held_votes_total",
+        "Votes (counts summed) watches held, and held votes released and dropped, by board, watch and state (held, released, dropped)"
+    );
+    describe_counter!(
+        "ovation_flagged_subjects_total",
+        "Subjects a watch flagged: a vote took the subject past the threshold in a window, by board and watch"
+    );
+    describe_counter!(
         "ovation_jwks_fetches_total",
         "JWKS fetches by identity provider and outcome (ok, error, too_large, timeout, invalid)"
     );
@@ -311,6 +319,22 @@ pub fn token_checked(provider: &str, outcome: &str) {
 pub fn jwks_fetched(provider: &str, outcome: &'static str) {
     counter!("ovation_jwks_fetches_total", "provider" => provider.to_owned(), "outcome" => outcome)
         .increment(1);
+}
+
+/// Counts `votes` a watch held on `board`, and a subject it flagged (`flags`).
+pub fn held(board: &str, watch: i64, votes: i64, flags: bool) {
+    held_votes(board, watch, "held", votes);
+    if flags {
+        counter!("ovation_flagged_subjects_total", "board" => board.to_owned(), "watch" => watch.to_string())
+            .increment(1);
+    }
+}
+
+/// Counts held `votes` on `board` that ended `state` (`released`, `dropped`), or that a
+/// watch held (`held`).
+pub fn held_votes(board: &str, watch: i64, state: &'static str, votes: i64) {
+    counter!("ovation_held_votes_total", "board" => board.to_owned(), "watch" => watch.to_string(), "state" => state)
+        .increment(votes.max(0).unsigned_abs());
 }
 
 /// Counts a season's close.

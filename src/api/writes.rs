@@ -396,6 +396,7 @@ fn parse_write(item: Item<'_>, common: &Common<'_>) -> Result<Write, EngineError
         at,
         ip: common.body_ip.or(common.client_ip),
         skip_limits: common.skip_limits,
+        releases: None,
     })
 }
 

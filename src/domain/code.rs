@@ -181,6 +181,8 @@ codes! {
     WatchNotFound => "watch_not_found",
     TooManyWatches => "too_many_watches",
     LedgerRequired => "ledger_required",
+    SubjectNotFound => "subject_not_found",
+    AlreadyReviewed => "already_reviewed",
 }
 
 impl fmt::Display for Code {

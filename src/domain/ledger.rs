@@ -55,6 +55,10 @@ pub struct Entry {
     /// Set on a vote a watch held for review (see `domain::watch`): it counts nowhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<Held>,
+    /// A held vote released by a review: the held entry's id. This entry counts it, at
+    /// the held vote's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub releases: Option<i64>,
 }
 
 /// Which watch held a vote, and the subject it counted the vote under.
@@ -99,6 +103,15 @@ pub struct EntryHead<'a> {
     pub at: i64,
     #[serde(default, borrow)]
     pub voter: Option<Cow<'a, str>>,
+    /// Whether a watch held it (the drain records held votes for review).
+    #[serde(default, rename = "held")]
+    pub held: Option<HeldHead>,
+}
+
+/// What the drain reads of a held vote's mark: that there is one.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct HeldHead {
+    pub watch: i64,
 }
 
 impl<'a> EntryHead<'a> {
@@ -192,6 +205,7 @@ mod tests {
             adjusts: None,
             ip: None,
             held: None,
+            releases: None,
         };
         assert_eq!(Entry::decode(&vote.encode()), Some(vote.clone()));
         let score = Entry {
@@ -223,6 +237,7 @@ mod tests {
             adjusts: Some("day:2026-11-25".into()),
             ip: None,
             held: None,
+            releases: None,
             ..vote.clone()
         };
         assert_eq!(

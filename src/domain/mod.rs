@@ -10,6 +10,7 @@ pub mod auth;
 pub mod board;
 pub mod board_webhook;
 pub mod code;
+pub mod held;
 pub mod idempotency;
 pub mod identity;
 pub mod ids;

@@ -94,6 +94,7 @@ pub async fn adjust(
             adjusts: Some(target.clone()),
             ip: None,
             held: None,
+            releases: None,
         }
         .encode()
     });

@@ -25,6 +25,7 @@ use chrono::{DateTime, Utc};
 
 use super::config::BoardConfig;
 use super::error::EngineError;
+use super::held;
 use super::leaderboard::ranks;
 use super::ledger;
 use super::state::AppState;
@@ -87,7 +88,8 @@ pub async fn run(state: AppState, every: Duration) {
 
 /// One run over every board, when this instance gets the lease; answers the buckets it
 /// wrote. A family's expired rooms' ledgers leave SQL in the same run
-/// (`ledger::prune_rooms`).
+/// (`ledger::prune_rooms`), and held votes left unreviewed past their retention are
+/// dropped (`held::expire`).
 pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, EngineError> {
     if !state.redis.take_lease(lease).await? {
         return Ok(0);
@@ -102,6 +104,10 @@ pub async fn archive_all(state: &AppState, lease: &Lease) -> Result<usize, Engin
             if pruned > 0 {
                 tracing::info!(family = %board.board.slug, rooms = pruned, "removed expired rooms' ledgers from SQL");
             }
+        }
+        let dropped = held::expire(state, Utc::now()).await?;
+        if dropped > 0 {
+            tracing::info!(votes = dropped, "dropped held votes left unreviewed");
         }
         Ok::<_, EngineError>(())
     }

@@ -378,6 +378,7 @@ async fn drain_source(
                 at: e.at,
                 voter: e.voter.as_deref(),
                 text: text.as_str().into(),
+                held: e.held.is_some(),
             })
             .collect();
         if rebuilds && cursor.is_some() && head.trimmed.is_none() {

@@ -14,6 +14,7 @@ pub mod config_sync;
 pub mod durability;
 pub mod error;
 pub mod events;
+pub mod held;
 pub mod identity;
 pub mod jwks;
 pub mod leaderboard;

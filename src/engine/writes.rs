@@ -54,6 +54,8 @@ pub struct Write {
     pub ip: Option<IpAddr>,
     /// Written without rate-limit rules (backfill scope), for imports of history.
     pub skip_limits: bool,
+    /// A held vote a review releases: the held ledger entry's id (see `engine::held`).
+    pub releases: Option<i64>,
 }
 
 /// What a write does.
@@ -183,6 +185,7 @@ impl Prepared {
                 .then(|| w.ip.map(|ip| ip.to_canonical().to_string()))
                 .flatten(),
             held: None,
+            releases: w.releases,
         };
         Some(entry.encode())
     }
@@ -761,8 +764,20 @@ fn answer<S>(
     totals: impl Fn(S) -> (serde_json::Number, serde_json::Number),
 ) -> Result<Written, EngineError> {
     let (receipt, scores) = match reply {
+        WriteReply::Written(scores) => (None, scores),
         // A held vote answers as an accepted one, with the scores as they stand.
-        WriteReply::Written(scores) | WriteReply::Held { scores, .. } => (None, scores),
+        WriteReply::Held {
+            watch,
+            flags,
+            scores,
+        } => {
+            let votes = match p.write.what {
+                What::Vote { count } => count,
+                What::Score { .. } => 1,
+            };
+            metrics::held(p.write.board.slug.as_str(), watch, votes, flags);
+            (None, scores)
+        }
         WriteReply::Replayed { receipt, scores } => (Some(receipt), scores),
         WriteReply::Limited {
             rule_index,

@@ -799,6 +799,7 @@ async fn cast_vote(
         at: None,
         ip: ClientIp::of(&req),
         skip_limits: false,
+        releases: None,
     };
     let result = writes::apply(&state, &caller, WriteKind::Vote, vec![Ok(vote)])
         .await?

@@ -511,6 +511,7 @@ impl TestApp {
             allow_eviction: false,
             webhook_allow_private: opts.webhook_allow_private,
             cors_origins: opts.cors_origins,
+            held_retention: Duration::from_secs(30 * 86_400),
         };
         let app = Application::build(settings.clone())
             .await

@@ -33,6 +33,47 @@ async fn score(app: &TestApp, board: &str, member: &str, period: &str) -> f64 {
     num(&read["score"])
 }
 
+/// What a board shows of `members` in each of `periods`, both views: the top (members
+/// and scores), its member and participant counts, and each member's participants and
+/// votes.
+async fn standings(app: &TestApp, board: &str, periods: &[&str], members: &[&str]) -> Vec<Value> {
+    let mut seen = Vec::new();
+    for period in periods {
+        for view in ["real", "display"] {
+            let (status, top) = app
+                .get(&format!(
+                    "/api/v1/boards/{board}/top?period={period}&view={view}&limit=100"
+                ))
+                .await;
+            assert_eq!(status, StatusCode::OK, "{top}");
+            let entries: Vec<Value> = top["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| json!([e["member"], e["score"], e["rank"]]))
+                .collect();
+            seen.push(json!({"period": period, "view": view, "entries": entries,
+                "total_members": top["total_members"], "participants": top["participants"]}));
+            for m in members {
+                let (_, read) = app
+                    .get(&format!(
+                        "/api/v1/boards/{board}/members/{m}?period={period}&view={view}"
+                    ))
+                    .await;
+                seen.push(json!({"period": period, "view": view, "member": m,
+                    "score": read["score"], "participants": read["participants"],
+                    "votes": read["votes"]}));
+            }
+        }
+    }
+    seen
+}
+
+async fn review(app: &TestApp, board: &str, body: Value) -> (StatusCode, Value) {
+    app.post(&format!("/api/v1/admin/boards/{board}/held/reviews"), body)
+        .await
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn watches_are_kept_per_board_and_refused_where_they_cannot_hold_votes() {
     let app = TestApp::spawn().await;
@@ -432,15 +473,19 @@ fn cast() -> impl Strategy<Value = Cast> {
 /// Plays `casts` on a board watched per member and /24 with `threshold` votes a day, and
 /// compares which votes are held, the scores and the recount with the model: a vote is
 /// held when its subject's votes before it, held ones included, and its own pass the
-/// threshold.
-async fn play(casts: &[Cast], threshold: i64) {
+/// threshold. Then every flagged subject is released (`release`) or dropped, and the
+/// board shows what a twin without watches shows, fed every vote (released) or only
+/// those never held (dropped): tallies, ranks, participants and carry-over.
+async fn play(casts: &[Cast], threshold: i64, release: bool) {
     let app = TestApp::spawn().await;
-    app.board(
-        json!({"slug": "final", "title": "Final", "periods": ["day", "all"],
-        "max_count": 3}),
-    )
-    .await;
-    app.members("final", &["m0", "m1", "m2"]).await;
+    for slug in ["final", "twin"] {
+        app.board(
+            json!({"slug": slug, "title": slug, "periods": ["hour", "day", "all"],
+            "max_count": 3, "multiplier": 3, "carry_over": 0.25}),
+        )
+        .await;
+        app.members(slug, &["m0", "m1", "m2"]).await;
+    }
     let (status, watch) = add_watch(
         &app,
         "final",
@@ -455,17 +500,17 @@ async fn play(casts: &[Cast], threshold: i64) {
     let mut held = Vec::new();
     for (i, c) in casts.iter().enumerate() {
         let member = format!("m{}", c.member);
-        let (status, body) = app
-            .vote(
-                "final",
-                json!({"member": member, "voter": format!("v{i}"), "count": c.count,
-                    "ip": format!("{}.{}", nets[usize::from(c.net)], c.host)}),
-            )
-            .await;
+        let vote = json!({"member": member, "voter": format!("v{i}"), "count": c.count,
+            "ip": format!("{}.{}", nets[usize::from(c.net)], c.host)});
+        let (status, body) = app.vote("final", vote.clone()).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         let before = seen.entry((c.member, c.net)).or_insert(0);
         let is_held = *before + c.count > threshold;
         *before += c.count;
+        if release || !is_held {
+            let (status, twin) = app.vote("twin", vote).await;
+            assert_eq!(status, StatusCode::OK, "{twin}");
+        }
         if is_held {
             held.push(format!("v{i}"));
         } else {
@@ -502,16 +547,430 @@ async fn play(casts: &[Cast], threshold: i64) {
         .await;
     assert_eq!(status, StatusCode::OK, "{recount}");
     assert_eq!(recount["mismatches"], json!([]), "{recount}");
+
+    let (_, queue) = app.get("/api/v1/admin/boards/final/held").await;
+    let action = if release { "release" } else { "drop" };
+    let mut reviewed = 0;
+    for f in queue["subjects"].as_array().unwrap() {
+        let (status, done) = review(
+            &app,
+            "final",
+            json!({"watch": f["watch"],
+            "subject": f["subject"], "action": action}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{done}");
+        assert_eq!(done["votes"], f["held"], "{done}");
+        reviewed += done["votes"].as_i64().unwrap();
+    }
+    let held_votes: i64 = casts
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| held.contains(&format!("v{i}")))
+        .map(|(_, c)| c.count)
+        .sum();
+    assert_eq!(reviewed, held_votes);
+    let periods = ["hour", "day", "all"];
+    let members = ["m0", "m1", "m2"];
+    assert_eq!(
+        standings(&app, "final", &periods, &members).await,
+        standings(&app, "twin", &periods, &members).await,
+        "{action}"
+    );
+    let (status, recount) = app
+        .post("/api/v1/admin/boards/final/recount", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{recount}");
+    assert_eq!(recount["mismatches"], json!([]), "{recount}");
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     #[test]
-    fn exactly_the_votes_past_a_watch_are_held(
+    fn exactly_the_votes_past_a_watch_are_held_and_a_review_settles_them_exactly(
         casts in prop::collection::vec(cast(), 1..40),
         threshold in 1i64..8,
+        release in any::<bool>(),
     ) {
-        runtime().block_on(play(&casts, threshold));
+        runtime().block_on(play(&casts, threshold, release));
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_queue_shows_flagged_subjects_and_a_review_releases_or_drops_them_exactly() {
+    let app = TestApp::spawn().await;
+    let settings = |slug: &str| {
+        json!({"slug": slug, "title": slug, "periods": ["hour", "day", "week", "all"],
+            "multiplier": 2, "carry_over": 0.1})
+    };
+    app.board(settings("final")).await;
+    app.board(settings("twin")).await;
+    for board in ["final", "twin"] {
+        app.members(board, &["m1", "m2"]).await;
+    }
+    let (status, watch) = add_watch(
+        &app,
+        "final",
+        json!({"name": "one network",
+        "dimensions": ["ip/24"], "window": "day", "threshold": 2}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    let watch_id = watch["id"].as_i64().unwrap();
+    let votes = [
+        ("v1", "m1"),
+        ("v2", "m1"),
+        ("v3", "m1"),
+        ("v4", "m2"),
+        ("v5", "m2"),
+    ];
+    for (n, (voter, member)) in votes.iter().enumerate() {
+        let ip = format!("203.0.113.{}", n + 1);
+        let body = json!({"member": member, "voter": voter, "ip": ip});
+        let (status, answer) = app.vote("final", body.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        // The twin counts what the final counts once v3's vote is released and the
+        // m2 votes dropped.
+        if *voter != "v4" && *voter != "v5" {
+            let (status, answer) = app.vote("twin", body).await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+        }
+    }
+    let (status, queue) = app.get("/api/v1/admin/boards/final/held").await;
+    assert_eq!(status, StatusCode::OK, "{queue}");
+    let subjects = queue["subjects"].as_array().unwrap();
+    assert_eq!(subjects.len(), 1, "{queue}");
+    let subject = "14.203.0.113.0/24";
+    let flagged = &subjects[0];
+    assert_eq!(
+        (
+            flagged["watch"].clone(),
+            flagged["watch_name"].clone(),
+            flagged["subject"].clone(),
+            flagged["values"].clone(),
+            flagged["held"].clone(),
+            flagged["released"].clone(),
+            flagged["dropped"].clone(),
+            flagged["members"].clone(),
+            flagged["voters"].clone(),
+            flagged["ips"].clone(),
+        ),
+        (
+            json!(watch_id),
+            json!("one network"),
+            json!(subject),
+            json!({"ip/24": "203.0.113.0/24"}),
+            json!(3),
+            json!(0),
+            json!(0),
+            json!({"m1": 1, "m2": 2}),
+            json!(["v3", "v4", "v5"]),
+            json!(["203.0.113.3", "203.0.113.4", "203.0.113.5"]),
+        ),
+        "{queue}"
+    );
+    assert!(flagged["first_at"].as_str().unwrap() <= flagged["last_at"].as_str().unwrap());
+
+    // Refusals change nothing.
+    for (body, status, code) in [
+        (
+            json!({"watch": watch_id, "subject": "2.m9", "action": "drop"}),
+            StatusCode::NOT_FOUND,
+            "subject_not_found",
+        ),
+        (
+            json!({"watch": watch_id + 1, "subject": subject, "action": "drop"}),
+            StatusCode::NOT_FOUND,
+            "subject_not_found",
+        ),
+        (
+            json!({"watch": watch_id, "subject": subject, "member": "m9", "action": "drop"}),
+            StatusCode::NOT_FOUND,
+            "subject_not_found",
+        ),
+        (
+            json!({"watch": watch_id, "subject": subject, "action": "count"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_field",
+        ),
+        (
+            json!({"watch": watch_id, "subject": subject, "member": "no way", "action": "drop"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_member_id",
+        ),
+    ] {
+        let (got, answer) = review(&app, "final", body).await;
+        assert_eq!(
+            (got, answer["error"]["code"].clone()),
+            (status, json!(code)),
+            "{answer}"
+        );
+    }
+    let (_, unchanged) = app.get("/api/v1/admin/boards/final/held").await;
+    assert_eq!(unchanged, queue);
+
+    // m1's held vote is released, m2's are dropped.
+    let (status, released) = review(
+        &app,
+        "final",
+        json!({"watch": watch_id,
+        "subject": subject, "member": "m1", "action": "release"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{released}");
+    assert_eq!(
+        (
+            released["action"].clone(),
+            released["votes"].clone(),
+            released["member"].clone()
+        ),
+        (json!("release"), json!(1), json!("m1"))
+    );
+    let (status, dropped) = review(
+        &app,
+        "final",
+        json!({"watch": watch_id,
+        "subject": subject, "action": "drop"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{dropped}");
+    assert_eq!(dropped["votes"], 2, "{dropped}");
+    for action in ["release", "drop"] {
+        let (status, again) = review(
+            &app,
+            "final",
+            json!({"watch": watch_id,
+            "subject": subject, "action": action}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CONFLICT, "{again}");
+        assert_eq!(again["error"]["code"], "already_reviewed", "{again}");
+    }
+
+    let periods = ["hour", "day", "week", "all"];
+    assert_eq!(
+        standings(&app, "final", &periods, &["m1", "m2"]).await,
+        standings(&app, "twin", &periods, &["m1", "m2"]).await
+    );
+    assert_eq!(score(&app, "final", "m1", "all").await, 3.0);
+
+    let (_, queue) = app.get("/api/v1/admin/boards/final/held").await;
+    let flagged = &queue["subjects"][0];
+    assert_eq!(
+        (
+            flagged["held"].clone(),
+            flagged["released"].clone(),
+            flagged["dropped"].clone(),
+            flagged["members"].clone()
+        ),
+        (json!(0), json!(1), json!(2), json!({})),
+        "{queue}"
+    );
+
+    // The ledger keeps the held votes and the release, which names v3's held entry.
+    let entries = ledger(&app, "final", 100).await;
+    assert_gapless(&entries);
+    assert_eq!(entries.len(), 6, "{entries:?}");
+    let released_entry = &entries[5];
+    assert_eq!(released_entry["voter"], "v3");
+    assert!(released_entry["held"].is_null(), "{released_entry}");
+    assert_eq!(released_entry["at"], entries[2]["at"], "{entries:?}");
+    assert_eq!(released_entry["releases"], entries[2]["id"], "{entries:?}");
+    let state = stores(&app).await;
+    let slug = ovation::domain::ids::BoardSlug::parse("final").unwrap();
+    let board = state.config.board(&slug).unwrap();
+    let of = ovation::store::sql::ledger::LedgerOf::board(board.board.id);
+    let recorded = ovation::store::sql::ledger::page(&state.db, of, 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(recorded[5].entry.releases, Some(recorded[2].entry.id));
+    let (status, recount) = app
+        .post("/api/v1/admin/boards/final/recount", json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{recount}");
+    assert_eq!(
+        (recount["entries"].clone(), recount["mismatches"].clone()),
+        (json!(6), json!([])),
+        "{recount}"
+    );
+    let filter = AuditFilter {
+        action: Some("held.".into()),
+        ..AuditFilter::default()
+    };
+    let logged: Vec<String> = audit::newest(&state, &filter, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.action)
+        .collect();
+    assert_eq!(logged, ["held.drop", "held.release"]);
+}
+
+/// The value of the series of `metric` whose labels include each of `labels`.
+fn series(metrics: &str, metric: &str, labels: &[&str]) -> Option<f64> {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")))
+        .find(|l| labels.iter().all(|label| l.contains(label)))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn held_votes_survive_a_redis_that_lost_the_board_and_are_counted_in_metrics() {
+    use crate::durability::{app_on_own_redis, lose_redis_and_wait_rebuilt};
+    let (server, app) = app_on_own_redis().await;
+    for slug in ["lost", "twin"] {
+        app.board(
+            json!({"slug": slug, "title": slug, "periods": ["hour", "day", "all"],
+            "carry_over": 0.5}),
+        )
+        .await;
+        app.members(slug, &["m1", "m2"]).await;
+    }
+    let (status, watch) = add_watch(
+        &app,
+        "lost",
+        json!({"name": "per network",
+        "dimensions": ["ip/24"], "window": "hour", "threshold": 2}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    let watch_id = watch["id"].as_i64().unwrap();
+    for n in 1..=6 {
+        let member = if n % 2 == 0 { "m2" } else { "m1" };
+        let vote = json!({"member": member, "voter": format!("v{n}"), "count": 2,
+            "ip": format!("203.0.113.{n}")});
+        let (status, body) = app.vote("lost", vote.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        // Only the first vote fits the threshold of 2.
+        if n == 1 {
+            app.vote("twin", vote).await;
+        }
+    }
+    let metrics = app.metrics().await;
+    let watch_label = format!("watch=\"{watch_id}\"");
+    let labels = ["board=\"lost\"", watch_label.as_str()];
+    assert_eq!(
+        series(
+            &metrics,
+            "ovation_held_votes_total",
+            &[labels[0], labels[1], "state=\"held\""]
+        ),
+        Some(10.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        series(&metrics, "ovation_flagged_subjects_total", &labels),
+        Some(1.0),
+        "{metrics}"
+    );
+    let periods = ["hour", "day", "all"];
+    let members = ["m1", "m2"];
+    let before = standings(&app, "lost", &periods, &members).await;
+    assert_eq!(before, standings(&app, "twin", &periods, &members).await);
+
+    lose_redis_and_wait_rebuilt(&app, &server).await;
+    assert_eq!(standings(&app, "lost", &periods, &members).await, before);
+    let (_, queue) = app.get("/api/v1/admin/boards/lost/held").await;
+    assert_eq!(queue["subjects"][0]["held"], 10, "{queue}");
+    // Released after the rebuild, the held votes count as if never held.
+    let (status, done) = review(
+        &app,
+        "lost",
+        json!({"watch": watch_id,
+        "subject": queue["subjects"][0]["subject"], "action": "release"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{done}");
+    for n in 2..=6 {
+        let member = if n % 2 == 0 { "m2" } else { "m1" };
+        let (status, body) = app
+            .vote(
+                "twin",
+                json!({"member": member, "voter": format!("v{n}"), "count": 2,
+                "ip": format!("203.0.113.{n}")}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    assert_eq!(
+        standings(&app, "lost", &periods, &members).await,
+        standings(&app, "twin", &periods, &members).await
+    );
+    let metrics = app.metrics().await;
+    assert_eq!(
+        series(
+            &metrics,
+            "ovation_held_votes_total",
+            &[labels[0], labels[1], "state=\"released\""]
+        ),
+        Some(10.0),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn held_votes_left_unreviewed_past_the_retention_are_dropped_and_audited() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "final", "title": "Final", "periods": ["day", "all"]}))
+        .await;
+    app.members("final", &["m1"]).await;
+    let (status, watch) = add_watch(
+        &app,
+        "final",
+        json!({"name": "farm",
+        "dimensions": ["ip/24"], "window": "day", "threshold": 1}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    for n in 1..=3 {
+        app.vote(
+            "final",
+            json!({"member": "m1", "voter": format!("v{n}"),
+            "ip": format!("192.0.2.{n}")}),
+        )
+        .await;
+    }
+    let (_, queue) = app.get("/api/v1/admin/boards/final/held").await;
+    assert_eq!(queue["subjects"][0]["held"], 2, "{queue}");
+    let state = stores(&app).await;
+    let now = chrono::Utc::now();
+    // Within the retention (30 days here) nothing goes.
+    let soon = now + chrono::Duration::days(29);
+    assert_eq!(
+        ovation::engine::held::expire(&state, soon).await.unwrap(),
+        0
+    );
+    let later = now + chrono::Duration::days(31);
+    assert_eq!(
+        ovation::engine::held::expire(&state, later).await.unwrap(),
+        2
+    );
+    assert_eq!(
+        ovation::engine::held::expire(&state, later).await.unwrap(),
+        0
+    );
+    let (_, queue) = app.get("/api/v1/admin/boards/final/held").await;
+    assert_eq!(
+        (
+            queue["subjects"][0]["held"].clone(),
+            queue["subjects"][0]["dropped"].clone()
+        ),
+        (json!(0), json!(2)),
+        "{queue}"
+    );
+    assert_eq!(score(&app, "final", "m1", "all").await, 1.0);
+    let filter = AuditFilter {
+        action: Some("held.expire".into()),
+        ..AuditFilter::default()
+    };
+    let logged = audit::newest(&state, &filter, 10).await.unwrap();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert_eq!(logged[0].actor, "held vote retention");
+    assert!(
+        logged[0].detail.contains("\"votes\":2"),
+        "{}",
+        logged[0].detail
+    );
 }

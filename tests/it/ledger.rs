@@ -496,6 +496,7 @@ async fn entries_of_every_shape_read_back_from_sql_as_stored() {
         adjusts: None,
         ip: None,
         held: None,
+        releases: None,
     };
     let entries = vec![
         vote.clone(),
@@ -524,6 +525,7 @@ async fn entries_of_every_shape_read_back_from_sql_as_stored() {
             adjusts: Some("day:2026-11-27".into()),
             ip: None,
             held: None,
+            releases: None,
             ..vote
         },
     ];
@@ -1622,6 +1624,7 @@ async fn stored_entries(state: &AppState, of: LedgerOf<'_>, n: i64) {
                 adjusts: None,
                 ip: None,
                 held: None,
+                releases: None,
             })
             .collect();
         let last = batch.last().unwrap().id;
@@ -1826,6 +1829,7 @@ fn entry_of(id: i64, voter: Option<u8>) -> Entry {
         adjusts: None,
         ip: None,
         held: None,
+        releases: None,
     }
 }
 
@@ -2040,6 +2044,7 @@ async fn upgrading_keeps_every_entry_stored_in_columns_whole_with_its_revocation
         adjusts: None,
         ip: None,
         held: None,
+        releases: None,
     };
     let rows = vec![
         (vote.clone(), None),
@@ -2074,6 +2079,7 @@ async fn upgrading_keeps_every_entry_stored_in_columns_whole_with_its_revocation
                 adjusts: Some("day:2026-11-27".into()),
                 ip: None,
                 held: None,
+                releases: None,
                 ..vote
             },
             None,

@@ -97,6 +97,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/boards/{board}/held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The board's review queue: each subject a watch flagged, with its held, released and
+         *     dropped votes. Every vote accepted before the request is in it.
+         */
+        get: operations["list_held"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/boards/{board}/held/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Releases or drops a subject's votes still held. A release counts each vote in the
+         *     buckets of its own time, both views, with carry-over and participants, as if it had
+         *     been accepted then (a closed bucket takes it as a late write).
+         */
+        post: operations["review_held"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/boards/{board}/ledger": {
         parameters: {
             query?: never;
@@ -1427,6 +1468,44 @@ export interface components {
             code: string;
             message: string;
         };
+        /** @description A flagged subject: a watch's subject whose votes it held. */
+        FlaggedSubject: {
+            /** Format: int64 */
+            dropped: number;
+            /**
+             * Format: date-time
+             * @description The first and the last held vote's time.
+             */
+            first_at: string;
+            /**
+             * Format: int64
+             * @description Votes (their counts summed) still held, released and dropped.
+             */
+            held: number;
+            ips: string[];
+            /** Format: date-time */
+            last_at: string;
+            /** @description Votes still held, per member they went to. */
+            members: {
+                [key: string]: number;
+            };
+            /** Format: int64 */
+            released: number;
+            /** @description The subject as a review names it: each value length-prefixed, joined by `|`. */
+            subject: string;
+            /** @description The subject's value for each of the watch's dimensions. */
+            values: {
+                [key: string]: string;
+            };
+            /** @description Up to five voters and five addresses of the votes still held. */
+            voters: string[];
+            /**
+             * Format: int64
+             * @description The watch's id and name (a deleted watch keeps both).
+             */
+            watch: number;
+            watch_name?: string | null;
+        };
         /** @description One reward given by a close. */
         Given: {
             bracket: string;
@@ -1444,6 +1523,10 @@ export interface components {
             subject: string;
             /** Format: int64 */
             watch: number;
+        };
+        HeldResponse: {
+            /** @description Subjects with votes still held first, then the latest. */
+            subjects: components["schemas"]["FlaggedSubject"][];
         };
         /** @description A member in one bucket of its history. */
         HistoryEntry: {
@@ -1765,6 +1848,11 @@ export interface components {
              */
             display?: number | null;
             held?: components["schemas"]["HeldMark"] | null;
+            /**
+             * Format: int64
+             * @description The write's own id, unique in the board's ledger.
+             */
+            id: number;
             /** @description The end user's address, recorded on a board with watches. */
             ip?: string | null;
             member: string;
@@ -1775,6 +1863,12 @@ export interface components {
              * @description When the write arrived.
              */
             recorded_at: string;
+            /**
+             * Format: int64
+             * @description A held vote released by a review: the `id` of the held entry this entry counts,
+             *     at that vote's time.
+             */
+            releases?: number | null;
             /**
              * Format: int64
              * @description The revocation that struck it out.
@@ -2275,6 +2369,41 @@ export interface components {
              * @description Default 400.
              */
             week?: number | null;
+        };
+        /**
+         * @description A review: release or drop a subject's votes still held, or one member's among them.
+         * @example {
+         *       "action": "drop",
+         *       "subject": "2.m3|14.203.0.113.0/24",
+         *       "watch": 3
+         *     }
+         */
+        ReviewBody: {
+            /**
+             * @description `release` (the votes count, each in the buckets of its own time) or `drop` (they
+             *     never count).
+             */
+            action: string;
+            /** @description Only this member's votes of the subject. */
+            member?: string | null;
+            /** @description As the queue names it. */
+            subject: string;
+            /** Format: int64 */
+            watch: number;
+        };
+        ReviewResponse: {
+            action: string;
+            /** Format: int64 */
+            id: number;
+            member?: string | null;
+            subject: string;
+            /**
+             * Format: int64
+             * @description Votes reviewed (their counts summed).
+             */
+            votes: number;
+            /** Format: int64 */
+            watch: number;
         };
         /**
          * @description Whose votes to strike out, from when to when, and why.
@@ -3528,6 +3657,187 @@ export interface operations {
                 };
             };
             /** @description redis_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_held: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeldResponse"];
+                };
+            };
+            /** @description the request cannot be read: `invalid_query`, `invalid_path` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: no key where one is needed, or an unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope this route needs; `key_not_allowed`: the key may not reach the board or league the request names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description board_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description wrong_scoring (a scores board) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description not_for_family */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `store_unavailable`: Redis or SQL did not answer in time; on a write `"outcome": "unknown"` says it may have been applied (retry with the same idempotency key) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    review_held: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewBody"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewResponse"];
+                };
+            };
+            /** @description the request cannot be read: `invalid_query`, `invalid_path`, `malformed_json`, `unsupported_content_type` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: no key where one is needed, or an unknown or revoked key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the key lacks the scope this route needs; `key_not_allowed`: the key may not reach the board or league the request names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description board_not_found, subject_not_found (the watch held no such votes) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description already_reviewed (every held vote of the subject was reviewed), bucket_released (a release into a bucket Redis let go after the archive), wrong_scoring */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` and other size limits */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description invalid_field (an unknown action), invalid_member_id, not_for_family */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description store_unavailable (the ledger did not reach SQL in time) */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -31,6 +31,8 @@ pub struct LedgerQuery {
 pub struct LedgerEntry {
     /// 1, 2, 3, … per board, without gaps, in the order the board accepted its writes.
     pub seq: i64,
+    /// The write's own id, unique in the board's ledger.
+    pub id: i64,
     /// The write's time: a backfill's `at`, else when it arrived.
     pub at: DateTime<Utc>,
     /// When the write arrived.
@@ -70,6 +72,10 @@ pub struct LedgerEntry {
     /// A vote a watch held for review: it counts nowhere.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held: Option<HeldMark>,
+    /// A held vote released by a review: the `id` of the held entry this entry counts,
+    /// at that vote's time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub releases: Option<i64>,
 }
 
 /// Which watch held a vote, and the subject it counted the vote under: the vote's value
@@ -88,6 +94,7 @@ impl LedgerEntry {
         let vote = e.op.is_none();
         Self {
             seq: r.seq,
+            id: e.id,
             at: time(e.at),
             recorded_at: time(e.recorded),
             member: e.member,
@@ -106,6 +113,7 @@ impl LedgerEntry {
                 watch: h.watch,
                 subject: h.subject,
             }),
+            releases: e.releases,
         }
     }
 }

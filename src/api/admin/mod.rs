@@ -5,6 +5,7 @@ pub mod adjustments;
 pub mod api_keys;
 pub mod board_webhooks;
 pub mod boards;
+pub mod held;
 pub mod identity_providers;
 pub mod leagues;
 pub mod ledger;
@@ -50,6 +51,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .service(watches::list_watches)
             .service(watches::update_watch)
             .service(watches::delete_watch)
+            .service(held::list_held)
+            .service(held::review_held)
             .service(api_keys::create_api_key)
             .service(api_keys::list_api_keys)
             .service(api_keys::revoke_api_key)

@@ -159,8 +159,9 @@ end
 -- the rule that refuses (of those that do, the one that keeps refusing longest; retry_ms
 -- is -1 for never), with the refusal counted in `refusals_key` — or else nil, used,
 -- stale, the MGET's reply, the index in it after which `also`'s values stand (a value
--- of also[i] is at that index + i) and the index of the first watch the write takes
--- past its threshold (nil for none): what each rolling log has counted and whether it
+-- of also[i] is at that index + i), the index of the first watch the write takes past
+-- its threshold (nil for none) and whether the subject's count was within the threshold
+-- before the write (the write flags it): what each rolling log has counted and whether it
 -- holds entries that left the window (nil when the rules have no log), for
 -- rules_consume.
 -- (One function, helpers inlined: every local function is a closure the script makes
@@ -195,18 +196,19 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
   if keyed and stored[1] then
     return {'dup', stored[1]}
   end
-  local used, stale, held
+  local used, stale, held, crossed
   local refused, refused_retry = -1, 0
   for i = 0, r - 1 do
     local rule = rules[i]
     local limit = rule.limit
-    local retry
+    local retry, count
     local c = slots[2 * i + 1]
     if c then
       if c.failed then
         error(c.failed)
       end
-      if c.count[slots[2 * i + 2]] + inc > limit then
+      count = c.count[slots[2 * i + 2]]
+      if count + inc > limit then
         -- A blocked value (limit 0) never passes, whatever the window.
         retry = (limit <= 0 or rule.ends < 0) and -1 or rule.ends - at_ms
       end
@@ -220,7 +222,7 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
       for _, entry in ipairs(gone) do
         total = total - tonumber(string.match(entry, '^(%d+)'))
       end
-      used[i] = total
+      used[i], count = total, total
       stale[i] = #gone > 0
       if total + inc > limit then
         retry = 0
@@ -255,7 +257,9 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
       end
     end
     if retry and rule.watch then
-      held = held or i
+      if not held then
+        held, crossed = i, count <= limit
+      end
     -- Of the rules that refuse, keep the one whose wait is longest (-1: forever).
     elseif retry and (refused < 0
         or (refused_retry ~= -1 and (retry == -1 or retry > refused_retry))) then
@@ -267,7 +271,7 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
     call('EXPIRE', refusals_key, refusals_ttl)
     return {'limited', refused, refused_retry}
   end
-  return nil, used, stale, stored, also_at, held
+  return nil, used, stale, stored, also_at, held, crossed
 end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (its

@@ -102,9 +102,10 @@
 --                              then each rolling window's totals (a trending period's
 --                              decayed scores are read, not answered)
 --   {'dup', receipt_and_scores}                        the first answer for this key
---   {'held', watch, real_0, display_0, ...}  a watch (rules given kind 'wc' or 'wl',
---                              see rules.lua) held the vote for review: its rules are
---                              consumed and its ledger entry is marked held; the scores
+--   {'held', watch, flags, real_0, display_0, ...}  a watch (rules given kind 'wc' or
+--                              'wl', see rules.lua) held the vote for review: its rules
+--                              are consumed and its ledger entry is marked held; flags is
+--                              1 when it took the subject past the threshold; the scores
 --                              are the member's as they stand (see `hold`)
 --   {'limited', i, retry_ms}   rule i (0-based) refused: of the rules that refuse, the
 --                              one that keeps refusing longest; retry_ms is -1 for never
@@ -339,25 +340,27 @@ end
 -- watches are consumed (`used` and `stale` from write_checks), its ledger entry gets
 -- `"held": {"watch": <id>, "subject": <the watch's subject>}`, and its idempotency
 -- record keeps its answer; no score, participant, rolling window, trending period or
--- count moves. Answers {'held', watch id, real_0, display_0, ...}: the member's scores
+-- count moves. Answers {'held', watch id, 1 when this vote flags the subject (its count
+-- was within the threshold before) else 0, real_0, display_0, ...}: the member's scores
 -- as they stand, in the order an 'ok' reply gives them (what the call has summed but not
 -- written yet included).
-local function hold(j, hd, kb, fx, member, held, used, stale, real_inc, real_text, at_ms)
+local function hold(j, hd, kb, fx, member, held, flags, used, stale, real_inc, real_text,
+    at_ms)
   local rule_key, rules, r = kb + 1 + hd.h, hd.rules, hd.r
   rules_consume(rule_key, rules, r, used, stale, real_inc, real_text, at_ms, ARGV[fx + 9],
     slots[j], j)
-  local result = {'held', tonumber(rules[held].id)}
+  local result = {'held', tonumber(rules[held].id), flags and 1 or 0}
   local sum = pending(hd, member) or {0, 0}
   for p = 0, hd.n - 1 do
     local base = hd.period_key + 3 * p
     for v = 1, 2 do
       local score = call('ZSCORE', KEYS[base + v], member)
-      result[2 * p + v + 2] = string.format('%d', (score and tonumber(score) or 0) + sum[v])
+      result[2 * p + v + 3] = string.format('%d', (score and tonumber(score) or 0) + sum[v])
     end
   end
   for k, win in ipairs(hd.windows) do
     for v = 1, 2 do
-      result[2 * hd.n + 2 * k + v] = call('ZSCORE', KEYS[win.o + 1 + v], member) or '0'
+      result[2 * hd.n + 2 * k + v + 1] = call('ZSCORE', KEYS[win.o + 1 + v], member) or '0'
     end
   end
   local entry = ARGV[fx + 10]
@@ -367,7 +370,7 @@ local function hold(j, hd, kb, fx, member, held, used, stale, real_inc, real_tex
       .. rules[held].id .. ',"subject":"' .. subject .. '"}}')
   end
   if ARGV[fx + 6] ~= '0' then
-    put(KEYS[kb + 1], ARGV[fx + 7] .. '|' .. table.concat(result, ',', 3), ARGV[fx + 6])
+    put(KEYS[kb + 1], ARGV[fx + 7] .. '|' .. table.concat(result, ',', 4), ARGV[fx + 6])
   end
   return result
 end
@@ -415,13 +418,13 @@ local function cast(j, hd, kb, ab)
   if keyed and stored[idem_key] then
     return {'dup', stored[idem_key]}
   end
-  local early, used, stale, _, _, held = write_checks(nil, false, rule_key, hd.rules, r,
-    real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, nil, at_ms, slots[j])
+  local early, used, stale, _, _, held, flags = write_checks(nil, false, rule_key, hd.rules,
+    r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, nil, at_ms, slots[j])
   if early then
     return early
   end
   if held then
-    return hold(j, hd, kb, fx, member, held, used, stale, real_inc, real_text, at_ms)
+    return hold(j, hd, kb, fx, member, held, flags, used, stale, real_inc, real_text, at_ms)
   end
   local mark = mark_key and stored[mark_key]
   local stored_mark = mark

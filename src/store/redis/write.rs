@@ -85,8 +85,13 @@ pub enum WriteReply<S> {
         retry_ms: Option<i64>,
     },
     /// Held for review by the watch with this id (see `domain::watch`): counted nowhere,
-    /// recorded in the ledger as held. The member's scores as they stand.
-    Held { watch: i64, scores: Vec<S> },
+    /// recorded in the ledger as held; `flags` when it took its subject past the
+    /// threshold. The member's scores as they stand.
+    Held {
+        watch: i64,
+        flags: bool,
+        scores: Vec<S>,
+    },
     /// A score would pass 2^53 units; nothing was written.
     Overflow,
     /// A `top_n` board: the write would lower a score (score writes only).
@@ -142,14 +147,19 @@ impl<S> WriteReply<S> {
                 })
             }
             "held" => {
-                let watch = items.get(1).and_then(as_int).ok_or_else(bad)?;
-                let units = items[2..]
+                let (Some(watch), Some(flags)) =
+                    (items.get(1).and_then(as_int), items.get(2).and_then(as_int))
+                else {
+                    return Err(bad());
+                };
+                let units = items[3..]
                     .iter()
                     .map(as_units)
                     .collect::<Option<Vec<_>>>()
                     .ok_or_else(bad)?;
                 Ok(Self::Held {
                     watch,
+                    flags: flags == 1,
                     scores: scores(units, false).ok_or_else(bad)?,
                 })
             }

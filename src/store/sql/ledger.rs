@@ -43,6 +43,8 @@ pub struct NewEntry<'a> {
     pub at: i64,
     pub voter: Option<&'a str>,
     pub text: Cow<'a, str>,
+    /// Whether a watch held it: it is recorded for review too (`store::sql::held`).
+    pub held: bool,
 }
 
 impl<'a> NewEntry<'a> {
@@ -53,6 +55,7 @@ impl<'a> NewEntry<'a> {
             at: entry.at,
             voter: entry.voter.as_deref(),
             text: Cow::Owned(entry.encode()),
+            held: entry.held.is_some(),
         }
     }
 }
@@ -273,6 +276,15 @@ pub async fn append(
     } else {
         seq + new.len() as i64
     };
+    let held = new
+        .iter()
+        .zip(seq + 1..)
+        .filter(|(e, _)| e.held)
+        .map(|(e, at)| Ok((at, decode(at, &e.text)?)))
+        .collect::<Result<Vec<_>, SqlError>>()?;
+    if !held.is_empty() {
+        super::held::insert(&txn, of.board_id, &held).await?;
+    }
     match ConnectionTrait::get_database_backend(&txn) {
         _ if new.is_empty() => {}
         DbBackend::Postgres => insert_unnested(&txn, of, seq, new).await?,
@@ -455,6 +467,25 @@ pub async fn page(
         .into_iter()
         .map(recorded)
         .collect()
+}
+
+/// The entries at `seqs`, in `seq` order.
+pub async fn at_seqs(
+    db: &impl ConnectionTrait,
+    of: LedgerOf<'_>,
+    seqs: &[i64],
+) -> Result<Vec<Recorded>, SqlError> {
+    let mut out = Vec::with_capacity(seqs.len());
+    for chunk in seqs.chunks(CHUNK) {
+        for row in of_seqs(of, chunk)
+            .order_by_asc(ledger_record::Column::Seq)
+            .all(db)
+            .await?
+        {
+            out.push(recorded(row)?);
+        }
+    }
+    Ok(out)
 }
 
 /// How many entries the board's ledger holds, revoked ones apart.

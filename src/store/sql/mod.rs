@@ -8,6 +8,7 @@ pub mod audit;
 pub mod board_webhooks;
 pub mod boards;
 pub mod entities;
+pub mod held;
 pub mod identity_providers;
 pub mod leagues;
 pub mod ledger;

@@ -1043,3 +1043,90 @@ async fn a_public_boards_page_gives_its_overlay_address_and_embed_snippet_to_cop
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_review_queue_page_lists_flagged_subjects_and_releases_or_drops_with_csrf() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "farm", "title": "Farm", "periods": ["day", "all"]}))
+        .await;
+    app.members("farm", &["m1", "m2"]).await;
+    let (status, watch) = app
+        .post(
+            "/api/v1/admin/boards/farm/watches",
+            json!({"name": "one network", "dimensions": ["ip/24"], "window": "day",
+                "threshold": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    for (n, member) in ["m1", "m1", "m2", "m2"].iter().enumerate() {
+        app.vote(
+            "farm",
+            json!({"member": member, "voter": format!("bot-{n}"), "ip": format!("198.51.100.{n}")}),
+        )
+        .await;
+    }
+    let browser = Browser::new(&app);
+    let csrf = browser.sign_in().await;
+    let board = browser.get("/admin/boards/farm").await;
+    assert!(
+        board.body.contains(r#"href="/admin/boards/farm/held""#),
+        "the board links its review queue"
+    );
+    let page = browser.get("/admin/boards/farm/held").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    for shown in [
+        "<td>one network</td>",
+        "<td>ip/24 = 198.51.100.0/24</td>",
+        "<td>3</td><td>0</td><td>0</td>",
+        "<td>m1: 1, m2: 2</td>",
+        "bot-1, bot-2, bot-3",
+        r#"<option value="m2">m2</option>"#,
+    ] {
+        assert!(page.body.contains(shown), "{shown} in {}", page.body);
+    }
+    let subject = "15.198.51.100.0/24";
+    let watch_id = watch["id"].to_string();
+    let form = |csrf: &str, member: &str, action: &str| {
+        vec![
+            ("_csrf".to_owned(), csrf.to_owned()),
+            ("watch".to_owned(), watch_id.clone()),
+            ("subject".to_owned(), subject.to_owned()),
+            ("member".to_owned(), member.to_owned()),
+            ("action".to_owned(), action.to_owned()),
+        ]
+    };
+    let post = |fields: Vec<(String, String)>| {
+        let browser = &browser;
+        async move {
+            let fields: Vec<(&str, &str)> = fields
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            browser.post("/admin/boards/farm/held", &fields).await
+        }
+    };
+    // Without the session's CSRF token nothing is reviewed.
+    let forged = post(form("forged", "m1", "release")).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.body);
+    let released = post(form(&csrf, "m1", "release")).await;
+    assert_eq!(released.status, StatusCode::SEE_OTHER, "{}", released.body);
+    assert_eq!(released.location(), "/admin/boards/farm/held");
+    let dropped = post(form(&csrf, "", "drop")).await;
+    assert_eq!(dropped.status, StatusCode::SEE_OTHER, "{}", dropped.body);
+    let page = browser.get("/admin/boards/farm/held").await;
+    assert!(page.body.contains("2 held votes dropped."), "{}", page.body);
+    assert!(
+        page.body.contains("<td>0</td><td>1</td><td>2</td>"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains(r#"value="release""#), "{}", page.body);
+    let (_, read) = app
+        .get("/api/v1/boards/farm/members/m1?period=all&view=real")
+        .await;
+    assert_eq!(crate::harness::num(&read["score"]), 2.0, "{read}");
+    let again = post(form(&csrf, "", "drop")).await;
+    // A page answers a refusal as 422 with its message.
+    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", again.body);
+    assert!(again.body.contains("was reviewed before"), "{}", again.body);
+}

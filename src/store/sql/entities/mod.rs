@@ -9,6 +9,8 @@ pub mod audit_entry;
 pub mod board;
 pub mod board_webhook;
 pub mod board_webhook_delivery;
+pub mod held_review;
+pub mod held_vote;
 pub mod identity_provider;
 pub mod league;
 pub mod league_player;

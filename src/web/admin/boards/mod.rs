@@ -1,11 +1,12 @@
 //! Boards in the dashboard: the list (here), the create/edit form and deletion
 //! (`form`), the live view with its charts (`live`), a family's live instances
 //! (`family`), CSV export of a ranking (`export`), revocations of a voter's votes
-//! (`revocations`), and the board's webhooks (`webhooks`).
+//! (`revocations`), the review queue of held votes (`held`), and the board's webhooks (`webhooks`).
 
 mod export;
 mod family;
 mod form;
+mod held;
 mod live;
 mod revocations;
 mod webhooks;
@@ -45,6 +46,8 @@ pub fn routes(r: &mut impl Router) {
     r.add(Method::POST, "/boards/{board}", form::update_board);
     r.add(Method::POST, "/boards/{board}/delete", form::delete_board);
     r.add(Method::POST, "/boards/{board}/archive", form::archive_board);
+    r.add(Method::GET, "/boards/{board}/held", held::get_held);
+    r.add(Method::POST, "/boards/{board}/held", held::review_held);
     r.add(
         Method::GET,
         "/boards/{board}/revocations",
