@@ -654,3 +654,4 @@ held-drop = Drop
 held-none = No votes held.
 flash-held-released = { $votes } held votes released.
 flash-held-dropped = { $votes } held votes dropped.
+board-tell-held = Tell voters when a watch holds their vote for review (off: a held vote answers as an accepted one, so a vote farm learns nothing)

@@ -557,3 +557,4 @@ held-drop = 丢弃
 held-none = 没有暂扣的投票。
 flash-held-released = 已放行 { $votes } 张暂扣的票。
 flash-held-dropped = 已丢弃 { $votes } 张暂扣的票。
+board-tell-held = 看守规则暂扣投票时告知投票人（关闭时：暂扣的票与被接受的票回应相同，刷票者无从得知）

@@ -30,6 +30,7 @@ mod m20261128_000025_create_ledger_voters;
 mod m20261129_000026_create_ledger_records;
 mod m20261129_000027_create_watches;
 mod m20261129_000028_create_held_votes;
+mod m20261129_000029_add_tell_held;
 
 /// Applies every migration in order.
 pub struct Migrator;
@@ -66,6 +67,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000026_create_ledger_records::Migration),
             Box::new(m20261129_000027_create_watches::Migration),
             Box::new(m20261129_000028_create_held_votes::Migration),
+            Box::new(m20261129_000029_add_tell_held::Migration),
         ]
     }
 }

@@ -290,6 +290,8 @@ pub struct BoardResponse {
     pub ledger: bool,
     /// Seconds after `ends_at` a write stamped before it is still taken.
     pub late_grace_s: i64,
+    /// Whether a vote a watch holds answers `"held": true`.
+    pub tell_held: bool,
     /// Who may vote on the public page: `anyone` or `signed_in`.
     pub voters: String,
     /// The identity providers whose voter tokens the board takes.
@@ -336,6 +338,7 @@ impl BoardResponse {
             instances: s.instances.map(InstancesSettings::from),
             ledger: s.ledger,
             late_grace_s: s.late_grace_s,
+            tell_held: s.tell_held,
             voters: s.voters.as_str().to_owned(),
             identity_providers: s.providers.clone(),
             periods: s

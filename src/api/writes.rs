@@ -599,6 +599,11 @@ pub struct VoteResult {
     pub member: String,
     /// True when this answer repeats the first one for the same idempotency key.
     pub replayed: bool,
+    /// Present (`true`) when one of the board's watches held the vote for review and
+    /// the board tells voters so (`tell_held`): it counts nowhere until reviewed, and
+    /// the scores are the member's as they stand.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
     /// One entry per enabled period, shortest first.
     pub scores: Vec<PeriodScore>,
 }
@@ -609,6 +614,7 @@ impl From<Written> for VoteResult {
             board: v.board,
             member: v.member,
             replayed: v.replayed,
+            held: v.held,
             scores: v.scores.into_iter().map(Into::into).collect(),
         }
     }

@@ -140,6 +140,9 @@ pub struct BoardSettings {
     /// cut-off deliver them late. A caller without the backfill scope may then send `at`
     /// up to this long in the past.
     pub late_grace_s: i64,
+    /// Whether a vote a watch holds answers "held for review" (`held: true`) rather than
+    /// as an accepted vote does (see `domain::watch`).
+    pub tell_held: bool,
     /// Who may vote on the board's public page: anyone, or only visitors signed in with
     /// one of `providers`.
     pub voters: Voters,
@@ -234,6 +237,7 @@ impl BoardSettings {
             instances: None,
             ledger: true,
             late_grace_s: 0,
+            tell_held: false,
             voters: Voters::Anyone,
             providers: Vec::new(),
         }

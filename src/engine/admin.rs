@@ -459,6 +459,7 @@ fn settings_json(s: &BoardSettings) -> Value {
         "archive_top": s.archive_top,
         "voters": s.voters.as_str(),
         "identity_providers": s.providers,
+        "tell_held": s.tell_held,
     })
 }
 

@@ -84,6 +84,9 @@ pub struct Written {
     pub member: String,
     /// True when this answer repeats the first one for the same idempotency key.
     pub replayed: bool,
+    /// True when a watch held the vote for review and the board tells voters so
+    /// (`tell_held`); the scores are then the member's as they stand.
+    pub held: bool,
     /// One entry per period the board keeps: its calendar periods shortest first, then
     /// its rolling windows.
     pub scores: Vec<BucketTotals>,
@@ -763,8 +766,8 @@ fn answer<S>(
     reply: WriteReply<S>,
     totals: impl Fn(S) -> (serde_json::Number, serde_json::Number),
 ) -> Result<Written, EngineError> {
-    let (receipt, scores) = match reply {
-        WriteReply::Written(scores) => (None, scores),
+    let (receipt, scores, held) = match reply {
+        WriteReply::Written(scores) => (None, scores, false),
         // A held vote answers as an accepted one, with the scores as they stand.
         WriteReply::Held {
             watch,
@@ -776,9 +779,13 @@ fn answer<S>(
                 What::Score { .. } => 1,
             };
             metrics::held(p.write.board.slug.as_str(), watch, votes, flags);
-            (None, scores)
+            (None, scores, true)
         }
-        WriteReply::Replayed { receipt, scores } => (Some(receipt), scores),
+        WriteReply::Replayed {
+            receipt,
+            scores,
+            held,
+        } => (Some(receipt), scores, held),
         WriteReply::Limited {
             rule_index,
             retry_ms,
@@ -791,6 +798,7 @@ fn answer<S>(
         board: p.write.board.to_string(),
         member: p.write.member.to_string(),
         replayed: receipt.is_some(),
+        held: held && p.board.settings().tell_held,
         scores: labels
             .into_iter()
             .zip(scores.into_iter().map(totals))

@@ -974,3 +974,46 @@ async fn held_votes_left_unreviewed_past_the_retention_are_dropped_and_audited()
         logged[0].detail
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_board_may_tell_voters_their_vote_is_held_for_review() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "final", "title": "Final", "periods": ["day", "all"]}))
+        .await;
+    app.members("final", &["m1"]).await;
+    let (status, board) = app
+        .patch("/api/v1/admin/boards/final", json!({"tell_held": true}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{board}");
+    let (_, read) = app.get("/api/v1/boards/final").await;
+    assert_eq!(read["tell_held"], true, "{read}");
+    let (status, watch) = add_watch(
+        &app,
+        "final",
+        json!({"name": "farm",
+        "dimensions": ["ip"], "window": "day", "threshold": 1}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    let vote = |key: &str| json!({"member": "m1", "ip": "192.0.2.7", "idempotency_key": key});
+    let (status, counted) = app.vote("final", vote("a")).await;
+    assert_eq!(status, StatusCode::OK, "{counted}");
+    assert!(counted.get("held").is_none(), "{counted}");
+    let (status, held) = app.vote("final", vote("b")).await;
+    assert_eq!(status, StatusCode::OK, "{held}");
+    assert_eq!(
+        (held["held"].clone(), held["replayed"].clone()),
+        (json!(true), json!(false))
+    );
+    let (status, again) = app.vote("final", vote("b")).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(
+        (again["held"].clone(), again["replayed"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(again["scores"], held["scores"]);
+    // The first vote's replay was never held.
+    let (_, first) = app.vote("final", vote("a")).await;
+    assert!(first.get("held").is_none(), "{first}");
+    assert_eq!(score(&app, "final", "m1", "all").await, 1.0);
+}

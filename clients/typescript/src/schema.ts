@@ -1194,6 +1194,12 @@ export interface components {
             slug?: string | null;
             starts_at?: string | null;
             storage?: components["schemas"]["StorageSettings"] | null;
+            /**
+             * @description A vote one of the board's watches holds for review answers `"held": true`
+             *     (default false: it answers as an accepted vote does, so a vote farm learns
+             *     nothing).
+             */
+            tell_held?: boolean | null;
             /** @description IANA name, default UTC. */
             timezone?: string | null;
             title?: string | null;
@@ -1250,6 +1256,8 @@ export interface components {
             /** Format: date-time */
             starts_at?: string | null;
             storage: components["schemas"]["StorageSettings"];
+            /** @description Whether a vote a watch holds answers `"held": true`. */
+            tell_held: boolean;
             timezone: string;
             title: string;
             /** @description Who may vote on the public page: `anyone` or `signed_in`. */
@@ -2788,6 +2796,12 @@ export interface components {
         /** @description The member's new scores after a vote. */
         VoteResult: {
             board: string;
+            /**
+             * @description Present (`true`) when one of the board's watches held the vote for review and
+             *     the board tells voters so (`tell_held`): it counts nowhere until reviewed, and
+             *     the scores are the member's as they stand.
+             */
+            held?: boolean;
             member: string;
             /** @description True when this answer repeats the first one for the same idempotency key. */
             replayed: boolean;

@@ -89,6 +89,10 @@ pub struct BoardRequest {
     /// still taken: for gateways that queue votes sent before the cut-off. A `vote` key
     /// may then send `at` up to this long in the past.
     pub late_grace_s: Option<i64>,
+    /// A vote one of the board's watches holds for review answers `"held": true`
+    /// (default false: it answers as an accepted vote does, so a vote farm learns
+    /// nothing).
+    pub tell_held: Option<bool>,
     /// Who may vote on the public page: `anyone` (default: a cookie names the visitor)
     /// or `signed_in` (only visitors signed in with one of `identity_providers`). API
     /// keys vote as they always do.
@@ -165,6 +169,9 @@ impl BoardRequest {
         }
         if let Some(grace) = self.late_grace_s {
             s.late_grace_s = grace;
+        }
+        if let Some(tell) = self.tell_held {
+            s.tell_held = tell;
         }
         if let Some(voters) = &self.voters {
             s.voters = Voters::parse(voters)?;

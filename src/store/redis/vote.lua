@@ -339,7 +339,7 @@ end
 -- the watch at rule index `held` took its subject past the threshold. Its rules and
 -- watches are consumed (`used` and `stale` from write_checks), its ledger entry gets
 -- `"held": {"watch": <id>, "subject": <the watch's subject>}`, and its idempotency
--- record keeps its answer; no score, participant, rolling window, trending period or
+-- record keeps its answer (its scores after 'h,', so a replay knows it was held); no score, participant, rolling window, trending period or
 -- count moves. Answers {'held', watch id, 1 when this vote flags the subject (its count
 -- was within the threshold before) else 0, real_0, display_0, ...}: the member's scores
 -- as they stand, in the order an 'ok' reply gives them (what the call has summed but not
@@ -370,7 +370,7 @@ local function hold(j, hd, kb, fx, member, held, flags, used, stale, real_inc, r
       .. rules[held].id .. ',"subject":"' .. subject .. '"}}')
   end
   if ARGV[fx + 6] ~= '0' then
-    put(KEYS[kb + 1], ARGV[fx + 7] .. '|' .. table.concat(result, ',', 4), ARGV[fx + 6])
+    put(KEYS[kb + 1], ARGV[fx + 7] .. '|h,' .. table.concat(result, ',', 4), ARGV[fx + 6])
   end
   return result
 end

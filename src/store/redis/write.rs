@@ -76,8 +76,13 @@ impl<'a> WriteFacts<'a> {
 pub enum WriteReply<S> {
     /// Written; the member's new scores, in the order of the call's buckets.
     Written(Vec<S>),
-    /// The idempotency key was used before: the receipt and scores of the first answer.
-    Replayed { receipt: String, scores: Vec<S> },
+    /// The idempotency key was used before: the receipt and scores of the first answer,
+    /// and whether a watch held that write.
+    Replayed {
+        receipt: String,
+        scores: Vec<S>,
+        held: bool,
+    },
     /// The rule at this index of the call's rules refused the write; nothing changed.
     /// `retry_ms`: until that rule admits it, `None` for never.
     Limited {
@@ -123,6 +128,10 @@ impl<S> WriteReply<S> {
             "dup" => {
                 let stored = items.get(1).and_then(as_text).ok_or_else(bad)?;
                 let (receipt, listed) = stored.rsplit_once('|').ok_or_else(bad)?;
+                let (held, listed) = match listed.strip_prefix("h,") {
+                    Some(scores) => (true, scores),
+                    None => (false, listed),
+                };
                 let units = listed
                     .split(',')
                     .filter(|s| !s.is_empty())
@@ -132,6 +141,7 @@ impl<S> WriteReply<S> {
                 Ok(Self::Replayed {
                     receipt: receipt.to_owned(),
                     scores: scores(units, true).ok_or_else(bad)?,
+                    held,
                 })
             }
             "limited" => {

@@ -61,6 +61,7 @@ fn to_domain(row: board::Model) -> Result<Board, SqlError> {
                 .map_err(|e| corrupt("instances", e))?,
             ledger: row.ledger,
             late_grace_s: row.late_grace_s,
+            tell_held: row.tell_held,
             voters: Voters::parse(&row.voters).map_err(|e| corrupt("voters", e))?,
             providers: row
                 .identity_providers
@@ -113,6 +114,7 @@ fn settings_columns(model: &mut board::ActiveModel, s: &BoardSettings) {
     model.instance_ledger_days = Set(family.ledger_days);
     model.ledger = Set(s.ledger);
     model.late_grace_s = Set(s.late_grace_s);
+    model.tell_held = Set(s.tell_held);
     model.voters = Set(s.voters.as_str().to_owned());
     model.identity_providers = Set(s.providers.join(","));
     model.updated_at = Set(to_naive(Utc::now()));

@@ -1127,6 +1127,11 @@ async fn the_review_queue_page_lists_flagged_subjects_and_releases_or_drops_with
     assert_eq!(crate::harness::num(&read["score"]), 2.0, "{read}");
     let again = post(form(&csrf, "", "drop")).await;
     // A page answers a refusal as 422 with its message.
-    assert_eq!(again.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", again.body);
+    assert_eq!(
+        again.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        again.body
+    );
     assert!(again.body.contains("was reviewed before"), "{}", again.body);
 }

@@ -49,6 +49,8 @@ pub struct Model {
     pub ledger: bool,
     /// Seconds after `ends_at` a write stamped before it is still taken.
     pub late_grace_s: i64,
+    /// Whether a held vote answers "held for review".
+    pub tell_held: bool,
     /// From when each bucket's votes are counted (ms since the epoch); null: from the
     /// start.
     pub votes_counted_from_ms: Option<i64>,

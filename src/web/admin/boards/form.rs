@@ -59,6 +59,8 @@ pub struct BoardForm {
     /// Checked: every accepted write is recorded in the ledger (ignored when creating a
     /// family, whose ledger starts off).
     ledger: Option<String>,
+    /// Checked: a vote a watch holds answers "held for review".
+    tell_held: Option<String>,
     /// Create only, like the storage fields below.
     scoring: String,
     decimals: String,
@@ -165,6 +167,7 @@ impl BoardForm {
             identity_providers: s.providers.join(", "),
             public_page: s.public_page.then(|| "on".to_owned()),
             ledger: s.ledger.then(|| "on".to_owned()),
+            tell_held: s.tell_held.then(|| "on".to_owned()),
             scoring: s.scoring.as_str().to_owned(),
             decimals: s.scoring.decimals().to_string(),
             storage_kind: s.storage.kind().to_owned(),
@@ -288,6 +291,7 @@ impl BoardForm {
                 (true, "family") => None,
                 _ => Some(self.ledger.is_some()),
             },
+            tell_held: Some(self.tell_held.is_some()),
         })
     }
 
