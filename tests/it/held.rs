@@ -1017,3 +1017,66 @@ async fn a_board_may_tell_voters_their_vote_is_held_for_review() {
     assert!(first.get("held").is_none(), "{first}");
     assert_eq!(score(&app, "final", "m1", "all").await, 1.0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn held_votes_and_their_watch_counts_survive_a_redis_crash_with_aof() {
+    use crate::harness::{Options, RedisServer, free_port};
+    use ovation::store::redis::RedisTarget;
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut redis = RedisServer::start_durable(port, dir.path());
+    let app = TestApp::spawn_with(Options {
+        redis: RedisTarget::Single(redis.url()),
+        // The held votes' entries wait in Redis when it crashes.
+        ledger_drain: std::time::Duration::from_secs(3600),
+        ..Options::default()
+    })
+    .await;
+    app.board(json!({"slug": "final", "title": "Final", "periods": ["day", "all"]}))
+        .await;
+    app.members("final", &["m1"]).await;
+    let (status, watch) = add_watch(
+        &app,
+        "final",
+        json!({"name": "farm",
+        "dimensions": ["ip/24"], "window": "day", "threshold": 2}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    let vote =
+        |n: u8| json!({"member": "m1", "voter": format!("v{n}"), "ip": format!("192.0.2.{n}")});
+    for n in 1..=4 {
+        let (status, body) = app.vote("final", vote(n)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    redis.crash();
+    let _redis = RedisServer::start_durable(port, dir.path());
+    // The watch still counts the subject past its threshold: the next vote is held too.
+    let mut answered = None;
+    for _ in 0..100 {
+        let (status, body) = app.vote("final", vote(5)).await;
+        if status == StatusCode::OK {
+            answered = Some(body);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        answered.is_some(),
+        "the vote after the restart was answered"
+    );
+    assert_eq!(score(&app, "final", "m1", "all").await, 2.0);
+    let (status, queue) = app.get("/api/v1/admin/boards/final/held").await;
+    assert_eq!(status, StatusCode::OK, "{queue}");
+    assert_eq!(
+        (
+            queue["subjects"][0]["held"].clone(),
+            queue["subjects"][0]["voters"].clone()
+        ),
+        (json!(3), json!(["v3", "v4", "v5"])),
+        "{queue}"
+    );
+    let entries = ledger(&app, "final", 100).await;
+    assert_gapless(&entries);
+    assert_eq!(entries.len(), 5);
+}
