@@ -7,7 +7,10 @@
 //!    does after HTTP) from 64 tasks, so group commit forms its calls as it does under
 //!    load; Redis's own statistics give EVALSHA's µs per vote, next to one ZINCRBY's in
 //!    the same run (the machine's own unit), and what the commands it runs cost alone.
-//!    Repeated when the host stole more than 3 % of a core. Then the same board
+//!    Repeated when the host stole more than 3 % of a core. Then the same board with
+//!    one watch (`ip/24` over a rolling 10 minutes, a threshold no subject reaches, so
+//!    every vote is counted and watched): its ZINCRBY-times per vote against the
+//!    `full` board's (target: at most 1 more). Then the same board
 //!    `sharded` (6 shards, by voter) on the same Redis: its reserve steps, shard votes
 //!    and reads of the shards' scores (ZMSCORE), from 64 and from 512 writers (a board's votes spread over its shards' slots, so each slot
 //!    has fewer in flight and its calls are smaller at the same load).
@@ -47,9 +50,10 @@ use ovation::domain::limit::{Dimension, Missing, RuleSpec, Window};
 use ovation::domain::period::Period;
 use ovation::domain::score::Milli;
 use ovation::domain::scoring::Storage;
-use ovation::engine::admin;
+use ovation::domain::watch::{WatchDimension, WatchSpec};
 use ovation::engine::state::AppState;
 use ovation::engine::writes::{self, What, Write};
+use ovation::engine::{admin, watches};
 use ovation::metrics::WriteKind;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -438,11 +442,22 @@ async fn run() {
         .await,
     );
     let full = tv_board(&state, "final", Storage::Full).await;
+    let watched = tv_board(&state, "finalw", Storage::Full).await;
+    let watch = WatchSpec {
+        name: "a network".into(),
+        dimensions: vec![WatchDimension::IpPrefix(24)],
+        window: Window::Rolling(600),
+        threshold: 100_000,
+    };
+    watches::create(&state, "bench", &watched, watch)
+        .await
+        .unwrap();
     let sharded = tv_board(&state, "final8", Storage::sharded(SHARDS)).await;
     let votes: u64 = env_number("BENCH_TV_VOTES", 200_000);
 
     let writers = TASKS as u64;
     let one = quiet_engine_run(&state, &single, (&full, votes, writers)).await;
+    let with_watch = quiet_engine_run(&state, &single, (&watched, votes, writers)).await;
     let split = quiet_engine_run(&state, &single, (&sharded, votes, writers)).await;
     let split_loaded = quiet_engine_run(&state, &single, (&sharded, votes, LOADED)).await;
     let unit = zincrby_usec(port);
@@ -500,6 +515,13 @@ async fn run() {
     );
     println!("| µs per ZINCRBY, same run | {unit:.3} |");
     println!("| ZINCRBY-times per vote (target ≤ 12) | {units:.1} |");
+    println!(
+        "| with one watch (ip/24, rolling 10 min): ZINCRBY-times per vote (target ≤ {:.1}) | {:.1} (+{:.2}; steal {:.1} %) |",
+        units + 1.0,
+        with_watch.usec / unit,
+        with_watch.usec / unit - units,
+        with_watch.steal
+    );
     println!(
         "| of which the commands alone (every command but EVALSHA) | {commands:.2} µs = {:.1} ZINCRBY-times |",
         commands / unit
@@ -570,6 +592,8 @@ async fn run() {
         "votes_per_redis_core": 1e6 / one.usec,
         "steal_pct": one.steal,
         "full": one.json(),
+        "watched": with_watch.json(),
+        "watch_zincrby_units_added": with_watch.usec / unit - units,
         "shards": SHARDS,
         "sharded_one_redis": split.json(),
         "sharded_one_redis_512_writers": split_loaded.json(),
