@@ -246,8 +246,28 @@ async fn release(
             .iter()
             .map(|r| released(&board.board.slug, &r.entry, id))
             .collect();
-        for answer in writes::apply(state, &caller, WriteKind::Vote, writes).await? {
-            answer?;
+        for (answer, r) in writes::apply(state, &caller, WriteKind::Vote, writes)
+            .await?
+            .into_iter()
+            .zip(step)
+        {
+            match answer {
+                Ok(_) => {}
+                // The board can no longer take this vote (its member deleted or disabled,
+                // a score at its limit): it is left out, as a refused vote is, so the
+                // release can finish.
+                Err(
+                    err @ (EngineError::NotFound { .. }
+                    | EngineError::Conflict { .. }
+                    | EngineError::Invalid { .. }),
+                ) => tracing::warn!(
+                    board = %board.board.slug,
+                    seq = r.seq,
+                    error = %err,
+                    "a released vote cannot be counted: left out"
+                ),
+                Err(err) => return Err(err),
+            }
         }
     }
     sql::mark_applied(&state.db, id).await?;

@@ -1080,3 +1080,55 @@ async fn held_votes_and_their_watch_counts_survive_a_redis_crash_with_aof() {
     assert_gapless(&entries);
     assert_eq!(entries.len(), 5);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_release_leaves_out_the_votes_of_a_member_disabled_since() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "final", "title": "Final", "periods": ["day", "all"]}))
+        .await;
+    app.members("final", &["m1", "m2"]).await;
+    let (status, watch) = add_watch(
+        &app,
+        "final",
+        json!({"name": "farm",
+        "dimensions": ["ip/24"], "window": "day", "threshold": 1}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    for (n, member) in ["m1", "m1", "m2"].iter().enumerate() {
+        app.vote(
+            "final",
+            json!({"member": member, "voter": format!("v{n}"),
+            "ip": format!("192.0.2.{n}")}),
+        )
+        .await;
+    }
+    let (status, body) = app
+        .patch(
+            "/api/v1/admin/boards/final/members/m2",
+            json!({"enabled": false}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, queue) = app.get("/api/v1/admin/boards/final/held").await;
+    let (status, done) = review(
+        &app,
+        "final",
+        json!({"watch": watch["id"],
+        "subject": queue["subjects"][0]["subject"], "action": "release"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{done}");
+    assert_eq!(done["votes"], 2, "{done}");
+    assert_eq!(score(&app, "final", "m1", "all").await, 2.0);
+    // m2's vote was left out; the queue reads on.
+    let (status, queue) = app.get("/api/v1/admin/boards/final/held").await;
+    assert_eq!(status, StatusCode::OK, "{queue}");
+    assert_eq!(queue["subjects"][0]["released"], 2, "{queue}");
+    let entries = ledger(&app, "final", 100).await;
+    assert_eq!(
+        entries.len(),
+        4,
+        "three votes and m1's release: {entries:?}"
+    );
+}

@@ -140,6 +140,18 @@ async fn two_instances_behind_the_shipped_nginx_configuration_serve_as_one() {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED);
+    // The second instance learns of the rule by the configuration's notice: the votes
+    // below may reach either instance, so both must know it first.
+    let mut known = false;
+    for _ in 0..100 {
+        let (_, rules) = second.get("/api/v1/admin/boards/gate/rules").await;
+        if rules["rules"].as_array().is_some_and(|r| r.len() == 1) {
+            known = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(known, "the second instance never saw the rule");
     let vote = |client: &reqwest::Client, body: Value| {
         client
             .post(format!("{base}/api/v1/boards/gate/votes"))
