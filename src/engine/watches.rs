@@ -2,7 +2,7 @@
 //! instance's configuration (see `domain::watch` for what a watch does to a vote).
 //!
 //! A watch needs a `votes` board that keeps a ledger (a held vote is a ledger entry, and
-//! its review reads the ledger) and is neither a family nor sharded.
+//! its review reads the ledger) and is not a family.
 
 use serde_json::json;
 
@@ -31,12 +31,6 @@ pub fn board_takes_watches(board: &BoardConfig) -> Result<(), EngineError> {
         return Err(EngineError::invalid(
             Code::NotForFamily,
             format!("board {slug} is a family: its rooms take no watches"),
-        ));
-    }
-    if settings.storage.is_sharded() {
-        return Err(EngineError::invalid(
-            Code::InvalidStorage,
-            format!("board {slug} is sharded: watches run on full and top_n boards"),
         ));
     }
     if !settings.ledger {

@@ -2,7 +2,7 @@
 //! recorded in the ledger as held, counted nowhere, answered as an accepted vote is —
 //! checked against a brute-force model with random voters and bursty networks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 use reqwest::StatusCode;
@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::harness::{TestApp, num};
 use crate::ledger::{assert_gapless, ledger, stores};
 use ovation::engine::audit::{self, AuditFilter};
+use ovation::store::redis::keys::shard_of;
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
@@ -158,12 +159,6 @@ async fn watches_are_kept_per_board_and_refused_where_they_cannot_hold_votes() {
             "wrong_scoring",
         ),
         (
-            "spread",
-            json!({"storage": {"kind": "sharded", "shards": 3}}),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_storage",
-        ),
-        (
             "rooms",
             json!({"instances": {"ttl_s": 3600}, "membership": "open"}),
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -260,12 +255,24 @@ async fn watches_are_kept_per_board_and_refused_where_they_cannot_hold_votes() {
     );
 }
 
+/// On a `full` board, and on a board sharded by voter (where the watch counts in the
+/// shard its subject picks and the vote is held in its voter's).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() {
-    for window in ["day", "rolling:1h"] {
+    let layouts = [
+        json!({"kind": "full"}),
+        json!({"kind": "sharded", "shards": 3}),
+    ];
+    for (window, storage) in ["day", "rolling:1h"]
+        .into_iter()
+        .flat_map(|w| layouts.iter().map(move |s| (w, s)))
+    {
         let app = TestApp::spawn().await;
-        app.board(json!({"slug": "final", "title": "Final", "periods": ["hour", "day", "all"]}))
-            .await;
+        app.board(
+            json!({"slug": "final", "title": "Final", "periods": ["hour", "day", "all"],
+            "storage": storage}),
+        )
+        .await;
         app.members("final", &["m1", "m2"]).await;
         let (status, rule) = app
             .post(
@@ -293,7 +300,11 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
                     vote(&format!("v{n}"), &format!("203.0.113.{n}"), "m1"),
                 )
                 .await;
-            assert_eq!(status, StatusCode::OK, "{window} vote {n}: {answer}");
+            assert_eq!(
+                status,
+                StatusCode::OK,
+                "{window} {storage} vote {n}: {answer}"
+            );
             answers.push(answer);
         }
         // The first three count; the fourth and fifth are held, and answer as accepted
@@ -308,7 +319,11 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
             (num(&all["real"]), all["bucket"].clone())
         };
         let seen: Vec<f64> = answers.iter().map(|a| all_time(a).0).collect();
-        assert_eq!(seen, vec![1.0, 2.0, 3.0, 3.0, 3.0], "{window}: {answers:?}");
+        assert_eq!(
+            seen,
+            vec![1.0, 2.0, 3.0, 3.0, 3.0],
+            "{window} {storage}: {answers:?}"
+        );
         for a in &answers {
             assert_eq!(a["replayed"], false, "{a}");
             assert_eq!(a["scores"].as_array().unwrap().len(), 3, "{a}");
@@ -346,7 +361,7 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
                 assert_eq!(
                     score(&app, "final", member, period).await,
                     expected,
-                    "{window} {member} {period}"
+                    "{window} {storage} {member} {period}"
                 );
             }
         }
@@ -358,7 +373,7 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
         let entries = ledger(&app, "final", 100).await;
         assert_gapless(&entries);
         assert_eq!(entries.len(), 7, "{entries:?}");
-        let held: Vec<(&str, &str, Value)> = entries
+        let mut held: Vec<(&str, &str, Value)> = entries
             .iter()
             .filter(|e| !e["held"].is_null())
             .map(|e| {
@@ -369,6 +384,8 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
                 )
             })
             .collect();
+        // A sharded board's ledger lists each shard's entries together.
+        held.sort_by_key(|h| h.0);
         let mark = json!({"watch": watch_id, "subject": "2.m1|14.203.0.113.0/24"});
         assert_eq!(
             held,
@@ -388,9 +405,105 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
         assert_eq!(
             (recount["entries"].clone(), recount["mismatches"].clone()),
             (json!(7), json!([])),
-            "{window}: {recount}"
+            "{window} {storage}: {recount}"
         );
     }
+}
+
+/// On a sharded board a vote its voter's shard refuses gives back what its watch counted
+/// in another shard, and a watch of `voter` counts in the voter's shard with the vote.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sharded_board_gives_a_refused_votes_watch_count_back() {
+    let app = TestApp::spawn().await;
+    app.board(
+        json!({"slug": "final", "title": "Final", "periods": ["day", "all"],
+        "storage": {"kind": "sharded", "shards": 4}}),
+    )
+    .await;
+    app.members("final", &["m1", "m2"]).await;
+    let (status, rule) = app
+        .post(
+            "/api/v1/admin/boards/final/rules",
+            json!({"name": "three a day", "dimensions": ["voter", "member"], "window": "day",
+                "limit": 3}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rule}");
+    let mut ids = Vec::new();
+    for (name, dimensions, threshold) in [
+        ("net", json!(["ip/24"]), 4),
+        ("repeat", json!(["voter"]), 3),
+    ] {
+        let (status, watch) = add_watch(
+            &app,
+            "final",
+            json!({"name": name, "dimensions": dimensions, "window": "day", "threshold": threshold}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{watch}");
+        ids.push(watch["id"].as_i64().unwrap());
+    }
+    let vote = |voter: &str, ip: &str, member: &str, count: i64| json!({"member": member, "voter": voter, "ip": ip, "count": count});
+    let all_time = |a: &Value| {
+        let all = a["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["period"] == "all")
+            .unwrap();
+        num(&all["real"])
+    };
+    // A voter whose shard is not the one the network's count lives in.
+    let u1 = ["u1", "u5", "u6", "u7", "u8", "u9"]
+        .into_iter()
+        .find(|v| shard_of(v, 4) != shard_of("14.203.0.113.0/24", 4))
+        .unwrap();
+    // u1 fills its rule; its next vote is refused in its shard, after "net" counted it.
+    let (status, first) = app.vote("final", vote(u1, "203.0.113.1", "m1", 3)).await;
+    assert_eq!((status, all_time(&first)), (StatusCode::OK, 3.0), "{first}");
+    let (status, refused) = app.vote("final", vote(u1, "203.0.113.1", "m1", 1)).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{refused}");
+    // So "net" holds 3 of 4, and u2's vote counts; u3's takes the network past 4.
+    let (status, second) = app.vote("final", vote("u2", "203.0.113.2", "m1", 1)).await;
+    assert_eq!(
+        (status, all_time(&second)),
+        (StatusCode::OK, 4.0),
+        "{second}"
+    );
+    let (status, third) = app.vote("final", vote("u3", "203.0.113.3", "m2", 1)).await;
+    assert_eq!((status, all_time(&third)), (StatusCode::OK, 0.0), "{third}");
+    // "repeat" counts u4's votes in u4's shard: its fourth is held.
+    for (n, member, expected) in [
+        (1, "m1", 5.0),
+        (2, "m1", 6.0),
+        (3, "m2", 1.0),
+        (4, "m2", 1.0),
+    ] {
+        let (status, answer) = app
+            .vote("final", vote("u4", "198.51.100.4", member, 1))
+            .await;
+        assert_eq!(
+            (status, all_time(&answer)),
+            (StatusCode::OK, expected),
+            "vote {n}: {answer}"
+        );
+    }
+    let entries = ledger(&app, "final", 100).await;
+    let mut held: Vec<(&str, i64)> = entries
+        .iter()
+        .filter(|e| !e["held"].is_null())
+        .map(|e| {
+            (
+                e["voter"].as_str().unwrap(),
+                e["held"]["watch"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    held.sort();
+    assert_eq!(held, vec![("u3", ids[0]), ("u4", ids[1])], "{entries:?}");
+    assert_eq!(entries.len(), 7, "{entries:?}");
+    assert_eq!(score(&app, "final", "m1", "day").await, 6.0);
+    assert_eq!(score(&app, "final", "m2", "day").await, 1.0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -475,13 +588,20 @@ fn cast() -> impl Strategy<Value = Cast> {
 /// held when its subject's votes before it, held ones included, and its own pass the
 /// threshold. Then every flagged subject is released (`release`) or dropped, and the
 /// board shows what a twin without watches shows, fed every vote (released) or only
-/// those never held (dropped): tallies, ranks, participants and carry-over.
-async fn play(casts: &[Cast], threshold: i64, release: bool) {
+/// those never held (dropped): tallies, ranks, participants and carry-over. Both boards
+/// are `full`, or `sharded` in three shards by voter (the watch then counts in the shard
+/// its subject picks, apart from most votes' own).
+async fn play(casts: &[Cast], threshold: i64, release: bool, sharded: bool) {
     let app = TestApp::spawn().await;
+    let storage = if sharded {
+        json!({"kind": "sharded", "shards": 3})
+    } else {
+        json!({"kind": "full"})
+    };
     for slug in ["final", "twin"] {
         app.board(
             json!({"slug": slug, "title": slug, "periods": ["hour", "day", "all"],
-            "max_count": 3, "multiplier": 3, "carry_over": 0.25}),
+            "max_count": 3, "multiplier": 3, "carry_over": 0.25, "storage": storage}),
         )
         .await;
         app.members(slug, &["m0", "m1", "m2"]).await;
@@ -536,12 +656,13 @@ async fn play(casts: &[Cast], threshold: i64, release: bool) {
     }
     let entries = ledger(&app, "final", 1000).await;
     assert_eq!(entries.len(), casts.len());
-    let found: Vec<String> = entries
+    // A sharded board's ledger lists each shard's entries together: compare as sets.
+    let found: BTreeSet<String> = entries
         .iter()
         .filter(|e| !e["held"].is_null())
         .map(|e| e["voter"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(found, held);
+    assert_eq!(found, held.iter().cloned().collect::<BTreeSet<_>>());
     let (status, recount) = app
         .post("/api/v1/admin/boards/final/recount", json!({}))
         .await;
@@ -585,15 +706,16 @@ async fn play(casts: &[Cast], threshold: i64, release: bool) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     #[test]
     fn exactly_the_votes_past_a_watch_are_held_and_a_review_settles_them_exactly(
         casts in prop::collection::vec(cast(), 1..40),
         threshold in 1i64..8,
         release in any::<bool>(),
+        sharded in any::<bool>(),
     ) {
-        runtime().block_on(play(&casts, threshold, release));
+        runtime().block_on(play(&casts, threshold, release, sharded));
     }
 }
 

@@ -5208,7 +5208,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description invalid_name, invalid_dimension, empty_dimensions, invalid_window, invalid_threshold, invalid_field; not_for_family (a family), invalid_storage (a sharded board) */
+            /** @description invalid_name, invalid_dimension, empty_dimensions, invalid_window, invalid_threshold, invalid_field; not_for_family (a family) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -119,7 +119,7 @@ fn watch_id(raw: &str) -> Result<i64, ApiError> {
         (status = 201, body = WatchResponse),
         (status = 404, description = "board_not_found", body = crate::api::ErrorBody),
         (status = 409, description = "too_many_watches (5 per board), ledger_required (the board keeps no ledger), wrong_scoring (a scores board)", body = crate::api::ErrorBody),
-        (status = 422, description = "invalid_name, invalid_dimension, empty_dimensions, invalid_window, invalid_threshold, invalid_field; not_for_family (a family), invalid_storage (a sharded board)", body = crate::api::ErrorBody),
+        (status = 422, description = "invalid_name, invalid_dimension, empty_dimensions, invalid_window, invalid_threshold, invalid_field; not_for_family (a family)", body = crate::api::ErrorBody),
     ))]
 #[post("/boards/{board}/watches")]
 pub async fn create_watch(

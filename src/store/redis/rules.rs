@@ -96,6 +96,11 @@ pub struct RuleCheck {
 }
 
 impl RuleCheck {
+    /// Whether this is a watch's count rather than a rule's.
+    pub(super) fn is_watch(&self) -> bool {
+        matches!(self.counter.owner(), Owner::Watch(_))
+    }
+
     /// Whether the rule's counters live in the write's shard on a sharded `board`.
     pub(super) fn in_shard(&self, board: &BoardKeys) -> bool {
         match board.spread() {
@@ -171,7 +176,7 @@ pub(super) struct RuleArgs {
 impl RuleArgs {
     /// `rule`'s arguments for a write at `at_ms`.
     pub(super) fn of(rule: &RuleCheck, at_ms: i64) -> Self {
-        let watch = matches!(rule.counter.owner(), Owner::Watch(_));
+        let watch = rule.is_watch();
         let (kind, ttl_s, log_from_ms, ends_ms) = match &rule.counter {
             Counter::Fixed { ttl_s, ends_ms, .. } => (
                 if watch { "wc" } else { "c" },

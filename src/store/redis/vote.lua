@@ -77,7 +77,7 @@
 --
 -- ARGV[1]  its header (1 .. H)
 -- then one per rule i, at 1 + 1 + i: its counter's field (see rules.lua)
--- then ten, at 1 + r + k:
+-- then eleven, at 1 + r + k:
 --   +1  member id
 --   +2  real increment (votes; also what each rule counts)
 --   +3  display increment (millionths)
@@ -92,6 +92,9 @@
 --       keeps no ledger: a counted vote appends it to the ledger (all of a call's
 --       entries in one RPUSH per ledger, in the order of the votes), a refused vote or
 --       a replay appends nothing; the drain (engine::ledger) moves them to SQL
+--   +11 the watch that held the vote in a reserve step (a sharded board's, see vote.rs)
+--       as '<watch id>:<1 when it flagged the subject, else 0>:<subject>', or '': the
+--       vote is held (see `hold`) once its own rules admit it
 --
 -- Returns 'advance', having changed nothing, when a rolling window is out of the reach of
 -- the keys a header gives it (see window_ready in window.lua): the caller brings it to
@@ -335,8 +338,8 @@ local function json_text(text)
   end))
 end
 
--- Holds vote j (header `hd`, own KEYS from kb + 1, its ten ARGV from fx + 1) for review:
--- the watch at rule index `held` took its subject past the threshold. Its rules and
+-- Holds vote j (header `hd`, own KEYS from kb + 1, its eleven ARGV from fx + 1) for
+-- review: the watch `watch` (its id) took `subject` past the threshold. Its rules and
 -- watches are consumed (`used` and `stale` from write_checks), its ledger entry gets
 -- `"held": {"watch": <id>, "subject": <the watch's subject>}`, and its idempotency
 -- record keeps its answer (its scores after 'h,', so a replay knows it was held); no score, participant, rolling window, trending period or
@@ -344,12 +347,12 @@ end
 -- was within the threshold before) else 0, real_0, display_0, ...}: the member's scores
 -- as they stand, in the order an 'ok' reply gives them (what the call has summed but not
 -- written yet included).
-local function hold(j, hd, kb, fx, member, held, flags, used, stale, real_inc, real_text,
-    at_ms)
+local function hold(j, hd, kb, fx, member, watch, flags, subject, used, stale, real_inc,
+    real_text, at_ms)
   local rule_key, rules, r = kb + 1 + hd.h, hd.rules, hd.r
   rules_consume(rule_key, rules, r, used, stale, real_inc, real_text, at_ms, ARGV[fx + 9],
     slots[j], j)
-  local result = {'held', tonumber(rules[held].id), flags and 1 or 0}
+  local result = {'held', tonumber(watch), flags and 1 or 0}
   local sum = pending(hd, member) or {0, 0}
   for p = 0, hd.n - 1 do
     local base = hd.period_key + 3 * p
@@ -365,9 +368,8 @@ local function hold(j, hd, kb, fx, member, held, flags, used, stale, real_inc, r
   end
   local entry = ARGV[fx + 10]
   if entry ~= '' then
-    local subject = json_text(ARGV[fx - r + 1 + held])
     ledger_add(KEYS[hd.ledger_key], j, string.sub(entry, 1, -2) .. ',"held":{"watch":'
-      .. rules[held].id .. ',"subject":"' .. subject .. '"}}')
+      .. watch .. ',"subject":"' .. json_text(subject) .. '"}}')
   end
   if ARGV[fx + 6] ~= '0' then
     put(KEYS[kb + 1], ARGV[fx + 7] .. '|h,' .. table.concat(result, ',', 4), ARGV[fx + 6])
@@ -381,7 +383,7 @@ end
 -- made.
 local function cast(j, hd, kb, ab)
   local n, h, r = hd.n, hd.h, hd.r
-  -- The rules' fields, then the vote's ten.
+  -- The rules' fields, then the vote's eleven.
   local fx = ab + 1 + r
   local member, real_text = ARGV[fx + 1], ARGV[fx + 2]
   local real_inc = tonumber(real_text)
@@ -423,8 +425,15 @@ local function cast(j, hd, kb, ab)
   if early then
     return early
   end
+  local reserved = ARGV[fx + 11]
+  if reserved ~= '' then
+    local watch, flagged, subject = string.match(reserved, '^(%d+):(%d):(.*)$')
+    return hold(j, hd, kb, fx, member, watch, flagged == '1', subject, used, stale,
+      real_inc, real_text, at_ms)
+  end
   if held then
-    return hold(j, hd, kb, fx, member, held, flags, used, stale, real_inc, real_text, at_ms)
+    return hold(j, hd, kb, fx, member, hd.rules[held].id, flags, ARGV[fx - r + 1 + held],
+      used, stale, real_inc, real_text, at_ms)
   end
   local mark = mark_key and stored[mark_key]
   local stored_mark = mark
@@ -629,7 +638,7 @@ for j = 1, m do
   if ARGV[ab + 7 + hd.r] ~= '0' then
     want(KEYS[kb + 1])
   end
-  kb, ab = kb + 1 + hd.h + 2 * hd.r, ab + 11 + hd.r
+  kb, ab = kb + 1 + hd.h + 2 * hd.r, ab + 12 + hd.r
 end
 counters_read()
 local origins_at = #strings
@@ -648,7 +657,7 @@ if #strings > 0 then
   end
 end
 
--- The votes, in order: 11 + r ARGV each, from ARGV[at].
+-- The votes, in order: 12 + r ARGV each, from ARGV[at].
 kb = 0
 for j = 1, m do
   local hd = headers[tonumber(ARGV[at])]
@@ -659,7 +668,7 @@ for j = 1, m do
     expiries[#expiries + 1] = expiry
   end
   replies[j] = reply
-  kb, at = kb + 1 + hd.h + 2 * hd.r, at + 11 + hd.r
+  kb, at = kb + 1 + hd.h + 2 * hd.r, at + 12 + hd.r
 end
 
 if sums then

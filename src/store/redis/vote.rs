@@ -231,7 +231,7 @@ impl VoteCall<'_> {
     /// This vote alone as a call (the benchmark replays such calls straight at Redis).
     pub fn invocation(&self) -> Invocation {
         let (_, write) = self.steps();
-        let segment = self.segment(&write, &self.tag());
+        let segment = self.segment(&write, &self.tag(), "");
         let call = Call::of(&[&segment]);
         let mut inv = VOTE.prepare_invoke();
         for key in &call.keys {
@@ -306,8 +306,20 @@ impl VoteCall<'_> {
         }
     }
 
-    /// The KEYS and ARGV of one step of this vote: its header's and its own.
-    fn segment(&self, step: &Step, tag: &str) -> Segment {
+    /// What the write step of this vote is told when reserve step `step` held it (see
+    /// `vote.lua`, a vote's eleventh argument): the watch, whether it flagged its
+    /// subject, and the subject; `None` when `watch` is none of the step's watches.
+    fn held_in(&self, step: &Step, watch: i64, flags: bool) -> Option<String> {
+        step.rules
+            .iter()
+            .map(|&i| &self.write.rules[i])
+            .find(|r| r.rule == watch && r.is_watch())
+            .map(|r| format!("{watch}:{}:{}", u8::from(flags), r.counter.field()))
+    }
+
+    /// The KEYS and ARGV of one step of this vote: its header's and its own; `held` is
+    /// what a reserve step's watch that held the vote tells its write step ('' for none).
+    fn segment(&self, step: &Step, tag: &str, held: &str) -> Segment {
         let w = &self.write;
         let keys = &step.keys;
         let (targets, voters, windows, trends) = if step.records {
@@ -354,7 +366,8 @@ impl VoteCall<'_> {
                 w.ledger.unwrap_or("")
             } else {
                 ""
-            });
+            })
+            .arg(held);
         Segment { header, own }
     }
 }
@@ -544,8 +557,11 @@ impl RedisStore {
     /// some of its rules count elsewhere than in its voter's shard: those are reserved
     /// where their counters live (`steps`), all at once, then the vote is cast in its
     /// voter's shard. What the reserve steps took is given back when one of them refuses,
-    /// or when the shard refuses the vote or replays an earlier answer. Its answer is the member's scores summed over every shard, read right
-    /// after it, and its idempotency record keeps that answer.
+    /// or when the shard refuses the vote or replays an earlier answer. A watch that holds
+    /// the vote in a reserve step consumes what it counts there, and the shard then holds
+    /// the vote (once its own rules admit it). Its answer is the member's scores summed
+    /// over every shard, read right after it, and its idempotency record keeps that
+    /// answer.
     pub async fn cast_votes(
         &self,
         calls: &[VoteCall<'_>],
@@ -572,13 +588,30 @@ impl RedisStore {
         let reserved = self
             .commit_steps(reserving.iter().map(|&(i, r)| {
                 let step = &steps[i].0[r];
-                (step.keys.slot(), calls[i].segment(step, &tags[i]))
+                (step.keys.slot(), calls[i].segment(step, &tags[i], ""))
             }))
             .await?;
         let mut taken: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
+        // The first watch that held each vote in a reserve step: its write step holds it.
+        let mut held: Vec<Option<String>> = vec![None; calls.len()];
         for (&(i, r), reply) in reserving.iter().zip(reserved) {
-            match reply.and_then(|v| vote_reply(&v, 0, &steps[i].0[r].rules)) {
+            let step = &steps[i].0[r];
+            match reply.and_then(|v| vote_reply(&v, 0, &step.rules)) {
                 Ok(VoteReply::Written(_)) => taken[i].push(r),
+                Ok(VoteReply::Held { watch, flags, .. }) => {
+                    taken[i].push(r);
+                    match calls[i].held_in(step, watch, flags) {
+                        Some(told) => {
+                            held[i].get_or_insert(told);
+                        }
+                        None => {
+                            let unknown = RedisFailure::Reply(format!(
+                                "vote: a reserve step held the vote for watch {watch}, none of its own"
+                            ));
+                            outcomes[i] = Some(refusal(outcomes[i].take(), Err(unknown)));
+                        }
+                    }
+                }
                 other => outcomes[i] = Some(refusal(outcomes[i].take(), other)),
             }
         }
@@ -608,7 +641,8 @@ impl RedisStore {
                         windows,
                         ..calls[i]
                     };
-                    (step.keys.slot(), call.segment(step, &tags[i]))
+                    let held = held[i].as_deref().unwrap_or("");
+                    (step.keys.slot(), call.segment(step, &tags[i], held))
                 }))
                 .await?;
             let mut behind = Vec::new();
@@ -687,9 +721,9 @@ impl RedisStore {
             .collect()
     }
 
-    /// Sets each answer of a vote counted on a board whose scores are sums over shards to
-    /// the member's scores summed over every shard, read right after the vote (see
-    /// `score_reads`: reads of a board's keys in flight together are one).
+    /// Sets each answer of a vote counted or held on a board whose scores are sums over
+    /// shards to the member's scores summed over every shard, read right after the vote
+    /// (see `score_reads`: reads of a board's keys in flight together are one).
     async fn sum_answers(
         &self,
         calls: &[VoteCall<'_>],
@@ -697,7 +731,10 @@ impl RedisStore {
     ) -> Result<(), RedisFailure> {
         let summed: Vec<usize> = (0..calls.len())
             .filter(|&i| calls[i].board.sums_shards())
-            .filter(|&i| matches!(&replies[i], Ok(VoteReply::Written(s)) if s.len() == calls[i].targets.len()))
+            .filter(|&i| {
+                matches!(&replies[i], Ok(VoteReply::Written(s) | VoteReply::Held { scores: s, .. })
+                    if s.len() == calls[i].targets.len())
+            })
             .collect();
         let reads = summed.iter().map(|&i| {
             let c = &calls[i];
@@ -715,7 +752,8 @@ impl RedisStore {
         for (&i, parts) in summed.iter().zip(read) {
             let parts = parts?;
             let shards = calls[i].board.shards().len();
-            let Ok(VoteReply::Written(scores)) = &mut replies[i] else {
+            let Ok(VoteReply::Written(scores) | VoteReply::Held { scores, .. }) = &mut replies[i]
+            else {
                 continue;
             };
             for (pair, of_target) in scores.iter_mut().zip(parts.chunks(2 * shards)) {
@@ -726,8 +764,8 @@ impl RedisStore {
         Ok(())
     }
 
-    /// Stores the summed answer of each keyed vote counted on a board whose scores are
-    /// sums over shards in its idempotency record (which its script wrote with the
+    /// Stores the summed answer of each keyed vote counted or held on a board whose scores
+    /// are sums over shards in its idempotency record (which its script wrote with the
     /// shard's scores), so a retry answers the first answer. A record that cannot be
     /// rewritten keeps the shard's scores: a retry still counts nothing.
     async fn record_sums(
@@ -739,10 +777,14 @@ impl RedisStore {
         let mut pipe = redis::pipe();
         let mut any = false;
         for ((c, (_, step)), reply) in calls.iter().zip(steps).zip(replies) {
-            let (Some((caller, key, _)), Ok(VoteReply::Written(scores))) =
-                (c.write.idempotency, reply)
-            else {
+            let (Some((caller, key, _)), Ok(answer)) = (c.write.idempotency, reply) else {
                 continue;
+            };
+            // A held vote's record marks it so (see `vote.lua`'s `hold`).
+            let (scores, mark) = match answer {
+                VoteReply::Written(scores) => (scores, ""),
+                VoteReply::Held { scores, .. } => (scores, "h,"),
+                _ => continue,
             };
             if !c.board.sums_shards() {
                 continue;
@@ -753,7 +795,7 @@ impl RedisStore {
                 .collect();
             pipe.cmd("SET")
                 .arg(step.keys.idempotency(caller, key))
-                .arg(format!("{}|{}", c.write.receipt, listed.join(",")))
+                .arg(format!("{}|{mark}{}", c.write.receipt, listed.join(",")))
                 .arg("XX")
                 .arg("KEEPTTL")
                 .ignore();
@@ -831,7 +873,7 @@ mod tests {
             trends: &[],
         };
         let (_, step) = call.steps();
-        call.segment(&step, "").header
+        call.segment(&step, "", "").header
     }
 
     /// The header a vote with these inputs gets, and the one built for them afresh.
