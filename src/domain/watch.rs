@@ -181,7 +181,7 @@ impl WatchSpec {
     }
 
     /// The subject a vote with these values (and this address) is counted under: its
-    /// value for each dimension, length-prefixed as a rule's subject is (`2.m3|15.203.0.113.0/24`);
+    /// value for each dimension, length-prefixed as a rule's subject is (`2.m3|14.203.0.113.0/24`);
     /// `None` when the vote lacks one (the watch does not apply to it).
     pub fn subject(&self, values: &VoteValues, ip: Option<IpAddr>) -> Option<String> {
         let mut subject = String::new();

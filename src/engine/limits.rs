@@ -18,7 +18,7 @@ use crate::domain::ids::MemberId;
 use crate::domain::limit::{
     Change, Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window,
 };
-use crate::domain::watch::Watch;
+use crate::domain::watch::{Watch, WatchDimension};
 use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
 use crate::i18n::Lang;
@@ -145,10 +145,11 @@ pub fn watch_checks(
             continue;
         };
         let owner = Owner::Watch(watch.id);
+        let dims = &watch.spec.dimensions;
         checks.push(RuleCheck {
             rule: watch.id,
-            per_member: false,
-            per_voter: false,
+            per_member: dims.contains(&WatchDimension::Member),
+            per_voter: dims.contains(&WatchDimension::Voter),
             limit: watch.spec.threshold,
             counter: counter(scope, owner, watch.spec.window, &subject, at, now)?,
         });

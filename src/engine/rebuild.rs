@@ -9,24 +9,31 @@
 //! every calendar period, carry-over, distinct voters, hourly and per-bucket vote counts,
 //! adjustments in the buckets they name, and the votes in each trending period (weighted
 //! by their times against the origin the period has, or the rebuild's time for a period
-//! Redis lost). Initial votes come back through `reconcile`; rule counters
-//! and rolling windows start afresh, and `scores` boards are not rebuilt (a `set` or
+//! Redis lost). Initial votes come back through `reconcile`; the board's watches count
+//! again the votes in their windows (`recount_watched`); rule counters and rolling
+//! windows start afresh, and `scores` boards are not rebuilt (a `set` or
 //! `best` depends on what it found). A sharded `votes` board is found lost and rebuilt
 //! shard by shard, each shard from the entries of its voters (an adjustment from its
 //! member's shard).
 
 use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::sync::Arc;
 
-use chrono::DateTime;
+use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
 
+use super::boards::BoardRef;
 use super::config::BoardConfig;
 use super::error::EngineError;
 use super::ledger::BATCH;
+use super::limits;
 use super::state::AppState;
 use crate::domain::ledger::Entry;
+use crate::domain::limit::{Span, VoteValues};
 use crate::domain::period::{Bucket, epoch_hour_of_ms, voter_buckets};
 use crate::domain::score::View;
-use crate::store::redis::{BoardKeys, Replay, TrendChange};
+use crate::store::redis::{BoardKeys, Replay, TrendChange, Watched};
 use crate::store::sql::ledger::{self as sql, LedgerOf};
 
 /// Rebuilds every board Redis lost, and finishes rebuilds another instance started.
@@ -44,7 +51,7 @@ pub async fn rebuild_lost(state: &AppState) -> Result<(), EngineError> {
     Ok(())
 }
 
-async fn rebuild_board(state: &AppState, board: &BoardConfig) -> Result<(), EngineError> {
+async fn rebuild_board(state: &AppState, board: &Arc<BoardConfig>) -> Result<(), EngineError> {
     // A score write's set or best depends on what it found: only votes replay.
     if board.board.settings.scoring.is_scores() {
         return Ok(());
@@ -66,7 +73,7 @@ async fn rebuild_board(state: &AppState, board: &BoardConfig) -> Result<(), Engi
 /// when Redis lost it.
 async fn rebuild_part(
     state: &AppState,
-    board: &BoardConfig,
+    board: &Arc<BoardConfig>,
     keys: &BoardKeys,
     source: usize,
 ) -> Result<(), EngineError> {
@@ -98,6 +105,9 @@ async fn rebuild_part(
                 .ok_or_else(|| anyhow::anyhow!("a rebuild just started is not in Redis"))?
         }
     };
+    if done < until {
+        recount_watched(state, board, keys, until).await?;
+    }
     while done < until {
         state.backlogs.rebuilding(board.board.id, done, until);
         let page = sql::page(&state.db, of, done, BATCH as u64).await?;
@@ -128,6 +138,90 @@ async fn rebuild_part(
         }
         done = to;
     }
+    Ok(())
+}
+
+/// Votes counted again per Redis call when a rebuild restores watches' counts.
+const WATCHED_BATCH: usize = 1_000;
+
+/// Counts again, in those of the board's watch counters that lived in `part` (the board,
+/// or one of its shards), the votes they had counted when Redis lost it: every vote SQL
+/// held then (`until`) in the window each watch is in now, held votes too (a release is
+/// counted by no watch). The first instance to claim it counts, once per loss: so a
+/// subject a vote farm took past a watch's threshold stays past it.
+async fn recount_watched(
+    state: &AppState,
+    board: &Arc<BoardConfig>,
+    part: &BoardKeys,
+    until: i64,
+) -> Result<(), EngineError> {
+    let watches = &board.watches;
+    if watches.is_empty() || !state.redis.claim_watched(part).await? {
+        return Ok(());
+    }
+    let now = Utc::now();
+    let tz = board.board.settings.timezone;
+    // From when each watch's window holds votes now.
+    let mut from: HashMap<i64, i64> = HashMap::new();
+    for watch in watches {
+        let since = match watch.spec.window.span(tz, now)? {
+            Span::Calendar { start, .. } => start.timestamp_millis(),
+            Span::Rolling { since, .. } => since.timestamp_millis() + 1,
+            Span::Campaign => i64::MIN,
+        };
+        from.insert(watch.id, since);
+    }
+    let oldest = from.values().copied().min().unwrap_or(i64::MAX);
+    let target = BoardRef {
+        config: Arc::clone(board),
+        instance: None,
+        keys: board.keys.clone(),
+    };
+    let scope = target.rule_scope();
+    let of = LedgerOf::board(board.board.id);
+    let mut rows = sql::stream_since(&state.db, of, oldest, until).await?;
+    let mut batch: Vec<Watched> = Vec::new();
+    let mut counted = 0;
+    while let Some(row) = rows.next().await {
+        let e = row?.entry;
+        if e.releases.is_some() || e.adjusts.is_some() {
+            continue;
+        }
+        let values = VoteValues {
+            voter: e.voter.clone(),
+            member: Some(e.member.clone()),
+            channel: e.channel.clone(),
+            terminal: e.terminal.clone(),
+            ip: None,
+            creator: None,
+        };
+        let ip: Option<IpAddr> = e.ip.as_deref().and_then(|ip| ip.parse().ok());
+        let at = DateTime::from_timestamp_millis(e.at).unwrap_or_default();
+        for check in limits::watch_checks(scope, watches, &values, ip, at, now)? {
+            if from.get(&check.rule).is_some_and(|&since| e.at >= since) {
+                batch.push(Watched {
+                    check,
+                    member: e.member.clone(),
+                    voter: e.voter.clone(),
+                    count: e.count,
+                    at_ms: e.at,
+                    id: e.id,
+                });
+            }
+        }
+        if batch.len() >= WATCHED_BATCH {
+            counted += state
+                .redis
+                .recount_watched(&board.keys, part, &batch)
+                .await?;
+            batch.clear();
+        }
+    }
+    counted += state
+        .redis
+        .recount_watched(&board.keys, part, &batch)
+        .await?;
+    tracing::info!(board = %board.board.slug, votes = counted, "watches' counts restored after Redis lost the board");
     Ok(())
 }
 

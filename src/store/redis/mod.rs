@@ -71,7 +71,7 @@ pub use member::{StandingQuery, StandingReply};
 pub use opening::{Opening, Openings};
 pub use page::{PageQuery, PageReply};
 pub use release::Release;
-pub use replay::Replay;
+pub use replay::{Replay, Watched};
 pub use revoke::{Lowering, Voters};
 pub use rules::{Counter, CounterOf, RuleCheck};
 pub use score::{ScoreCall, ScoreReply};

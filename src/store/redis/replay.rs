@@ -8,6 +8,7 @@ use redis::Script;
 
 use super::keys::BoardKeys;
 use super::reply::{as_int, reply_error};
+use super::rules::{Counter, RuleCheck};
 use super::trend::TrendChange;
 use super::{RedisFailure, RedisStore};
 use crate::domain::period::Bucket;
@@ -104,5 +105,75 @@ impl RedisStore {
             .and_then(as_int)
             .map(|applied| applied == 1)
             .ok_or_else(|| reply_error("replay", &redis::Value::Array(reply)))
+    }
+}
+
+/// A vote a watch counted before Redis lost its board, counted again by the rebuild (see
+/// [`RedisStore::recount_watched`]).
+#[derive(Debug)]
+pub struct Watched {
+    /// The watch's counter for the vote, as the vote moved it.
+    pub check: RuleCheck,
+    /// The vote's member and voter: the shard it was written to, on a sharded board.
+    pub member: String,
+    pub voter: Option<String>,
+    pub count: i64,
+    pub at_ms: i64,
+    /// Its ledger entry's id: it names the vote in a rolling watch's log.
+    pub id: i64,
+}
+
+impl RedisStore {
+    /// Claims counting the board's watched votes again after Redis lost `part` (the board,
+    /// or one of its shards): true for the first to ask since the loss.
+    pub async fn claim_watched(&self, part: &BoardKeys) -> Result<bool, RedisFailure> {
+        let mut pipe = redis::pipe();
+        pipe.hset_nx(part.ledger_rebuild(), "watched", 1);
+        let (claimed,): (bool,) = self.query("claim_watched", pipe).await?;
+        Ok(claimed)
+    }
+
+    /// Counts `watched` again in those of `board`'s watch counters that live in `part`: a
+    /// count adds to its window's field, a rolling watch's log gains an entry (named `r`
+    /// and the entry's id) and its total grows; each key gets its counter's TTL. Answers
+    /// how many votes it counted.
+    pub async fn recount_watched(
+        &self,
+        board: &BoardKeys,
+        part: &BoardKeys,
+        watched: &[Watched],
+    ) -> Result<usize, RedisFailure> {
+        let mut pipe = redis::pipe();
+        let mut counted = 0;
+        for w in watched {
+            let write = board.write_shard(&w.member, w.voter.as_deref());
+            if w.check.home(board, &write) != *part {
+                continue;
+            }
+            let (first, second) = w.check.counter.keys(part);
+            match &w.check.counter {
+                Counter::Fixed { of, ttl_s, .. } => {
+                    pipe.hincr(&first, &of.subject, w.count)
+                        .ignore()
+                        .expire(&first, *ttl_s)
+                        .ignore();
+                }
+                Counter::Rolling { ttl_s, .. } => {
+                    pipe.zadd(&first, format!("{}:r{}", w.count, w.id), w.at_ms)
+                        .ignore()
+                        .expire(&first, *ttl_s)
+                        .ignore()
+                        .incr(&second, w.count)
+                        .ignore()
+                        .expire(&second, *ttl_s)
+                        .ignore();
+                }
+            }
+            counted += 1;
+        }
+        if counted > 0 {
+            self.query::<()>("recount_watched", pipe).await?;
+        }
+        Ok(counted)
     }
 }

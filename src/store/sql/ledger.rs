@@ -511,6 +511,22 @@ pub async fn stream_in_time<'a, C: ConnectionTrait + StreamTrait + Send>(
     Ok(rows.map(|row| row.map_err(SqlError::from).and_then(recorded)))
 }
 
+/// Every entry at or after `from_ms` with a `seq` up to `until` (revoked ones too), read
+/// from one SQL cursor as the stream is polled.
+pub async fn stream_since<'a, C: ConnectionTrait + StreamTrait + Send>(
+    db: &'a C,
+    of: LedgerOf<'_>,
+    from_ms: i64,
+    until: i64,
+) -> Result<impl Stream<Item = Result<Recorded, SqlError>> + Send + 'a, SqlError> {
+    let rows = entries(of)
+        .filter(ledger_record::Column::AtMs.gte(from_ms))
+        .filter(ledger_record::Column::Seq.lte(until))
+        .stream(db)
+        .await?;
+    Ok(rows.map(|row| row.map_err(SqlError::from).and_then(recorded)))
+}
+
 /// The `seq` of the entry with id `id`, among the board's latest.
 pub async fn seq_of(
     db: &impl ConnectionTrait,
