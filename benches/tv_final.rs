@@ -10,7 +10,8 @@
 //!    Repeated when the host stole more than 3 % of a core. Then the same board with
 //!    one watch (`ip/24` over a rolling 10 minutes, a threshold no subject reaches, so
 //!    every vote is counted and watched): its ZINCRBY-times per vote against the
-//!    `full` board's (target: at most 1 more). Then the same board
+//!    `full` board's (target: at most 1 more); and with the watch over the calendar
+//!    hour instead. Then the same board
 //!    `sharded` (6 shards, by voter) on the same Redis: its reserve steps, shard votes
 //!    and reads of the shards' scores (ZMSCORE), from 64 and from 512 writers (a board's votes spread over its shards' slots, so each slot
 //!    has fewer in flight and its calls are smaller at the same load).
@@ -47,7 +48,7 @@ use ovation::domain::board::{BoardSettings, Member, Membership};
 use ovation::domain::idempotency::Idempotency;
 use ovation::domain::ids::{BoardSlug, Channel, IdempotencyKey, MemberId, Terminal, VoterId};
 use ovation::domain::limit::{Dimension, Missing, RuleSpec, Window};
-use ovation::domain::period::Period;
+use ovation::domain::period::{Calendar, Period};
 use ovation::domain::score::Milli;
 use ovation::domain::scoring::Storage;
 use ovation::domain::watch::{WatchDimension, WatchSpec};
@@ -442,22 +443,32 @@ async fn run() {
         .await,
     );
     let full = tv_board(&state, "final", Storage::Full).await;
-    let watched = tv_board(&state, "finalw", Storage::Full).await;
-    let watch = WatchSpec {
-        name: "a network".into(),
-        dimensions: vec![WatchDimension::IpPrefix(24)],
-        window: Window::Rolling(600),
-        threshold: 100_000,
-    };
-    watches::create(&state, "bench", &watched, watch)
-        .await
-        .unwrap();
+    // One watch per /24, over a rolling 10 minutes (the target's shape), or over the
+    // calendar hour.
+    let mut watched_boards = Vec::new();
+    for (slug, window) in [
+        ("finalw", Window::Rolling(600)),
+        ("finalh", Window::Calendar(Calendar::Hour)),
+    ] {
+        let board = tv_board(&state, slug, Storage::Full).await;
+        let watch = WatchSpec {
+            name: "a network".into(),
+            dimensions: vec![WatchDimension::IpPrefix(24)],
+            window,
+            threshold: 100_000,
+        };
+        watches::create(&state, "bench", &board, watch)
+            .await
+            .unwrap();
+        watched_boards.push(board);
+    }
     let sharded = tv_board(&state, "final8", Storage::sharded(SHARDS)).await;
     let votes: u64 = env_number("BENCH_TV_VOTES", 200_000);
 
     let writers = TASKS as u64;
     let one = quiet_engine_run(&state, &single, (&full, votes, writers)).await;
-    let with_watch = quiet_engine_run(&state, &single, (&watched, votes, writers)).await;
+    let with_watch = quiet_engine_run(&state, &single, (&watched_boards[0], votes, writers)).await;
+    let with_hourly = quiet_engine_run(&state, &single, (&watched_boards[1], votes, writers)).await;
     let split = quiet_engine_run(&state, &single, (&sharded, votes, writers)).await;
     let split_loaded = quiet_engine_run(&state, &single, (&sharded, votes, LOADED)).await;
     let unit = zincrby_usec(port);
@@ -521,6 +532,12 @@ async fn run() {
         with_watch.usec / unit,
         with_watch.usec / unit - units,
         with_watch.steal
+    );
+    println!(
+        "| with one watch (ip/24, calendar hour): ZINCRBY-times per vote | {:.1} (+{:.2}; steal {:.1} %) |",
+        with_hourly.usec / unit,
+        with_hourly.usec / unit - units,
+        with_hourly.steal
     );
     println!(
         "| of which the commands alone (every command but EVALSHA) | {commands:.2} µs = {:.1} ZINCRBY-times |",
@@ -594,6 +611,8 @@ async fn run() {
         "full": one.json(),
         "watched": with_watch.json(),
         "watch_zincrby_units_added": with_watch.usec / unit - units,
+        "watched_hourly": with_hourly.json(),
+        "watch_hourly_zincrby_units_added": with_hourly.usec / unit - units,
         "shards": SHARDS,
         "sharded_one_redis": split.json(),
         "sharded_one_redis_512_writers": split_loaded.json(),
