@@ -343,12 +343,7 @@ impl RuleSpec {
 
     /// Checks the rules that span fields.
     pub fn check(&self) -> Result<(), Invalid> {
-        if self.name.trim().is_empty() || self.name.len() > bounds::NAME_MAX {
-            return Err(Invalid::new(
-                Code::InvalidName,
-                format!("name must be 1 to {} bytes", bounds::NAME_MAX),
-            ));
-        }
+        check_name(&self.name)?;
         if self.dimensions.is_empty() {
             return Err(Invalid::new(
                 Code::EmptyDimensions,
@@ -428,18 +423,57 @@ impl RuleSpec {
     /// length-prefixed so that no two combinations share a name (`5.alice|3.ios`).
     /// `Err(dimension)` names the first value the vote lacks.
     pub fn subject(&self, values: &VoteValues) -> Result<String, Dimension> {
-        let mut subject = String::new();
-        for (i, &dim) in self.dimensions.iter().enumerate() {
-            let value = values.get(dim).ok_or(dim)?;
-            if i > 0 {
-                subject.push('|');
-            }
-            subject.push_str(&value.len().to_string());
-            subject.push('.');
-            subject.push_str(value);
-        }
-        Ok(subject)
+        let parts = self
+            .dimensions
+            .iter()
+            .map(|&dim| values.get(dim).ok_or(dim))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(subject_of(parts))
     }
+}
+
+/// A rule's or a watch's name: 1 to [`bounds::NAME_MAX`] bytes, not only blanks.
+pub fn check_name(name: &str) -> Result<(), Invalid> {
+    if name.trim().is_empty() || name.len() > bounds::NAME_MAX {
+        return Err(Invalid::new(
+            Code::InvalidName,
+            format!("name must be 1 to {} bytes", bounds::NAME_MAX),
+        ));
+    }
+    Ok(())
+}
+
+/// A counter's subject made of `values`, one per dimension, each length-prefixed so that
+/// no two combinations share a name (`5.alice|3.ios`): rules' and watches' alike.
+pub fn subject_of<S: AsRef<str>>(values: impl IntoIterator<Item = S>) -> String {
+    let mut subject = String::new();
+    for (i, value) in values.into_iter().enumerate() {
+        let value = value.as_ref();
+        if i > 0 {
+            subject.push('|');
+        }
+        subject.push_str(&value.len().to_string());
+        subject.push('.');
+        subject.push_str(value);
+    }
+    subject
+}
+
+/// The `n` values [`subject_of`] made `subject` of; `None` when it holds another number
+/// or does not read.
+pub fn subject_values(subject: &str, n: usize) -> Option<Vec<String>> {
+    let mut rest = subject;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        if i > 0 {
+            rest = rest.strip_prefix('|')?;
+        }
+        let (len, tail) = rest.split_once('.')?;
+        let len: usize = len.parse().ok()?;
+        out.push(tail.get(..len)?.to_owned());
+        rest = &tail[len..];
+    }
+    rest.is_empty().then_some(out)
 }
 
 /// A vote's value for each dimension, in canonical form.

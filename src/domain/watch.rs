@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::Invalid;
 use super::code::Code;
-use super::limit::{VoteValues, Window};
+use super::limit::{VoteValues, Window, check_name, subject_of, subject_values};
 
 /// Bounds on watches, in one place.
 pub mod bounds {
@@ -19,7 +19,6 @@ pub mod bounds {
     pub const THRESHOLD_MAX: i64 = 1_000_000_000;
     /// A rolling window keeps one log entry per vote, so its threshold bounds memory.
     pub const ROLLING_THRESHOLD_MAX: i64 = super::super::limit::bounds::ROLLING_LIMIT_MAX;
-    pub const NAME_MAX: usize = 200;
 }
 
 /// What a watch counts over.
@@ -152,12 +151,7 @@ pub struct Watch {
 impl WatchSpec {
     /// Checks the rules that span fields.
     pub fn check(&self) -> Result<(), Invalid> {
-        if self.name.trim().is_empty() || self.name.len() > bounds::NAME_MAX {
-            return Err(Invalid::new(
-                Code::InvalidName,
-                format!("name must be 1 to {} bytes", bounds::NAME_MAX),
-            ));
-        }
+        check_name(&self.name)?;
         if self.dimensions.is_empty() {
             return Err(Invalid::new(
                 Code::EmptyDimensions,
@@ -184,35 +178,19 @@ impl WatchSpec {
     /// value for each dimension, length-prefixed as a rule's subject is (`2.m3|14.203.0.113.0/24`);
     /// `None` when the vote lacks one (the watch does not apply to it).
     pub fn subject(&self, values: &VoteValues, ip: Option<IpAddr>) -> Option<String> {
-        let mut subject = String::new();
-        for (i, dim) in self.dimensions.iter().enumerate() {
-            let value = dim.value(values, ip)?;
-            if i > 0 {
-                subject.push('|');
-            }
-            subject.push_str(&value.len().to_string());
-            subject.push('.');
-            subject.push_str(&value);
-        }
-        Some(subject)
+        let parts = self
+            .dimensions
+            .iter()
+            .map(|dim| dim.value(values, ip))
+            .collect::<Option<Vec<_>>>()?;
+        Some(subject_of(parts))
     }
 
     /// A subject's values, one per dimension, as [`WatchSpec::subject`] wrote them;
     /// `None` when it is not one of this watch's.
     pub fn values_of(&self, subject: &str) -> Option<Vec<(WatchDimension, String)>> {
-        let mut rest = subject;
-        let mut out = Vec::with_capacity(self.dimensions.len());
-        for (i, &dim) in self.dimensions.iter().enumerate() {
-            if i > 0 {
-                rest = rest.strip_prefix('|')?;
-            }
-            let (len, tail) = rest.split_once('.')?;
-            let len: usize = len.parse().ok()?;
-            let value = tail.get(..len)?;
-            out.push((dim, value.to_owned()));
-            rest = &tail[len..];
-        }
-        rest.is_empty().then_some(out)
+        let values = subject_values(subject, self.dimensions.len())?;
+        Some(self.dimensions.iter().copied().zip(values).collect())
     }
 }
 

@@ -18,7 +18,7 @@ use super::audit;
 use super::auth::Caller;
 use super::config::BoardConfig;
 use super::error::EngineError;
-use super::ledger::{ledger_board, settle};
+use super::ledger::{settle, votes_ledger_board};
 use super::state::AppState;
 use super::writes::{self, What, Write};
 use crate::domain::auth::{Reach, Scope};
@@ -44,14 +44,7 @@ fn review_board(
     state: &AppState,
     slug: &BoardSlug,
 ) -> Result<std::sync::Arc<BoardConfig>, EngineError> {
-    let board = ledger_board(state, slug)?;
-    if board.board.settings.scoring.is_scores() {
-        return Err(EngineError::conflict(
-            Code::WrongScoring,
-            format!("board {slug} keeps scores: it holds no votes"),
-        ));
-    }
-    Ok(board)
+    votes_ledger_board(state, slug, "it holds no votes")
 }
 
 /// The board's flagged subjects, each with its watch (a deleted one too), once every

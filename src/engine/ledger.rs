@@ -576,6 +576,23 @@ pub(super) fn ledger_board(
     Ok(board)
 }
 
+/// A [`ledger_board`] that counts votes: a `scores` board is 409 `wrong_scoring`, its
+/// message saying what `needs` votes.
+pub(super) fn votes_ledger_board(
+    state: &AppState,
+    slug: &BoardSlug,
+    needs: &str,
+) -> Result<Arc<BoardConfig>, EngineError> {
+    let board = ledger_board(state, slug)?;
+    if board.board.settings.scoring.is_scores() {
+        return Err(EngineError::conflict(
+            Code::WrongScoring,
+            format!("board {slug} keeps scores: {needs}"),
+        ));
+    }
+    Ok(board)
+}
+
 /// Every entry of the board's ledger after `seq` `after`, in order, as the stream is
 /// read: one SQL cursor in a task of its own, handing over a few entries at a time, so
 /// memory stays flat however long the ledger.

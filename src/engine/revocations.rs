@@ -15,9 +15,8 @@ use serde_json::json;
 use super::audit;
 use super::config::BoardConfig;
 use super::error::EngineError;
-use super::ledger::{ledger_board, settle, trimmed_seq};
+use super::ledger::{ledger_board, settle, trimmed_seq, votes_ledger_board};
 use super::state::AppState;
-use crate::domain::code::Code;
 use crate::domain::ids::BoardSlug;
 use crate::domain::ledger::{Entry, Revocation, RevocationRequest};
 use crate::domain::period::{Bucket, Period, epoch_hour_of_ms, voter_buckets};
@@ -67,14 +66,7 @@ fn votes_board(
     state: &AppState,
     slug: &BoardSlug,
 ) -> Result<std::sync::Arc<BoardConfig>, EngineError> {
-    let board = ledger_board(state, slug)?;
-    if board.board.settings.scoring.is_scores() {
-        return Err(EngineError::conflict(
-            Code::WrongScoring,
-            format!("board {slug} keeps scores: revocations strike out votes"),
-        ));
-    }
-    Ok(board)
+    votes_ledger_board(state, slug, "revocations strike out votes")
 }
 
 /// Takes revocation `id`'s struck-out entries out of Redis: scores, carry-over, hourly
