@@ -70,6 +70,17 @@ async fn standings(app: &TestApp, board: &str, periods: &[&str], members: &[&str
     seen
 }
 
+/// A vote's answer's all-time score, real view.
+fn all_time(answer: &Value) -> f64 {
+    let all = answer["scores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["period"] == "all")
+        .unwrap();
+    num(&all["real"])
+}
+
 async fn review(app: &TestApp, board: &str, body: Value) -> (StatusCode, Value) {
     app.post(&format!("/api/v1/admin/boards/{board}/held/reviews"), body)
         .await
@@ -309,16 +320,7 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
         }
         // The first three count; the fourth and fifth are held, and answer as accepted
         // votes do, with the scores as they stand.
-        let all_time = |a: &Value| {
-            let all = a["scores"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["period"] == "all")
-                .unwrap();
-            (num(&all["real"]), all["bucket"].clone())
-        };
-        let seen: Vec<f64> = answers.iter().map(|a| all_time(a).0).collect();
+        let seen: Vec<f64> = answers.iter().map(all_time).collect();
         assert_eq!(
             seen,
             vec![1.0, 2.0, 3.0, 3.0, 3.0],
@@ -335,18 +337,18 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
         // Another network and another member are other subjects.
         let (status, other_net) = app.vote("final", vote("v6", "198.51.100.7", "m1")).await;
         assert_eq!(
-            (status, all_time(&other_net).0),
+            (status, all_time(&other_net)),
             (StatusCode::OK, 4.0),
             "{other_net}"
         );
         let (status, other_member) = app.vote("final", vote("v7", "203.0.113.9", "m2")).await;
-        assert_eq!((status, all_time(&other_member).0), (StatusCode::OK, 1.0));
+        assert_eq!((status, all_time(&other_member)), (StatusCode::OK, 1.0));
 
         // A retried held vote answers its first answer and records nothing more.
         let (status, again) = app.vote("final", vote("v5", "203.0.113.5", "m1")).await;
         assert_eq!(status, StatusCode::OK, "{again}");
         assert_eq!(again["replayed"], true, "{again}");
-        assert_eq!(all_time(&again).0, 3.0, "{again}");
+        assert_eq!(all_time(&again), 3.0, "{again}");
         // A held vote consumed its rules: v4's second vote of the day is refused.
         let (status, refused) = app
             .vote(
@@ -444,15 +446,6 @@ async fn a_sharded_board_gives_a_refused_votes_watch_count_back() {
         ids.push(watch["id"].as_i64().unwrap());
     }
     let vote = |voter: &str, ip: &str, member: &str, count: i64| json!({"member": member, "voter": voter, "ip": ip, "count": count});
-    let all_time = |a: &Value| {
-        let all = a["scores"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["period"] == "all")
-            .unwrap();
-        num(&all["real"])
-    };
     // A voter whose shard is not the one the network's count lives in.
     let u1 = ["u1", "u5", "u6", "u7", "u8", "u9"]
         .into_iter()
@@ -636,15 +629,8 @@ async fn play(casts: &[Cast], threshold: i64, release: bool, sharded: bool) {
         } else {
             *counted.entry(member.clone()).or_insert(0) += c.count;
         }
-        let all = body["scores"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["period"] == "all")
-            .unwrap()
-            .clone();
         assert_eq!(
-            num(&all["real"]),
+            all_time(&body),
             counted.get(&member).copied().unwrap_or(0) as f64,
             "vote {i} {c:?}: {body}"
         );
