@@ -654,6 +654,47 @@ fn out_of_range(period: Period, what: &str) -> Invalid {
     )
 }
 
+/// A watch's rolling window, counted in tenths of its length (its slots, epoch-aligned):
+/// a vote counts from its time until its slot's start plus the length, for between 0.9
+/// and 1 times the length. A subject's slots are one counter (`store/redis/ring.lua`)
+/// kept in a hash per period of the window's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tenths {
+    length_ms: i64,
+}
+
+impl Tenths {
+    pub const COUNT: i64 = 10;
+
+    /// The slots of a window `length_s` seconds long (a whole number of seconds, so a
+    /// slot is a whole number of ms).
+    pub fn of_seconds(length_s: i64) -> Self {
+        Self {
+            length_ms: length_s * 1000,
+        }
+    }
+
+    pub fn length_ms(&self) -> i64 {
+        self.length_ms
+    }
+
+    /// The slot a vote at `at_ms` counts in.
+    pub fn slot_of(&self, at_ms: i64) -> i64 {
+        at_ms.div_euclid(self.length_ms / Self::COUNT)
+    }
+
+    /// The start (ms since the epoch) of the oldest slot in the window of a vote at
+    /// `at_ms`.
+    pub fn window_start_ms(&self, at_ms: i64) -> i64 {
+        (self.slot_of(at_ms) - (Self::COUNT - 1)) * (self.length_ms / Self::COUNT)
+    }
+
+    /// The start (ms since the epoch) of the window-long period holding `at_ms`.
+    pub fn period_of(&self, at_ms: i64) -> i64 {
+        at_ms.div_euclid(self.length_ms) * self.length_ms
+    }
+}
+
 /// A rolling window: the current, partial slot and the slots before it, `slots()` in
 /// all. `rolling:Nh` (N = 1 – 168) has one-hour slots (UTC hours); `rolling:Nd` (N = 1 –
 /// 90) one-day slots (local days of the board's timezone, so 23 or 25 hours across a DST

@@ -18,6 +18,7 @@ use crate::domain::ids::MemberId;
 use crate::domain::limit::{
     Change, Dimension, Missing, RateRule, RuleSpec, Span, VoteValues, Window,
 };
+use crate::domain::period::Tenths;
 use crate::domain::watch::{Watch, WatchDimension};
 use crate::engine::boards::BoardRef;
 use crate::engine::config::BoardConfig;
@@ -204,6 +205,21 @@ fn counter(
             ttl_s: ttl((end - now).max(Duration::zero()) + GRACE),
             ends_ms: Some(end.timestamp_millis()),
         },
+        // A watch's rolling window counts in slots; its hash of a period is read in the
+        // next one too.
+        Span::Rolling { length, .. } if matches!(owner, Owner::Watch(_)) => {
+            let slots = Tenths::of_seconds(length.num_seconds());
+            let at_ms = at.timestamp_millis();
+            let next = slots.period_of(at_ms) + 2 * slots.length_ms();
+            Counter::Slotted {
+                of,
+                slots,
+                slot: slots.slot_of(at_ms),
+                ttl_s: ttl(Duration::milliseconds(next - now.timestamp_millis())
+                    .max(Duration::zero())
+                    + GRACE),
+            }
+        }
         Span::Rolling { since, length } => Counter::Rolling {
             of,
             ttl_s: ttl(length + GRACE),

@@ -31,6 +31,7 @@ use super::limits;
 use super::state::AppState;
 use crate::domain::ledger::Entry;
 use crate::domain::limit::{Span, VoteValues};
+use crate::domain::period::Tenths;
 use crate::domain::period::{Bucket, epoch_hour_of_ms, voter_buckets};
 use crate::domain::score::View;
 use crate::store::redis::{BoardKeys, Replay, TrendChange, Watched};
@@ -166,7 +167,9 @@ async fn recount_watched(
     for watch in watches {
         let since = match watch.spec.window.span(tz, now)? {
             Span::Calendar { start, .. } => start.timestamp_millis(),
-            Span::Rolling { since, .. } => since.timestamp_millis() + 1,
+            Span::Rolling { length, .. } => {
+                Tenths::of_seconds(length.num_seconds()).window_start_ms(now.timestamp_millis())
+            }
             Span::Campaign => i64::MIN,
         };
         from.insert(watch.id, since);
@@ -196,8 +199,8 @@ async fn recount_watched(
             creator: None,
         };
         let ip: Option<IpAddr> = e.ip.as_deref().and_then(|ip| ip.parse().ok());
-        let at = DateTime::from_timestamp_millis(e.at).unwrap_or_default();
-        for check in limits::watch_checks(scope, watches, &values, ip, at, now)? {
+        // Each watch's counter now: the vote counts in the window the watch is in now.
+        for check in limits::watch_checks(scope, watches, &values, ip, now, now)? {
             if from.get(&check.rule).is_some_and(|&since| e.at >= since) {
                 batch.push(Watched {
                     check,
@@ -205,7 +208,6 @@ async fn recount_watched(
                     voter: e.voter.clone(),
                     count: e.count,
                     at_ms: e.at,
-                    id: e.id,
                 });
             }
         }

@@ -124,7 +124,7 @@ async fn watches_are_kept_per_board_and_refused_where_they_cannot_hold_votes() {
             "invalid_threshold",
         ),
         (
-            json!({"name": "w", "dimensions": ["ip"], "window": "rolling:1h", "threshold": 100_001}),
+            json!({"name": "w", "dimensions": ["ip"], "window": "rolling:1h", "threshold": 1_000_000_001}),
             "invalid_threshold",
         ),
         (
@@ -702,6 +702,85 @@ proptest! {
         sharded in any::<bool>(),
     ) {
         runtime().block_on(play(&casts, threshold, release, sharded));
+    }
+}
+
+/// Plays votes `(seconds after the last, network, count)` on a board watched per /24
+/// over a rolling 10 minutes, their times an hour and more ago and crossing the window's
+/// 10-minute periods, and compares which are held with the model: a vote counts in
+/// its minute (a tenth of the window) and the nine after it, and is held when its
+/// network's count there, held votes included, and its own pass the threshold.
+async fn play_rolling(gaps: &[(i64, u8, i64)], threshold: i64, sharded: bool) {
+    let app = TestApp::spawn().await;
+    let storage = if sharded {
+        json!({"kind": "sharded", "shards": 3})
+    } else {
+        json!({"kind": "full"})
+    };
+    app.board(
+        json!({"slug": "roll", "title": "roll", "periods": ["hour", "all"],
+        "max_count": 3, "storage": storage}),
+    )
+    .await;
+    app.members("roll", &["m1"]).await;
+    let (status, watch) = add_watch(
+        &app,
+        "roll",
+        json!({"name": "farm", "dimensions": ["ip/24"], "window": "rolling:10m",
+        "threshold": threshold}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    let now = chrono::Utc::now().timestamp();
+    // Five minutes into a 10-minute period, two hours ago.
+    let mut at = now - now.rem_euclid(600) - 7200 + 300;
+    let nets = ["203.0.113", "198.51.100"];
+    let mut cast: Vec<(i64, u8, i64)> = Vec::new();
+    let mut held = BTreeSet::new();
+    for (i, &(gap, net, count)) in gaps.iter().enumerate() {
+        at += gap;
+        let slot = at.div_euclid(60);
+        let before: i64 = cast
+            .iter()
+            .filter(|&&(s, n, _)| n == net && s > slot - 10)
+            .map(|&(_, _, c)| c)
+            .sum();
+        if before + count > threshold {
+            held.insert(format!("v{i}"));
+        }
+        cast.push((slot, net, count));
+        let when = chrono::DateTime::from_timestamp(at, 0)
+            .unwrap()
+            .to_rfc3339();
+        let (status, body) = app
+            .vote(
+                "roll",
+                json!({"member": "m1", "voter": format!("v{i}"), "count": count,
+                "ip": format!("{}.7", nets[usize::from(net)]), "at": when}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "vote {i} at {when}: {body}");
+    }
+    let entries = ledger(&app, "roll", 1000).await;
+    assert_eq!(entries.len(), gaps.len());
+    let found: BTreeSet<String> = entries
+        .iter()
+        .filter(|e| !e["held"].is_null())
+        .map(|e| e["voter"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(found, held, "{gaps:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_rolling_watch_counts_each_vote_for_ten_tenths_of_its_window(
+        gaps in prop::collection::vec((0i64..150, 0u8..2, 1i64..=3), 1..40),
+        threshold in 1i64..10,
+        sharded in any::<bool>(),
+    ) {
+        runtime().block_on(play_rolling(&gaps, threshold, sharded));
     }
 }
 

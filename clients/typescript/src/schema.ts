@@ -2833,7 +2833,8 @@ export interface components {
             /**
              * Format: int64
              * @description Votes a subject casts in a window before its next ones are held (1 to
-             *     1,000,000,000; 100,000 for a rolling window).
+             *     1,000,000,000). A rolling window counts in tenths of its length: a vote counts for
+             *     between 0.9 and 1 times it.
              */
             threshold?: number | null;
             /**

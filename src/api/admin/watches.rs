@@ -30,7 +30,8 @@ pub struct WatchRequest {
     /// rolling:<n><s|m|h|d> (at most 31 days).
     pub window: Option<String>,
     /// Votes a subject casts in a window before its next ones are held (1 to
-    /// 1,000,000,000; 100,000 for a rolling window).
+    /// 1,000,000,000). A rolling window counts in tenths of its length: a vote counts for
+    /// between 0.9 and 1 times it.
     pub threshold: Option<i64>,
 }
 

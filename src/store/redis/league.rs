@@ -25,6 +25,7 @@ use crate::domain::period::epoch_hour_of_ms;
 static JOIN: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("league_join.lua")));
 static SCORE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
+        include_str!("ring.lua"),
         include_str!("rules.lua"),
         include_str!("league_score.lua")
     ))

@@ -22,6 +22,7 @@ use super::{RedisFailure, RedisStore};
 
 static OPEN: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
+        include_str!("ring.lua"),
         include_str!("rules.lua"),
         include_str!("instances_open.lua")
     ))

@@ -8,10 +8,15 @@ use std::sync::LazyLock;
 use redis::Script;
 
 use super::keys::BoardKeys;
-use super::rules::{self, Counter, RuleCheck};
+use super::rules::{self, RuleCheck};
 use super::{Invocation, RedisStore};
 
-static REFUND: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("refund.lua")));
+static REFUND: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("ring.lua"),
+        include_str!("refund.lua")
+    ))
+});
 
 /// A reserve step to give back: the rules it consumed, in the slot it ran in (`keys`), by
 /// how much (a score write counts 1, a vote its count), and the write's tag.
@@ -27,11 +32,10 @@ impl Refund<'_> {
         let mut inv = REFUND.prepare_invoke();
         rules::push_keys(self.rules.iter().copied(), self.keys, &mut inv);
         for rule in &self.rules {
-            inv.arg(match rule.counter {
-                Counter::Fixed { .. } => "c",
-                Counter::Rolling { .. } => "l",
-            })
-            .arg(rule.counter.field());
+            let (kind, slot) = rule.counter.kind();
+            inv.arg(kind)
+                .arg(rule.counter.field())
+                .arg(slot.map_or_else(String::new, |s| s.to_string()));
         }
         inv.arg(self.count).arg(self.tag);
         inv

@@ -14,6 +14,13 @@ use super::{RedisFailure, RedisStore};
 use crate::domain::period::Bucket;
 use crate::domain::score::View;
 
+static RING_ADD: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("ring.lua"),
+        include_str!("ring_add.lua")
+    ))
+});
+
 static REPLAY: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         include_str!("trend_apply.lua"),
@@ -112,15 +119,13 @@ impl RedisStore {
 /// [`RedisStore::recount_watched`]).
 #[derive(Debug)]
 pub struct Watched {
-    /// The watch's counter for the vote, as the vote moved it.
+    /// The watch's counter now (its window's now, the vote's subject).
     pub check: RuleCheck,
     /// The vote's member and voter: the shard it was written to, on a sharded board.
     pub member: String,
     pub voter: Option<String>,
     pub count: i64,
     pub at_ms: i64,
-    /// Its ledger entry's id: it names the vote in a rolling watch's log.
-    pub id: i64,
 }
 
 impl RedisStore {
@@ -134,8 +139,8 @@ impl RedisStore {
     }
 
     /// Counts `watched` again in those of `board`'s watch counters that live in `part`: a
-    /// count adds to its window's field, a rolling watch's log gains an entry (named `r`
-    /// and the entry's id) and its total grows; each key gets its counter's TTL. Answers
+    /// count adds to its window's field, a slotted window's ring counts the vote in its
+    /// slot (`ring_add.lua`, after the counts); each key gets its counter's TTL. Answers
     /// how many votes it counted.
     pub async fn recount_watched(
         &self,
@@ -144,13 +149,14 @@ impl RedisStore {
         watched: &[Watched],
     ) -> Result<usize, RedisFailure> {
         let mut pipe = redis::pipe();
-        let mut counted = 0;
+        let mut rings = RING_ADD.prepare_invoke();
+        let (mut counted, mut slotted) = (0, 0);
         for w in watched {
             let write = board.write_shard(&w.member, w.voter.as_deref());
             if w.check.home(board, &write) != *part {
                 continue;
             }
-            let (first, second) = w.check.counter.keys(part);
+            let (first, _) = w.check.counter.keys(part);
             match &w.check.counter {
                 Counter::Fixed { of, ttl_s, .. } => {
                     pipe.hincr(&first, &of.subject, w.count)
@@ -158,21 +164,28 @@ impl RedisStore {
                         .expire(&first, *ttl_s)
                         .ignore();
                 }
-                Counter::Rolling { ttl_s, .. } => {
-                    pipe.zadd(&first, format!("{}:r{}", w.count, w.id), w.at_ms)
-                        .ignore()
-                        .expire(&first, *ttl_s)
-                        .ignore()
-                        .incr(&second, w.count)
-                        .ignore()
-                        .expire(&second, *ttl_s)
-                        .ignore();
+                Counter::Slotted {
+                    of, slots, ttl_s, ..
+                } => {
+                    rings
+                        .key(first)
+                        .arg(&of.subject)
+                        .arg(slots.slot_of(w.at_ms))
+                        .arg(w.count)
+                        .arg(*ttl_s);
+                    slotted += 1;
                 }
+                // A watch keeps no log.
+                Counter::Rolling { .. } => continue,
             }
             counted += 1;
         }
-        if counted > 0 {
+        if counted > slotted {
             self.query::<()>("recount_watched", pipe).await?;
+        }
+        if slotted > 0 {
+            self.run_script_all("recount_watched", &RING_ADD, &[rings])
+                .await?;
         }
         Ok(counted)
     }

@@ -1,26 +1,28 @@
 -- rules.lua: rate-limit rules, checked and consumed inside a write script; put in front
--- of vote.lua, score.lua and league_score.lua.
+-- of vote.lua, score.lua and league_score.lua, with ring.lua in front of it.
 --
 -- A write script passes where its rules' keys and arguments start:
 -- two KEYS per rule i = 0 .. r-1, at rule_key + 2i:
 --   +1 the rule's counters: a hash (subject -> count) per calendar window and one for
 --      the campaign; a zset log (score = write time in ms, member = '<count>:<tag>') of
---      one subject for rolling windows
---   +2 rolling windows: the log's running total (string); else unused
+--      one subject for rolling windows; a watch's rolling window, the hash (subject ->
+--      ring, see ring.lua) of the window-long period of the write's time
+--   +2 rolling windows: the log's running total (string); a watch's rolling window, the
+--      hash of the period before; else unused
 -- six ARGV per rule i, at rule_arg + 6i, read once by rules_parse:
 --   +1 rule id (the refusals field)
---   +2 kind: 'c' counter or 'l' rolling log; a watch's 'wc' or 'wl' (vote.lua only: a
---      watch counts as a rule does, and past its limit, its threshold, it holds the
---      vote instead of refusing it)
+--   +2 kind: 'c' counter or 'l' rolling log; a watch's 'wc' counter or 'ws' rolling
+--      window in slots (vote.lua only: a watch counts as a rule does, and past its
+--      limit, its threshold, it holds the vote instead of refusing it)
 --   +3 the limit for this write
 --   +4 TTL in seconds to give the counters (or the log)
---   +5 log: the window's length in ms; counter: unused (0)
+--   +5 a log's or a slotted window's length in ms; a counter: unused (0)
 --   +6 counter: when its window restarts (ms since the epoch), or -1 if it never does;
 --      log: unused
 -- None of them depends on the write's own time (the scripts work out the wait and a
 -- log's horizon from it), so the writes of one call share them (see vote.lua); and one
 -- ARGV per rule of the write's own, at field_arg + 1 + i: a counter's field (the
--- write's subject), '' for a rule's log, the subject for a watch's.
+-- write's subject), '' for a rule's log.
 --
 -- A call reads each counter it needs once, before its writes (counters_want, then
 -- counters_read: one HMGET per hash), keeps the counts its writes consume in `counters`
@@ -33,18 +35,21 @@
 local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
 
 -- The r rules whose arguments start at ARGV[rule_arg + 1], as a table indexed from 0 of
--- {id, counter (true for a counter, false for a log), watch (true for a watch), limit,
--- ttl (text), length (a log's, ms), ends (a counter's restart, ms; -1 for never)};
--- `logs` says whether any rule is a log.
+-- {id, counter (true for a counter or a slotted window, false for a log), watch (true
+-- for a watch), limit, ttl, length (a log's, ms), width (a slotted window's slots, ms;
+-- else false), ends (a counter's restart, ms; -1 for never)}; `logs` says whether any
+-- rule is a log.
 local function rules_parse(rule_arg, r)
   local rules = {logs = false}
   for i = 0, r - 1 do
     local a = rule_arg + 6 * i
     local kind = ARGV[a + 2]
-    local counter = kind == 'c' or kind == 'wc'
+    local slotted = kind == 'ws'
+    local counter = slotted or kind == 'c' or kind == 'wc'
     rules[i] = {id = ARGV[a + 1], counter = counter, watch = #kind == 2,
       limit = tonumber(ARGV[a + 3]),
       ttl = tonumber(ARGV[a + 4]), length = not counter and tonumber(ARGV[a + 5]),
+      width = slotted and tonumber(ARGV[a + 5]) / RING,
       ends = tonumber(ARGV[a + 6])}
     rules.logs = rules.logs or not counter
   end
@@ -59,10 +64,31 @@ end
 
 -- The call's counter hashes, by key: {fields = every field wanted, in the order first
 -- wanted, unread = the index in it of the first not read yet, count = field -> count
--- (false until read), read = field -> count as last read or written, ttl = the longest
--- TTL a write asked for, writes = the writes that moved them since the last write,
--- failed = the read's error}; `keys` in the order first wanted.
+-- (false until read; a ring's text, or false for none, in a slotted window's hash),
+-- read = field -> count as last read or written, ttl = the longest TTL a write asked
+-- for, writes = the writes that moved them since the last write, failed = the read's
+-- error, rings = whether it holds rings, before = a slotted window's hash of the period
+-- before}; `keys` in the order first wanted.
 local counters = {keys = {}, of = {}}
+
+-- The call's counter hash `key`, wanted for the first time here.
+local function counters_of(key, rings)
+  local c = counters.of[key]
+  if not c then
+    c = {fields = {}, unread = 1, count = {}, read = {}, ttl = 0, writes = {}, rings = rings}
+    counters.of[key] = c
+    counters.keys[#counters.keys + 1] = key
+  end
+  return c
+end
+
+-- Wants `field` of hash `c`.
+local function counters_field(c, field)
+  if c.count[field] == nil then
+    local fields = c.fields
+    c.count[field], fields[#fields + 1] = false, field
+  end
+end
 
 -- A write's counters (its rule i's field at ARGV[field_arg + 1 + i]) are read before the
 -- checks. Answers the write's slots, what write_checks and rules_consume take: rule i's
@@ -71,47 +97,65 @@ local counters = {keys = {}, of = {}}
 local function counters_want(rule_key, rules, r, field_arg)
   local slots = {}
   for i = 0, r - 1 do
-    if rules[i].counter then
-      local key = KEYS[rule_key + 2 * i + 1]
-      local c = counters.of[key]
-      if not c then
-        c = {fields = {}, unread = 1, count = {}, read = {}, ttl = 0, writes = {}}
-        counters.of[key] = c
-        counters.keys[#counters.keys + 1] = key
+    local rule = rules[i]
+    if rule.counter then
+      local c = counters_of(KEYS[rule_key + 2 * i + 1], rule.width and true)
+      if rule.width then
+        c.before = KEYS[rule_key + 2 * i + 2]
       end
       local field = ARGV[field_arg + 1 + i]
-      local count = c.count
-      if count[field] == nil then
-        local fields = c.fields
-        count[field], fields[#fields + 1] = false, field
-      end
+      counters_field(c, field)
       slots[2 * i + 1], slots[2 * i + 2] = c, field
     end
   end
   return slots
 end
 
--- Reads every counter wanted: one HMGET per hash. A hash that cannot be read fails the
--- writes that check it (write_checks raises its error), not the others.
+-- Reads every counter wanted: one HMGET per hash. A ring its period's hash lacks is
+-- wanted from the hash of the period before, read in turn. A hash that cannot be read
+-- fails the writes that check it (write_checks raises its error), not the others.
 local function counters_read()
-  for _, key in ipairs(counters.keys) do
-    local c = counters.of[key]
-    local fields, from = c.fields, c.unread
-    if #fields >= from then
-      local ok, got = pcall(call, 'HMGET', key, unpack(fields, from))
-      if ok then
-        local count, read = c.count, c.read
-        for k = from, #fields do
-          local value = got[k - from + 1]
-          value = value and tonumber(value) or 0
-          count[fields[k]], read[fields[k]] = value, value
+  local unread = true
+  while unread do
+    unread = false
+    for _, key in ipairs(counters.keys) do
+      local c = counters.of[key]
+      local fields, from = c.fields, c.unread
+      if #fields >= from then
+        local ok, got = pcall(call, 'HMGET', key, unpack(fields, from))
+        if ok then
+          local count, read, rings = c.count, c.read, c.rings
+          for k = from, #fields do
+            local value = got[k - from + 1]
+            if rings then
+              value = value or false
+              if not value and c.before then
+                counters_field(counters_of(c.before, true), fields[k])
+                unread = true
+              end
+            else
+              value = value and tonumber(value) or 0
+            end
+            count[fields[k]], read[fields[k]] = value, value
+          end
+        else
+          c.failed = got
         end
-      else
-        c.failed = got
+        c.unread = #fields + 1
       end
-      c.unread = #fields + 1
     end
   end
+end
+
+-- The ring of `field` in slotted window hash `c` as the call has it: its own, or the
+-- period before's.
+local function counters_ring(c, field)
+  local text = c.count[field]
+  if not text and c.before then
+    local before = counters.of[c.before]
+    text = before and before.count[field] or false
+  end
+  return text
 end
 
 -- Writes every count the call's writes moved: one HSET and one EXPIRE per hash. When one
@@ -126,7 +170,7 @@ local function counters_write(failed)
         local value = count[field]
         if value ~= read[field] then
           pairs_[#pairs_ + 1] = field
-          pairs_[#pairs_ + 1] = string.format('%d', value)
+          pairs_[#pairs_ + 1] = c.rings and value or string.format('%d', value)
           read[field] = value
         end
       end
@@ -207,25 +251,18 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
       if c.failed then
         error(c.failed)
       end
-      count = c.count[slots[2 * i + 2]]
-      if count + inc > limit then
-        -- A blocked value (limit 0) never passes, whatever the window.
-        retry = (limit <= 0 or rule.ends < 0) and -1 or rule.ends - at_ms
-      end
-    elseif rule.watch then
-      -- A watch's log: its total past the threshold holds the write; no wait to find.
-      used, stale = used or {}, stale or {}
-      local key = KEYS[rule_key + 2 * i + 1]
-      local total = stored[totals[i]]
-      total = total and tonumber(total) or 0
-      local gone = call('ZRANGEBYSCORE', key, '-inf', rule_horizon(rule, at_ms))
-      for _, entry in ipairs(gone) do
-        total = total - tonumber(string.match(entry, '^(%d+)'))
-      end
-      used[i], count = total, total
-      stale[i] = #gone > 0
-      if total + inc > limit then
-        retry = 0
+      if rule.width then
+        -- A watch's slotted window: past its threshold, it holds the write.
+        count = ring_total(counters_ring(c, slots[2 * i + 2]), ring_slot(at_ms, rule.width))
+        if count + inc > limit then
+          retry = 0
+        end
+      else
+        count = c.count[slots[2 * i + 2]]
+        if count + inc > limit then
+          -- A blocked value (limit 0) never passes, whatever the window.
+          retry = (limit <= 0 or rule.ends < 0) and -1 or rule.ends - at_ms
+        end
       end
     else
       used, stale = used or {}, stale or {}
@@ -285,7 +322,11 @@ local function rules_consume(rule_key, rules, r, used, stale, inc, inc_text, at_
     local c = slots[2 * i + 1]
     if c then
       local count, field, writes = c.count, slots[2 * i + 2], c.writes
-      count[field] = count[field] + inc
+      if rule.width then
+        count[field] = ring_add(counters_ring(c, field), ring_slot(at_ms, rule.width), inc)
+      else
+        count[field] = count[field] + inc
+      end
       if rule.ttl > c.ttl then
         c.ttl = rule.ttl
       end

@@ -3,6 +3,7 @@
 
 use super::ScriptArgs;
 use super::keys::{BoardKeys, Owner, RuleKeys, Spread};
+use crate::domain::period::Tenths;
 
 /// Whose count a counter holds: a rule or a watch, its window's code, and the subject
 /// (the vote's values for its dimensions).
@@ -26,19 +27,29 @@ pub enum Counter {
         /// When the window restarts (ms since the epoch); `None` when it never does.
         ends_ms: Option<i64>,
     },
-    /// A rolling window: a log of admitted votes and its running total.
+    /// A rule's rolling window: a log of admitted votes and its running total.
     Rolling {
         of: CounterOf,
         ttl_s: i64,
         /// Entries at or before this time (ms) have left the window.
         horizon_ms: i64,
     },
+    /// A watch's rolling window, in slots (`domain::period::Tenths`): the subject's ring
+    /// (`ring.lua`), a field of the hash of the window-long period of the write's time,
+    /// or of the period before's when the write's lacks it.
+    Slotted {
+        of: CounterOf,
+        slots: Tenths,
+        /// The write's slot.
+        slot: i64,
+        ttl_s: i64,
+    },
 }
 
 impl Counter {
     /// The counter's two keys in the order `vote.lua` and `usage.lua` take them: a fixed
     /// counter's hash twice (the scripts ignore the second), a rolling window's log and
-    /// running total.
+    /// running total, a slotted window's hashes of the write's period and the one before.
     pub(super) fn keys(&self, board: &impl RuleKeys) -> (String, String) {
         match self {
             Self::Fixed { of, start, .. } => {
@@ -49,6 +60,24 @@ impl Counter {
                 board.rule_log(of.owner, &of.window, &of.subject),
                 board.rule_log_total(of.owner, &of.window, &of.subject),
             ),
+            Self::Slotted {
+                of, slots, slot, ..
+            } => {
+                let period = slots.period_of(*slot * slots.length_ms() / Tenths::COUNT);
+                let key = |start_ms: i64| {
+                    board.rule_counters(of.owner, &of.window, Some(start_ms / 1000))
+                };
+                (key(period), key(period - slots.length_ms()))
+            }
+        }
+    }
+
+    /// The kind `refund.lua` and `usage.lua` take, and the slot they take with it.
+    pub(super) fn kind(&self) -> (&'static str, Option<i64>) {
+        match self {
+            Self::Fixed { .. } => ("c", None),
+            Self::Rolling { .. } => ("l", None),
+            Self::Slotted { slot, .. } => ("s", Some(*slot)),
         }
     }
 }
@@ -56,25 +85,25 @@ impl Counter {
 impl Counter {
     /// The write's values for the rule's dimensions.
     pub(super) fn subject(&self) -> &str {
-        match self {
-            Self::Fixed { of, .. } | Self::Rolling { of, .. } => &of.subject,
-        }
+        &self.of().subject
     }
 
-    /// A fixed counter's field in its hash (the subject); a rule's rolling log has none
-    /// (''), a watch's names its subject (which a held vote's entry records).
+    /// A counter's field in its hash (the subject); a rule's rolling log has none ('').
     pub(super) fn field(&self) -> &str {
         match self {
-            Self::Fixed { of, .. } => &of.subject,
-            Self::Rolling { of, .. } if matches!(of.owner, Owner::Watch(_)) => &of.subject,
+            Self::Fixed { of, .. } | Self::Slotted { of, .. } => &of.subject,
             Self::Rolling { .. } => "",
         }
     }
 
-    fn owner(&self) -> Owner {
+    fn of(&self) -> &CounterOf {
         match self {
-            Self::Fixed { of, .. } | Self::Rolling { of, .. } => of.owner,
+            Self::Fixed { of, .. } | Self::Rolling { of, .. } | Self::Slotted { of, .. } => of,
         }
+    }
+
+    fn owner(&self) -> Owner {
+        self.of().owner
     }
 }
 
@@ -163,12 +192,12 @@ pub(super) fn push_args<'a>(
 pub(super) struct RuleArgs {
     rule: i64,
     /// 'c' for a calendar window's or the campaign's count, 'l' for a rolling log; a
-    /// watch's 'wc' or 'wl'.
+    /// watch's 'wc', or 'ws' for its rolling window in slots.
     kind: &'static str,
     limit: i64,
     ttl_s: i64,
-    /// A log's entries at or before this time (ms) have left its window; 0 for a count.
-    log_from_ms: i64,
+    /// A log's or a slotted window's length (ms); 0 for a count.
+    length_ms: i64,
     /// When a count restarts (ms), -1 for never; 0 for a log.
     ends_ms: i64,
 }
@@ -177,7 +206,7 @@ impl RuleArgs {
     /// `rule`'s arguments for a write at `at_ms`.
     pub(super) fn of(rule: &RuleCheck, at_ms: i64) -> Self {
         let watch = rule.is_watch();
-        let (kind, ttl_s, log_from_ms, ends_ms) = match &rule.counter {
+        let (kind, ttl_s, length_ms, ends_ms) = match &rule.counter {
             Counter::Fixed { ttl_s, ends_ms, .. } => (
                 if watch { "wc" } else { "c" },
                 *ttl_s,
@@ -186,19 +215,15 @@ impl RuleArgs {
             ),
             Counter::Rolling {
                 ttl_s, horizon_ms, ..
-            } => (
-                if watch { "wl" } else { "l" },
-                *ttl_s,
-                at_ms - horizon_ms,
-                0,
-            ),
+            } => ("l", *ttl_s, at_ms - horizon_ms, 0),
+            Counter::Slotted { slots, ttl_s, .. } => ("ws", *ttl_s, slots.length_ms(), 0),
         };
         Self {
             rule: rule.rule,
             kind,
             limit: rule.limit,
             ttl_s,
-            log_from_ms,
+            length_ms,
             ends_ms,
         }
     }
@@ -208,7 +233,7 @@ impl RuleArgs {
             .arg(self.kind)
             .arg(self.limit)
             .arg(self.ttl_s)
-            .arg(self.log_from_ms)
+            .arg(self.length_ms)
             .arg(self.ends_ms);
     }
 }

@@ -26,6 +26,7 @@ use crate::domain::scoring::{Op, Storage};
 static SCORE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         include_str!("window.lua"),
+        include_str!("ring.lua"),
         include_str!("rules.lua"),
         include_str!("trend.lua"),
         include_str!("instance.lua"),

@@ -8,7 +8,8 @@ use super::reply::{as_array, as_int, reply_error};
 use super::rules::{Counter, RuleCheck};
 use super::{Invocation, RedisFailure, RedisStore};
 
-static USAGE: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("usage.lua")));
+static USAGE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(concat!(include_str!("ring.lua"), include_str!("usage.lua"))));
 
 /// How much of a rule's limit is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,10 +50,14 @@ impl RedisStore {
                     let counter = &rules[i].counter;
                     let (first, second) = counter.keys(keys);
                     call.key(first).key(second);
+                    let (kind, slot) = counter.kind();
                     match counter {
-                        Counter::Fixed { .. } => call.arg("c").arg(counter.field()),
-                        Counter::Rolling { horizon_ms, .. } => call.arg("l").arg(horizon_ms),
-                    };
+                        Counter::Rolling { horizon_ms, .. } => call.arg(kind).arg(horizon_ms),
+                        Counter::Fixed { .. } | Counter::Slotted { .. } => {
+                            call.arg(kind).arg(counter.field())
+                        }
+                    }
+                    .arg(slot.map_or_else(String::new, |s| s.to_string()));
                 }
                 call
             })

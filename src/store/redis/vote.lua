@@ -106,7 +106,7 @@
 --                              decayed scores are read, not answered)
 --   {'dup', receipt_and_scores}                        the first answer for this key
 --   {'held', watch, flags, real_0, display_0, ...}  a watch (rules given kind 'wc' or
---                              'wl', see rules.lua) held the vote for review: its rules
+--                              'ws', see rules.lua) held the vote for review: its rules
 --                              are consumed and its ledger entry is marked held; flags is
 --                              1 when it took the subject past the threshold; the scores
 --                              are the member's as they stand (see `hold`)

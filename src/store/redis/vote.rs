@@ -21,6 +21,7 @@ use crate::domain::score::{Increment, View};
 /// Redis to compare versions).
 pub const VOTE_SOURCE: &str = concat!(
     include_str!("window.lua"),
+    include_str!("ring.lua"),
     include_str!("rules.lua"),
     include_str!("trend.lua"),
     include_str!("instance.lua"),
