@@ -413,9 +413,16 @@ async fn a_vote_past_a_watch_is_held_answered_as_accepted_and_counted_nowhere() 
 }
 
 /// On a sharded board a vote its voter's shard refuses gives back what its watch counted
-/// in another shard, and a watch of `voter` counts in the voter's shard with the vote.
+/// in another shard, and a watch of `voter` counts in the voter's shard with the vote:
+/// over a calendar day and over a rolling hour (a subject's tenths, one counter).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sharded_board_gives_a_refused_votes_watch_count_back() {
+    for window in ["day", "rolling:1h"] {
+        refused_and_given_back(window).await;
+    }
+}
+
+async fn refused_and_given_back(window: &str) {
     let app = TestApp::spawn().await;
     app.board(
         json!({"slug": "final", "title": "Final", "periods": ["day", "all"],
@@ -439,7 +446,7 @@ async fn a_sharded_board_gives_a_refused_votes_watch_count_back() {
         let (status, watch) = add_watch(
             &app,
             "final",
-            json!({"name": name, "dimensions": dimensions, "window": "day", "threshold": threshold}),
+            json!({"name": name, "dimensions": dimensions, "window": window, "threshold": threshold}),
         )
         .await;
         assert_eq!(status, StatusCode::CREATED, "{watch}");
@@ -453,18 +460,26 @@ async fn a_sharded_board_gives_a_refused_votes_watch_count_back() {
         .unwrap();
     // u1 fills its rule; its next vote is refused in its shard, after "net" counted it.
     let (status, first) = app.vote("final", vote(u1, "203.0.113.1", "m1", 3)).await;
-    assert_eq!((status, all_time(&first)), (StatusCode::OK, 3.0), "{first}");
+    assert_eq!(
+        (status, all_time(&first)),
+        (StatusCode::OK, 3.0),
+        "{window}: {first}"
+    );
     let (status, refused) = app.vote("final", vote(u1, "203.0.113.1", "m1", 1)).await;
-    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{refused}");
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{window}: {refused}");
     // So "net" holds 3 of 4, and u2's vote counts; u3's takes the network past 4.
     let (status, second) = app.vote("final", vote("u2", "203.0.113.2", "m1", 1)).await;
     assert_eq!(
         (status, all_time(&second)),
         (StatusCode::OK, 4.0),
-        "{second}"
+        "{window}: {second}"
     );
     let (status, third) = app.vote("final", vote("u3", "203.0.113.3", "m2", 1)).await;
-    assert_eq!((status, all_time(&third)), (StatusCode::OK, 0.0), "{third}");
+    assert_eq!(
+        (status, all_time(&third)),
+        (StatusCode::OK, 0.0),
+        "{window}: {third}"
+    );
     // "repeat" counts u4's votes in u4's shard: its fourth is held.
     for (n, member, expected) in [
         (1, "m1", 5.0),
@@ -478,7 +493,7 @@ async fn a_sharded_board_gives_a_refused_votes_watch_count_back() {
         assert_eq!(
             (status, all_time(&answer)),
             (StatusCode::OK, expected),
-            "vote {n}: {answer}"
+            "{window} vote {n}: {answer}"
         );
     }
     let entries = ledger(&app, "final", 100).await;
@@ -493,8 +508,12 @@ async fn a_sharded_board_gives_a_refused_votes_watch_count_back() {
         })
         .collect();
     held.sort();
-    assert_eq!(held, vec![("u3", ids[0]), ("u4", ids[1])], "{entries:?}");
-    assert_eq!(entries.len(), 7, "{entries:?}");
+    assert_eq!(
+        held,
+        vec![("u3", ids[0]), ("u4", ids[1])],
+        "{window}: {entries:?}"
+    );
+    assert_eq!(entries.len(), 7, "{window}: {entries:?}");
     assert_eq!(score(&app, "final", "m1", "day").await, 6.0);
     assert_eq!(score(&app, "final", "m2", "day").await, 1.0);
 }
