@@ -1384,3 +1384,80 @@ async fn a_release_leaves_out_the_votes_of_a_member_disabled_since() {
         "three votes and m1's release: {entries:?}"
     );
 }
+
+#[tokio::test]
+async fn counter_hashes_are_hash_tables_and_a_rolling_watch_packs_its_ring() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "final", "title": "Final", "periods": ["day", "all"]}))
+        .await;
+    app.members("final", &["m1"]).await;
+    let (status, rule) = app
+        .post(
+            "/api/v1/admin/boards/final/rules",
+            json!({"name": "a day", "dimensions": ["voter"], "window": "day", "limit": 100}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{rule}");
+    let (status, watch) = add_watch(
+        &app,
+        "final",
+        json!({"name": "net", "dimensions": ["ip/24"], "window": "rolling:10m", "threshold": 100}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{watch}");
+    for count in [1, 2] {
+        let (status, body) = app
+            .vote(
+                "final",
+                json!({"member": "m1", "voter": "u1", "ip": "203.0.113.1", "count": count}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let slot_now = chrono::Utc::now().timestamp_millis() / 60_000;
+    let mut conn = crate::harness::RawRedis::connect().await;
+    // Both hashes hold a subject and the mark whose long value keeps them hash tables
+    // (a listpack is scanned field by field on every read).
+    let rule_keys = conn.keys(&format!("{}*:rl:*", app.prefix)).await;
+    let watch_keys = conn
+        .keys(&format!("{}*:wt:*:rolling:10m:*", app.prefix))
+        .await;
+    assert_eq!(
+        (rule_keys.len(), watch_keys.len()),
+        (1, 1),
+        "{rule_keys:?} {watch_keys:?}"
+    );
+    for key in rule_keys.iter().chain(&watch_keys) {
+        let encoding: String = conn
+            .query(redis::cmd("OBJECT").arg("ENCODING").arg(key))
+            .await;
+        let fields: i64 = conn.query(redis::cmd("HLEN").arg(key)).await;
+        let mark: String = conn.query(redis::cmd("HGET").arg(key).arg("~")).await;
+        assert_eq!((encoding.as_str(), fields), ("hashtable", 2), "{key}");
+        assert!(mark.len() > 64, "{key}: {mark}");
+    }
+    let counted: String = conn
+        .query(redis::cmd("HGET").arg(&rule_keys[0]).arg("2.u1"))
+        .await;
+    assert_eq!(counted, "3");
+    // The ring: little-endian doubles base (the newest slot), total, then each slot's
+    // count from the newest.
+    let ring: Vec<u8> = conn
+        .query(
+            redis::cmd("HGET")
+                .arg(&watch_keys[0])
+                .arg("14.203.0.113.0/24"),
+        )
+        .await;
+    assert_eq!(ring.len() % 8, 0, "{ring:?}");
+    let numbers: Vec<f64> = ring
+        .chunks(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    assert!(
+        (slot_now - 1..=slot_now).contains(&(numbers[0] as i64)),
+        "{numbers:?} at slot {slot_now}"
+    );
+    assert_eq!(numbers[1], 3.0, "{numbers:?}");
+    assert_eq!(numbers[2..].iter().sum::<f64>(), 3.0, "{numbers:?}");
+}

@@ -30,9 +30,23 @@
 -- one HSET and one EXPIRE per hash). A hash's TTL is set on every call that writes it:
 -- a calendar window's ends a little after the window, the campaign's moves with each
 -- write.
+--
+-- Every counter hash holds the field MARK with a value longer than 64 bytes, Redis's
+-- default `hash-max-listpack-value`, so Redis keeps it as a hash table: a small hash is
+-- otherwise a listpack (up to `hash-max-listpack-entries`, 512 by default in Redis 7.0)
+-- whose every HMGET and HSET scans its fields one by one, and a window's few hundred
+-- subjects (the /24 networks of a TV final's audience) cost a vote more there than all
+-- its rules' other work (bench/notes/2026-11-29-watch-cost.md). The first HMGET of a
+-- hash in a call asks for the mark too; a call that writes a hash without it adds it.
+-- A subject is length-prefixed (it starts with a digit, or is empty), so no subject is
+-- MARK.
 
 -- What scripts use on every write, as locals: a global is a table lookup at each use.
 local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
+
+-- A counter hash's mark and its value (see above).
+local MARK = '~'
+local MARK_VALUE = 'a value longer than hash-max-listpack-value keeps this hash a hash table'
 
 -- The r rules whose arguments start at ARGV[rule_arg + 1], as a table indexed from 0 of
 -- {id, counter (true for a counter or a slotted window, false for a log), watch (true
@@ -68,7 +82,7 @@ end
 -- read = field -> count as last read or written, ttl = the longest TTL a write asked
 -- for, writes = the writes that moved them since the last write, failed = the read's
 -- error, rings = whether it holds rings, before = a slotted window's hash of the period
--- before}; `keys` in the order first wanted.
+-- before, marked = whether it holds MARK, once read}; `keys` in the order first wanted.
 local counters = {keys = {}, of = {}}
 
 -- The call's counter hash `key`, wanted for the first time here.
@@ -122,11 +136,21 @@ local function counters_read()
       local c = counters.of[key]
       local fields, from = c.fields, c.unread
       if #fields >= from then
-        local ok, got = pcall(call, 'HMGET', key, unpack(fields, from))
+        -- The first read of the hash asks whether it holds MARK, in front.
+        local first = from == 1 and 1 or 0
+        local ok, got
+        if first == 1 then
+          ok, got = pcall(call, 'HMGET', key, MARK, unpack(fields))
+        else
+          ok, got = pcall(call, 'HMGET', key, unpack(fields, from))
+        end
         if ok then
           local count, read, rings = c.count, c.read, c.rings
+          if first == 1 then
+            c.marked = got[1] and true or false
+          end
           for k = from, #fields do
-            local value = got[k - from + 1]
+            local value = got[k - from + 1 + first]
             if rings then
               value = value or false
               if not value and c.before then
@@ -173,6 +197,11 @@ local function counters_write(failed)
           pairs_[#pairs_ + 1] = c.rings and value or string.format('%d', value)
           read[field] = value
         end
+      end
+      if #pairs_ > 0 and not c.marked then
+        local n = #pairs_
+        pairs_[n + 1], pairs_[n + 2] = MARK, MARK_VALUE
+        c.marked = true
       end
       local ok, err = pcall(function()
         if #pairs_ > 0 then
