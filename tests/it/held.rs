@@ -81,6 +81,15 @@ fn all_time(answer: &Value) -> f64 {
     num(&all["real"])
 }
 
+/// The voters of the held entries among ledger `entries`.
+fn held_voters(entries: &[Value]) -> BTreeSet<String> {
+    entries
+        .iter()
+        .filter(|e| !e["held"].is_null())
+        .map(|e| e["voter"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 async fn review(app: &TestApp, board: &str, body: Value) -> (StatusCode, Value) {
     app.post(&format!("/api/v1/admin/boards/{board}/held/reviews"), body)
         .await
@@ -662,11 +671,7 @@ async fn play(casts: &[Cast], threshold: i64, release: bool, sharded: bool) {
     let entries = ledger(&app, "final", 1000).await;
     assert_eq!(entries.len(), casts.len());
     // A sharded board's ledger lists each shard's entries together: compare as sets.
-    let found: BTreeSet<String> = entries
-        .iter()
-        .filter(|e| !e["held"].is_null())
-        .map(|e| e["voter"].as_str().unwrap().to_owned())
-        .collect();
+    let found = held_voters(&entries);
     assert_eq!(found, held.iter().cloned().collect::<BTreeSet<_>>());
     let (status, recount) = app
         .post("/api/v1/admin/boards/final/recount", json!({}))
@@ -782,11 +787,7 @@ async fn play_rolling(gaps: &[(i64, u8, i64)], threshold: i64, sharded: bool) {
     }
     let entries = ledger(&app, "roll", 1000).await;
     assert_eq!(entries.len(), gaps.len());
-    let found: BTreeSet<String> = entries
-        .iter()
-        .filter(|e| !e["held"].is_null())
-        .map(|e| e["voter"].as_str().unwrap().to_owned())
-        .collect();
+    let found = held_voters(&entries);
     assert_eq!(found, held, "{gaps:?}");
 }
 
