@@ -61,7 +61,7 @@ cmp -s <(grep -v '^\(bind\|database_url\|redis_url\) = ' "$work/ovation.toml") \
 "$work/root/usr/bin/ovation" --version | grep -q "^ovation $(dpkg-deb -f "$pkg" Version) (" ||
   fail "ovation --version does not print the package's version"
 (cd "$work/state" && OVATION_CONFIG="$work/ovation.toml" OVATION_ADMIN_PASSWORD=package-test-pw \
-  "$work/root/usr/bin/ovation" serve >"$work/ovation.log" 2>&1) &
+  exec "$work/root/usr/bin/ovation" serve >"$work/ovation.log" 2>&1) &
 pids+=($!)
 for _ in $(seq 100); do
   if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_port/readyz")" = 200 ]; then
