@@ -38,8 +38,8 @@ mod http;
 mod memory;
 
 use common::{
-    command_stat, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds,
-    write_results,
+    command_stat, env_number, evalsha_stat, evalsha_usec, median, redis_cli, start_redis,
+    steal_seconds, write_results,
 };
 use http::{call, cpu_cell, round, server_bin, start_server, until_quiet, wrk};
 use memory::used_memory;
@@ -59,13 +59,6 @@ const BRIEF_TTL_S: u64 = 3;
 fn family(slug: &str, ttl_s: u64) -> Value {
     json!({"slug": slug, "title": slug, "membership": "open", "scoring": "scores",
         "periods": ["hour", "day", "all"], "instances": {"ttl_s": ttl_s}})
-}
-
-/// The median of `values`.
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
 }
 
 /// One write: (board, member); a room is `<family>:<room>`.

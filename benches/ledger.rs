@@ -41,8 +41,8 @@ use serde_json::json;
 mod common;
 
 use common::{
-    engine_state, env_number, evalsha_stat, evalsha_usec, redis_cli, start_redis, steal_seconds,
-    write_results, zincrby_usec,
+    engine_state, env_number, evalsha_stat, evalsha_usec, median, redis_cli, start_redis,
+    steal_seconds, write_results, zincrby_usec,
 };
 
 /// Votes per phase of part 1.
@@ -196,11 +196,6 @@ async fn append_usec(port: u16, body: &str, group: usize) -> (f64, f64) {
     }
     let stolen = (steal_seconds() - steal) / at.elapsed().as_secs_f64() * 100.0;
     (evalsha_stat(port, "usec") / VOTES as f64, stolen)
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
 }
 
 /// Runs `phase` until a run loses at most [`STEAL_LIMIT`] % (three tries), answering
@@ -382,7 +377,7 @@ async fn run() {
             with.push(b.0);
             steal = steal.max(a.1).max(b.1);
         }
-        rows.push((group, median(without), median(with), steal));
+        rows.push((group, median(&without), median(&with), steal));
     }
     let mut shapes = Vec::new();
     for group in [1, 32] {
@@ -393,10 +388,10 @@ async fn run() {
                 runs.push(run.0);
                 steal = steal.max(run.1);
             }
-            shapes.push((group, name, median(runs), steal));
+            shapes.push((group, name, median(&runs), steal));
         }
     }
-    let unit = median((0..3).map(|_| zincrby_usec(port)).collect());
+    let unit = median(&(0..3).map(|_| zincrby_usec(port)).collect::<Vec<_>>());
 
     // 2. The drain.
     let drained_rows: usize = env_number("BENCH_LEDGER_DRAIN", 200_000);

@@ -64,8 +64,8 @@ mod cpu;
 mod http;
 
 use common::{
-    command_stat, command_stats, engine_state, env_number, evalsha_stat, redis_cli, start_cluster,
-    start_redis, steal_seconds, vote_caller, write_results, zincrby_usec,
+    command_stat, command_stats, engine_state, env_number, evalsha_stat, median, redis_cli,
+    start_cluster, start_redis, steal_seconds, vote_caller, write_results, zincrby_usec,
 };
 use cpu::cpu_times;
 use http::{WrkResult, cpu_cell, create_board, server_bin, start_server_with, until_quiet, wrk};
@@ -286,13 +286,6 @@ async fn engine_run(
         nodes,
         votes_per_s: cast / wall,
     }
-}
-
-/// The median of `values` (the upper one of an even count).
-fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
 }
 
 /// `values` as `+a, +b, +c`.

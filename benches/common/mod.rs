@@ -9,6 +9,13 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The median of `values` (the upper one of an even count).
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
 /// The number in the environment variable `name`, or `default` when it is unset or not
 /// a number.
 pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
