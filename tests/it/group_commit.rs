@@ -392,6 +392,8 @@ async fn summed_calls_answer_each_vote_as_if_applied_one_after_another() {
             // (vote, answer) of each vote counted; (vote, rule) of each refused.
             let (mut counted, mut refused) = (Vec::new(), Vec::new());
             let mut sent: Vec<Value> = Vec::new();
+            // The first answer of each counted vote, by idempotency key.
+            let mut first = std::collections::HashMap::new();
             for i in 0..6 {
                 // A batch of one voter's votes goes in one call, with other requests'.
                 let batch = if !sent.is_empty() && rng.random_bool(0.15) {
@@ -418,9 +420,18 @@ async fn summed_calls_answer_each_vote_as_if_applied_one_after_another() {
                 for (vote, result) in batch["votes"].as_array().unwrap().iter().zip(results) {
                     let mut vote = vote.clone();
                     vote["voter"] = batch["voter"].clone();
+                    let key = vote["idempotency_key"].clone();
                     match result["error"]["code"].as_str() {
-                        None if result["replayed"] == false => counted.push((vote, result.clone())),
-                        None => {}
+                        None if result["replayed"] == false => {
+                            first.insert(key.to_string(), result.clone());
+                            counted.push((vote, result.clone()));
+                        }
+                        // A replay answers the scores its first answer gave.
+                        None => {
+                            let mut replayed = result.clone();
+                            replayed["replayed"] = json!(false);
+                            assert_eq!(Some(&replayed), first.get(&key.to_string()), "{vote}");
+                        }
                         Some("rate_limited") => {
                             refused.push((vote, result["error"]["rule"]["name"].clone()))
                         }

@@ -44,6 +44,19 @@
 -- What scripts use on every write, as locals: a global is a table lookup at each use.
 local KEYS, ARGV, tonumber, call = KEYS, ARGV, tonumber, redis.call
 
+-- Whole number `n` as decimal text, formatted once per call: string.format runs C's
+-- sprintf, and a call's counts and increments repeat
+-- (bench/notes/2026-11-29-vote-cpu.md).
+local int_texts = {}
+local function int_text(n)
+  local text = int_texts[n]
+  if not text then
+    text = string.format('%d', n)
+    int_texts[n] = text
+  end
+  return text
+end
+
 -- A counter hash's mark and its value (see above).
 local MARK = '~'
 local MARK_VALUE = 'a value longer than hash-max-listpack-value keeps this hash a hash table'
@@ -194,7 +207,7 @@ local function counters_write(failed)
         local value = count[field]
         if value ~= read[field] then
           pairs_[#pairs_ + 1] = field
-          pairs_[#pairs_ + 1] = c.rings and value or string.format('%d', value)
+          pairs_[#pairs_ + 1] = c.rings and value or int_text(value)
           read[field] = value
         end
       end

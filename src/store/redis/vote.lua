@@ -276,30 +276,37 @@ end
 -- Writes what the call's votes have summed so far (see `sums`) and the idempotency
 -- records of those votes, then starts the sums afresh. A ZINCRBY that fails answers its
 -- error for every vote of the member, as a command of the vote's own would, and those
--- votes get no idempotency record (a vote whose own command failed gets none).
+-- votes get no idempotency record (a vote whose own command failed gets none). The
+-- member's last vote in the call has the scores Redis replied: its reply takes their
+-- text, as a vote of a call of one does, and so does its record, which the others' have
+-- to format.
 local function flush()
   local hd = sums.hd
   for _, member in ipairs(sums.order) do
     local sum = sums.members[member]
+    -- The member's increments, the same in every period.
+    local texts = {int_text(sum[1]), int_text(sum[2]), sum[3] > 0 and int_text(sum[3])}
+    local last = sum[#sum - 2]
     local ok, err = pcall(function()
       for p = 0, hd.n - 1 do
         local base = hd.period_key + 3 * p
         for v = 1, 2 do
           local total = sum[v]
-          local score = tonumber(call('ZINCRBY', KEYS[base + v], string.format('%d', total),
-            member))
+          local text = call('ZINCRBY', KEYS[base + v], texts[v], member)
+          local score = tonumber(text)
           -- Whole numbers below 2^53: the reply carries them exactly as integers.
           local before, slot = score - total, 2 * p + v + 1
           for k = 4, #sum, 3 do
             sum[k][slot] = before + sum[k + v]
           end
+          last[slot] = text
           if p + 1 == hd.all_at and score >= hd.low then
             put(hd.mark_key, '0')
           end
         end
         -- 49 is '1'.
         if sum[3] > 0 and string.byte(hd.periods, p + 1) == 49 then
-          call('ZINCRBY', KEYS[base + 3], string.format('%d', sum[3]), member)
+          call('ZINCRBY', KEYS[base + 3], texts[3], member)
         end
       end
     end)
@@ -317,7 +324,9 @@ local function flush()
   for _, record in ipairs(idem) do
     local j, reply = record[1], record[2]
     if replies[j] == reply then
-      put(record[3], string.format(record[6], record[4], unpack(reply, 2)), record[5])
+      local scores = type(reply[2]) == 'string' and table.concat(reply, ',', 2)
+        or string.format(record[6], unpack(reply, 2))
+      put(record[3], record[4] .. '|' .. scores, record[5])
     end
   end
   sums, idem = {members = {}, order = {}}, {}
@@ -595,9 +604,10 @@ for i = 1, H do
     late = ARGV[ab + 8] == '1', periods = periods, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
     ttl = ARGV[ab + 10], rules = rules_parse(ab + 11, r), windows = windows, trends = trends,
-    -- A summed vote's idempotency record: its receipt, then its scores (the periods' as
-    -- integers, the windows' as Redis gave them).
-    record = '%s|' .. string.sub(string.rep(',%d', 2 * n) .. string.rep(',%s', 2 * #windows), 2),
+    -- The format of a summed vote's scores in its idempotency record, after its receipt
+    -- and '|' (the periods' as integers, the windows' as Redis gave them), for a vote
+    -- whose scores are not Redis's own text (see `flush`).
+    record = string.sub(string.rep(',%d', 2 * n) .. string.rep(',%s', 2 * #windows), 2),
     -- What its counted votes write together (see `together`): their voters (the
     -- board's participants) and the votes that added them, per member the same (the
     -- member's participants) with the first vote's own keys, and their sum of votes
