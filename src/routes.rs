@@ -93,16 +93,12 @@ impl Node {
             Some(next) if !segment.is_empty() => next.find(rest, literal),
             _ => None,
         };
-        match (by_literal, by_parameter) {
-            (Some(a), Some(b)) => Some(if better(b, a) { b } else { a }),
-            (a, b) => a.or(b),
-        }
+        // More literal segments first, then the first declared.
+        [by_literal, by_parameter]
+            .into_iter()
+            .flatten()
+            .max_by_key(|(p, literal)| (*literal, std::cmp::Reverse(p.order)))
     }
-}
-
-/// Whether `a` is preferred to `b`: more literal segments, then declared first.
-fn better(a: Found<'_>, b: Found<'_>) -> bool {
-    (a.1, std::cmp::Reverse(a.0.order)) > (b.1, std::cmp::Reverse(b.0.order))
 }
 
 /// The route pattern `path` matches (`/api/v1/boards/{board}/top`), or `unmatched`.
