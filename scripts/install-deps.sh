@@ -4,9 +4,9 @@
 # ChromeDriver for the browser tests (and a Chinese font for their screenshots), Node.js
 # and npm for the TypeScript client's tests, and
 # nginx for the reverse-proxy test, unpacked under target/nginx from Debian's package
-# without installing it (no service starts); with `--bench`, wrk for the benchmark and
-# Lua 5.1 for scripts/profile-vote.sh. Runs apt-get as root, or through sudo when
-# available.
+# without installing it (no service starts); with `--bench`, wrk for the benchmark, and
+# Lua 5.1 and valgrind for scripts/profile-vote.sh. Runs apt-get as root, or through sudo
+# when available.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +15,7 @@ command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if [ "${1:-}" = "--bench" ]; then
   command -v wrk >/dev/null 2>&1 || missing+=(wrk)
   command -v lua5.1 >/dev/null 2>&1 || missing+=(lua5.1)
+  command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 fi
 if [ "${1:-}" = "--browser" ]; then
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)

@@ -4,10 +4,38 @@
 # TV-final board (benches/tv_final.rs), sends votes with wrk (bench/tv_vote.lua) while
 # MONITOR captures the calls, then runs the largest captured vote.lua call in Lua 5.1
 # with a stand-in redis.call and prints µs per vote, the VM instructions a vote runs and
-# each function's share of them (bench/profile/profile.lua). `--lines`: by line too.
-# Needs wrk and lua5.1 (scripts/install-deps.sh --bench) and builds the release binary.
+# each function's share of them (bench/profile/profile.lua).
+#
+# usage: scripts/profile-vote.sh [--lines] [--watch rolling|hour] [--count REV]
+#   --lines        by line too
+#   --watch W      the board has one watch (ip/24, a threshold no subject reaches) over a
+#                  rolling 10 minutes or the calendar hour
+#   --count REV    instead, counts what Redis executes a vote (callgrind): every captured
+#                  vote.lua call replayed into a fresh redis-server with the script as
+#                  committed at REV and as it is in the working tree
+#                  (bench/profile/replay_count.py); counts do not drift with the host's
+#                  speed, as timed figures on a shared VM do
+# Needs wrk, lua5.1 and valgrind (scripts/install-deps.sh --bench) and builds the
+# release binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lines= watch= count=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --lines) lines=lines; shift ;;
+    --watch) watch=$2; shift 2 ;;
+    --count) count=$2; shift 2 ;;
+    *) echo "usage: $0 [--lines] [--watch rolling|hour] [--count REV]" >&2; exit 2 ;;
+  esac
+done
+case "$watch" in
+  '') ;;
+  rolling) window=rolling:10m ;;
+  hour) window=hour ;;
+  *) echo "--watch takes rolling or hour" >&2; exit 2 ;;
+esac
+[ -z "$count" ] || git rev-parse --verify -q "$count^{commit}" >/dev/null ||
+  { echo "--count: no commit $count" >&2; exit 2; }
 scripts/install-deps.sh --bench
 cargo build --release --quiet
 work=$(mktemp -d)
@@ -43,13 +71,29 @@ api PUT boards/final/members "{\"members\": [$(for i in $(seq 10); do
 api POST boards/final/rules '{"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1000}'
 api POST boards/final/rules '{"name": "voter and member per day", "dimensions": ["voter", "member"], "window": "day", "limit": 100}'
 api POST boards/final/rules '{"name": "ip per minute", "dimensions": ["ip"], "window": "minute", "limit": 10000}'
+[ -z "$watch" ] || api POST boards/final/watches "{\"name\": \"a network\",
+  \"dimensions\": [\"ip/24\"], \"window\": \"$window\", \"threshold\": 100000}"
 wrk -t2 -c64 -d3s -s bench/tv_vote.lua -H "Authorization: Bearer $key" \
   -H 'Content-Type: application/json' "$base/api/v1/boards/final/votes" >/dev/null &
 wrk_pid=$!
 sleep 1.5
 timeout 1 redis-cli -p "$redis_port" monitor >"$work/monitor.txt" || true
 wait "$wrk_pid"
-python3 bench/profile/monitor_call.py "$work/monitor.txt" >"$work/call.lua"
 s=src/store/redis
-lua5.1 bench/profile/profile.lua "$work/call.lua" 1000 $([ "${1:-}" = --lines ] && echo lines) -- \
-  $s/window.lua $s/rules.lua $s/trend.lua $s/instance.lua $s/vote.lua
+# The vote script's parts, in the order store/redis/vote.rs joins them (from its text on
+# standard input).
+parts() { sed -n '/VOTE_SOURCE/,/);/p' | grep -o '"[a-z_]*\.lua"' | tr -d '"'; }
+if [ -n "$count" ]; then
+  mkdir -p "$work/$count" "$work/working-tree"
+  for part in $(parts <$s/vote.rs); do cat "$s/$part"; done >"$work/working-tree/vote.lua"
+  for part in $(git show "$count:$s/vote.rs" | parts); do
+    git show "$count:$s/$part"
+  done >"$work/$count/vote.lua"
+  served=$(sha1sum "$work/working-tree/vote.lua" | cut -d' ' -f1)
+  python3 bench/profile/replay_count.py "$work/monitor.txt" "$served" \
+    "$work/$count" "$work/working-tree"
+  exit
+fi
+python3 bench/profile/monitor_call.py "$work/monitor.txt" >"$work/call.lua"
+lua5.1 bench/profile/profile.lua "$work/call.lua" 1000 $lines -- \
+  $(for part in $(parts <$s/vote.rs); do echo "$s/$part"; done)

@@ -42,11 +42,16 @@ def lua_string(data):
     ) + '"'
 
 
-calls = [arguments(l) for l in open(sys.argv[1], errors="replace") if '"EVALSHA"' in l.upper()]
-if not calls:
-    sys.exit("no EVALSHA call in the capture")
-call = max(calls, key=lambda a: int(a[2]))
-keys = call[3 : 3 + int(call[2])]
-argv = call[3 + int(call[2]) :]
-print("KEYS_IN = {" + ",".join(map(lua_string, keys)) + "}")
-print("ARGV_IN = {" + ",".join(map(lua_string, argv)) + "}")
+def main():
+    calls = [arguments(l) for l in open(sys.argv[1], errors="replace") if '"EVALSHA"' in l.upper()]
+    if not calls:
+        sys.exit("no EVALSHA call in the capture")
+    call = max(calls, key=lambda a: int(a[2]))
+    keys = call[3 : 3 + int(call[2])]
+    argv = call[3 + int(call[2]) :]
+    print("KEYS_IN = {" + ",".join(map(lua_string, keys)) + "}")
+    print("ARGV_IN = {" + ",".join(map(lua_string, argv)) + "}")
+
+
+if __name__ == "__main__":
+    main()

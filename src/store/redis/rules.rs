@@ -125,6 +125,12 @@ pub struct RuleCheck {
 }
 
 impl RuleCheck {
+    /// Whether the rule counts in a rolling log (whose keys name the write's subject)
+    /// rather than in a field of a hash.
+    pub(super) fn keeps_log(&self) -> bool {
+        matches!(self.counter, Counter::Rolling { .. })
+    }
+
     /// Whether this is a watch's count rather than a rule's.
     pub(super) fn is_watch(&self) -> bool {
         matches!(self.counter.owner(), Owner::Watch(_))

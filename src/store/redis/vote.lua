@@ -38,6 +38,10 @@
 -- then 13 keys per rolling window, one after another, whatever its length: its state,
 -- totals and the ring keys of two slots (see window.lua)
 -- then 3 keys per trending period: its scores per view and its origin (see trend.lua)
+-- then, when no rule keeps a rolling log, two keys per rule i (see rules.lua): a
+--          counter's hashes are the same for every vote of the header, so its votes
+--          carry none (a log's keys name the vote's subject: with one, every vote carries
+--          every rule's)
 --
 -- ARGV[1]  n, the number of enabled periods
 -- ARGV[2]  h, the number of voter buckets
@@ -69,11 +73,12 @@
 --   +5 a family instance's TTL in ms for the slots the vote writes (see window_add)
 -- then two per trending period k, at 11 + 6r + 5w + 2k (see trend.lua)
 --
--- A vote's own KEYS[i] (1 + h + 2r, by its header) and ARGV[i]:
+-- A vote's own KEYS[i] (1 + h, and 2r more when its header holds no rule keys) and
+-- ARGV[i]:
 -- KEYS[1]  idempotency record (string; any key of the board when its TTL is 0)
 -- then one key per voter bucket v = 1 .. h, at 1 + v: the member's distinct voters in it
 --          (HyperLogLog)
--- then two keys per rule i, at 1 + h + 2i (see rules.lua)
+-- then, when its header holds none, two keys per rule i, at 1 + h + 2i (see rules.lua)
 --
 -- ARGV[1]  its header (1 .. H)
 -- then one per rule i, at 1 + 1 + i: its counter's field (see rules.lua)
@@ -358,7 +363,7 @@ end
 -- written yet included).
 local function hold(j, hd, kb, fx, member, watch, flags, subject, used, stale, real_inc,
     real_text, at_ms)
-  local rule_key, rules, r = kb + 1 + hd.h, hd.rules, hd.r
+  local rule_key, rules, r = hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r
   rules_consume(rule_key, rules, r, used, stale, real_inc, real_text, at_ms, ARGV[fx + 9],
     slots[j], j)
   local result = {'held', tonumber(watch), flags and 1 or 0}
@@ -399,7 +404,7 @@ local function cast(j, hd, kb, ab)
   local idem_key, idem_ttl = KEYS[kb + 1], ARGV[fx + 6]
   local keyed = idem_ttl ~= '0'
   local period_key = hd.period_key
-  local rule_key = kb + 1 + h
+  local rule_key = hd.rule_key or kb + 1 + h
   local display_text, carry_text = ARGV[fx + 3], ARGV[fx + 4]
   local all_at, all_key, mark_key = hd.all_at, hd.all_key, hd.mark_key
   local late = hd.late
@@ -558,13 +563,13 @@ end
 
 -- Gives the keys of the votes counted on family instances their expiry: after the
 -- shared writes, which may be the first to make a key. A vote's own keys (its record
--- and counters among them) and its header's, but for the ledger and the rolling windows
--- (which expire by their own rules).
+-- among them) and its header's, but for the ledger, the rolling windows and the rule
+-- counters (which expire by their own rules).
 local function expire_instances(expiries)
   local seen = {}
   for _, e in ipairs(expiries) do
     local kb, keyed, rule_key, r, hd = e[1], e[2], e[3], e[4], e[5]
-    instance_expire(kb + 1, rule_key + 2 * r, keyed, rule_key, r, hd.ttl, seen)
+    instance_expire(kb + 1, kb + hd.own_keys, keyed, rule_key, r, hd.ttl, seen)
     instance_expire(hd.kb + 1, hd.voter_key + hd.h, false, 0, 0, hd.ttl, seen)
   end
 end
@@ -593,6 +598,11 @@ for i = 1, H do
     trends[k] = trend_parse(o, wa)
     o, wa = o + 3, wa + 2
   end
+  local rules = rules_parse(ab + 11, r)
+  -- Where the rules' keys are when the header holds them (see the header's KEYS): rule
+  -- i's at KEYS[rule_key + 2i + 1] and KEYS[rule_key + 2i + 2], after its trending
+  -- periods'.
+  local rule_key = r > 0 and not rules.logs and o
   local max_units = tonumber(ARGV[ab + 5])
   -- The headroom mark's d, 10^d and M - 10^d (see the header).
   local digits = #string.format('%d', math.floor(max_units / 2)) - 1
@@ -603,7 +613,8 @@ for i = 1, H do
     hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
     late = ARGV[ab + 8] == '1', periods = periods, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
-    ttl = ARGV[ab + 10], rules = rules_parse(ab + 11, r), windows = windows, trends = trends,
+    ttl = ARGV[ab + 10], rules = rules, windows = windows, trends = trends,
+    rule_key = rule_key, own_keys = 1 + h + (rule_key and 0 or 2 * r),
     -- The format of a summed vote's scores in its idempotency record, after its receipt
     -- and '|' (the periods' as integers, the windows' as Redis gave them), for a vote
     -- whose scores are not Redis's own text (see `flush`).
@@ -643,12 +654,12 @@ end
 local kb, ab = 0, at - 1
 for j = 1, m do
   local hd = headers[tonumber(ARGV[ab + 1])]
-  slots[j] = counters_want(kb + 1 + hd.h, hd.rules, hd.r, ab + 1)
+  slots[j] = counters_want(hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r, ab + 1)
   -- The vote's idempotency record TTL (see `cast`).
   if ARGV[ab + 7 + hd.r] ~= '0' then
     want(KEYS[kb + 1])
   end
-  kb, ab = kb + 1 + hd.h + 2 * hd.r, ab + 12 + hd.r
+  kb, ab = kb + hd.own_keys, ab + 12 + hd.r
 end
 counters_read()
 local origins_at = #strings
@@ -678,7 +689,7 @@ for j = 1, m do
     expiries[#expiries + 1] = expiry
   end
   replies[j] = reply
-  kb, at = kb + 1 + hd.h + 2 * hd.r, at + 12 + hd.r
+  kb, at = kb + hd.own_keys, at + 12 + hd.r
 end
 
 if sums then

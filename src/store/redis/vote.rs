@@ -9,7 +9,7 @@ use std::sync::{Arc, LazyLock};
 
 use super::keys::BoardKeys;
 use super::refund::Refund;
-use super::rules::{self, Counter, RuleArgs};
+use super::rules::{self, RuleArgs, RuleCheck};
 use super::trend;
 use super::window::{self, WindowTarget};
 use super::write::{WriteFacts, WriteReply};
@@ -247,12 +247,7 @@ impl VoteCall<'_> {
     /// A tag unique to this vote, naming its entries in rolling rules' logs (in its
     /// reserve step, its write and its refund alike); '' when no rule keeps a log.
     fn tag(&self) -> String {
-        if self
-            .write
-            .rules
-            .iter()
-            .any(|r| matches!(r.counter, Counter::Rolling { .. }))
-        {
+        if self.write.rules.iter().any(RuleCheck::keeps_log) {
             format!("{:016x}", rand::random::<u64>())
         } else {
             String::new()
@@ -330,6 +325,14 @@ impl VoteCall<'_> {
         };
         let (idem_key, idem_ttl) = w.idempotency_record(keys, step.records);
         let rules = || step.rules.iter().map(|&i| &w.rules[i]);
+        // Counters' hashes are the same for every vote of a header, which then holds them;
+        // a rolling log's keys name the vote's subject, so with one each vote holds them.
+        let rule_keys: Vec<(String, String)> = if rules().any(RuleCheck::keeps_log) {
+            Vec::new()
+        } else {
+            rules().map(|r| r.counter.keys(keys)).collect()
+        };
+        let header_holds_rules = rule_keys.len() == step.rules.len();
         let header = header(HeaderOf {
             keys: Cow::Borrowed(keys),
             max_units: self.board.max_units(),
@@ -341,6 +344,7 @@ impl VoteCall<'_> {
             hour: w.hour,
             late: w.late && step.records,
             rules: rules().map(|r| RuleArgs::of(r, w.at_ms)).collect(),
+            rule_keys,
         });
 
         let mut own = Part::default();
@@ -348,7 +352,9 @@ impl VoteCall<'_> {
         for bucket in voters {
             own.key(keys.member_participants(bucket, w.member));
         }
-        rules::push_keys(rules(), keys, &mut own);
+        if !header_holds_rules {
+            rules::push_keys(rules(), keys, &mut own);
+        }
         rules::push_fields(rules(), &mut own);
         own.arg(w.member)
             .arg(self.increment.real)
@@ -392,6 +398,9 @@ struct HeaderOf<'a> {
     late: bool,
     /// The arguments of the rules the step checks.
     rules: Vec<RuleArgs>,
+    /// Their keys (two each) when none keeps a rolling log, else none: the votes then
+    /// carry them.
+    rule_keys: Vec<(String, String)>,
 }
 
 impl HeaderOf<'_> {
@@ -419,6 +428,9 @@ impl HeaderOf<'_> {
             w.keys(&mut header);
         }
         trend::push_keys(keys, &self.trends, &mut header);
+        for (first, second) in &self.rule_keys {
+            header.key(first).key(second);
+        }
         let periods: String = self
             .targets
             .iter()
@@ -466,6 +478,7 @@ impl HeaderOf<'_> {
             hour: self.hour,
             late: self.late,
             rules: self.rules,
+            rule_keys: self.rule_keys,
         }
     }
 }
@@ -816,7 +829,7 @@ mod tests {
     use crate::domain::period::{Period, parse_instant};
     use crate::domain::scoring::Storage;
     use crate::store::redis::keys::{Keys, Spread, shard_of};
-    use crate::store::redis::rules::{CounterOf, RuleCheck};
+    use crate::store::redis::rules::{Counter, CounterOf};
 
     /// Buckets of `periods` at `at`, each carrying over into its next.
     fn targets(periods: &[Period], at: &str) -> Vec<VoteTarget> {
@@ -962,6 +975,64 @@ mod tests {
         let (later, fresh) = headers(&board, &now, write("m1", at_ms + 1, &rolling));
         assert_ne!(*first, *later);
         assert_eq!(*later, fresh);
+    }
+
+    // A header whose rules keep no rolling log holds their counters' keys once, after
+    // all its other keys, and its votes carry only their record and participants; with a
+    // rolling rule every vote carries every rule's two keys, and the header none.
+    #[test]
+    fn a_header_holds_its_counters_keys_unless_a_rule_keeps_a_log() {
+        let keys = Keys::new("ov:");
+        let board = keys.board(7, Storage::Full, Spread::Members, Tz::UTC);
+        let periods = [Period::Hour, Period::Day, Period::All];
+        let now = targets(&periods, "2026-11-27T10:15:00Z");
+        let at_ms = parse_instant("2026-11-27T10:15:00Z")
+            .unwrap()
+            .timestamp_millis();
+        let voters: Vec<Bucket> = now.iter().map(|t| t.current.clone()).collect();
+        let counters = [rule(1, 1000, false), rule(2, 100, false)];
+        let with_log = [rule(1, 1000, false), rule(3, 100, true)];
+        let segment = |rules| {
+            let call = VoteCall {
+                board: &board,
+                targets: &now,
+                increment: Increment {
+                    real: 1,
+                    display: 1_000_000,
+                    carry: 100_000,
+                },
+                write: WriteFacts {
+                    rules,
+                    voters: &voters,
+                    ..WriteFacts::at("m1", Some("viewer-1"), at_ms)
+                },
+                windows: &[],
+                trends: &[],
+            };
+            let (_, step) = call.steps();
+            call.segment(&step, "", "")
+        };
+        let rule_keys = |rules: &[RuleCheck]| -> Vec<Vec<u8>> {
+            rules
+                .iter()
+                .flat_map(|r| {
+                    let (first, second) = r.counter.keys(&board);
+                    [first.into_bytes(), second.into_bytes()]
+                })
+                .collect()
+        };
+        // The record and the member's participants in each voter bucket.
+        let own_keys = 1 + voters.len();
+
+        let held = segment(&counters);
+        assert_eq!(held.own.keys.len(), own_keys);
+        let header = &held.header.keys;
+        assert_eq!(header[header.len() - 4..], rule_keys(&counters)[..]);
+
+        let carried = segment(&with_log);
+        assert_eq!(carried.own.keys.len(), own_keys + 4);
+        assert_eq!(carried.own.keys[own_keys..], rule_keys(&with_log)[..]);
+        assert_eq!(carried.header.keys.len(), header.len() - 4);
     }
 
     /// A day rule of dimension `per` (`voter` counts per voter) with subject `subject`.
