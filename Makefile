@@ -14,7 +14,7 @@ test:
 	OVATION_TEST_REDIS=cluster cargo test --test it -- $(CLUSTER_MODULES)
 	scripts/test-clients.sh
 
-CLUSTER_MODULES = votes:: reads:: limits:: idempotency:: group_commit:: layouts:: scores:: archive:: league_play:: keys:: webhooks:: families:: ledger:: sharded_votes:: events:: board_webhooks:: adjustments:: trending:: voters:: held::
+CLUSTER_MODULES = votes:: reads:: limits:: idempotency:: group_commit:: layouts:: scores:: archive:: league_play:: keys:: webhooks:: families:: ledger:: sharded_votes:: events:: board_webhooks:: adjustments:: trending:: voters:: held:: windows:: leagues:: sessions:: cli:: admin:: ops:: contract:: webhook_verify::
 
 # The engine and what it stands on speak no HTTP: no actix, utoipa or ApiError there.
 # The vendored crates are their published versions with their .patch applied, and used;

@@ -6,20 +6,31 @@ use std::process::{Command, Stdio};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::harness::{MASTER_KEY, TestApp, client_builder, shared_redis};
+use ovation::store::redis::RedisTarget;
+
+use crate::harness::{MASTER_KEY, TestApp, client_builder, shared_target};
 
 pub fn ovation(app: &TestApp, args: &[&str], stdin: &str) -> std::process::Output {
     ovation_on(&app.database.url, &app.prefix, args, stdin)
 }
 
-/// The binary's command `args` on the SQL database `url` and the shared Redis under
-/// `prefix`, fed `stdin`.
+/// The variable that points the binary at `target`, and its value.
+fn redis_env(target: &RedisTarget) -> (&'static str, String) {
+    match target {
+        RedisTarget::Single(url) => ("OVATION_REDIS_URL", url.clone()),
+        RedisTarget::Cluster(seeds) => ("OVATION_REDIS_CLUSTER", seeds.join(",")),
+    }
+}
+
+/// The binary's command `args` on the SQL database `url` and the shared backend (one
+/// Redis or the cluster) under `prefix`, fed `stdin`.
 fn ovation_on(url: &str, prefix: &str, args: &[&str], stdin: &str) -> std::process::Output {
+    let (redis_var, redis) = redis_env(&shared_target());
     let mut child = Command::new(env!("CARGO_BIN_EXE_ovation"))
         .args(args)
         .env("OVATION_CONFIG", "/dev/null")
         .env("OVATION_DATABASE_URL", url)
-        .env("OVATION_REDIS_URL", shared_redis().url())
+        .env(redis_var, redis)
         .env("OVATION_KEY_PREFIX", format!("{prefix}:"))
         .env("OVATION_LOG", "error")
         .stdin(Stdio::piped())
@@ -201,18 +212,24 @@ impl Drop for Served {
 }
 
 impl Served {
+    /// The binary served on the SQL database `url` and the shared backend.
     async fn start(url: &str, prefix: &str) -> Self {
-        Self::start_on(url, &shared_redis().url(), prefix).await
+        Self::start_with(url, &shared_target(), prefix).await
     }
 
     /// The same on the Redis at `redis_url`.
     pub async fn start_on(url: &str, redis_url: &str, prefix: &str) -> Self {
+        Self::start_with(url, &RedisTarget::Single(redis_url.to_owned()), prefix).await
+    }
+
+    async fn start_with(url: &str, redis: &RedisTarget, prefix: &str) -> Self {
         let port = crate::harness::free_port();
+        let (redis_var, redis) = redis_env(redis);
         let child = Command::new(env!("CARGO_BIN_EXE_ovation"))
             .env("OVATION_CONFIG", "/dev/null")
             .env("OVATION_BIND", format!("127.0.0.1:{port}"))
             .env("OVATION_DATABASE_URL", url)
-            .env("OVATION_REDIS_URL", redis_url)
+            .env(redis_var, redis)
             .env("OVATION_KEY_PREFIX", format!("{prefix}:"))
             .env("OVATION_MASTER_KEY", MASTER_KEY)
             .env("OVATION_ADMIN_PASSWORD", "served-admin-password")
@@ -364,7 +381,7 @@ async fn a_sql_ledger_restored_behind_redis_is_reported_and_never_renumbered() {
     }
     std::fs::copy(&copy, &file).unwrap();
     let restored = TestApp::spawn_with(crate::harness::Options {
-        redis: ovation::store::redis::RedisTarget::Single(shared_redis().url()),
+        redis: shared_target(),
         prefix: prefix.clone(),
         database: Some(database.clone()),
         ..crate::harness::Options::default()

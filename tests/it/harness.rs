@@ -156,12 +156,17 @@ pub fn shared_redis() -> &'static RedisServer {
 /// A store on the tests' shared single Redis, its keys under `prefix`: for tests that
 /// drive the store with clocks of their own.
 pub fn store_on_shared_redis(prefix: &str) -> ovation::store::redis::RedisStore {
-    ovation::store::redis::RedisStore::new(
-        &RedisTarget::Single(shared_redis().url()),
-        prefix,
-        Duration::from_secs(5),
-    )
-    .unwrap()
+    store_on(&RedisTarget::Single(shared_redis().url()), prefix)
+}
+
+/// A store on the shared backend the app under test uses (see [`shared_target`]): for
+/// tests that add writes of their own to the app's.
+pub fn store_on_shared_backend(prefix: &str) -> ovation::store::redis::RedisStore {
+    store_on(&shared_target(), prefix)
+}
+
+fn store_on(target: &RedisTarget, prefix: &str) -> ovation::store::redis::RedisStore {
+    ovation::store::redis::RedisStore::new(target, prefix, Duration::from_secs(5)).unwrap()
 }
 
 /// One runtime for the property tests that run async code in their cases.

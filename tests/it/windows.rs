@@ -14,7 +14,7 @@ use ovation::store::redis::Spread;
 use ovation::store::redis::window::{WindowAt, WindowPageQuery, WindowTarget};
 use ovation::store::redis::{PageReply, ScoreCall, ScoreReply, VoteCall, VoteReply, WriteFacts};
 
-use crate::harness::{runtime, shared_redis, store_on_shared_redis};
+use crate::harness::{runtime, shared_redis, store_on_shared_backend, store_on_shared_redis};
 
 /// A window and the timezone whose days it counts.
 #[derive(Debug, Clone, Copy)]
@@ -657,7 +657,7 @@ async fn a_deleted_member_leaves_every_slot_of_the_window() {
     assert_eq!(status, StatusCode::NO_CONTENT);
     // The first board of a fresh database has id 1.
     let prefix = format!("{}:", app.prefix);
-    let store = store_on_shared_redis(&prefix);
+    let store = store_on_shared_backend(&prefix);
     let board = store
         .keys()
         .board(1, Storage::Full, Spread::Voters, chrono_tz::Tz::UTC);
