@@ -17,22 +17,10 @@ import sys
 import tempfile
 import time
 
+from replay_count import encode, free_port
+
 VALUE = b"0123456789abcdef0123456789abcdef|r-000000000000|12,12000000,30,30000000,45,45000000"
 HASH = b"{b:1}idem:100"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def command(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 class Redis:
@@ -83,7 +71,7 @@ class Redis:
 
 
 def fill_hash(r, n):
-    r.pipe(command(b"HSET", HASH, b"5:api-1:key-%d" % i, VALUE) for i in range(n))
+    r.pipe(encode([b"HSET", HASH, b"5:api-1:key-%d" % i, VALUE]) for i in range(n))
 
 
 def measure(r, n):
@@ -107,7 +95,7 @@ def measure(r, n):
     before = r.used_memory()
     # Long enough to write them all first: they expire together, after the fill.
     expires_at = int(time.time() * 1000) + 4000 + n // 100
-    r.pipe(command(b"SET", b"{b:1}idem:5:api-1:key-%d" % i, VALUE, b"PXAT", expires_at)
+    r.pipe(encode([b"SET", b"{b:1}idem:5:api-1:key-%d" % i, VALUE, b"PXAT", expires_at])
            for i in range(n))
     per_record = (r.used_memory() - before) / n
     left = max(0.0, expires_at / 1000 - time.time())

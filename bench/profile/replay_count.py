@@ -38,8 +38,10 @@ def free_port():
 
 
 def encode(args):
+    """One command in RESP; an argument that is not bytes is sent as its text."""
     out = [b"*%d\r\n" % len(args)]
     for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
         out.append(b"$%d\r\n%s\r\n" % (len(a), a))
     return b"".join(out)
 

@@ -872,8 +872,27 @@ mod tests {
         }
     }
 
-    /// The header a vote of one unit with these inputs gets.
-    fn header_of(board: &BoardKeys, targets: &[VoteTarget], write: WriteFacts<'_>) -> Arc<Part> {
+    const PERIODS: [Period; 3] = [Period::Hour, Period::Day, Period::All];
+
+    /// 2026-11-27T10:15Z on a board of [`PERIODS`]: the vote's buckets, its time in ms,
+    /// and the voter buckets it counts its voter in.
+    struct Moment {
+        now: Vec<VoteTarget>,
+        at_ms: i64,
+        voters: Vec<Bucket>,
+    }
+
+    fn moment() -> Moment {
+        let now = targets(&PERIODS, "2026-11-27T10:15:00Z");
+        let at_ms = parse_instant("2026-11-27T10:15:00Z")
+            .unwrap()
+            .timestamp_millis();
+        let voters = now.iter().map(|t| t.current.clone()).collect();
+        Moment { now, at_ms, voters }
+    }
+
+    /// The segment a vote of one unit with these inputs makes.
+    fn segment_of(board: &BoardKeys, targets: &[VoteTarget], write: WriteFacts<'_>) -> Segment {
         let call = VoteCall {
             board,
             targets,
@@ -887,7 +906,12 @@ mod tests {
             trends: &[],
         };
         let (_, step) = call.steps();
-        call.segment(&step, "", "").header
+        call.segment(&step, "", "")
+    }
+
+    /// The header a vote of one unit with these inputs gets.
+    fn header_of(board: &BoardKeys, targets: &[VoteTarget], write: WriteFacts<'_>) -> Arc<Part> {
+        segment_of(board, targets, write).header
     }
 
     /// The header a vote with these inputs gets, and the one built for them afresh.
@@ -911,13 +935,8 @@ mod tests {
         let keys = Keys::new("ov:");
         let board = keys.board(7, Storage::Full, Spread::Members, Tz::UTC);
         let other_board = keys.board(8, Storage::Full, Spread::Members, Tz::UTC);
-        let periods = [Period::Hour, Period::Day, Period::All];
-        let now = targets(&periods, "2026-11-27T10:15:00Z");
-        let next_hour = targets(&periods, "2026-11-27T11:15:00Z");
-        let at_ms = parse_instant("2026-11-27T10:15:00Z")
-            .unwrap()
-            .timestamp_millis();
-        let voters: Vec<Bucket> = now.iter().map(|t| t.current.clone()).collect();
+        let Moment { now, at_ms, voters } = moment();
+        let next_hour = targets(&PERIODS, "2026-11-27T11:15:00Z");
         let day_rules = [rule(1, 1000, false), rule(2, 100, false)];
         let other_limit = [rule(1, 1000, false), rule(2, 99, false)];
         let rolling = [rule(1, 1000, false), rule(3, 100, true)];
@@ -984,33 +1003,16 @@ mod tests {
     fn a_header_holds_its_counters_keys_unless_a_rule_keeps_a_log() {
         let keys = Keys::new("ov:");
         let board = keys.board(7, Storage::Full, Spread::Members, Tz::UTC);
-        let periods = [Period::Hour, Period::Day, Period::All];
-        let now = targets(&periods, "2026-11-27T10:15:00Z");
-        let at_ms = parse_instant("2026-11-27T10:15:00Z")
-            .unwrap()
-            .timestamp_millis();
-        let voters: Vec<Bucket> = now.iter().map(|t| t.current.clone()).collect();
+        let Moment { now, at_ms, voters } = moment();
         let counters = [rule(1, 1000, false), rule(2, 100, false)];
         let with_log = [rule(1, 1000, false), rule(3, 100, true)];
         let segment = |rules| {
-            let call = VoteCall {
-                board: &board,
-                targets: &now,
-                increment: Increment {
-                    real: 1,
-                    display: 1_000_000,
-                    carry: 100_000,
-                },
-                write: WriteFacts {
-                    rules,
-                    voters: &voters,
-                    ..WriteFacts::at("m1", Some("viewer-1"), at_ms)
-                },
-                windows: &[],
-                trends: &[],
+            let write = WriteFacts {
+                rules,
+                voters: &voters,
+                ..WriteFacts::at("m1", Some("viewer-1"), at_ms)
             };
-            let (_, step) = call.steps();
-            call.segment(&step, "", "")
+            segment_of(&board, &now, write)
         };
         let rule_keys = |rules: &[RuleCheck]| -> Vec<Vec<u8>> {
             rules
