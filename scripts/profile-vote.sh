@@ -6,26 +6,31 @@
 # with a stand-in redis.call and prints µs per vote, the VM instructions a vote runs and
 # each function's share of them (bench/profile/profile.lua).
 #
-# usage: scripts/profile-vote.sh [--lines] [--watch rolling|hour] [--count REV]
+# usage: scripts/profile-vote.sh [--lines] [--load | --watch rolling|hour] [--count REV]
 #   --lines        by line too
+#   --load         the load bench's board and votes in place of the TV final's (five
+#                  periods, 200 members, carry-over 0.1, multiplier 3, three rules;
+#                  benches/load.rs and bench/vote.lua): the shape set beside the Go peer
 #   --watch W      the board has one watch (ip/24, a threshold no subject reaches) over a
 #                  rolling 10 minutes or the calendar hour
 #   --count REV    instead, counts what Redis executes a vote (callgrind): every captured
 #                  vote.lua call replayed into a fresh redis-server with the script as
 #                  committed at REV and as it is in the working tree
 #                  (bench/profile/replay_count.py); counts do not drift with the host's
-#                  speed, as timed figures on a shared VM do
+#                  speed, as timed figures on a shared VM do; with REPLAY_KEEP=DIR set,
+#                  each replay's callgrind count is kept in DIR
 # Needs wrk, lua5.1 and valgrind (scripts/install-deps.sh --bench) and builds the
 # release binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lines= watch= count=
+lines= watch= count= load=
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=lines; shift ;;
+    --load) load=load; shift ;;
     --watch) watch=$2; shift 2 ;;
     --count) count=$2; shift 2 ;;
-    *) echo "usage: $0 [--lines] [--watch rolling|hour] [--count REV]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--lines] [--load | --watch rolling|hour] [--count REV]" >&2; exit 2 ;;
   esac
 done
 case "$watch" in
@@ -34,6 +39,7 @@ case "$watch" in
   hour) window=hour ;;
   *) echo "--watch takes rolling or hour" >&2; exit 2 ;;
 esac
+[ -z "$load" ] || [ -z "$watch" ] || { echo "--load takes no --watch" >&2; exit 2; }
 [ -z "$count" ] || git rev-parse --verify -q "$count^{commit}" >/dev/null ||
   { echo "--count: no commit $count" >&2; exit 2; }
 scripts/install-deps.sh --bench
@@ -64,17 +70,32 @@ api() {
   curl -sf -X "$1" -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
     "$base/api/v1/admin/$2" -d "$3" >/dev/null
 }
-api POST boards '{"slug": "final", "title": "TV final", "membership": "closed",
-  "periods": ["hour", "day", "all"], "carry_over": 0.1, "ledger": true}'
-api PUT boards/final/members "{\"members\": [$(for i in $(seq 10); do
-  printf '{"id": "m%d", "name": "Member %d"}' "$i" "$i"; [ "$i" -lt 10 ] && printf ,; done)]}"
-api POST boards/final/rules '{"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1000}'
-api POST boards/final/rules '{"name": "voter and member per day", "dimensions": ["voter", "member"], "window": "day", "limit": 100}'
-api POST boards/final/rules '{"name": "ip per minute", "dimensions": ["ip"], "window": "minute", "limit": 10000}'
-[ -z "$watch" ] || api POST boards/final/watches "{\"name\": \"a network\",
-  \"dimensions\": [\"ip/24\"], \"window\": \"$window\", \"threshold\": 100000}"
-wrk -t2 -c64 -d3s -s bench/tv_vote.lua -H "Authorization: Bearer $key" \
-  -H 'Content-Type: application/json' "$base/api/v1/boards/final/votes" >/dev/null &
+# `members N`: the members m1..mN, as the benches name them.
+members() {
+  printf '{"members": [%s]}' "$(for i in $(seq "$1"); do
+    printf '{"id": "m%d", "name": "Member %d"}' "$i" "$i"; [ "$i" -lt "$1" ] && printf ,; done)"
+}
+if [ -n "$load" ]; then
+  slug=bench votes=bench/vote.lua
+  api POST boards '{"slug": "bench", "title": "Bench", "timezone": "Asia/Shanghai",
+    "multiplier": 3, "carry_over": 0.1, "max_count": 10}'
+  api PUT boards/bench/members "$(members 200)"
+  api POST boards/bench/rules '{"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1000000}'
+  api POST boards/bench/rules '{"name": "voter per member per hour", "dimensions": ["voter", "member"], "window": "hour", "limit": 1000000}'
+  api POST boards/bench/rules '{"name": "member per minute", "dimensions": ["member"], "window": "minute", "limit": 1000000000}'
+else
+  slug=final votes=bench/tv_vote.lua
+  api POST boards '{"slug": "final", "title": "TV final", "membership": "closed",
+    "periods": ["hour", "day", "all"], "carry_over": 0.1, "ledger": true}'
+  api PUT boards/final/members "$(members 10)"
+  api POST boards/final/rules '{"name": "voter per day", "dimensions": ["voter"], "window": "day", "limit": 1000}'
+  api POST boards/final/rules '{"name": "voter and member per day", "dimensions": ["voter", "member"], "window": "day", "limit": 100}'
+  api POST boards/final/rules '{"name": "ip per minute", "dimensions": ["ip"], "window": "minute", "limit": 10000}'
+  [ -z "$watch" ] || api POST boards/final/watches "{\"name\": \"a network\",
+    \"dimensions\": [\"ip/24\"], \"window\": \"$window\", \"threshold\": 100000}"
+fi
+wrk -t2 -c64 -d3s -s "$votes" -H "Authorization: Bearer $key" \
+  -H 'Content-Type: application/json' "$base/api/v1/boards/$slug/votes" >/dev/null &
 wrk_pid=$!
 sleep 1.5
 timeout 1 redis-cli -p "$redis_port" monitor >"$work/monitor.txt" || true

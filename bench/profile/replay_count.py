@@ -16,10 +16,15 @@ counting only while the calls are replayed, and the same calls, their script's S
 replaced by the variant's. After each replay every key's value is digested
 (`DEBUG DIGEST-VALUE`): the output says whether each variant left Redis as the first
 did, so a faster script that stores something else shows.
+
+With REPLAY_KEEP=DIR in the environment, each variant's count of its calls is kept as
+DIR/<variant>.callgrind, for `callgrind_annotate --inclusive=yes` to tell where the
+instructions go.
 """
 import glob
 import hashlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -94,9 +99,9 @@ class CountedRedis:
         subprocess.run(["callgrind_control", *args, str(self.process.pid)],
                        capture_output=True, check=True)
 
-    def counted(self, data):
+    def counted(self, data, keep=None):
         """Instructions Redis executed while it took `data` (RESP commands), and how many
-        of them it refused."""
+        of them it refused; the count is copied to the file `keep` when given."""
         before = set(glob.glob(self.out + "*"))
         self.control("-z")
         self.control("-i", "on")
@@ -110,6 +115,8 @@ class CountedRedis:
             time.sleep(0.1)
         (dump,) = dumps
         time.sleep(0.5)
+        if keep:
+            shutil.copyfile(dump, keep)
         with open(dump) as f:
             for line in f:
                 # What the part counted (its `summary:` is what preceded the zeroing).
@@ -146,8 +153,10 @@ def replay(folder, calls):
                 encode([b"ZINCRBY", b"unit", b"1", b"m%d" % (i % 10)])
                 for i in range(UNIT_COMMANDS)))
             redis.cli("DEL", "unit")
+            keep = os.environ.get("REPLAY_KEEP")
             total, errors = redis.counted(
-                b"".join(encode([b"EVALSHA", sha, *c]) for c in calls))
+                b"".join(encode([b"EVALSHA", sha, *c]) for c in calls),
+                keep and os.path.join(keep, os.path.basename(folder.rstrip("/")) + ".callgrind"))
             return total, (zincrby - ping) / UNIT_COMMANDS, errors, redis.digests()
         finally:
             redis.close()

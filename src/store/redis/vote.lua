@@ -292,20 +292,25 @@ local function flush()
     -- The member's increments, the same in every period.
     local texts = {int_text(sum[1]), int_text(sum[2]), sum[3] > 0 and int_text(sum[3])}
     local last = sum[#sum - 2]
+    -- Where the member's earlier votes in the call end, or false for none: only theirs
+    -- are worked out from the reply (the last takes its text).
+    local earlier = #sum > 6 and #sum - 5
     local ok, err = pcall(function()
       for p = 0, hd.n - 1 do
         local base = hd.period_key + 3 * p
         for v = 1, 2 do
-          local total = sum[v]
           local text = call('ZINCRBY', KEYS[base + v], texts[v], member)
-          local score = tonumber(text)
-          -- Whole numbers below 2^53: the reply carries them exactly as integers.
-          local before, slot = score - total, 2 * p + v + 1
-          for k = 4, #sum, 3 do
-            sum[k][slot] = before + sum[k + v]
+          local slot = 2 * p + v + 1
+          if earlier then
+            -- Whole numbers below 2^53: the reply carries them exactly as integers.
+            local before = tonumber(text) - sum[v]
+            for k = 4, earlier, 3 do
+              sum[k][slot] = before + sum[k + v]
+            end
           end
           last[slot] = text
-          if p + 1 == hd.all_at and score >= hd.low then
+          -- A whole number below 10^d has at most d digits.
+          if p + 1 == hd.all_at and #text > hd.digits then
             put(hd.mark_key, '0')
           end
         end
