@@ -2198,3 +2198,63 @@ async fn a_drain_pass_takes_full_batches_and_stops_at_the_first_short_one() {
     // What waits, looked at before and after; then the full batch and the short one.
     assert_eq!(command_calls(&mut conn).await("lrange"), 4);
 }
+
+/// A summed call whose scores fail to write (the all-time rankings key holds a string)
+/// answers an error for each of its votes and leaves none of them in the ledger: a retry
+/// once the key is repaired counts each vote once, in the rankings and in the ledger.
+#[tokio::test(flavor = "multi_thread")]
+async fn votes_whose_sums_fail_to_write_leave_no_entry_in_the_ledger() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "torn", "title": "Torn", "membership": "open"}))
+        .await;
+    // A vote alone writes the board's headroom mark, so the summed votes below read no
+    // ranking before they write their sums.
+    let (status, body) = app.vote("torn", json!({"member": "m0"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The first board of a fresh database has id 1.
+    let all_time = format!("{}:{{b:1}}:z:r:all:all", app.prefix);
+    let kept = format!("{all_time}:kept");
+    let mut raw = RawRedis::connect().await;
+    raw.query::<()>(redis::cmd("RENAME").arg(&all_time).arg(&kept))
+        .await;
+    raw.query::<()>(redis::cmd("SET").arg(&all_time).arg("not a zset"))
+        .await;
+    let batch = json!({"voter": "v1", "votes": [
+        {"board": "torn", "member": "m1", "idempotency_key": "a"},
+        {"board": "torn", "member": "m1", "idempotency_key": "b"},
+        {"board": "torn", "member": "m2", "idempotency_key": "c"},
+    ]});
+    let codes = |body: &Value| -> Vec<Value> {
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["error"]["code"].clone())
+            .collect()
+    };
+    let (status, body) = app.post("/api/v1/votes", batch.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(codes(&body), vec![json!("internal_error"); 3], "{body}");
+
+    raw.query::<()>(redis::cmd("RENAME").arg(&kept).arg(&all_time))
+        .await;
+    let (status, body) = app.post("/api/v1/votes", batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(codes(&body), vec![Value::Null; 3], "{body}");
+    let all_time_real = |m: &str| {
+        let path = format!("/api/v1/boards/torn/members/{m}?period=all&view=real");
+        let app = &app;
+        async move { num(&app.get(&path).await.1["score"]) }
+    };
+    assert_eq!(
+        (all_time_real("m1").await, all_time_real("m2").await),
+        (2.0, 1.0)
+    );
+    let entries = ledger(&app, "torn", 100).await;
+    assert_gapless(&entries);
+    let members: Vec<&str> = entries
+        .iter()
+        .map(|e| e["member"].as_str().unwrap())
+        .collect();
+    assert_eq!(members, ["m0", "m1", "m1", "m2"]);
+}

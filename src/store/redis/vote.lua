@@ -168,6 +168,8 @@ local H, m = tonumber(ARGV[1]), tonumber(ARGV[2])
 -- is never summed out of the votes' order. `idem` holds the idempotency records of the
 -- votes summed, set once their scores are known. A call of one vote writes at once.
 local sums, idem
+-- Whether a write of the sums failed (see `flush`).
+local sums_failed = false
 if m > 1 then
   sums, idem = {members = {}, order = {}}, {}
 end
@@ -278,10 +280,48 @@ local function put(key, value, ttl)
   stored[key] = value
 end
 
+-- Writes `member`'s sums `sum` (of header `hd`, see `sums`) and gives each of its votes
+-- its scores: a function of its own, so the call makes no closure per member.
+local function write_member(hd, member, sum)
+  -- The member's increments, the same in every period.
+  local real_text, display_text = int_text(sum[1]), int_text(sum[2])
+  local carry_text = sum[3] > 0 and int_text(sum[3])
+  local last = sum[#sum - 2]
+  -- Where the member's earlier votes in the call end, or false for none: only theirs
+  -- are worked out from the reply (the last takes its text).
+  local earlier = #sum > 6 and #sum - 5
+  local periods, all_at, digits = hd.periods, hd.all_at, hd.digits
+  for p = 0, hd.n - 1 do
+    local base = hd.period_key + 3 * p
+    for v = 1, 2 do
+      local text = call('ZINCRBY', KEYS[base + v], v == 1 and real_text or display_text,
+        member)
+      local slot = 2 * p + v + 1
+      if earlier then
+        -- Whole numbers below 2^53: the reply carries them exactly as integers.
+        local before = tonumber(text) - sum[v]
+        for k = 4, earlier, 3 do
+          sum[k][slot] = before + sum[k + v]
+        end
+      end
+      last[slot] = text
+      -- A whole number below 10^d has at most d digits.
+      if p + 1 == all_at and #text > digits then
+        put(hd.mark_key, '0')
+      end
+    end
+    -- 49 is '1'.
+    if carry_text and string.byte(periods, p + 1) == 49 then
+      call('ZINCRBY', KEYS[base + 3], carry_text, member)
+    end
+  end
+end
+
 -- Writes what the call's votes have summed so far (see `sums`) and the idempotency
 -- records of those votes, then starts the sums afresh. A ZINCRBY that fails answers its
 -- error for every vote of the member, as a command of the vote's own would, and those
--- votes get no idempotency record (a vote whose own command failed gets none). The
+-- votes get no idempotency record and no ledger entry (a vote whose own command failed
+-- gets neither). The
 -- member's last vote in the call has the scores Redis replied: its reply takes their
 -- text, as a vote of a call of one does, and so does its record, which the others' have
 -- to format.
@@ -289,38 +329,9 @@ local function flush()
   local hd = sums.hd
   for _, member in ipairs(sums.order) do
     local sum = sums.members[member]
-    -- The member's increments, the same in every period.
-    local texts = {int_text(sum[1]), int_text(sum[2]), sum[3] > 0 and int_text(sum[3])}
-    local last = sum[#sum - 2]
-    -- Where the member's earlier votes in the call end, or false for none: only theirs
-    -- are worked out from the reply (the last takes its text).
-    local earlier = #sum > 6 and #sum - 5
-    local ok, err = pcall(function()
-      for p = 0, hd.n - 1 do
-        local base = hd.period_key + 3 * p
-        for v = 1, 2 do
-          local text = call('ZINCRBY', KEYS[base + v], texts[v], member)
-          local slot = 2 * p + v + 1
-          if earlier then
-            -- Whole numbers below 2^53: the reply carries them exactly as integers.
-            local before = tonumber(text) - sum[v]
-            for k = 4, earlier, 3 do
-              sum[k][slot] = before + sum[k + v]
-            end
-          end
-          last[slot] = text
-          -- A whole number below 10^d has at most d digits.
-          if p + 1 == hd.all_at and #text > hd.digits then
-            put(hd.mark_key, '0')
-          end
-        end
-        -- 49 is '1'.
-        if sum[3] > 0 and string.byte(hd.periods, p + 1) == 49 then
-          call('ZINCRBY', KEYS[base + 3], texts[3], member)
-        end
-      end
-    end)
+    local ok, err = pcall(write_member, hd, member, sum)
     if not ok then
+      sums_failed = true
       local reply = as_error(err)
       for k = 4, #sum, 3 do
         for j, r in pairs(replies) do
@@ -749,8 +760,24 @@ local function share(shared, write)
     end
   end
 end
+-- A summed vote whose scores failed to write answers an error (see `flush`), and its
+-- entry stays out of the ledger, as a vote whose own command failed adds none.
+if sums_failed then
+  for _, key in ipairs(ledger.keys) do
+    local write = ledger.writes[key]
+    local votes, entries = {}, {}
+    for i, j in ipairs(write[1]) do
+      if not replies[j].err then
+        votes[#votes + 1], entries[#entries + 1] = j, write[2][i]
+      end
+    end
+    ledger.writes[key] = {votes, entries}
+  end
+end
 share(ledger, function(key, entries)
-  call('RPUSH', key, unpack(entries))
+  if #entries > 0 then
+    call('RPUSH', key, unpack(entries))
+  end
 end)
 for _, hd in ipairs(headers) do
   if #hd.voters > 0 then
