@@ -281,7 +281,8 @@ async fn the_votes_of_one_call_share_their_board_wide_writes() {
     );
 }
 
-fn error_codes(body: &Value) -> Vec<Value> {
+/// The error code of each result of a batch's answer (null for a vote that passed).
+pub(crate) fn error_codes(body: &Value) -> Vec<Value> {
     body["results"]
         .as_array()
         .unwrap()

@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use crate::group_commit::error_codes;
 use crate::harness::{MASTER_KEY, Options, RawRedis, TestApp, num};
 use ovation::domain::ids::BoardSlug;
 use ovation::domain::ledger::{Entry, Recorded};
@@ -2224,23 +2225,19 @@ async fn votes_whose_sums_fail_to_write_leave_no_entry_in_the_ledger() {
         {"board": "torn", "member": "m1", "idempotency_key": "b"},
         {"board": "torn", "member": "m2", "idempotency_key": "c"},
     ]});
-    let codes = |body: &Value| -> Vec<Value> {
-        body["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["error"]["code"].clone())
-            .collect()
-    };
     let (status, body) = app.post("/api/v1/votes", batch.clone()).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(codes(&body), vec![json!("internal_error"); 3], "{body}");
+    assert_eq!(
+        error_codes(&body),
+        vec![json!("internal_error"); 3],
+        "{body}"
+    );
 
     raw.query::<()>(redis::cmd("RENAME").arg(&kept).arg(&all_time))
         .await;
     let (status, body) = app.post("/api/v1/votes", batch).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(codes(&body), vec![Value::Null; 3], "{body}");
+    assert_eq!(error_codes(&body), vec![Value::Null; 3], "{body}");
     let all_time_real = |m: &str| {
         let path = format!("/api/v1/boards/torn/members/{m}?period=all&view=real");
         let app = &app;
