@@ -321,10 +321,9 @@ end
 -- records of those votes, then starts the sums afresh. A ZINCRBY that fails answers its
 -- error for every vote of the member, as a command of the vote's own would, and those
 -- votes get no idempotency record and no ledger entry (a vote whose own command failed
--- gets neither). The
--- member's last vote in the call has the scores Redis replied: its reply takes their
--- text, as a vote of a call of one does, and so does its record, which the others' have
--- to format.
+-- gets neither). The member's last vote in the call has the scores Redis replied: its
+-- reply takes their text, as a vote of a call of one does, and so does its record,
+-- which the others' have to format.
 local function flush()
   local hd = sums.hd
   for _, member in ipairs(sums.order) do
