@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::harness::{Options, RawRedis, RedisServer, TestApp, hourly_total, num, reset_stats};
+use crate::harness::{
+    Options, RawRedis, RedisServer, TestApp, error_codes, hourly_total, num, reset_stats,
+};
 use ovation::store::redis::RedisTarget;
 
 async fn real_score(app: &TestApp, board: &str, member: &str) -> f64 {
@@ -279,16 +281,6 @@ async fn the_votes_of_one_call_share_their_board_wide_writes() {
         [json!("internal_error"), json!("internal_error")],
         "{body}"
     );
-}
-
-/// The error code of each result of a batch's answer (null for a vote that passed).
-pub(crate) fn error_codes(body: &Value) -> Vec<Value> {
-    body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["error"]["code"].clone())
-        .collect()
 }
 
 /// A Redis that stops answering holds no vote much longer than twice the timeout (its

@@ -669,6 +669,16 @@ impl TestApp {
     }
 }
 
+/// The error code of each result of a batch's answer (null for a vote that passed).
+pub fn error_codes(body: &Value) -> Vec<Value> {
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["error"]["code"].clone())
+        .collect()
+}
+
 /// A score from a JSON answer as f64.
 pub fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))

@@ -10,8 +10,7 @@ use rand::{Rng, SeedableRng};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::group_commit::error_codes;
-use crate::harness::{MASTER_KEY, Options, RawRedis, TestApp, num};
+use crate::harness::{MASTER_KEY, Options, RawRedis, TestApp, error_codes, num};
 use ovation::domain::ids::BoardSlug;
 use ovation::domain::ledger::{Entry, Recorded};
 use ovation::domain::scoring::Op;

@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
-use crate::harness::{Options, TestApp};
+use crate::harness::{Options, TestApp, error_codes};
 
 const ISSUER: &str = "https://id.example";
 const AUDIENCE: &str = "ovation-test";
@@ -325,14 +325,8 @@ async fn tokens_of_rsa_ec_and_ed25519_keys_vote_as_their_signed_in_voter() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{batch}");
-    let codes: Vec<Value> = batch["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["error"]["code"].clone())
-        .collect();
     assert_eq!(
-        codes,
+        error_codes(&batch),
         [
             json!(null),
             json!("rate_limited"),
