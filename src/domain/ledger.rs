@@ -79,6 +79,20 @@ impl Entry {
         serde_json::from_str(text).ok()
     }
 
+    /// The id of an entry as Redis holds it, read where [`Entry::encode`] puts it (first)
+    /// without reading the rest; `None` when the text does not begin as an entry does.
+    pub fn id_in(text: &str) -> Option<i64> {
+        let rest = text.strip_prefix("{\"id\":")?;
+        rest[..rest.find(',')?].parse().ok()
+    }
+
+    /// Whether an entry as Redis holds it carries a watch's mark (see `domain::watch`):
+    /// its text holds the field. A quote inside a string is escaped in the text, so no
+    /// member, voter or subject can spell the field out.
+    pub fn held_in(text: &str) -> bool {
+        text.contains(",\"held\":{")
+    }
+
     /// Whether it counts at all: a held vote does not.
     pub fn counts(&self) -> bool {
         self.held.is_none()
@@ -95,23 +109,14 @@ impl Entry {
     }
 }
 
-/// What the drain reads of an entry as Redis holds it: its id, time and voter, borrowed
-/// from the text where they need no unescaping; the rest is stored as the text it is.
+/// What PostgreSQL's and MariaDB's drain read of an entry as Redis holds it, for the
+/// columns beside it: its time and voter, borrowed from the text where they need no
+/// unescaping (SQLite reads them from the JSON itself).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct EntryHead<'a> {
-    pub id: i64,
     pub at: i64,
     #[serde(default, borrow)]
     pub voter: Option<Cow<'a, str>>,
-    /// Whether a watch held it (the drain records held votes for review).
-    #[serde(default, rename = "held")]
-    pub held: Option<HeldHead>,
-}
-
-/// What the drain reads of a held vote's mark: that there is one.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct HeldHead {
-    pub watch: i64,
 }
 
 impl<'a> EntryHead<'a> {
@@ -219,7 +224,9 @@ mod tests {
         assert_eq!(Entry::decode(&score.encode()), Some(score));
         let text = vote.encode();
         let head = EntryHead::decode(&text).unwrap();
-        assert_eq!((head.id, head.at), (-7, 1_764_000_000_000));
+        assert_eq!(head.at, 1_764_000_000_000);
+        assert_eq!(Entry::id_in(&text), Some(-7));
+        assert!(!Entry::held_in(&text));
         assert_eq!(head.voter.as_deref(), Some("用户 7|x"));
         let escaped = Entry {
             voter: Some("a\"b\\c".into()),
@@ -249,6 +256,29 @@ mod tests {
         assert!(adjustment.counts_in(Period::Day));
         assert!(!adjustment.counts_in(Period::Week) && !adjustment.counts_in(Period::All));
         assert_eq!(Entry::decode("not json"), None);
+        assert_eq!(Entry::id_in("not json"), None);
+        assert_eq!(Entry::id_in("{\"id\":x,"), None);
+        let spelled = Entry {
+            voter: Some(",\"held\":{".into()),
+            member: "m,\"held\":{\"watch\":1}".into(),
+            ..vote.clone()
+        };
+        assert!(!Entry::held_in(&spelled.encode()));
+        let held = Entry {
+            held: Some(Held {
+                watch: 3,
+                subject: "10.0.0.0/24".into(),
+            }),
+            ..spelled
+        };
+        assert!(Entry::held_in(&held.encode()));
+        // As the vote's script marks it: the field added at the end.
+        let marked = format!(
+            "{},\"held\":{{\"watch\":3,\"subject\":\"x\"}}}}",
+            vote.encode().strip_suffix('}').unwrap()
+        );
+        assert!(Entry::held_in(&marked));
+        assert_eq!(Entry::decode(&marked).unwrap().held.unwrap().watch, 3);
     }
 
     #[test]

@@ -38,7 +38,7 @@ use super::error::EngineError;
 use super::state::AppState;
 use crate::domain::code::Code;
 use crate::domain::ids::{BoardName, BoardSlug};
-use crate::domain::ledger::{Entry, EntryHead, Recorded};
+use crate::domain::ledger::{Entry, Recorded};
 use crate::metrics;
 use crate::store::redis::{BoardKeys, Lease};
 use crate::store::sql::ledger::{self as sql, LedgerOf};
@@ -307,11 +307,6 @@ fn decode(text: &str) -> Result<Entry, EngineError> {
     Entry::decode(text).ok_or_else(|| unreadable(text))
 }
 
-/// The drain's read of an entry: its id, time and voter.
-fn decode_head(text: &str) -> Result<EntryHead<'_>, EngineError> {
-    EntryHead::decode(text).ok_or_else(|| unreadable(text))
-}
-
 fn unreadable(text: &str) -> EngineError {
     anyhow::anyhow!("a ledger entry in Redis does not read: {text:.200}").into()
 }
@@ -348,39 +343,34 @@ async fn drain_source(
         let Some(last_text) = head.entries.last() else {
             break;
         };
-        let entries = head
+        let mut new = head
             .entries
             .iter()
-            .map(|t| decode_head(t))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|text| {
+                Ok(sql::NewEntry {
+                    id: Entry::id_in(text).ok_or_else(|| unreadable(text))?,
+                    text: text.as_str().into(),
+                    held: Entry::held_in(text),
+                })
+            })
+            .collect::<Result<Vec<_>, EngineError>>()?;
         let cursor = sql::cursor(&state.db, of, source).await?;
-        if let Some(at) = cursor.and_then(|c| entries.iter().position(|e| e.id == c)) {
+        if let Some(at) = cursor.and_then(|c| new.iter().position(|e| e.id == c)) {
             // Stored before, not trimmed: a drain stopped between the two.
-            let seq = match sql::seq_of(&state.db, of, entries[at].id).await? {
+            let seq = match sql::seq_of(&state.db, of, new[at].id).await? {
                 Some(seq) => seq,
                 None => sql::last_seq(&state.db, of).await?,
             };
             state
                 .redis
-                .ledger_trim(keys, at + 1, &head.entries[at], (entries[at].id, seq))
+                .ledger_trim(keys, at + 1, &head.entries[at], (new[at].id, seq))
                 .await?;
             continue;
         }
         if head.trimmed.is_some() && head.trimmed != cursor {
             find_gap(state, of, head.trimmed_seq).await?;
         }
-        let last_id = entries[entries.len() - 1].id;
-        let mut new: Vec<sql::NewEntry> = entries
-            .iter()
-            .zip(&head.entries)
-            .map(|(e, text)| sql::NewEntry {
-                id: e.id,
-                at: e.at,
-                voter: e.voter.as_deref(),
-                text: text.as_str().into(),
-                held: e.held.is_some(),
-            })
-            .collect();
+        let last_id = new[new.len() - 1].id;
         if rebuilds && cursor.is_some() && head.trimmed.is_none() {
             // Redis came back empty: what SQL holds now is what a rebuild replays, and
             // nothing of this new life may be stored before that is recorded.

@@ -16,7 +16,9 @@ use ovation::domain::ledger::{Entry, Recorded};
 use ovation::domain::scoring::Op;
 use ovation::engine::config::BoardConfig;
 use ovation::engine::state::AppState;
+use ovation::store::sql::entities::ledger_record;
 use ovation::store::sql::ledger::{self as sql, LedgerOf};
+use sea_orm::{EntityTrait, QueryOrder, QuerySelect};
 
 /// Every entry of `board`'s ledger, read page by page (`limit` a page), once nothing is
 /// pending.
@@ -532,6 +534,25 @@ async fn entries_of_every_shape_read_back_from_sql_as_stored() {
     sql::append(&state.db, of, 0, None, i64::MIN + 1, &texts(&entries))
         .await
         .unwrap();
+    // Each row holds its entry as the text it was, beside the columns read from it.
+    let rows: Vec<(i64, i64, Option<String>, String)> = ledger_record::Entity::find()
+        .select_only()
+        .columns([
+            ledger_record::Column::EntryId,
+            ledger_record::Column::AtMs,
+            ledger_record::Column::Voter,
+            ledger_record::Column::Entry,
+        ])
+        .order_by_asc(ledger_record::Column::Seq)
+        .into_tuple()
+        .all(&state.db)
+        .await
+        .unwrap();
+    let columns: Vec<(i64, i64, Option<String>, String)> = entries
+        .iter()
+        .map(|e| (e.id, e.at, e.voter.clone(), e.encode()))
+        .collect();
+    assert_eq!(rows, columns);
     let stored = sql::page(&state.db, of, 0, 10).await.unwrap();
     let expected: Vec<Recorded> = entries
         .into_iter()

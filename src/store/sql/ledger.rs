@@ -23,7 +23,7 @@ use sea_orm::{
 use super::entities::{ledger_cursor, ledger_gap, ledger_record, revocation};
 use super::{SqlError, from_naive, ledger_voters, to_naive};
 use crate::domain::adjustment;
-use crate::domain::ledger::{Entry, Recorded, Revocation, RevocationRequest};
+use crate::domain::ledger::{Entry, EntryHead, Recorded, Revocation, RevocationRequest};
 use crate::domain::period::Bucket;
 
 /// Rows per INSERT (7 bound values each) and `seq`s per `IN` list: far below every
@@ -35,13 +35,13 @@ const CHUNK: usize = 1000;
 const INSERT_RECORDS: &str =
     "INSERT INTO ledger_records (board_id, instance, seq, entry_id, at_ms, voter, entry)";
 
-/// An entry on its way into SQL: its id, time and voter, and its JSON as Redis holds it
-/// (the drain stores the text it read, not an encoding of its own).
+/// An entry on its way into SQL: its id, and its JSON as Redis holds it (the drain
+/// stores the text it read, not an encoding of its own). Its time and voter, the columns
+/// beside it, are read from the text where it is stored: by SQLite from the JSON, by the
+/// others' drain from the text's head ([`EntryHead`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewEntry<'a> {
     pub id: i64,
-    pub at: i64,
-    pub voter: Option<&'a str>,
     pub text: Cow<'a, str>,
     /// Whether a watch held it: it is recorded for review too (`store::sql::held`).
     pub held: bool,
@@ -52,11 +52,15 @@ impl<'a> NewEntry<'a> {
     pub fn of(entry: &'a Entry) -> Self {
         Self {
             id: entry.id,
-            at: entry.at,
-            voter: entry.voter.as_deref(),
             text: Cow::Owned(entry.encode()),
             held: entry.held.is_some(),
         }
+    }
+
+    /// Its time and voter, from its text.
+    fn head(&self) -> Result<EntryHead<'_>, SqlError> {
+        EntryHead::decode(&self.text)
+            .ok_or_else(|| SqlError::Corrupt(format!("ledger entry {} does not read", self.id)))
     }
 }
 
@@ -291,10 +295,13 @@ pub async fn append(
         DbBackend::Sqlite => insert_from_json(&txn, of, seq, new).await?,
         _ => {
             for chunk in new.chunks(CHUNK) {
-                let rows = chunk.iter().map(|e| {
-                    seq += 1;
-                    row(of, seq, e)
-                });
+                let rows = chunk
+                    .iter()
+                    .map(|e| {
+                        seq += 1;
+                        row(of, seq, e)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
                 ledger_record::Entity::insert_many(rows)
                     .exec(&txn)
                     .await
@@ -348,11 +355,12 @@ pub async fn prune_instances(
     Ok(stale.len() as u64)
 }
 
-/// SQLite's INSERT of `new`, numbered on after `last`: the rows as one JSON array of
-/// `[id, at, voter, entry]`, taken apart by `jsonb_each`, so the statement has 4 parameters
-/// however many rows it carries and is prepared once per connection. `jsonb_each` hands
-/// each row to `->>` in SQLite's binary form (`json_each` handed it as text, parsed again
-/// for every field); a multi-row VALUES had SQLite parse a statement of each new length
+/// SQLite's INSERT of `new`, numbered on after `last`: the entries as one JSON array of
+/// their texts as they are, taken apart by `jsonb_each`; each row's id, time and voter
+/// read from its entry, and the entry stored as the text it was (`json` of what
+/// `jsonb_each` parsed gives it back byte for byte). The statement has 4 parameters
+/// however many rows it carries, so it is prepared once per connection, and the drain
+/// neither reads the entries' fields nor escapes their texts into a JSON of its own
 /// (bench/notes/2026-11-28-ledger-cost.md, bench/notes/tv-final.md).
 async fn insert_from_json(
     txn: &impl ConnectionTrait,
@@ -360,14 +368,15 @@ async fn insert_from_json(
     last: i64,
     new: &[NewEntry<'_>],
 ) -> Result<(), SqlError> {
-    let rows: Vec<(i64, i64, Option<&str>, &str)> = new
-        .iter()
-        .map(|e| (e.id, e.at, e.voter, &*e.text))
-        .collect();
-    let rows = serde_json::to_string(&rows).map_err(|e| sea_orm::DbErr::Json(e.to_string()))?;
+    let mut rows = String::with_capacity(new.iter().map(|e| e.text.len() + 1).sum::<usize>() + 1);
+    for e in new {
+        rows.push(if rows.is_empty() { '[' } else { ',' });
+        rows.push_str(&e.text);
+    }
+    rows.push(']');
     let sql = format!(
-        "{INSERT_RECORDS} SELECT ?, ?, ? + key + 1, value ->> 0, value ->> 1, value ->> 2, \
-        value ->> 3 FROM jsonb_each(?) ORDER BY key"
+        "{INSERT_RECORDS} SELECT ?, ?, ? + key + 1, value ->> 'id', value ->> 'at', \
+        value ->> 'voter', json(value) FROM jsonb_each(?) ORDER BY key"
     );
     txn.execute_raw(Statement::from_sql_and_values(
         DbBackend::Sqlite,
@@ -394,6 +403,10 @@ async fn insert_unnested(
     last: i64,
     new: &[NewEntry<'_>],
 ) -> Result<(), SqlError> {
+    let heads = new
+        .iter()
+        .map(NewEntry::head)
+        .collect::<Result<Vec<_>, _>>()?;
     let values: Vec<sea_orm::Value> = vec![
         of.board_id.into(),
         of.instance.into(),
@@ -401,9 +414,10 @@ async fn insert_unnested(
             .collect::<Vec<i64>>()
             .into(),
         new.iter().map(|e| e.id).collect::<Vec<i64>>().into(),
-        new.iter().map(|e| e.at).collect::<Vec<i64>>().into(),
-        new.iter()
-            .map(|e| e.voter.unwrap_or_default().to_owned())
+        heads.iter().map(|h| h.at).collect::<Vec<i64>>().into(),
+        heads
+            .iter()
+            .map(|h| h.voter.as_deref().unwrap_or_default().to_owned())
             .collect::<Vec<String>>()
             .into(),
         new.iter()
@@ -425,17 +439,22 @@ async fn insert_unnested(
     Ok(())
 }
 
-fn row(of: LedgerOf<'_>, seq: i64, e: &NewEntry<'_>) -> ledger_record::ActiveModel {
-    ledger_record::ActiveModel {
+fn row(
+    of: LedgerOf<'_>,
+    seq: i64,
+    e: &NewEntry<'_>,
+) -> Result<ledger_record::ActiveModel, SqlError> {
+    let head = e.head()?;
+    Ok(ledger_record::ActiveModel {
         board_id: Set(of.board_id),
         instance: Set(of.instance.to_owned()),
         seq: Set(seq),
         entry_id: Set(e.id),
-        at_ms: Set(e.at),
-        voter: Set(e.voter.map(str::to_owned)),
+        at_ms: Set(head.at),
+        voter: Set(head.voter.map(Cow::into_owned)),
         revoked: Set(None),
         entry: Set(e.text.clone().into_owned()),
-    }
+    })
 }
 
 fn decode(seq: i64, text: &str) -> Result<Entry, SqlError> {
