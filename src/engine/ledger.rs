@@ -499,13 +499,15 @@ pub async fn page(
         ));
     }
     let limit = limit as u64;
-    let (entries, pending) = tokio::join!(
-        sql::page(&state.db, ledger_of(&board), after, limit + 1),
-        state
-            .redis
-            .ledger_pending(std::slice::from_ref(&board.keys))
-    );
-    let mut entries = entries?;
+    // Redis first, then SQL: an entry leaves Redis only once SQL holds it, so a page read
+    // after `pending` holds every entry that was not pending then. Read the other way
+    // round (or at once), a drain committing between the two reads would give a page
+    // short of entries beside `pending: 0`.
+    let pending = state
+        .redis
+        .ledger_pending(std::slice::from_ref(&board.keys))
+        .await?;
+    let mut entries = sql::page(&state.db, ledger_of(&board), after, limit + 1).await?;
     let next_after = if entries.len() as u64 > limit {
         entries.truncate(limit as usize);
         entries.last().map(|e| e.seq)
@@ -515,7 +517,7 @@ pub async fn page(
     Ok(LedgerPage {
         entries,
         next_after,
-        pending: pending?,
+        pending,
     })
 }
 
