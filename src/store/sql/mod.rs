@@ -51,6 +51,13 @@ impl SqlError {
     }
 }
 
+/// The page size of a SQLite database Ovation creates: 16 KiB, not SQLite's 4. The drain's
+/// commits then write a quarter as many pages to the write-ahead log and back into the
+/// file, a system call each: SQLite's CPU a ledger row 15 % less in the drain bench
+/// (bench/notes/2026-11-30-ledger-p99-parts.md). SQLite changes an existing database's
+/// page size only in a VACUUM outside WAL mode, which connecting does not do.
+const SQLITE_PAGE: u32 = 16 * 1024;
+
 /// Connects to `url` with a pool of at most `pool` connections, creating the directory
 /// of a SQLite file when needed.
 pub async fn connect(url: &str, pool: u32) -> anyhow::Result<DatabaseConnection> {
@@ -71,8 +78,9 @@ pub async fn connect(url: &str, pool: u32) -> anyhow::Result<DatabaseConnection>
         .sqlx_logging(false)
         // A statement's rollback journal (a multi-row INSERT's, the drain's) in memory,
         // not in a temporary file written on every statement: it only ever undoes a
-        // statement of a live transaction, so a crash loses nothing it held.
-        .map_sqlx_sqlite_opts(|o| o.pragma("temp_store", "memory"));
+        // statement of a live transaction, so a crash loses nothing it held. A database
+        // SQLite creates here takes pages of `SQLITE_PAGE`; one that exists keeps its own.
+        .map_sqlx_sqlite_opts(|o| o.pragma("temp_store", "memory").page_size(SQLITE_PAGE));
     let db = Database::connect(options)
         .await
         .with_context(|| format!("failed to connect to the database at {}", redact(url)))?;
@@ -267,6 +275,76 @@ fn from_naive(t: NaiveDateTime) -> DateTime<Utc> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    async fn page_size(db: &DatabaseConnection) -> i64 {
+        let row = db
+            .query_one_raw(sea_orm::Statement::from_string(
+                DbBackend::Sqlite,
+                "PRAGMA page_size",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        row.try_get_by_index(0).unwrap()
+    }
+
+    /// A SQLite database created on connecting has 16 KiB pages.
+    #[tokio::test]
+    async fn a_new_sqlite_database_has_pages_of_16_kib() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
+        let db = connect(&url, 2).await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (v INTEGER)")
+            .await
+            .unwrap();
+        assert_eq!(page_size(&db).await, 16_384);
+    }
+
+    /// A SQLite database created with SQLite's default pages (4 KiB, as before Ovation
+    /// chose its own) keeps them, and reads and writes as before; its backup
+    /// (`VACUUM INTO`) has 16 KiB pages and the same rows.
+    #[tokio::test]
+    async fn an_existing_sqlite_database_keeps_its_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
+        let old = Database::connect(url.as_str()).await.unwrap();
+        old.execute_unprepared("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1)")
+            .await
+            .unwrap();
+        assert_eq!(page_size(&old).await, 4_096);
+        old.close().await.unwrap();
+
+        let db = connect(&url, 2).await.unwrap();
+        db.execute_unprepared("INSERT INTO t VALUES (2)")
+            .await
+            .unwrap();
+        assert_eq!(page_size(&db).await, 4_096);
+        let row = db
+            .query_one_raw(sea_orm::Statement::from_string(
+                DbBackend::Sqlite,
+                "SELECT SUM(v) FROM t",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.try_get_by_index::<i64>(0).unwrap(), 3);
+
+        let copy = dir.path().join("copy.db");
+        backup(&db, &copy).await.unwrap();
+        let copied = Database::connect(format!("sqlite://{}", copy.display()).as_str())
+            .await
+            .unwrap();
+        assert_eq!(page_size(&copied).await, 16_384);
+        let row = copied
+            .query_one_raw(sea_orm::Statement::from_string(
+                DbBackend::Sqlite,
+                "SELECT SUM(v) FROM t",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.try_get_by_index::<i64>(0).unwrap(), 3);
+    }
 
     /// A write transaction that reads first, while another connection writes and commits:
     /// begun with `begin_write` it holds the lock, so the other waits and both succeed (a
