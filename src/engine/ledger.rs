@@ -7,8 +7,9 @@
 //! where entries wait, the holder of the board's lease moves them to SQL, oldest first,
 //! a batch at a time:
 //!
-//! 1. read the head of the ledger (up to [`BATCH`] entries) and SQL's cursor (the id of
-//!    the last entry SQL holds from that ledger);
+//! 1. read the head of the ledger (up to [`BATCH`] entries, a few hundred a Redis call:
+//!    `RedisStore::ledger_head`) and SQL's cursor (the id of the last entry SQL holds
+//!    from that ledger);
 //! 2. the cursor among them: a drain stopped between its commit and its trim; trim up to
 //!    it and read again;
 //! 3. otherwise store them in one transaction: numbered on from the board's last `seq`,

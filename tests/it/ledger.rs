@@ -16,6 +16,7 @@ use ovation::domain::ledger::{Entry, Recorded};
 use ovation::domain::scoring::Op;
 use ovation::engine::config::BoardConfig;
 use ovation::engine::state::AppState;
+use ovation::store::redis::HEAD_CALL;
 use ovation::store::sql::entities::ledger_record;
 use ovation::store::sql::ledger::{self as sql, LedgerOf};
 use sea_orm::{EntityTrait, QueryOrder, QuerySelect};
@@ -313,6 +314,48 @@ async fn a_drain_stopped_between_commit_and_trim_resumes_without_duplicates() {
         "the repeated entries are not stored twice"
     );
     assert_eq!(stored[50]["voter"], "c0");
+}
+
+/// The drain reads a ledger's head a few hundred entries a call: across calls it reads
+/// what one call would, and a head trimmed between two calls (another drain's trim) is
+/// read anew whole, never a piece of the old head joined to a piece of the new.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_head_read_in_calls_is_the_head_one_call_reads_even_when_trimmed_between() {
+    let app = undrained("heads").await;
+    let state = stores(&app).await;
+    let (board, _) = board_ledger(&state, "heads");
+    let key = board.keys.ledger();
+    let mut raw = RawRedis::connect().await;
+    let texts: Vec<String> = (0..2 * HEAD_CALL + 100).map(|i| format!("e{i}")).collect();
+    let _: () = raw.query(redis::cmd("RPUSH").arg(&key).arg(&texts)).await;
+
+    for count in [1, HEAD_CALL, HEAD_CALL + 1, 2 * HEAD_CALL + 50, 4000] {
+        let head = state.redis.ledger_head(&board.keys, count).await.unwrap();
+        let expected = &texts[..count.min(texts.len())];
+        assert_eq!(head.entries, expected, "{count} entries asked for");
+        assert_eq!(head.length, texts.len() as u64);
+    }
+
+    // The first call's worth, then another drain trims 100 entries before the next call.
+    let first = state
+        .redis
+        .ledger_head(&board.keys, HEAD_CALL)
+        .await
+        .unwrap();
+    let _: () = raw
+        .query(redis::cmd("LTRIM").arg(&key).arg(100).arg(-1))
+        .await;
+    let head = state
+        .redis
+        .ledger_head_continued(&board.keys, first, 4000)
+        .await
+        .unwrap();
+    assert_eq!(
+        head.entries,
+        &texts[100..],
+        "the head as it is after the trim"
+    );
+    assert_eq!(head.length, (texts.len() - 100) as u64);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -2216,8 +2259,10 @@ async fn a_drain_pass_takes_full_batches_and_stops_at_the_first_short_one() {
     let mut conn = reset_stats(&server).await;
     ovation::engine::ledger::drain_all(&state, "drainer").await;
     assert_eq!(sql::last_seq(&state.db, of).await.unwrap(), votes as i64);
-    // What waits, looked at before and after; then the full batch and the short one.
-    assert_eq!(command_calls(&mut conn).await("lrange"), 4);
+    // What waits, looked at before and after; then the full batch, `HEAD_CALL` entries
+    // a call, and the short one in one call.
+    let full_batch = ovation::engine::ledger::BATCH.div_ceil(HEAD_CALL) as u64;
+    assert_eq!(command_calls(&mut conn).await("lrange"), 2 + full_batch + 1);
 }
 
 /// A summed call whose scores fail to write (the all-time rankings key holds a string)

@@ -17,6 +17,13 @@ use super::{RedisFailure, RedisStore};
 
 static TRIM: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("ledger_trim.lua")));
 
+/// Entries one call of [`RedisStore::ledger_head`] reads at most. A drain's batch (up to
+/// 4,000 entries) read in one `LRANGE` held Redis for about 0.2 ms and sent a reply of
+/// about 1 MB through the connection the votes share; read 250 a call, votes are served
+/// between the calls, and the p99 of votes beside a busy drain was 0.5–0.9 ms lower on
+/// the 2-core VM (bench/notes/2026-11-30-ledger-p99-parts.md).
+pub const HEAD_CALL: usize = 250;
+
 /// The head of one ledger.
 #[derive(Debug, Clone, Default)]
 pub struct LedgerHead {
@@ -42,8 +49,62 @@ impl RedisStore {
     }
 
     /// The first `count` entries of `source`'s ledger (a board, or one shard of a
-    /// sharded board), with its length and the last entry trimmed.
+    /// sharded board), with its length and the last entry trimmed: read [`HEAD_CALL`]
+    /// entries a call, one call after another (see [`Self::ledger_head_continued`]).
     pub async fn ledger_head(
+        &self,
+        source: &BoardKeys,
+        count: usize,
+    ) -> Result<LedgerHead, RedisFailure> {
+        let head = self
+            .ledger_head_at_once(source, count.min(HEAD_CALL))
+            .await?;
+        self.ledger_head_continued(source, head, count).await
+    }
+
+    /// `head` (the first entries of `source`'s ledger, as [`Self::ledger_head`] read them
+    /// in its first call) read on up to `count` entries, [`HEAD_CALL`] a call, each call
+    /// also reading the ledger's first entry. A drain trims the ledger from its head
+    /// only, and every entry is unique, so the same first entry means nothing was
+    /// trimmed since `head` was read; another first entry (another drain trimmed
+    /// meanwhile) and the head is read anew, whole, in one call.
+    pub async fn ledger_head_continued(
+        &self,
+        source: &BoardKeys,
+        mut head: LedgerHead,
+        count: usize,
+    ) -> Result<LedgerHead, RedisFailure> {
+        let Some(first) = head.entries.first().cloned() else {
+            return Ok(head);
+        };
+        let mut last_call = head.entries.len().min(HEAD_CALL);
+        while last_call == HEAD_CALL && head.entries.len() < count {
+            let from = head.entries.len();
+            let n = HEAD_CALL.min(count - from);
+            let mut pipe = redis::pipe();
+            pipe.lindex(source.ledger(), 0).lrange(
+                source.ledger(),
+                from as isize,
+                (from + n) as isize - 1,
+            );
+            let (front, more): (Option<String>, Vec<String>) =
+                self.query("ledger_head", pipe).await?;
+            if front.as_deref() != Some(first.as_str()) {
+                return self.ledger_head_at_once(source, count).await;
+            }
+            last_call = if more.len() == n {
+                HEAD_CALL
+            } else {
+                more.len()
+            };
+            head.entries.extend(more);
+        }
+        Ok(head)
+    }
+
+    /// The first `count` entries of `source`'s ledger, its length and the last entry
+    /// trimmed, in one call.
+    async fn ledger_head_at_once(
         &self,
         source: &BoardKeys,
         count: usize,

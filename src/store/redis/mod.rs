@@ -66,7 +66,7 @@ pub use league::{
     PreviousSeason, SeasonRecord, Standing,
 };
 pub use lease::Lease;
-pub use ledger::LedgerHead;
+pub use ledger::{HEAD_CALL, LedgerHead};
 pub use member::{StandingQuery, StandingReply};
 pub use opening::{Opening, Openings};
 pub use page::{PageQuery, PageReply};
