@@ -276,16 +276,18 @@ fn from_naive(t: NaiveDateTime) -> DateTime<Utc> {
 mod tests {
     use super::*;
 
-    async fn page_size(db: &DatabaseConnection) -> i64 {
+    /// The one value `sql` reads from a SQLite database.
+    async fn one_value(db: &DatabaseConnection, sql: &str) -> i64 {
         let row = db
-            .query_one_raw(sea_orm::Statement::from_string(
-                DbBackend::Sqlite,
-                "PRAGMA page_size",
-            ))
+            .query_one_raw(sea_orm::Statement::from_string(DbBackend::Sqlite, sql))
             .await
             .unwrap()
             .unwrap();
         row.try_get_by_index(0).unwrap()
+    }
+
+    async fn page_size(db: &DatabaseConnection) -> i64 {
+        one_value(db, "PRAGMA page_size").await
     }
 
     /// A SQLite database created on connecting has 16 KiB pages.
@@ -319,15 +321,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(page_size(&db).await, 4_096);
-        let row = db
-            .query_one_raw(sea_orm::Statement::from_string(
-                DbBackend::Sqlite,
-                "SELECT SUM(v) FROM t",
-            ))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(row.try_get_by_index::<i64>(0).unwrap(), 3);
+        assert_eq!(one_value(&db, "SELECT SUM(v) FROM t").await, 3);
 
         let copy = dir.path().join("copy.db");
         backup(&db, &copy).await.unwrap();
@@ -335,15 +329,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(page_size(&copied).await, 16_384);
-        let row = copied
-            .query_one_raw(sea_orm::Statement::from_string(
-                DbBackend::Sqlite,
-                "SELECT SUM(v) FROM t",
-            ))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(row.try_get_by_index::<i64>(0).unwrap(), 3);
+        assert_eq!(one_value(&copied, "SELECT SUM(v) FROM t").await, 3);
     }
 
     /// A write transaction that reads first, while another connection writes and commits:
