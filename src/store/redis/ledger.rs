@@ -74,11 +74,12 @@ impl RedisStore {
         mut head: LedgerHead,
         count: usize,
     ) -> Result<LedgerHead, RedisFailure> {
-        let Some(first) = head.entries.first().cloned() else {
+        // A first call short of a whole call's worth found the ledger's end.
+        if head.entries.len() < HEAD_CALL {
             return Ok(head);
-        };
-        let mut last_call = head.entries.len().min(HEAD_CALL);
-        while last_call == HEAD_CALL && head.entries.len() < count {
+        }
+        let first = head.entries[0].clone();
+        while head.entries.len() < count {
             let from = head.entries.len();
             let n = HEAD_CALL.min(count - from);
             let mut pipe = redis::pipe();
@@ -92,12 +93,11 @@ impl RedisStore {
             if front.as_deref() != Some(first.as_str()) {
                 return self.ledger_head_at_once(source, count).await;
             }
-            last_call = if more.len() == n {
-                HEAD_CALL
-            } else {
-                more.len()
-            };
+            let end = more.len() < n;
             head.entries.extend(more);
+            if end {
+                break;
+            }
         }
         Ok(head)
     }
