@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::api::admin::members::read_csv;
 use crate::config::Settings;
 use crate::domain::ids::BoardSlug;
+use crate::engine::state::AppState;
 use crate::engine::{admin, recount, users};
 use crate::{startup, telemetry};
 
@@ -76,25 +77,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Migrate => startup::migrate(&settings).await,
         Command::User { action } => {
-            let state = startup::connect(settings).await?;
-            match action {
-                UserAction::Add { name } => {
-                    users::add_user(&state, &name, &read_password()?).await?;
-                    println!("added user {name}");
-                }
-                UserAction::Passwd { name } => {
-                    let ended = users::set_password(&state, &name, &read_password()?).await?;
-                    println!("changed the password of {name}; ended {ended} session(s)");
-                }
-                UserAction::Delete { name } => {
-                    let ended = users::delete_user(&state, &name).await?;
-                    println!("deleted user {name}; ended {ended} session(s)");
-                }
-            }
-            Ok(())
+            startup::with_state(settings, async |state| user(state, action).await).await
         }
-        Command::Import { board, file } => import(settings, &board, &file).await,
-        Command::Recount { board, repair } => recount(settings, &board, repair).await,
+        Command::Import { board, file } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("failed to read {}", file.display()))?;
+            startup::with_state(settings, async |state| import(state, &board, &text).await).await
+        }
+        Command::Recount { board, repair } => {
+            startup::with_state(settings, async |state| recount(state, &board, repair).await).await
+        }
         Command::Openapi => {
             println!("{}", crate::api::openapi_document()?);
             Ok(())
@@ -107,13 +99,30 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+async fn user(state: &AppState, action: UserAction) -> anyhow::Result<()> {
+    match action {
+        UserAction::Add { name } => {
+            users::add_user(state, &name, &read_password()?).await?;
+            println!("added user {name}");
+        }
+        UserAction::Passwd { name } => {
+            let ended = users::set_password(state, &name, &read_password()?).await?;
+            println!("changed the password of {name}; ended {ended} session(s)");
+        }
+        UserAction::Delete { name } => {
+            let ended = users::delete_user(state, &name).await?;
+            println!("deleted user {name}; ended {ended} session(s)");
+        }
+    }
+    Ok(())
+}
+
 /// The user who runs a command, as the audit log names them.
 fn cli_actor() -> String {
     format!("cli:{}", std::env::var("USER").unwrap_or_default())
 }
 
-async fn recount(settings: Settings, board: &str, repair: bool) -> anyhow::Result<()> {
-    let state = startup::connect(settings).await?;
+async fn recount(state: &AppState, board: &str, repair: bool) -> anyhow::Result<()> {
     let slug = BoardSlug::parse(board)?;
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} entries ({per_sec}, {eta} left)")
@@ -123,7 +132,7 @@ async fn recount(settings: Settings, board: &str, repair: bool) -> anyhow::Resul
         bar.set_length(total);
         bar.set_position(done);
     };
-    let found = recount::recount(&state, &cli_actor(), &slug, repair, &progress).await?;
+    let found = recount::recount(state, &cli_actor(), &slug, repair, &progress).await?;
     bar.finish();
     for m in &found.mismatches {
         println!(
@@ -169,13 +178,10 @@ fn read_password() -> anyhow::Result<String> {
     }
 }
 
-async fn import(settings: Settings, board: &str, file: &std::path::Path) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("failed to read {}", file.display()))?;
-    let state = startup::connect(settings).await?;
+async fn import(state: &AppState, board: &str, text: &str) -> anyhow::Result<()> {
     let slug = BoardSlug::parse(board)?;
-    let config = admin::board_of(&state, &slug)?;
-    let members = match read_csv(&config, &text) {
+    let config = admin::board_of(state, &slug)?;
+    let members = match read_csv(&config, text) {
         Ok(members) => members,
         Err(err) => {
             for e in err.item_errors() {
@@ -195,7 +201,7 @@ async fn import(settings: Settings, board: &str, file: &std::path::Path) -> anyh
     let actor = cli_actor();
     let mut written = 0;
     for chunk in members.chunks(IMPORT_CHUNK) {
-        written += admin::upsert_members(&state, &actor, &slug, chunk.to_vec()).await?;
+        written += admin::upsert_members(state, &actor, &slug, chunk.to_vec()).await?;
         bar.set_position(written as u64);
     }
     bar.finish();

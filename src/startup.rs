@@ -6,6 +6,8 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer, web};
 use anyhow::Context;
+use sea_orm::DatabaseConnection;
+use tokio::task::JoinSet;
 use tracing_actix_web::TracingLogger;
 
 use actix_web::cookie::Key;
@@ -33,6 +35,10 @@ pub struct Application {
     port: u16,
     server: Server,
     stopper: Stopper,
+    /// The background tasks (drain, archive, configuration, webhooks …), ended once the
+    /// server has stopped.
+    tasks: JoinSet<()>,
+    db: DatabaseConnection,
 }
 
 /// Stops a running application gracefully: its live event streams end first (they
@@ -56,11 +62,12 @@ impl Application {
     /// user when there is none, and binds the listener (`:0` picks a free port).
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
         let state = connect(settings).await?;
-        tokio::spawn(config_sync::listen(
+        let mut tasks = JoinSet::new();
+        tasks.spawn(config_sync::listen(
             state.clone(),
             state.settings.config_check,
         ));
-        tokio::spawn(config_sync::check_version(
+        tasks.spawn(config_sync::check_version(
             state.clone(),
             state.settings.config_check,
         ));
@@ -68,19 +75,19 @@ impl Application {
         if let Err(err) = ledger::find_gaps_at_start(&state).await {
             tracing::warn!(error = %err, "could not compare the ledgers in SQL with Redis at start-up; the drain does as it goes");
         }
-        tokio::spawn(readiness::watch(state.clone(), readiness::WATCH));
+        tasks.spawn(readiness::watch(state.clone(), readiness::WATCH));
         let leagues = state.config.leagues();
         let slugs: Vec<&str> = leagues.iter().map(|l| l.league.slug.as_str()).collect();
         crate::metrics::register_known(&slugs);
-        tokio::spawn(reconcile::watch(state.clone(), state.settings.config_check));
-        tokio::spawn(archive::run(state.clone(), state.settings.archive_check));
-        tokio::spawn(ledger::run(state.clone(), state.settings.ledger_drain));
-        tokio::spawn(league_close::run(
+        tasks.spawn(reconcile::watch(state.clone(), state.settings.config_check));
+        tasks.spawn(archive::run(state.clone(), state.settings.archive_check));
+        tasks.spawn(ledger::run(state.clone(), state.settings.ledger_drain));
+        tasks.spawn(league_close::run(
             state.clone(),
             state.settings.league_check,
         ));
-        tokio::spawn(webhooks::run(state.clone(), state.settings.league_check));
-        tokio::spawn(board_webhooks::run(state.clone()));
+        tasks.spawn(webhooks::run(state.clone(), state.settings.league_check));
+        tasks.spawn(board_webhooks::run(state.clone()));
         if let Some(password) =
             users::ensure_admin(&state, state.settings.admin_password.as_deref())
                 .await
@@ -107,6 +114,7 @@ impl Application {
         let workers = settings.workers;
         let stall_timeout = settings.stall_timeout;
         let watchers = state.watchers.clone();
+        let db = state.db.clone();
         let data = web::Data::new(state);
         let mut routes = api::route_table();
         routes.extend(pages::route_patterns());
@@ -147,6 +155,8 @@ impl Application {
             port,
             server,
             stopper,
+            tasks,
+            db,
         })
     }
 
@@ -160,15 +170,20 @@ impl Application {
     }
 
     /// Serves until the process gets SIGINT or SIGTERM (or [`Stopper::stop`]), then stops
-    /// gracefully.
-    pub async fn run(self) -> std::io::Result<()> {
+    /// gracefully: the server finishes the requests in flight, the background tasks end
+    /// (a drain cut short is taken up again by the next one, see `engine::ledger`), and
+    /// the SQL connections close ([`sql::close`]).
+    pub async fn run(mut self) -> std::io::Result<()> {
         let stopper = self.stopper.clone();
         tokio::spawn(async move {
             stop_signal().await;
             tracing::info!("stopping: ending live streams, finishing requests");
             stopper.stop().await;
         });
-        self.server.await
+        let served = self.server.await;
+        self.tasks.shutdown().await;
+        sql::close(&self.db).await;
+        served
     }
 }
 
@@ -246,13 +261,29 @@ pub async fn connect(settings: Settings) -> anyhow::Result<AppState> {
 /// snapshot); refuses another backend, whose own tools back it up.
 pub async fn backup(settings: &Settings, file: &std::path::Path) -> anyhow::Result<()> {
     let db = sql::connect(&settings.database_url, 1).await?;
-    sql::backup(&db, file).await
+    let done = sql::backup(&db, file).await;
+    sql::close(&db).await;
+    done
 }
 
 /// Applies migrations and exits.
 pub async fn migrate(settings: &Settings) -> anyhow::Result<()> {
     let db = sql::connect(&settings.database_url, settings.sql_pool).await?;
-    let applied = sql::migrate(&db, &settings.database_url).await?;
+    let applied = sql::migrate(&db, &settings.database_url).await;
+    sql::close(&db).await;
+    let applied = applied?;
     tracing::info!(database = %sql::redact(&settings.database_url), applied, "migrations applied");
     Ok(())
+}
+
+/// Connects ([`connect`]), runs `work` (a command of the command line), then closes the
+/// SQL connections ([`sql::close`]), whatever `work` answered.
+pub async fn with_state<T>(
+    settings: Settings,
+    work: impl AsyncFnOnce(&AppState) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let state = connect(settings).await?;
+    let done = work(&state).await;
+    sql::close(&state.db).await;
+    done
 }

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use reqwest::StatusCode;
+use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::json;
 
 use ovation::store::redis::RedisTarget;
@@ -318,6 +319,71 @@ pub(crate) async fn votes(client: &reqwest::Client, base: &str, board: &str, tag
             .unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
     }
+}
+
+/// A server stopped with SIGTERM leaves its SQLite database whole in its file: its
+/// connections close, the last one writes the write-ahead log into the file and removes
+/// it, so the file copied alone holds every ledger row. A command of the command line
+/// (`backup`) leaves no write-ahead log behind either.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_server_leaves_its_sqlite_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ovation.db");
+    let url = format!("sqlite://{}?mode=rwc", file.display());
+    let wal = dir.path().join("ovation.db-wal");
+    let shm = dir.path().join("ovation.db-shm");
+    let prefix = format!("whole{}", std::process::id());
+    let mut served = Served::start(&url, &prefix).await;
+    served
+        .call(
+            reqwest::Method::POST,
+            "/api/v1/admin/boards",
+            Some(json!({"slug": "whole", "title": "Whole", "membership": "open"})),
+        )
+        .await;
+    votes(&served.client, &served.base, "whole", "v", 20).await;
+    assert_eq!(
+        drained_seqs(&served.client, &served.base, "whole").await,
+        (1..=20).collect::<Vec<_>>()
+    );
+    assert!(wal.exists(), "a running server writes through the log");
+
+    let stopped = Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let mut exit = None;
+    for _ in 0..200 {
+        exit = served.child.try_wait().unwrap();
+        if exit.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(exit.map(|e| e.code()), Some(Some(0)), "the server stopped");
+    assert_eq!((wal.exists(), shm.exists()), (false, false));
+
+    let alone = tempfile::tempdir().unwrap();
+    let copy = alone.path().join("ovation.db");
+    std::fs::copy(&file, &copy).unwrap();
+    let db = ovation::store::sql::connect(&format!("sqlite://{}", copy.display()), 1)
+        .await
+        .unwrap();
+    let rows = ovation::store::sql::entities::ledger_record::Entity::find()
+        .count(&db)
+        .await
+        .unwrap();
+    assert_eq!(rows, 20);
+
+    let backup = alone.path().join("backup.db");
+    let out = ovation_on(&url, &prefix, &["backup", backup.to_str().unwrap()], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!((wal.exists(), shm.exists()), (false, false));
 }
 
 #[tokio::test(flavor = "multi_thread")]

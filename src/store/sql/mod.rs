@@ -58,6 +58,15 @@ impl SqlError {
 /// page size only in a VACUUM outside WAL mode, which connecting does not do.
 const SQLITE_PAGE: u32 = 16 * 1024;
 
+/// Closes `db`'s pool once the connections in use are given back. On SQLite the last
+/// connection to close writes the write-ahead log into the database file and removes
+/// it, so a stopped service's file holds every row on its own.
+pub async fn close(db: &DatabaseConnection) {
+    if let Err(err) = db.close_by_ref().await {
+        tracing::warn!(error = %err, "failed to close the database connections");
+    }
+}
+
 /// Connects to `url` with a pool of at most `pool` connections, creating the directory
 /// of a SQLite file when needed.
 pub async fn connect(url: &str, pool: u32) -> anyhow::Result<DatabaseConnection> {
