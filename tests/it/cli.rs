@@ -260,6 +260,16 @@ impl Served {
         panic!("ovation serve did not become ready");
     }
 
+    /// Creates the board `slug` (titled so) open to any member.
+    pub async fn open_board(&self, slug: &str) {
+        self.call(
+            reqwest::Method::POST,
+            "/api/v1/admin/boards",
+            Some(json!({"slug": slug, "title": slug, "membership": "open"})),
+        )
+        .await;
+    }
+
     pub async fn call(
         &self,
         method: reqwest::Method,
@@ -334,13 +344,7 @@ async fn a_stopped_server_leaves_its_sqlite_file_whole() {
     let shm = dir.path().join("ovation.db-shm");
     let prefix = format!("whole{}", std::process::id());
     let mut served = Served::start(&url, &prefix).await;
-    served
-        .call(
-            reqwest::Method::POST,
-            "/api/v1/admin/boards",
-            Some(json!({"slug": "whole", "title": "Whole", "membership": "open"})),
-        )
-        .await;
+    served.open_board("whole").await;
     votes(&served.client, &served.base, "whole", "v", 20).await;
     assert_eq!(
         drained_seqs(&served.client, &served.base, "whole").await,
@@ -391,13 +395,7 @@ async fn a_sql_ledger_restored_behind_redis_is_reported_and_never_renumbered() {
     let database = std::sync::Arc::new(crate::harness::TestDatabase::create().await);
     let prefix = format!("drill{}", std::process::id());
     let first = Served::start(&database.url, &prefix).await;
-    first
-        .call(
-            reqwest::Method::POST,
-            "/api/v1/admin/boards",
-            Some(json!({"slug": "drill", "title": "Drill", "membership": "open"})),
-        )
-        .await;
+    first.open_board("drill").await;
     votes(&first.client, &first.base, "drill", "a", 10).await;
     assert_eq!(
         drained_seqs(&first.client, &first.base, "drill").await,

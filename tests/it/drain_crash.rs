@@ -173,13 +173,7 @@ async fn killed_at_the_trim(how: Cut) {
     let sha = trim_sha(&mut raw).await;
     let tap = Tap::start(shared_redis().port).await;
     let first = Served::start_on(&database.url, &tap.url(), &prefix).await;
-    first
-        .call(
-            reqwest::Method::POST,
-            "/api/v1/admin/boards",
-            Some(json!({"slug": "crash", "title": "Crash", "membership": "open"})),
-        )
-        .await;
+    first.open_board("crash").await;
     tap.arm(&sha, how);
     // Votes until the cut: those after it time out unanswered (not acknowledged).
     let mut acknowledged = Vec::new();
