@@ -304,10 +304,7 @@ async fn drain_rate(database_url: &str, port: u16, rows: usize) -> f64 {
 async fn drain_lag(database_url: &str, port: u16, rate: f64, seconds: u64) -> (f64, u64) {
     let state = engine_state(database_url, port, "dl:", &[]).await;
     let config = board(&state, "lagged").await;
-    let drain = tokio::spawn(ledger::run(
-        state.clone(),
-        std::time::Duration::from_millis(250),
-    ));
+    let drain = ledger::start(state.clone(), std::time::Duration::from_millis(250)).unwrap();
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(17);
@@ -330,7 +327,7 @@ async fn drain_lag(database_url: &str, port: u16, rate: f64, seconds: u64) -> (f
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    drain.abort();
+    drain.stop().await;
     let left = state
         .redis
         .ledger_pending(std::slice::from_ref(&config.keys))

@@ -16,6 +16,7 @@ use crate::api;
 use crate::config::Settings;
 use crate::domain::auth::hash_key;
 use crate::domain::session::SessionPolicy;
+use crate::engine::background::Background;
 use crate::engine::config::ConfigCache;
 use crate::engine::config_sync;
 use crate::engine::durability::Durability;
@@ -38,6 +39,8 @@ pub struct Application {
     /// The background tasks (drain, archive, configuration, webhooks …), ended once the
     /// server has stopped.
     tasks: JoinSet<()>,
+    /// The ledger's drain, on a thread of its own (`engine::background`).
+    drain: Background,
     db: DatabaseConnection,
 }
 
@@ -81,7 +84,8 @@ impl Application {
         crate::metrics::register_known(&slugs);
         tasks.spawn(reconcile::watch(state.clone(), state.settings.config_check));
         tasks.spawn(archive::run(state.clone(), state.settings.archive_check));
-        tasks.spawn(ledger::run(state.clone(), state.settings.ledger_drain));
+        let drain = ledger::start(state.clone(), state.settings.ledger_drain)
+            .context("failed to start the ledger drain's thread")?;
         tasks.spawn(league_close::run(
             state.clone(),
             state.settings.league_check,
@@ -156,6 +160,7 @@ impl Application {
             server,
             stopper,
             tasks,
+            drain,
             db,
         })
     }
@@ -170,9 +175,9 @@ impl Application {
     }
 
     /// Serves until the process gets SIGINT or SIGTERM (or [`Stopper::stop`]), then stops
-    /// gracefully: the server finishes the requests in flight, the background tasks end
-    /// (a drain cut short is taken up again by the next one, see `engine::ledger`), and
-    /// the SQL connections close ([`sql::close`]).
+    /// gracefully: the server finishes the requests in flight, the background tasks and
+    /// the drain's thread end (a drain cut short is taken up again by the next one, see
+    /// `engine::ledger`), and the SQL connections close ([`sql::close`]).
     pub async fn run(mut self) -> std::io::Result<()> {
         let stopper = self.stopper.clone();
         tokio::spawn(async move {
@@ -182,6 +187,7 @@ impl Application {
         });
         let served = self.server.await;
         self.tasks.shutdown().await;
+        self.drain.stop().await;
         sql::close(&self.db).await;
         served
     }

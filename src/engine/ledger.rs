@@ -32,6 +32,7 @@ use std::time::Duration;
 use chrono::Utc;
 use futures_util::{Stream, StreamExt};
 
+use super::background::Background;
 use super::backlog::Backlog;
 use super::boards::{self, BoardRef};
 use super::config::BoardConfig;
@@ -58,14 +59,53 @@ const PASS_BATCHES: usize = 100;
 /// after its drain stopped.
 const LEASE: Duration = Duration::from_secs(5);
 
-/// The drain, on every instance: a pass over every board each `every`.
-pub async fn run(state: AppState, every: Duration) {
+/// SQL connections of the drain's own: it holds one at a time, and two let a recovery's
+/// read go beside a held transaction.
+const DRAIN_POOL: u32 = 2;
+
+/// Starts the drain, on every instance: a pass over every board each `every`, on a
+/// thread of its own at background priority (`engine::background`), with SQL
+/// connections of its own ([`DRAIN_POOL`]) so SQLite's work for it runs at that
+/// priority too. It stops, and closes them, when the handle is stopped or dropped.
+pub fn start(state: AppState, every: Duration) -> std::io::Result<Background> {
+    Background::spawn("ovation-drain", move |mut stopped| async move {
+        let db = tokio::select! {
+            db = drain_connections(&state, every) => db,
+            _ = &mut stopped => return,
+        };
+        let state = AppState {
+            db: db.clone(),
+            ..state
+        };
+        tokio::select! {
+            () = run(&state, every) => {}
+            _ = stopped => {}
+        }
+        crate::store::sql::close(&db).await;
+    })
+}
+
+/// The drain's SQL connections, tried each `every` until the database answers.
+async fn drain_connections(state: &AppState, every: Duration) -> sea_orm::DatabaseConnection {
+    loop {
+        match crate::store::sql::connect(&state.settings.database_url, DRAIN_POOL).await {
+            Ok(db) => return db,
+            Err(err) => {
+                tracing::warn!(error = %format!("{err:#}"), "the ledger drain could not connect to SQL; trying again");
+                tokio::time::sleep(every).await;
+            }
+        }
+    }
+}
+
+/// A pass over every board each `every`.
+async fn run(state: &AppState, every: Duration) {
     let token = state.backlogs.token().to_owned();
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticks.tick().await;
-        drain_all(&state, &token).await;
+        drain_all(state, &token).await;
     }
 }
 

@@ -6,6 +6,7 @@ pub mod admin;
 pub mod archive;
 pub mod audit;
 pub mod auth;
+pub mod background;
 pub mod backlog;
 pub mod board_webhooks;
 pub mod boards;

@@ -390,6 +390,64 @@ async fn a_stopped_server_leaves_its_sqlite_file_whole() {
     assert_eq!((wal.exists(), shm.exists()), (false, false));
 }
 
+/// Each thread of process `pid`: its name and its nice value.
+#[cfg(target_os = "linux")]
+fn thread_nices(pid: u32) -> Vec<(String, i32)> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .map(|task| name_and_nice(&task.unwrap().path().join("stat")))
+        .collect()
+}
+
+/// The name and nice value in a `/proc` `stat` file: `pid (name) state ppid …`, where the
+/// name may hold spaces and nice is the 19th field.
+#[cfg(target_os = "linux")]
+fn name_and_nice(stat: &std::path::Path) -> (String, i32) {
+    let stat = std::fs::read_to_string(stat).unwrap();
+    let (head, rest) = stat.rsplit_once(')').unwrap();
+    let name = head.split_once('(').unwrap().1.to_owned();
+    (
+        name,
+        rest.split_whitespace().nth(16).unwrap().parse().unwrap(),
+    )
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread")]
+async fn the_drain_and_its_sqlite_work_run_at_background_priority() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("ovation.db").display()
+    );
+    let prefix = format!("nice{}", std::process::id());
+    let served = Served::start(&url, &prefix).await;
+    served.open_board("nice").await;
+    votes(&served.client, &served.base, "nice", "v", 5).await;
+    assert_eq!(
+        drained_seqs(&served.client, &served.base, "nice").await,
+        (1..=5).collect::<Vec<_>>()
+    );
+    // The server starts at the nice of this process's main thread.
+    let own = name_and_nice(std::path::Path::new("/proc/self/stat")).1;
+    let background = (own + ovation::engine::background::NICE).min(19);
+    let threads = thread_nices(served.child.id());
+    let nices_of = |prefix: &str| -> Vec<i32> {
+        let mut nices: Vec<i32> = threads
+            .iter()
+            .filter(|(name, _)| name.starts_with(prefix))
+            .map(|(_, nice)| *nice)
+            .collect();
+        nices.sort_unstable();
+        nices.dedup();
+        nices
+    };
+    assert_eq!(nices_of("ovation-drain"), vec![background]);
+    // The pool that serves requests runs at the process's priority, the drain's below.
+    assert_eq!(nices_of("sqlx-sqlite"), vec![own, background]);
+    assert_eq!(nices_of("actix-server"), vec![own]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sql_ledger_restored_behind_redis_is_reported_and_never_renumbered() {
     let database = std::sync::Arc::new(crate::harness::TestDatabase::create().await);
