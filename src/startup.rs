@@ -36,8 +36,8 @@ pub struct Application {
     port: u16,
     server: Server,
     stopper: Stopper,
-    /// The background tasks (drain, archive, configuration, webhooks …), ended once the
-    /// server has stopped.
+    /// The background tasks (archive, configuration, webhooks …), ended once the server
+    /// has stopped.
     tasks: JoinSet<()>,
     /// The ledger's drain, on a thread of its own (`engine::background`).
     drain: Background,

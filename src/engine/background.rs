@@ -16,6 +16,12 @@ use tokio::sync::oneshot;
 /// lowest priority).
 pub const NICE: i32 = 10;
 
+/// The nice value of a background thread started by a thread at `nice`: [`NICE`] steps
+/// lower, at most 19.
+pub fn lowered(nice: i32) -> i32 {
+    (nice + NICE).min(19)
+}
+
 /// A running background thread; dropping it asks its work to stop, as [`stop`] does.
 ///
 /// [`stop`]: Background::stop
@@ -58,12 +64,12 @@ impl Background {
     }
 }
 
-/// The calling thread [`NICE`] steps lower (at most to 19): on Linux `setpriority` with
+/// The calling thread at its [`lowered`] nice: on Linux `setpriority` with
 /// no id sets the calling thread's alone, and the threads it starts inherit it.
 #[cfg(unix)]
 fn lower_priority() {
     let lowered = rustix::process::getpriority_process(None)
-        .and_then(|nice| rustix::process::setpriority_process(None, (nice + NICE).min(19)));
+        .and_then(|nice| rustix::process::setpriority_process(None, lowered(nice)));
     if let Err(err) = lowered {
         tracing::warn!(error = %err, "could not lower a background thread's CPU priority; it runs at the default");
     }
@@ -92,8 +98,7 @@ mod tests {
             let _ = stopped.await;
         })
         .unwrap();
-        let lowered = (own + NICE).min(19);
-        assert_eq!(niced.await.unwrap(), (lowered, lowered));
+        assert_eq!(niced.await.unwrap(), (lowered(own), lowered(own)));
         assert_eq!(own_nice(), own);
         background.stop().await;
     }

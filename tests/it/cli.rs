@@ -430,7 +430,7 @@ async fn the_drain_and_its_sqlite_work_run_at_background_priority() {
     );
     // The server starts at the nice of this process's main thread.
     let own = name_and_nice(std::path::Path::new("/proc/self/stat")).1;
-    let background = (own + ovation::engine::background::NICE).min(19);
+    let background = ovation::engine::background::lowered(own);
     let threads = thread_nices(served.child.id());
     let nices_of = |prefix: &str| -> Vec<i32> {
         let mut nices: Vec<i32> = threads
