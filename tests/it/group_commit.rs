@@ -7,7 +7,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::harness::{
-    Options, RawRedis, RedisServer, TestApp, error_codes, hourly_total, num, reset_stats,
+    HOUR, Options, RawRedis, RedisServer, TestApp, clear_of_the_turn, error_codes, hourly_total,
+    num, reset_stats,
 };
 use ovation::store::redis::RedisTarget;
 
@@ -222,6 +223,8 @@ async fn the_votes_of_one_call_share_their_board_wide_writes() {
         json!({"name": "two per member", "dimensions": ["member"], "window": "day", "limit": 2}),
     )
     .await;
+    // The batch falls in one hour, the last the stats show.
+    clear_of_the_turn(HOUR, Duration::from_secs(60)).await;
     let now = chrono::Utc::now();
     let two_hours_ago = now - chrono::Duration::hours(2);
     // The board's buckets that vote counts its voter in (UTC, the board's time zone): its

@@ -694,6 +694,45 @@ pub fn hourly_total(stats: &Value) -> i64 {
         .sum()
 }
 
+/// The refusals a board's stats count for each rule over all their hours, as
+/// `[{"rule": id, "votes": n}]` sorted by rule: what a test compares when the hour may
+/// turn while it runs.
+pub fn refused_total(stats: &Value) -> Value {
+    let mut per_rule = std::collections::BTreeMap::<i64, i64>::new();
+    for hour in stats["votes_per_hour"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no votes_per_hour: {stats}"))
+    {
+        for r in hour["refused"].as_array().unwrap() {
+            *per_rule.entry(r["rule"].as_i64().unwrap()).or_default() +=
+                r["votes"].as_i64().unwrap();
+        }
+    }
+    Value::Array(
+        per_rule
+            .into_iter()
+            .map(|(rule, votes)| json!({"rule": rule, "votes": votes}))
+            .collect(),
+    )
+}
+
+/// Waits, when the next UTC period of length `period` (an hour, a day) begins within
+/// `need`, until it has begun: for a test whose votes must all fall in one hour or one
+/// day to say where they land.
+pub async fn clear_of_the_turn(period: Duration, need: Duration) {
+    let period_ms = period.as_millis() as i64;
+    let to_next = period_ms - chrono::Utc::now().timestamp_millis().rem_euclid(period_ms);
+    if (to_next as u128) < need.as_millis() {
+        tokio::time::sleep(Duration::from_millis(to_next as u64 + 1_000)).await;
+    }
+}
+
+/// An hour, for [`clear_of_the_turn`].
+pub const HOUR: Duration = Duration::from_secs(3_600);
+
+/// A day, for [`clear_of_the_turn`].
+pub const DAY: Duration = Duration::from_secs(86_400);
+
 /// The votes per hour of `stats` from one fixed hour on, the same for every call in this
 /// test process (40 hours before its first call): what two snapshots taken a while apart
 /// can compare, where a plain sum loses an hour's votes when the 48-hour window moves on

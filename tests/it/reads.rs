@@ -1,9 +1,11 @@
 //! Reading rankings: competition ranks, above/gap, previous/trend, pages, batches, stats.
 
+use std::time::Duration;
+
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::harness::{RawRedis, TestApp, hourly_total, num};
+use crate::harness::{HOUR, RawRedis, TestApp, clear_of_the_turn, hourly_total, num};
 
 /// Day 1: a 5, b 3, c 3, d 1. Day 2: b 4, a 2, c 2.
 async fn two_days(app: &TestApp) {
@@ -174,6 +176,8 @@ async fn stats_count_votes_per_hour_and_participants() {
     let app = TestApp::spawn().await;
     app.board(json!({"slug": "st", "title": "St", "membership": "open"}))
         .await;
+    // The votes fall in one hour, the last the stats show.
+    clear_of_the_turn(HOUR, Duration::from_secs(60)).await;
     for voter in ["u1", "u2", "u1"] {
         app.vote("st", json!({"member": "m", "voter": voter, "count": 2}))
             .await;
