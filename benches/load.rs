@@ -817,7 +817,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
         // `repeats` times in turn and the table shows medians; ratios are paired within
         // one repeat before the median is taken.
         let mut reps = Vec::new();
-        let mut last_prefix = None;
+        let mut uncached = None;
         for rep in 0..repeats {
             let (ceiling, ceiling_usec) = until_quiet(
                 |(c, _): &(Value, f64)| c["cpu_pct"]["steal"].as_f64().unwrap_or(0.0),
@@ -862,9 +862,22 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
                 wrk(&top_url(&server.base), None, seconds, &pids)
             })
             .await;
+            let last_prefix = server.prefix.clone();
             // Stopped before the next phase empties the store.
-            last_prefix = Some(server.prefix.clone());
             drop(server);
+            if rep + 1 == repeats {
+                // The same top-100 reads with the read cache off, on a second server in
+                // place of the last vote phase's (the same database and keys), before the
+                // Go peer's phase empties the store: on an empty store the server would
+                // find the board lost and rebuild it from its ledger while it reads.
+                let server = start_server(bin, db_dir.path(), redis_port, workers, &last_prefix, 0);
+                uncached = Some(wrk(
+                    &top_url(&server.base),
+                    None,
+                    seconds,
+                    &[("redis", redis_pid), ("server", server.pid)],
+                ));
+            }
             let peer = match &peer_bin {
                 Some(bin) => {
                     let (peer_votes, peer_top) =
@@ -900,18 +913,7 @@ async fn run(root: &Path, bin: &Path, seconds: u64, repeats: usize, worker_count
             }));
         }
 
-        // The same top-100 reads with the read cache off, on a second server in place of
-        // the last vote phase's (the same database and keys).
-        let last_prefix = last_prefix.unwrap_or(prefix);
-        let uncached_server =
-            start_server(bin, db_dir.path(), redis_port, workers, &last_prefix, 0);
-        let uncached = wrk(
-            &top_url(&uncached_server.base),
-            None,
-            seconds,
-            &[("redis", redis_pid), ("server", uncached_server.pid)],
-        );
-        drop(uncached_server);
+        let uncached = uncached.expect("the last repeat reads with the cache off");
 
         let med = |path: &str| median(&reps, path);
         let trivial_rps = med("/trivial/per_s");
