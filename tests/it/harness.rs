@@ -478,7 +478,11 @@ impl TestApp {
         Self::spawn_with(Options::default()).await
     }
 
+    /// Starts the app. Within a minute of a UTC hour's turn (a day's among them) it waits
+    /// the turn out first, so that a test's votes at the present time and its reads of the
+    /// present hour's or day's buckets fall in the same one.
     pub async fn spawn_with(opts: Options) -> Self {
+        clear_of_the_turn(HOUR, Duration::from_secs(60)).await;
         let database = match opts.database {
             Some(db) => db,
             None => std::sync::Arc::new(TestDatabase::create().await),

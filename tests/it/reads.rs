@@ -351,6 +351,8 @@ async fn posted_tops_read_each_board_its_own_way_and_fail_alone() {
         json!({"slug": "r2", "title": "R2", "membership": "open", "periods": ["hour", "all"]}),
     )
     .await;
+    // The votes and both reads of the hour fall in one hour.
+    clear_of_the_turn(HOUR, Duration::from_secs(30)).await;
     app.vote("r2", json!({"member": "x", "count": 9})).await;
     app.vote("r2", json!({"member": "y", "count": 4})).await;
     let (status, body) = app
