@@ -57,6 +57,9 @@ local function int_text(n)
   return text
 end
 
+-- What write_checks answers as the strings it read when it reads none (never written).
+local NOTHING = {}
+
 -- A counter hash's mark and its value (see above).
 local MARK = '~'
 local MARK_VALUE = 'a value longer than hash-max-listpack-value keeps this hash a hash table'
@@ -120,18 +123,30 @@ end
 -- A write's counters (its rule i's field at ARGV[field_arg + 1 + i]) are read before the
 -- checks. Answers the write's slots, what write_checks and rules_consume take: rule i's
 -- hash (as in `counters`) at 2i + 1 and its field at 2i + 2, found once (nothing for a
--- log).
-local function counters_want(rule_key, rules, r, field_arg)
+-- log). `hashes`, when given, keeps rule i's hash at i for the next write whose rules'
+-- keys are the same (a vote.lua header's votes): found once for all of them.
+local function counters_want(rule_key, rules, r, field_arg, hashes)
   local slots = {}
   for i = 0, r - 1 do
     local rule = rules[i]
     if rule.counter then
-      local c = counters_of(KEYS[rule_key + 2 * i + 1], rule.width and true)
-      if rule.width then
-        c.before = KEYS[rule_key + 2 * i + 2]
+      local c = hashes and hashes[i]
+      if not c then
+        c = counters_of(KEYS[rule_key + 2 * i + 1], rule.width and true)
+        if rule.width then
+          c.before = KEYS[rule_key + 2 * i + 2]
+        end
+        if hashes then
+          hashes[i] = c
+        end
       end
       local field = ARGV[field_arg + 1 + i]
-      counters_field(c, field)
+      -- counters_field, inlined: it runs for every write and rule.
+      local count = c.count
+      if count[field] == nil then
+        local fields = c.fields
+        count[field], fields[#fields + 1] = false, field
+      end
       slots[2 * i + 1], slots[2 * i + 2] = c, field
     end
   end
@@ -254,30 +269,33 @@ end
 -- again on each call.)
 local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_key,
     refusals_ttl, also, at_ms, slots)
-  local strings, n = {}, 0
-  if keyed then
-    strings[1], n = idem_key, 1
-  end
-  -- Where each rolling log's total is among the strings read.
-  local totals
-  if rules.logs then
-    totals = {}
-    for i = 0, r - 1 do
-      if not rules[i].counter then
-        n = n + 1
-        strings[n], totals[i] = KEYS[rule_key + 2 * i + 2], n
+  -- Nothing to read (a vote.lua vote, whose call reads its records, with no rolling
+  -- log) makes no table.
+  local stored, totals, also_at = NOTHING, nil, 0
+  if keyed or rules.logs or also then
+    local strings, n = {}, 0
+    if keyed then
+      strings[1], n = idem_key, 1
+    end
+    -- Where each rolling log's total is among the strings read.
+    if rules.logs then
+      totals = {}
+      for i = 0, r - 1 do
+        if not rules[i].counter then
+          n = n + 1
+          strings[n], totals[i] = KEYS[rule_key + 2 * i + 2], n
+        end
       end
     end
-  end
-  local also_at = n
-  if also then
-    for i = 1, #also do
-      strings[n + i] = also[i]
+    also_at = n
+    if also then
+      for i = 1, #also do
+        strings[n + i] = also[i]
+      end
     end
-  end
-  local stored = strings
-  if #strings > 0 then
-    stored = call('MGET', unpack(strings))
+    if #strings > 0 then
+      stored = call('MGET', unpack(strings))
+    end
   end
   if keyed and stored[1] then
     return {'dup', stored[1]}

@@ -630,6 +630,9 @@ for i = 1, H do
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
     ttl = ARGV[ab + 10], rules = rules, windows = windows, trends = trends,
     rule_key = rule_key, own_keys = 1 + h + (rule_key and 0 or 2 * r),
+    -- Its rules' counter hashes, found by its first vote (see counters_want), when it
+    -- holds their keys.
+    hashes = rule_key and {},
     -- The format of a summed vote's scores in its idempotency record, after its receipt
     -- and '|' (the periods' as integers, the windows' as Redis gave them), for a vote
     -- whose scores are not Redis's own text (see `flush`).
@@ -669,7 +672,7 @@ end
 local kb, ab = 0, at - 1
 for j = 1, m do
   local hd = headers[tonumber(ARGV[ab + 1])]
-  slots[j] = counters_want(hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r, ab + 1)
+  slots[j] = counters_want(hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r, ab + 1, hd.hashes)
   -- The vote's idempotency record TTL (see `cast`).
   if ARGV[ab + 7 + hd.r] ~= '0' then
     want(KEYS[kb + 1])
