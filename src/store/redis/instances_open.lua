@@ -30,7 +30,8 @@
 local now, ttl, max_live = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local r = tonumber(ARGV[4])
 local rules = rules_parse(6, r)
-local slots = counters_want(2, rules, r, 6 + 6 * r)
+local field_arg = 6 + 6 * r
+local hashes = counters_want(2, rules, r, field_arg)
 counters_read()
 local listing = KEYS[1]
 redis.call('ZREMRANGEBYSCORE', listing, '-inf', now - ttl)
@@ -46,11 +47,12 @@ for a = first, #ARGV do
     out[j] = 'full'
   else
     local early, used, stale = write_checks('', false, 2, rules, r, 1, KEYS[2], ARGV[5], nil,
-      now, slots)
+      now, hashes, field_arg)
     if early then
       out[j] = early
     else
-      rules_consume(2, rules, r, used, stale, 1, '1', now, ARGV[6] .. ':' .. j, slots, j)
+      rules_consume(2, rules, r, used, stale, 1, '1', now, ARGV[6] .. ':' .. j, hashes,
+        field_arg, j)
       redis.call('ZADD', listing, now, instance)
       live = live + 1
       out[j] = 'opened'

@@ -48,10 +48,10 @@ local r = tonumber(ARGV[9])
 local rules = rules_parse(11, r)
 local field_arg = 11 + 6 * r
 local now = tonumber(ARGV[4])
-local slots = counters_want(5, rules, r, field_arg)
+local hashes = counters_want(5, rules, r, field_arg)
 counters_read()
 local early, used, stale = write_checks(KEYS[1], idem_ttl > 0, 5, rules, r, 1, KEYS[4], ARGV[10],
-  nil, now, slots)
+  nil, now, hashes, field_arg)
 if early then
   return early
 end
@@ -89,7 +89,7 @@ elseif op == 'set' or tonumber(value) > current then
 else
   score = redis.call('ZSCORE', key, member)
 end
-rules_consume(5, rules, r, used, stale, 1, '1', now, ARGV[11], slots, 1)
+rules_consume(5, rules, r, used, stale, 1, '1', now, ARGV[11], hashes, field_arg, 1)
 counters_write()
 local rank = redis.call('ZREVRANK', key, member)
 if idem_ttl > 0 then

@@ -121,24 +121,22 @@ local function counters_field(c, field)
 end
 
 -- A write's counters (its rule i's field at ARGV[field_arg + 1 + i]) are read before the
--- checks. Answers the write's slots, what write_checks and rules_consume take: rule i's
--- hash (as in `counters`) at 2i + 1 and its field at 2i + 2, found once (nothing for a
--- log). `hashes`, when given, keeps rule i's hash at i for the next write whose rules'
--- keys are the same (a vote.lua header's votes): found once for all of them.
+-- checks. Answers the write's hashes, what write_checks and rules_consume take with
+-- field_arg: rule i's hash (as in `counters`) at i, found once (nothing for a log).
+-- `hashes`, when given, is the table answered for an earlier write whose rules' keys
+-- are the same (a vote.lua header's votes): its hashes are found once for all of them.
 local function counters_want(rule_key, rules, r, field_arg, hashes)
-  local slots = {}
+  hashes = hashes or {}
   for i = 0, r - 1 do
     local rule = rules[i]
     if rule.counter then
-      local c = hashes and hashes[i]
+      local c = hashes[i]
       if not c then
         c = counters_of(KEYS[rule_key + 2 * i + 1], rule.width and true)
         if rule.width then
           c.before = KEYS[rule_key + 2 * i + 2]
         end
-        if hashes then
-          hashes[i] = c
-        end
+        hashes[i] = c
       end
       local field = ARGV[field_arg + 1 + i]
       -- counters_field, inlined: it runs for every write and rule.
@@ -147,10 +145,9 @@ local function counters_want(rule_key, rules, r, field_arg, hashes)
         local fields = c.fields
         count[field], fields[#fields + 1] = false, field
       end
-      slots[2 * i + 1], slots[2 * i + 2] = c, field
     end
   end
-  return slots
+  return hashes
 end
 
 -- Reads every counter wanted: one HMGET per hash. A ring its period's hash lacks is
@@ -251,7 +248,8 @@ end
 -- What every write script checks first: one MGET reads the idempotency record (the key
 -- `idem_key`, when `keyed`; vote.lua reads a call's records before its votes and passes
 -- none) and every rolling log's running total, and the call's
--- counters give the others' counts (`slots`, from counters_want); then every rule
+-- counters give the others' counts (`hashes` and `field_arg`, see counters_want); then
+-- every rule
 -- (`rules`, from rules_parse) is checked for `inc` more, for a write at `at_ms`. A
 -- rolling log's running total may still hold entries that have left the window: they
 -- are subtracted here, and dropped by rules_consume when the write is admitted.
@@ -268,7 +266,7 @@ end
 -- (One function, helpers inlined: every local function is a closure the script makes
 -- again on each call.)
 local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_key,
-    refusals_ttl, also, at_ms, slots)
+    refusals_ttl, also, at_ms, hashes, field_arg)
   -- Nothing to read (a vote.lua vote, whose call reads its records, with no rolling
   -- log) makes no table.
   local stored, totals, also_at = NOTHING, nil, 0
@@ -306,19 +304,20 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
     local rule = rules[i]
     local limit = rule.limit
     local retry, count
-    local c = slots[2 * i + 1]
+    local c = hashes[i]
     if c then
       if c.failed then
         error(c.failed)
       end
       if rule.width then
         -- A watch's slotted window: past its threshold, it holds the write.
-        count = ring_total(counters_ring(c, slots[2 * i + 2]), ring_slot(at_ms, rule.width))
+        count = ring_total(counters_ring(c, ARGV[field_arg + 1 + i]),
+          ring_slot(at_ms, rule.width))
         if count + inc > limit then
           retry = 0
         end
       else
-        count = c.count[slots[2 * i + 2]]
+        count = c.count[ARGV[field_arg + 1 + i]]
         if count + inc > limit then
           -- A blocked value (limit 0) never passes, whatever the window.
           retry = (limit <= 0 or rule.ends < 0) and -1 or rule.ends - at_ms
@@ -372,16 +371,16 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
 end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (its
--- `slots`, from counters_want): a counter's new count goes to the call's counters
+-- `hashes` and `field_arg`, see counters_want): a counter's new count goes to the call's counters
 -- (counters_write writes it); a log's entry is stamped `at_ms` (a number) and named by
 -- `tag`, and its total is set at once.
 local function rules_consume(rule_key, rules, r, used, stale, inc, inc_text, at_ms, tag,
-    slots, j)
+    hashes, field_arg, j)
   for i = 0, r - 1 do
     local rule = rules[i]
-    local c = slots[2 * i + 1]
+    local c = hashes[i]
     if c then
-      local count, field, writes = c.count, slots[2 * i + 2], c.writes
+      local count, field, writes = c.count, ARGV[field_arg + 1 + i], c.writes
       if rule.width then
         count[field] = ring_add(counters_ring(c, field), ring_slot(at_ms, rule.width), inc)
       else

@@ -114,12 +114,12 @@ for k = 1, tonumber(ARGV[ta]) do
     ta + 2 * (k - 1))
 end
 
-local slots = counters_want(rule_key, rules, r, field_arg)
+local hashes = counters_want(rule_key, rules, r, field_arg)
 counters_read()
 -- The trending periods' origins are read with the idempotency record and rolling totals.
 local also = trend_also(trends, nil)
 local early, used, stale, stored, also_at = write_checks(KEYS[1], idem_ttl > 0, rule_key,
-  rules, r, 1, KEYS[3], ARGV[12], also, at_ms, slots)
+  rules, r, 1, KEYS[3], ARGV[12], also, at_ms, hashes, field_arg)
 if early then
   return early
 end
@@ -170,7 +170,7 @@ for _, win in ipairs(windows) do
   end
 end
 
-rules_consume(rule_key, rules, r, used, stale, 1, '1', at_ms, ARGV[11], slots, 1)
+rules_consume(rule_key, rules, r, used, stale, 1, '1', at_ms, ARGV[11], hashes, field_arg, 1)
 counters_write()
 
 local late = ARGV[17] ~= '0'

@@ -260,8 +260,8 @@ local function ledger_add(key, j, entry)
 end
 
 -- Each vote's replies, the expiries of family instances' keys it asks for, and its
--- rule counters' slots (see counters_want).
-local replies, expiries, slots = {}, {}, {}
+-- rule counters' hashes (see counters_want).
+local replies, expiries, rule_hashes = {}, {}, {}
 
 -- The strings the votes read before their checks, read once per call with one MGET:
 -- each keyed vote's idempotency record and each header's headroom mark, by key, as the
@@ -290,28 +290,30 @@ local function write_member(hd, member, sum)
   -- Where the member's earlier votes in the call end, or false for none: only theirs
   -- are worked out from the reply (the last takes its text).
   local earlier = #sum > 6 and #sum - 5
-  local periods, all_at, digits = hd.periods, hd.all_at, hd.digits
+  local carries, all_at, digits, mark_key = hd.carries, hd.all_at, hd.digits, hd.mark_key
   for p = 0, hd.n - 1 do
-    local base = hd.period_key + 3 * p
-    for v = 1, 2 do
-      local text = call('ZINCRBY', KEYS[base + v], v == 1 and real_text or display_text,
-        member)
-      local slot = 2 * p + v + 1
-      if earlier then
-        -- Whole numbers below 2^53: the reply carries them exactly as integers.
-        local before = tonumber(text) - sum[v]
-        for k = 4, earlier, 3 do
-          sum[k][slot] = before + sum[k + v]
-        end
-      end
-      last[slot] = text
-      -- A whole number below 10^d has at most d digits.
-      if p + 1 == all_at and #text > digits then
-        put(hd.mark_key, '0')
+    local base, slot = hd.period_key + 3 * p, 2 * p + 2
+    -- The all-time scores mark the board at once, before any later command can fail.
+    local all = p + 1 == all_at
+    local real = call('ZINCRBY', KEYS[base + 1], real_text, member)
+    -- A whole number below 10^d has at most d digits.
+    if all and #real > digits then
+      put(mark_key, '0')
+    end
+    local display = call('ZINCRBY', KEYS[base + 2], display_text, member)
+    if all and #display > digits then
+      put(mark_key, '0')
+    end
+    if earlier then
+      -- Whole numbers below 2^53: the reply carries them exactly as integers.
+      local real_before, display_before = tonumber(real) - sum[1], tonumber(display) - sum[2]
+      for k = 4, earlier, 3 do
+        local reply = sum[k]
+        reply[slot], reply[slot + 1] = real_before + sum[k + 1], display_before + sum[k + 2]
       end
     end
-    -- 49 is '1'.
-    if carry_text and string.byte(periods, p + 1) == 49 then
+    last[slot], last[slot + 1] = real, display
+    if carry_text and carries[p] then
       call('ZINCRBY', KEYS[base + 3], carry_text, member)
     end
   end
@@ -380,7 +382,7 @@ local function hold(j, hd, kb, fx, member, watch, flags, subject, used, stale, r
     real_text, at_ms)
   local rule_key, rules, r = hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r
   rules_consume(rule_key, rules, r, used, stale, real_inc, real_text, at_ms, ARGV[fx + 9],
-    slots[j], j)
+    rule_hashes[j], fx - r, j)
   local result = {'held', tonumber(watch), flags and 1 or 0}
   local sum = pending(hd, member) or {0, 0}
   for p = 0, hd.n - 1 do
@@ -450,7 +452,7 @@ local function cast(j, hd, kb, ab)
     return {'dup', stored[idem_key]}
   end
   local early, used, stale, _, _, held, flags = write_checks(nil, false, rule_key, hd.rules,
-    r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, nil, at_ms, slots[j])
+    r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, nil, at_ms, rule_hashes[j], ab + 1)
   if early then
     return early
   end
@@ -478,9 +480,9 @@ local function cast(j, hd, kb, ab)
   end
 
   rules_consume(rule_key, hd.rules, r, used, stale, real_inc, real_text, at_ms,
-    ARGV[fx + 9], slots[j], j)
+    ARGV[fx + 9], rule_hashes[j], ab + 1, j)
 
-  local carries = carry_text ~= '0' and hd.periods
+  local carries = carry_text ~= '0' and hd.carries
   if late then
     for p = 0, n - 1 do
       local ranking = KEYS[period_key + 3 * p + 1]
@@ -510,8 +512,7 @@ local function cast(j, hd, kb, ab)
         put(mark_key, mark)
       end
     end
-    -- 49 is '1'.
-    if carries and string.byte(carries, p + 1) == 49 then
+    if carries and carries[p] then
       call('ZINCRBY', KEYS[base + 3], carry_text, member)
     end
   end
@@ -548,7 +549,7 @@ local function cast(j, hd, kb, ab)
       local base = period_key + 3 * p
       call('PERSIST', KEYS[base + 1])
       call('PERSIST', KEYS[base + 2])
-      if carries and string.byte(carries, p + 1) == 49 then
+      if carries and carries[p] then
         call('PERSIST', KEYS[base + 3])
       end
     end
@@ -598,6 +599,11 @@ for i = 1, H do
   local n, h, r = tonumber(ARGV[ab + 1]), tonumber(ARGV[ab + 2]), tonumber(ARGV[ab + 3])
   local periods = ARGV[ab + 9]
   local all_at = string.find(periods, 'a', 1, true)
+  -- Whether period p carries over into its next bucket, at p.
+  local carries = {}
+  for p = 0, n - 1 do
+    carries[p] = string.sub(periods, p + 1, p + 1) == '1'
+  end
   local period_key = hk + 4
   local voter_key = period_key + 3 * n
   local windows = {}
@@ -626,7 +632,7 @@ for i = 1, H do
     voter_key = voter_key, ledger_key = voter_key + h + 1, max_units = max_units,
     digits = digits, low = low, summed_max = max_units - low,
     hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
-    late = ARGV[ab + 8] == '1', periods = periods, all_at = all_at,
+    late = ARGV[ab + 8] == '1', carries = carries, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
     ttl = ARGV[ab + 10], rules = rules, windows = windows, trends = trends,
     rule_key = rule_key, own_keys = 1 + h + (rule_key and 0 or 2 * r),
@@ -656,7 +662,7 @@ for _, hd in ipairs(headers) do
 end
 
 -- What the votes read before their checks, once per call: the counters (see rules.lua;
--- each vote's slots), and in one MGET the strings in `stored` and, after them, the
+-- each vote's hashes), and in one MGET the strings in `stored` and, after them, the
 -- trending periods' origins (trend_also and trend_found: trend.lua keeps them).
 local strings, wanted = {}, {}
 local function want(key)
@@ -672,7 +678,8 @@ end
 local kb, ab = 0, at - 1
 for j = 1, m do
   local hd = headers[tonumber(ARGV[ab + 1])]
-  slots[j] = counters_want(hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r, ab + 1, hd.hashes)
+  rule_hashes[j] = counters_want(hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r, ab + 1,
+    hd.hashes)
   -- The vote's idempotency record TTL (see `cast`).
   if ARGV[ab + 7 + hd.r] ~= '0' then
     want(KEYS[kb + 1])
