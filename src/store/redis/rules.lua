@@ -247,9 +247,8 @@ end
 
 -- What every write script checks first: one MGET reads the idempotency record (the key
 -- `idem_key`, when `keyed`; vote.lua reads a call's records before its votes and passes
--- none) and every rolling log's running total, and the call's
--- counters give the others' counts (`hashes` and `field_arg`, see counters_want); then
--- every rule
+-- none) and every rolling log's running total, and the call's counters give the others'
+-- counts (`hashes` and `field_arg`, see counters_want); then every rule
 -- (`rules`, from rules_parse) is checked for `inc` more, for a write at `at_ms`. A
 -- rolling log's running total may still hold entries that have left the window: they
 -- are subtracted here, and dropped by rules_consume when the write is admitted.
@@ -371,8 +370,8 @@ local function write_checks(idem_key, keyed, rule_key, rules, r, inc, refusals_k
 end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (its
--- `hashes` and `field_arg`, see counters_want): a counter's new count goes to the call's counters
--- (counters_write writes it); a log's entry is stamped `at_ms` (a number) and named by
+-- `hashes` and `field_arg`, see counters_want): a counter's new count goes to the
+-- call's counters (counters_write writes it); a log's entry is stamped `at_ms` (a number) and named by
 -- `tag`, and its total is set at once.
 local function rules_consume(rule_key, rules, r, used, stale, inc, inc_text, at_ms, tag,
     hashes, field_arg, j)
