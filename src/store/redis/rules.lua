@@ -57,6 +57,18 @@ local function int_text(n)
   return text
 end
 
+-- Decimal text `text` as a number, parsed once per call: tonumber runs glibc's strtod,
+-- about a thousand instructions, and a call's increments repeat from vote to vote.
+local numbers = {}
+local function num(text)
+  local n = numbers[text]
+  if not n then
+    n = tonumber(text)
+    numbers[text] = n
+  end
+  return n
+end
+
 -- What write_checks answers as the strings it read when it reads none (never written).
 local NOTHING = {}
 

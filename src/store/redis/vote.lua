@@ -105,10 +105,13 @@
 -- the keys a header gives it (see window_ready in window.lua): the caller brings it to
 -- its clock with window_advance.lua and calls again. Otherwise an array of each vote's
 -- reply, in order; a vote's reply is one of
---   {'ok', real_0, display_0, real_1, display_1, ...}  new scores, as decimal strings
---                              (a summed vote's periods' as integers): the n periods',
---                              then each rolling window's totals (a trending period's
---                              decayed scores are read, not answered)
+--   '<receipt>|real_0,display_0,real_1,display_1,...'  counted: the text its idempotency
+--                              record keeps (ARGV +7, '' when it has none), the new
+--                              scores as decimal strings: the n periods', then each
+--                              rolling window's totals (a trending period's decayed
+--                              scores are read, not answered). Text, not a table: Redis
+--                              turns each table of a script's reply into RESP field by
+--                              field, and a call's votes answer far more often than not
 --   {'dup', receipt_and_scores}                        the first answer for this key
 --   {'held', watch, flags, real_0, display_0, ...}  a watch (rules given kind 'wc' or
 --                              'ws', see rules.lua) held the vote for review: its rules
@@ -165,13 +168,14 @@ local H, m = tonumber(ARGV[1]), tonumber(ARGV[2])
 -- belong to and per member {real, display, carry} (the call's totals so far), then per
 -- vote the pair reply, real total after it, display total after it, with the members in
 -- the order first voted for. A vote of another header flushes them first, so a score
--- is never summed out of the votes' order. `idem` holds the idempotency records of the
--- votes summed, set once their scores are known. A call of one vote writes at once.
-local sums, idem
+-- is never summed out of the votes' order. `answers` holds the votes summed, answered
+-- (and their idempotency records set) once their scores are known, and the keys of
+-- those records. A call of one vote writes at once.
+local sums, answers
 -- Whether a write of the sums failed (see `flush`).
 local sums_failed = false
 if m > 1 then
-  sums, idem = {members = {}, order = {}}, {}
+  sums, answers = {members = {}, order = {}}, {}
 end
 
 -- What the call's votes of header `hd` have summed so far for `member`, not yet written:
@@ -186,9 +190,10 @@ local function sum_add(hd, member, real, display, carry, reply)
   sums.hd = hd
   local sum = sums.members[member]
   if not sum then
-    sum = {0, 0, 0}
-    sums.members[member] = sum
+    -- Made whole: a table grown key by key is resized at each power of two.
+    sums.members[member] = {real, display, carry, reply, real, display}
     sums.order[#sums.order + 1] = member
+    return
   end
   local real_total, display_total = sum[1] + real, sum[2] + display
   local k = #sum
@@ -319,13 +324,13 @@ local function write_member(hd, member, sum)
   end
 end
 
--- Writes what the call's votes have summed so far (see `sums`) and the idempotency
--- records of those votes, then starts the sums afresh. A ZINCRBY that fails answers its
--- error for every vote of the member, as a command of the vote's own would, and those
+-- Writes what the call's votes have summed so far (see `sums`) and answers those votes
+-- (their replies as text, and their idempotency records), then starts the sums afresh.
+-- A ZINCRBY that fails answers its error for every vote of the member, as a command of the vote's own would, and those
 -- votes get no idempotency record and no ledger entry (a vote whose own command failed
 -- gets neither). The member's last vote in the call has the scores Redis replied: its
--- reply takes their text, as a vote of a call of one does, and so does its record,
--- which the others' have to format.
+-- reply takes their text, as a vote of a call of one does, and so does its record; the
+-- others' are formatted.
 local function flush()
   local hd = sums.hd
   for _, member in ipairs(sums.order) do
@@ -343,15 +348,18 @@ local function flush()
       end
     end
   end
-  for _, record in ipairs(idem) do
-    local j, reply = record[1], record[2]
+  for _, answer in ipairs(answers) do
+    local j, reply = answer[1], answer[2]
     if replies[j] == reply then
-      local scores = type(reply[2]) == 'string' and table.concat(reply, ',', 2)
-        or string.format(record[6], unpack(reply, 2))
-      put(record[3], record[4] .. '|' .. scores, record[5])
+      local text = reply[1] .. '|' .. (type(reply[2]) == 'string'
+        and table.concat(reply, ',', 2) or string.format(answer[5], unpack(reply, 2)))
+      if answer[3] then
+        put(answer[3], text, answer[4])
+      end
+      replies[j] = text
     end
   end
-  sums, idem = {members = {}, order = {}}, {}
+  sums, answers = {members = {}, order = {}}, {}
 end
 
 -- Whether a summed vote may skip the overflow check on a board whose all-time scores are
@@ -376,8 +384,8 @@ end
 -- record keeps its answer (its scores after 'h,', so a replay knows it was held); no score, participant, rolling window, trending period or
 -- count moves. Answers {'held', watch id, 1 when this vote flags the subject (its count
 -- was within the threshold before) else 0, real_0, display_0, ...}: the member's scores
--- as they stand, in the order an 'ok' reply gives them (what the call has summed but not
--- written yet included).
+-- as they stand, in the order a counted vote's reply gives them (what the call has
+-- summed but not written yet included).
 local function hold(j, hd, kb, fx, member, watch, flags, subject, used, stale, real_inc,
     real_text, at_ms)
   local rule_key, rules, r = hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r
@@ -417,7 +425,7 @@ local function cast(j, hd, kb, ab)
   -- The rules' fields, then the vote's eleven.
   local fx = ab + 1 + r
   local member, real_text = ARGV[fx + 1], ARGV[fx + 2]
-  local real_inc = tonumber(real_text)
+  local real_inc = num(real_text)
   local idem_key, idem_ttl = KEYS[kb + 1], ARGV[fx + 6]
   local keyed = idem_ttl ~= '0'
   local period_key = hd.period_key
@@ -433,7 +441,7 @@ local function cast(j, hd, kb, ab)
       error('the rolling window moved past this vote\'s clock')
     end
   end
-  if sums and sums.hd and (late or sums.hd ~= hd or (keyed and idem[idem_key])) then
+  if sums and sums.hd and (late or sums.hd ~= hd or (keyed and answers[idem_key])) then
     -- A late vote looks at which rankings exist, a key already used in this call reads
     -- its record, and a vote of another header may write the same keys: each sees the
     -- call's earlier votes written first.
@@ -471,7 +479,7 @@ local function cast(j, hd, kb, ab)
   if mark_key and not mark then
     mark = headroom(hd, KEYS[all_key + 1], KEYS[all_key + 2])
   end
-  local display_inc = summed and tonumber(display_text)
+  local display_inc = summed and num(display_text)
   local d = hd.digits
   if not (mark == '1' and #real_text <= d and #display_text <= d and #carry_text <= d
         and (not summed or summed_headroom(hd, member, real_inc, display_inc)))
@@ -491,12 +499,14 @@ local function cast(j, hd, kb, ab)
       end
     end
   end
-  local result = {'ok'}
+  -- Its receipt, then its scores (see the reply of a counted vote), with room for five
+  -- periods' made at once (see sum_add); any not written stay nil.
+  local result = {ARGV[fx + 7], nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
   if summed then
     if mark_key and mark ~= stored_mark then
       put(mark_key, mark)
     end
-    sum_add(hd, member, real_inc, display_inc, carries and tonumber(carry_text) or 0, result)
+    sum_add(hd, member, real_inc, display_inc, carries and num(carry_text) or 0, result)
   end
   for p = 0, summed and -1 or n - 1 do
     local base = period_key + 3 * p
@@ -523,12 +533,12 @@ local function cast(j, hd, kb, ab)
     voters[#voters + 1], voted[#voted + 1] = voter, j
     local of_member = hd.members[member]
     if not of_member then
-      of_member = {kb = kb, voters = {}, votes = {}}
-      hd.members[member] = of_member
+      hd.members[member] = {kb = kb, voters = {voter}, votes = {j}}
       hd.member_order[#hd.member_order + 1] = member
+    else
+      voters, voted = of_member.voters, of_member.votes
+      voters[#voters + 1], voted[#voted + 1] = voter, j
     end
-    voters, voted = of_member.voters, of_member.votes
-    voters[#voters + 1], voted[#voted + 1] = voter, j
   end
   for k, win in ipairs(hd.windows) do
     local totals = window_add(win, member, real_text, display_text, voter, hd.ttl)
@@ -565,11 +575,16 @@ local function cast(j, hd, kb, ab)
   if entry ~= '' then
     ledger_add(KEYS[hd.ledger_key], j, entry)
   end
-  if keyed and summed then
-    idem[#idem + 1] = {j, result, idem_key, ARGV[fx + 7], idem_ttl, hd.record}
-    idem[idem_key] = true
-  elseif keyed then
-    put(idem_key, ARGV[fx + 7] .. '|' .. table.concat(result, ',', 2), idem_ttl)
+  if summed then
+    answers[#answers + 1] = {j, result, keyed and idem_key, idem_ttl, hd.record}
+    if keyed then
+      answers[idem_key] = true
+    end
+  else
+    result = result[1] .. '|' .. table.concat(result, ',', 2)
+    if keyed then
+      put(idem_key, result, idem_ttl)
+    end
   end
   if hd.ttl ~= '0' then
     return result, {kb, keyed, rule_key, r, hd}
@@ -677,7 +692,7 @@ for _, hd in ipairs(headers) do
 end
 local kb, ab = 0, at - 1
 for j = 1, m do
-  local hd = headers[tonumber(ARGV[ab + 1])]
+  local hd = headers[num(ARGV[ab + 1])]
   rule_hashes[j] = counters_want(hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r, ab + 1,
     hd.hashes)
   -- The vote's idempotency record TTL (see `cast`).
@@ -706,7 +721,7 @@ end
 -- The votes, in order: 12 + r ARGV each, from ARGV[at].
 kb = 0
 for j = 1, m do
-  local hd = headers[tonumber(ARGV[at])]
+  local hd = headers[num(ARGV[at])]
   local ok, reply, expiry = pcall(cast, j, hd, kb, at - 1)
   if not ok then
     reply = as_error(reply)
@@ -776,7 +791,7 @@ if sums_failed then
     local write = ledger.writes[key]
     local votes, entries = {}, {}
     for i, j in ipairs(write[1]) do
-      if not replies[j].err then
+      if type(replies[j]) ~= 'table' or not replies[j].err then
         votes[#votes + 1], entries[#entries + 1] = j, write[2][i]
       end
     end

@@ -106,7 +106,9 @@ pub enum WriteReply<S> {
 impl<S> WriteReply<S> {
     /// Reads the reply of the script `op`: `scores` makes the scores of the units it
     /// lists (told whether they are a replay's, stored with its receipt), `rule` turns
-    /// the script's rule index into the call's.
+    /// the script's rule index into the call's. A counted vote answers as text what its
+    /// idempotency record keeps, `<receipt>|<scores>` (`vote.lua`); every other reply is
+    /// an array whose first item names it.
     pub(super) fn parse(
         op: &'static str,
         value: &Value,
@@ -114,6 +116,12 @@ impl<S> WriteReply<S> {
         rule: impl Fn(usize) -> Option<usize>,
     ) -> Result<Self, RedisFailure> {
         let bad = || reply_error(op, value);
+        if let Value::BulkString(text) = value {
+            let text = std::str::from_utf8(text).map_err(|_| bad())?;
+            let (_, listed) = text.rsplit_once('|').ok_or_else(bad)?;
+            let units = listed_units(listed).ok_or_else(bad)?;
+            return scores(units, false).map(Self::Written).ok_or_else(bad);
+        }
         let items = as_array(value).ok_or_else(bad)?;
         let tag = items.first().and_then(as_text).ok_or_else(bad)?;
         match tag.as_str() {
@@ -132,12 +140,7 @@ impl<S> WriteReply<S> {
                     Some(scores) => (true, scores),
                     None => (false, listed),
                 };
-                let units = listed
-                    .split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(parse_units)
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(bad)?;
+                let units = listed_units(listed).ok_or_else(bad)?;
                 Ok(Self::Replayed {
                     receipt: receipt.to_owned(),
                     scores: scores(units, true).ok_or_else(bad)?,
@@ -180,6 +183,15 @@ impl<S> WriteReply<S> {
     }
 }
 
+/// The score units of an idempotency record's list (`5000,15000,...`; empty for none).
+fn listed_units(listed: &str) -> Option<Vec<i64>> {
+    listed
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(parse_units)
+        .collect()
+}
+
 impl RedisStore {
     /// The idempotency records already stored of `writes` ((write index, the keys it
     /// writes, its facts)), each as the `dup` reply its write script would give: a
@@ -217,5 +229,47 @@ impl RedisStore {
                 ))
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(listed: Vec<i64>, _replayed: bool) -> Option<Vec<i64>> {
+        Some(listed)
+    }
+
+    fn parse(value: Value) -> Result<WriteReply<i64>, RedisFailure> {
+        WriteReply::parse("vote", &value, units, Some)
+    }
+
+    #[test]
+    fn a_counted_vote_answers_the_text_of_its_record() {
+        let text = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+        assert_eq!(
+            parse(text("r-7|1,3000000,12,36000000")).unwrap(),
+            WriteReply::Written(vec![1, 3_000_000, 12, 36_000_000])
+        );
+        // No receipt and no periods: a sharded board's reserve step.
+        assert_eq!(parse(text("|")).unwrap(), WriteReply::Written(vec![]));
+        assert!(parse(text("1,2")).is_err(), "no receipt separator");
+        assert!(parse(text("r|1,x")).is_err(), "not a score");
+    }
+
+    #[test]
+    fn a_replay_answers_its_record_from_an_array() {
+        let value = Value::Array(vec![
+            Value::BulkString(b"dup".to_vec()),
+            Value::BulkString(b"r-7|h,1,3".to_vec()),
+        ]);
+        assert_eq!(
+            parse(value).unwrap(),
+            WriteReply::Replayed {
+                receipt: "r-7".to_owned(),
+                scores: vec![1, 3],
+                held: true
+            }
+        );
     }
 }
