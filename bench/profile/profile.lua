@@ -106,8 +106,9 @@ end
 
 local replies, counted = run(), 0
 assert(type(replies) == 'table', 'the call answered ' .. tostring(replies))
+-- A counted vote answers text (its record's, see vote.lua); every other reply is a table.
 for _, reply in ipairs(replies) do
-  if type(reply) == 'table' and reply[1] == 'ok' then
+  if type(reply) == 'string' then
     counted = counted + 1
   end
 end
