@@ -383,8 +383,8 @@ end
 
 -- Consumes `inc` (also given as the string `inc_text`) of every rule for write j (its
 -- `hashes` and `field_arg`, see counters_want): a counter's new count goes to the
--- call's counters (counters_write writes it); a log's entry is stamped `at_ms` (a number) and named by
--- `tag`, and its total is set at once.
+-- call's counters (counters_write writes it); a log's entry is stamped `at_ms` (a
+-- number) and named by `tag`, and its total is set at once.
 local function rules_consume(rule_key, rules, r, used, stale, inc, inc_text, at_ms, tag,
     hashes, field_arg, j)
   for i = 0, r - 1 do

@@ -326,11 +326,11 @@ end
 
 -- Writes what the call's votes have summed so far (see `sums`) and answers those votes
 -- (their replies as text, and their idempotency records), then starts the sums afresh.
--- A ZINCRBY that fails answers its error for every vote of the member, as a command of the vote's own would, and those
--- votes get no idempotency record and no ledger entry (a vote whose own command failed
--- gets neither). The member's last vote in the call has the scores Redis replied: its
--- reply takes their text, as a vote of a call of one does, and so does its record; the
--- others' are formatted.
+-- A ZINCRBY that fails answers its error for every vote of the member, as a command of
+-- the vote's own would, and those votes get no idempotency record and no ledger entry (a
+-- vote whose own command failed gets neither). The member's last vote in the call has
+-- the scores Redis replied: its reply takes their text, as a vote of a call of one does,
+-- and so does its record; the others' are formatted.
 local function flush()
   local hd = sums.hd
   for _, member in ipairs(sums.order) do
@@ -381,8 +381,8 @@ end
 -- review: the watch `watch` (its id) took `subject` past the threshold. Its rules and
 -- watches are consumed (`used` and `stale` from write_checks), its ledger entry gets
 -- `"held": {"watch": <id>, "subject": <the watch's subject>}`, and its idempotency
--- record keeps its answer (its scores after 'h,', so a replay knows it was held); no score, participant, rolling window, trending period or
--- count moves. Answers {'held', watch id, 1 when this vote flags the subject (its count
+-- record keeps its answer (its scores after 'h,', so a replay knows it was held); no
+-- score, participant, rolling window, trending period or count moves. Answers {'held', watch id, 1 when this vote flags the subject (its count
 -- was within the threshold before) else 0, real_0, display_0, ...}: the member's scores
 -- as they stand, in the order a counted vote's reply gives them (what the call has
 -- summed but not written yet included).

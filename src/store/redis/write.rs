@@ -118,8 +118,9 @@ impl<S> WriteReply<S> {
         let bad = || reply_error(op, value);
         if let Value::BulkString(text) = value {
             let text = std::str::from_utf8(text).map_err(|_| bad())?;
-            let (_, listed) = text.rsplit_once('|').ok_or_else(bad)?;
-            let units = listed_units(listed).ok_or_else(bad)?;
+            let Some((_, false, units)) = record(text) else {
+                return Err(bad());
+            };
             return scores(units, false).map(Self::Written).ok_or_else(bad);
         }
         let items = as_array(value).ok_or_else(bad)?;
@@ -135,12 +136,7 @@ impl<S> WriteReply<S> {
             }
             "dup" => {
                 let stored = items.get(1).and_then(as_text).ok_or_else(bad)?;
-                let (receipt, listed) = stored.rsplit_once('|').ok_or_else(bad)?;
-                let (held, listed) = match listed.strip_prefix("h,") {
-                    Some(scores) => (true, scores),
-                    None => (false, listed),
-                };
-                let units = listed_units(listed).ok_or_else(bad)?;
+                let (receipt, held, units) = record(&stored).ok_or_else(bad)?;
                 Ok(Self::Replayed {
                     receipt: receipt.to_owned(),
                     scores: scores(units, true).ok_or_else(bad)?,
@@ -183,13 +179,21 @@ impl<S> WriteReply<S> {
     }
 }
 
-/// The score units of an idempotency record's list (`5000,15000,...`; empty for none).
-fn listed_units(listed: &str) -> Option<Vec<i64>> {
-    listed
+/// An idempotency record's text, `<receipt>|<scores>` (`5000,15000,...`; none for a
+/// write of no period), its scores after `h,` when a watch held the write: the receipt,
+/// whether it was held, and the scores' units.
+fn record(text: &str) -> Option<(&str, bool, Vec<i64>)> {
+    let (receipt, listed) = text.rsplit_once('|')?;
+    let (held, listed) = match listed.strip_prefix("h,") {
+        Some(scores) => (true, scores),
+        None => (false, listed),
+    };
+    let units = listed
         .split(',')
         .filter(|s| !s.is_empty())
         .map(parse_units)
-        .collect()
+        .collect::<Option<_>>()?;
+    Some((receipt, held, units))
 }
 
 impl RedisStore {
