@@ -1,12 +1,13 @@
 -- vote.lua: cast votes on one board, each atomically and in order: the rate-limit rules
 -- are checked and consumed, and every enabled period's bucket in both views, carry-over
 -- into each next bucket, every rolling window and trending period, participants, the
--- hourly counter and the idempotency record change together, or nothing changes. Each vote passes or fails on
--- its own and sees the votes before it in the call (group commit: one call applies the
--- votes that were in flight together, see store/redis/group_commit.rs); what a call's
--- votes add to each ranking is summed and written once per key and member, each vote
--- still answering the scores it would have seen alone (see `sums`). window.lua,
--- rules.lua, trend.lua and instance.lua come in front of this file.
+-- hourly counter and the idempotency record change together, or nothing changes. Each
+-- vote passes or fails on its own and sees the votes before it in the call (group
+-- commit: one call applies the votes that were in flight together, see
+-- store/redis/group_commit.rs); what a call's votes add to each ranking is summed and
+-- written once per key and member, each vote still answering the scores it would have
+-- seen alone (see `sums`). window.lua, rules.lua, trend.lua and instance.lua come in
+-- front of this file.
 --
 -- A call's votes share what they have in common: a header holds what the votes of one
 -- board at one moment agree on (the buckets and their keys, the rules' settings, the
@@ -382,10 +383,11 @@ end
 -- watches are consumed (`used` and `stale` from write_checks), its ledger entry gets
 -- `"held": {"watch": <id>, "subject": <the watch's subject>}`, and its idempotency
 -- record keeps its answer (its scores after 'h,', so a replay knows it was held); no
--- score, participant, rolling window, trending period or count moves. Answers {'held', watch id, 1 when this vote flags the subject (its count
--- was within the threshold before) else 0, real_0, display_0, ...}: the member's scores
--- as they stand, in the order a counted vote's reply gives them (what the call has
--- summed but not written yet included).
+-- score, participant, rolling window, trending period or count moves. Answers
+-- {'held', watch id, 1 when this vote flags the subject (its count was within the
+-- threshold before) else 0, real_0, display_0, ...}: the member's scores as they stand,
+-- in the order a counted vote's reply gives them (what the call has summed but not
+-- written yet included).
 local function hold(j, hd, kb, fx, member, watch, flags, subject, used, stale, real_inc,
     real_text, at_ms)
   local rule_key, rules, r = hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r
