@@ -2,18 +2,20 @@
 # Builds the Debian package target/deb/ovation_<version>_<arch>.deb: /usr/bin/ovation
 # (the release build), the systemd unit ovation.service, /etc/ovation/ovation.toml (a
 # conffile), the ovation system user made by postinst, and the docs. Prints the
-# package's path.
+# package's path. OVATION_BINARY names a binary already built to package instead (CI
+# packages the test build's, which tests the packaging without a second compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --locked --bin ovation >&2
+binary=${OVATION_BINARY:-target/release/ovation}
+[ -n "${OVATION_BINARY:-}" ] || cargo build --release --locked --bin ovation >&2
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 arch=$(dpkg --print-architecture)
 root=target/deb/ovation_${version}_${arch}
 rm -rf "$root"
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/ovation" \
   "$root/usr/share/doc/ovation"
-install -m 0755 target/release/ovation "$root/usr/bin/ovation"
+install -m 0755 "$binary" "$root/usr/bin/ovation"
 strip "$root/usr/bin/ovation" 2>/dev/null || true
 install -m 0644 deploy/debian/ovation.service "$root/lib/systemd/system/ovation.service"
 install -m 0644 deploy/debian/ovation.toml "$root/etc/ovation/ovation.toml"

@@ -6,6 +6,8 @@
 # skips its compile), buildah builds with chroot isolation in the docker format (which
 # keeps the HEALTHCHECK), and `buildah run` starts the image's service against a test
 # Redis and SQLite until /readyz answers 200. With --build-only, it stops after the build.
+# OVATION_BINARY names a binary already built to put in the build base, stripped of its
+# debug sections, instead of the release build (CI uses the test build's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +22,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 fail() { echo "error: $*" >&2; exit 1; }
 
-cargo build --release --locked --bin ovation >&2
+binary=target/release/ovation
+if [ -n "${OVATION_BINARY:-}" ]; then
+  binary=target/image-binary
+  strip -o "$binary" "$OVATION_BINARY"
+else
+  cargo build --release --locked --bin ovation >&2
+fi
 
 base=target/image-base
 if [ ! -f "$base/done" ]; then
@@ -38,7 +46,7 @@ buildah copy --quiet "$ctr" "$base/rootfs" / >/dev/null
 buildah commit --quiet "$ctr" localhost/ovation-base:bookworm >/dev/null
 buildah rm "$ctr" >/dev/null
 ctr=$(buildah from --pull=never localhost/ovation-base:bookworm)
-buildah copy --quiet "$ctr" target/release/ovation /out/ovation >/dev/null
+buildah copy --quiet "$ctr" "$binary" /out/ovation >/dev/null
 buildah commit --quiet "$ctr" localhost/ovation-build:local >/dev/null
 buildah rm "$ctr" >/dev/null
 buildah bud --quiet --isolation=chroot --format docker --pull=never \
