@@ -80,17 +80,6 @@ async fn real_score(app: &TestApp, board: &str, member: &str) -> f64 {
     num(&body["score"])
 }
 
-/// An app for a thousand requests at once: they queue for their group-commit calls, and
-/// on a loaded 2-core machine the last of them waited past the default second of Redis
-/// timeout and was answered 503 (unsent), which is not what these tests are about.
-async fn patient_app() -> TestApp {
-    TestApp::spawn_with(Options {
-        redis_timeout: std::time::Duration::from_secs(10),
-        ..Options::default()
-    })
-    .await
-}
-
 async fn quota(app: &TestApp, board: &str, query: &str) -> Vec<Value> {
     let (status, body) = app
         .get(&format!("/api/v1/boards/{board}/quota?{query}"))
@@ -101,7 +90,7 @@ async fn quota(app: &TestApp, board: &str, query: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_voter_gets_exactly_five_of_1000_concurrent_attempts_a_day() {
-    let app = patient_app().await;
+    let app = TestApp::patient().await;
     let ids = board_with_rules(
         &app,
         "daily",
@@ -150,7 +139,7 @@ async fn one_voter_gets_exactly_five_of_1000_concurrent_attempts_a_day() {
 /// five more, the blocked channel's voter none, refused for good, each refusal counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_added_override_admits_exactly_its_extra_and_a_blocking_one_none() {
-    let app = patient_app().await;
+    let app = TestApp::patient().await;
     let ids = board_with_rules(
         &app,
         "plus",

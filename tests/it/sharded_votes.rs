@@ -295,7 +295,7 @@ proptest! {
 /// a sharded board under-admits there, it never over-admits.)
 #[tokio::test(flavor = "multi_thread")]
 async fn rules_never_over_admit_and_refusals_give_reservations_back() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::patient().await;
     app.board(json!({"slug": "r", "title": "r", "periods": ["day", "all"],
         "storage": {"kind": "sharded", "shards": SHARDS}}))
         .await;
