@@ -7,8 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-binary=${OVATION_BINARY:-target/release/ovation}
-[ -n "${OVATION_BINARY:-}" ] || cargo build --release --locked --bin ovation >&2
+binary=${OVATION_BINARY:-}
+if [ -z "$binary" ]; then
+  cargo build --release --locked --bin ovation >&2
+  binary=target/release/ovation
+fi
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 arch=$(dpkg --print-architecture)
 root=target/deb/ovation_${version}_${arch}
