@@ -12,6 +12,7 @@ use proptest::prelude::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use ovation::domain::limit::subject_of;
 use ovation::store::redis::keys::shard_of;
 
 use sea_orm::{ConnectionTrait, Database, Statement};
@@ -378,6 +379,54 @@ async fn rules_never_over_admit_and_refusals_give_reservations_back() {
     assert_eq!(accepted + more, 100);
     let read = same_board(&app, "/api/v1/boards/r/members/m1?period=day&view=real").await;
     assert_eq!(read["score"], json!(100), "{read}");
+}
+
+/// A retry of a counted vote answers its first answer also where its reserve step now
+/// refuses (the first attempt's own count fills the address's rule), and counts nothing:
+/// the rule's counter and the score stay as the first attempt left them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_answers_its_first_answer_where_its_reserve_step_would_refuse() {
+    let app = TestApp::spawn().await;
+    app.board(json!({"slug": "r", "title": "r", "periods": ["day"],
+        "storage": {"kind": "sharded", "shards": SHARDS}}))
+        .await;
+    app.members("r", &["m1"]).await;
+    let rule = json!({"name": "ip", "dimensions": ["ip"], "window": "day", "limit": 1});
+    let (status, body) = app.post("/api/v1/admin/boards/r/rules", rule).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let ip = "192.0.2.1";
+    // A voter whose shard is not the one the address's count lives in.
+    let home = shard_of(&subject_of([ip]), SHARDS);
+    let voter = (0..)
+        .map(|v| format!("u{v}"))
+        .find(|v| shard_of(v, SHARDS) != home)
+        .unwrap();
+    let vote = json!({"member": "m1", "voter": voter, "ip": ip, "idempotency_key": "once"});
+    let (status, first) = app.vote("r", vote.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let (status, again) = app.vote("r", vote).await;
+    assert_eq!(
+        (status, &again["replayed"], &again["scores"]),
+        (StatusCode::OK, &json!(true), &first["scores"]),
+        "{again}"
+    );
+    let (status, quota) = app
+        .get(&format!(
+            "/api/v1/boards/r/quota?voter={voter}&member=m1&ip={ip}"
+        ))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{quota}");
+    assert_eq!(quota["rules"][0]["used"], json!(1), "{quota}");
+    let (status, refused) = app
+        .vote("r", json!({"member": "m1", "voter": "other", "ip": ip}))
+        .await;
+    assert_eq!(
+        (status, &refused["error"]["rule"]["name"]),
+        (StatusCode::TOO_MANY_REQUESTS, &json!("ip")),
+        "{refused}"
+    );
+    let read = same_board(&app, "/api/v1/boards/r/members/m1?period=day&view=real").await;
+    assert_eq!(read["score"], json!(1), "{read}");
 }
 
 async fn same_board(app: &TestApp, path: &str) -> Value {

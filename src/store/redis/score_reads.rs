@@ -1,10 +1,11 @@
 //! Coalesced reads of members' scores in a fixed list of keys: what a vote on a board
-//! whose scores are sums over shards answers (each shard's part of the member's scores,
-//! read right after the vote). Reads of the same keys that arrive while one is in flight
-//! wait for the next, which serves them all with one ZMSCORE per key over the union of
-//! their members; so under load a hot board's answers cost Redis a few commands per call,
-//! not one per key and vote. A read never serves a request that arrived after it was
-//! sent, so every answer is read after its vote counted.
+//! whose scores are sums over shards adds to its own shard's scores in its answer (the
+//! other shards' parts of the member's scores, read beside its reserve steps, before it
+//! is cast). Reads of the same keys that arrive while one is in flight wait for the next,
+//! which serves them all with one ZMSCORE per key over the union of their members; so
+//! under load a hot board's answers cost Redis a few commands per call, not one per key
+//! and vote. A read never serves a request that arrived after it was sent, so every read
+//! counts what had counted before its request arrived.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

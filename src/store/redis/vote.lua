@@ -18,7 +18,7 @@
 -- ARGV[1] H, the number of headers; ARGV[2] m, the number of votes; ARGV[3] the number of
 -- KEYS the votes take (the headers' KEYS come after them). Then each header in turn: its
 -- number of KEYS and of ARGV, then its ARGV (its KEYS follow the previous headers').
--- Then each vote's 11 + r ARGV (its KEYS follow the previous votes').
+-- Then each vote's 12 + r ARGV (its KEYS follow the previous votes').
 --
 -- A header's own KEYS[i] and ARGV[i]:
 -- KEYS[1]  votes counter (hash: epoch hour -> votes, and real rankings key of a bucket ->
@@ -83,7 +83,7 @@
 --
 -- ARGV[1]  its header (1 .. H)
 -- then one per rule i, at 1 + 1 + i: its counter's field (see rules.lua)
--- then eleven, at 1 + r + k:
+-- then twelve, at 1 + r + k:
 --   +1  member id
 --   +2  real increment (votes; also what each rule counts)
 --   +3  display increment (millionths)
@@ -101,6 +101,10 @@
 --   +11 the watch that held the vote in a reserve step (a sharded board's, see vote.rs)
 --       as '<watch id>:<1 when it flagged the subject, else 0>:<subject>', or '': the
 --       vote is held (see `hold`) once its own rules admit it
+--   +12 the member's scores in the other shards of a board whose scores are sums over
+--       shards, read before the vote (see vote.rs), as 'real_0,display_0,...' for its
+--       periods, or '': its answer and its idempotency record are its shard's scores,
+--       then '+' and these (the engine adds them up), so a retry answers the same sum
 --
 -- Returns 'advance', having changed nothing, when a rolling window is out of the reach of
 -- the keys a header gives it (see window_ready in window.lua): the caller brings it to
@@ -110,7 +114,8 @@
 --                              record keeps (ARGV +7, '' when it has none), the new
 --                              scores as decimal strings: the n periods', then each
 --                              rolling window's totals (a trending period's decayed
---                              scores are read, not answered). Text, not a table: Redis
+--                              scores are read, not answered), then '+' and ARGV +12
+--                              when that is not ''. Text, not a table: Redis
 --                              turns each table of a script's reply into RESP field by
 --                              field, and a call's votes answer far more often than not
 --   {'dup', receipt_and_scores}                        the first answer for this key
@@ -286,6 +291,12 @@ local function put(key, value, ttl)
   stored[key] = value
 end
 
+-- What a vote's answer adds after its shard's scores: '+' and the other shards' (its ARGV
+-- +12), or nothing.
+local function others(parts)
+  return parts ~= '' and '+' .. parts or ''
+end
+
 -- Writes `member`'s sums `sum` (of header `hd`, see `sums`) and gives each of its votes
 -- its scores: a function of its own, so the call makes no closure per member.
 local function write_member(hd, member, sum)
@@ -354,6 +365,7 @@ local function flush()
     if replies[j] == reply then
       local text = reply[1] .. '|' .. (type(reply[2]) == 'string'
         and table.concat(reply, ',', 2) or string.format(answer[5], unpack(reply, 2)))
+        .. others(answer[6])
       if answer[3] then
         put(answer[3], text, answer[4])
       end
@@ -378,7 +390,7 @@ local function json_text(text)
   end))
 end
 
--- Holds vote j (header `hd`, own KEYS from kb + 1, its eleven ARGV from fx + 1) for
+-- Holds vote j (header `hd`, own KEYS from kb + 1, its twelve ARGV from fx + 1) for
 -- review: the watch `watch` (its id) took `subject` past the threshold. Its rules and
 -- watches are consumed (`used` and `stale` from write_checks), its ledger entry gets
 -- `"held": {"watch": <id>, "subject": <the watch's subject>}`, and its idempotency
@@ -413,18 +425,19 @@ local function hold(j, hd, kb, fx, member, watch, flags, subject, used, stale, r
       .. watch .. ',"subject":"' .. json_text(subject) .. '"}}')
   end
   if ARGV[fx + 6] ~= '0' then
-    put(KEYS[kb + 1], ARGV[fx + 7] .. '|h,' .. table.concat(result, ',', 4), ARGV[fx + 6])
+    put(KEYS[kb + 1], ARGV[fx + 7] .. '|h,' .. table.concat(result, ',', 4)
+      .. others(ARGV[fx + 12]), ARGV[fx + 6])
   end
   return result
 end
 
 -- Casts vote j of header `hd`, whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is
--- ARGV[ab + i]. Answers its reply and, for a vote counted on a family instance, what
+-- ARGV[ab + i] (the rules' fields, then its twelve). Answers its reply and, for a vote counted on a family instance, what
 -- instance_expire needs to give its keys their expiry once the call's shared writes are
 -- made.
 local function cast(j, hd, kb, ab)
   local n, h, r = hd.n, hd.h, hd.r
-  -- The rules' fields, then the vote's eleven.
+  -- The rules' fields, then the vote's twelve.
   local fx = ab + 1 + r
   local member, real_text = ARGV[fx + 1], ARGV[fx + 2]
   local real_inc = num(real_text)
@@ -578,12 +591,13 @@ local function cast(j, hd, kb, ab)
     ledger_add(KEYS[hd.ledger_key], j, entry)
   end
   if summed then
-    answers[#answers + 1] = {j, result, keyed and idem_key, idem_ttl, hd.record}
+    answers[#answers + 1] = {j, result, keyed and idem_key, idem_ttl, hd.record,
+      ARGV[fx + 12]}
     if keyed then
       answers[idem_key] = true
     end
   else
-    result = result[1] .. '|' .. table.concat(result, ',', 2)
+    result = result[1] .. '|' .. table.concat(result, ',', 2) .. others(ARGV[fx + 12])
     if keyed then
       put(idem_key, result, idem_ttl)
     end
@@ -701,7 +715,7 @@ for j = 1, m do
   if ARGV[ab + 7 + hd.r] ~= '0' then
     want(KEYS[kb + 1])
   end
-  kb, ab = kb + hd.own_keys, ab + 12 + hd.r
+  kb, ab = kb + hd.own_keys, ab + 13 + hd.r
 end
 counters_read()
 local origins_at = #strings
@@ -720,7 +734,7 @@ if #strings > 0 then
   end
 end
 
--- The votes, in order: 12 + r ARGV each, from ARGV[at].
+-- The votes, in order: 13 + r ARGV each, from ARGV[at].
 kb = 0
 for j = 1, m do
   local hd = headers[num(ARGV[at])]
@@ -731,7 +745,7 @@ for j = 1, m do
     expiries[#expiries + 1] = expiry
   end
   replies[j] = reply
-  kb, at = kb + hd.own_keys, at + 12 + hd.r
+  kb, at = kb + hd.own_keys, at + 13 + hd.r
 end
 
 if sums then

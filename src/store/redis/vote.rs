@@ -32,7 +32,7 @@ static VOTE: LazyLock<Script> = LazyLock::new(|| Script::new(VOTE_SOURCE));
 
 /// How many ARGV end each vote of a `vote.lua` call (after its header's number and its
 /// rules' fields): a call of one vote ends with them.
-pub const VOTE_ARGS: usize = 10;
+pub const VOTE_ARGS: usize = 12;
 
 /// Where among those last ARGV `vote.lua` takes the voter (1-based; see the script's
 /// header). The benchmark rewrites it in captured calls.
@@ -232,7 +232,7 @@ impl VoteCall<'_> {
     /// This vote alone as a call (the benchmark replays such calls straight at Redis).
     pub fn invocation(&self) -> Invocation {
         let (_, write) = self.steps();
-        let segment = self.segment(&write, &self.tag(), "");
+        let segment = self.segment(&write, &self.tag(), "", "");
         let call = Call::of(&[&segment]);
         let mut inv = VOTE.prepare_invoke();
         for key in &call.keys {
@@ -292,6 +292,11 @@ impl VoteCall<'_> {
         (reserves, write)
     }
 
+    /// Whether reserve step `step` of this vote checks a watch.
+    fn watches_in(&self, step: &Step) -> bool {
+        step.rules.iter().any(|&i| self.write.rules[i].is_watch())
+    }
+
     /// What giving back reserve step `step` of this vote takes.
     fn refund<'s>(&'s self, step: &'s Step, tag: &'s str) -> Refund<'s> {
         Refund {
@@ -314,8 +319,10 @@ impl VoteCall<'_> {
     }
 
     /// The KEYS and ARGV of one step of this vote: its header's and its own; `held` is
-    /// what a reserve step's watch that held the vote tells its write step ('' for none).
-    fn segment(&self, step: &Step, tag: &str, held: &str) -> Segment {
+    /// what a reserve step's watch that held the vote tells its write step ('' for none),
+    /// `others` the member's scores in the other shards that its answer adds ('' for
+    /// none; see [`others_listed`]).
+    fn segment(&self, step: &Step, tag: &str, held: &str, others: &str) -> Segment {
         let w = &self.write;
         let keys = &step.keys;
         let (targets, voters, windows, trends) = if step.records {
@@ -374,7 +381,8 @@ impl VoteCall<'_> {
             } else {
                 ""
             })
-            .arg(held);
+            .arg(held)
+            .arg(others);
         Segment { header, own }
     }
 }
@@ -573,9 +581,10 @@ impl RedisStore {
     /// voter's shard. What the reserve steps took is given back when one of them refuses,
     /// or when the shard refuses the vote or replays an earlier answer. A watch that holds
     /// the vote in a reserve step consumes what it counts there, and the shard then holds
-    /// the vote (once its own rules admit it). Its answer is the member's scores summed
-    /// over every shard, read right after it, and its idempotency record keeps that
-    /// answer.
+    /// the vote (once its own rules admit it). Its answer is the member's scores in its
+    /// shard, atomically with the vote, plus those in the other shards, read beside the
+    /// reserve steps (after the vote arrived, so every vote answered before it was sent
+    /// counts in its answer); its idempotency record keeps both.
     pub async fn cast_votes(
         &self,
         calls: &[VoteCall<'_>],
@@ -585,30 +594,42 @@ impl RedisStore {
         let mut outcomes: Vec<Option<Result<VoteReply, RedisFailure>>> =
             calls.iter().map(|_| None).collect();
 
-        // A retry of a vote with a reserve step answers its first answer and reserves
-        // nothing (the shard checks again, atomically, for a retry racing the first).
-        let reserved_first = (0..calls.len())
-            .filter(|&i| !steps[i].0.is_empty())
+        // A retry reserves as its first attempt did, and the shard replays the first
+        // answer (reading its record atomically with the vote), which gives back what the
+        // retry reserved. A vote some reserve step holds a watch for reads its record
+        // first instead: a retry must not count towards a watch's threshold, whose flag
+        // is not given back.
+        let read_first: Vec<bool> = (0..calls.len())
+            .map(|i| steps[i].0.iter().any(|s| calls[i].watches_in(s)))
+            .collect();
+        let records_first = (0..calls.len())
+            .filter(|&i| read_first[i])
             .map(|i| (i, &steps[i].1.keys, &calls[i].write));
-        for (i, record) in self.recorded(reserved_first).await? {
+        for (i, record) in self.recorded(records_first).await? {
             outcomes[i] = Some(vote_reply(&record, calls[i].targets.len(), &[]));
         }
 
-        // Every reserve step of every vote not answered yet, in one round.
+        // Every reserve step of every vote not answered yet, in one round, and beside them
+        // the members' scores in the other shards.
         let reserving: Vec<(usize, usize)> = (0..calls.len())
             .filter(|&i| outcomes[i].is_none())
             .flat_map(|i| (0..steps[i].0.len()).map(move |r| (i, r)))
             .collect();
-        let reserved = self
-            .commit_steps(reserving.iter().map(|&(i, r)| {
+        let summing: Vec<usize> = (0..calls.len())
+            .filter(|&i| outcomes[i].is_none() && calls[i].board.sums_shards())
+            .collect();
+        let (reserved, read) = futures_util::future::join(
+            self.commit_steps(reserving.iter().map(|&(i, r)| {
                 let step = &steps[i].0[r];
-                (step.keys.slot(), calls[i].segment(step, &tags[i], ""))
-            }))
-            .await?;
+                (step.keys.slot(), calls[i].segment(step, &tags[i], "", ""))
+            })),
+            self.other_shards(calls, &summing),
+        )
+        .await;
         let mut taken: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
         // The first watch that held each vote in a reserve step: its write step holds it.
         let mut held: Vec<Option<String>> = vec![None; calls.len()];
-        for (&(i, r), reply) in reserving.iter().zip(reserved) {
+        for (&(i, r), reply) in reserving.iter().zip(reserved?) {
             let step = &steps[i].0[r];
             match reply.and_then(|v| vote_reply(&v, 0, &step.rules)) {
                 Ok(VoteReply::Written(_)) => taken[i].push(r),
@@ -629,6 +650,21 @@ impl RedisStore {
                 other => outcomes[i] = Some(refusal(outcomes[i].take(), other)),
             }
         }
+        let mut others: Vec<Option<Vec<PeriodScores>>> = vec![None; calls.len()];
+        for (&i, parts) in summing.iter().zip(read) {
+            match parts {
+                Ok(parts) => others[i] = Some(parts),
+                Err(failure) => outcomes[i] = Some(refusal(outcomes[i].take(), Err(failure))),
+            }
+        }
+        // A retry some reserve step refused (its first attempt's count may be what fills
+        // the rule) answers its first answer, as its shard would have.
+        let refused_keyed = (0..calls.len())
+            .filter(|&i| !read_first[i] && !steps[i].0.is_empty() && outcomes[i].is_some())
+            .map(|i| (i, &steps[i].1.keys, &calls[i].write));
+        for (i, record) in self.recorded(refused_keyed).await? {
+            outcomes[i] = Some(vote_reply(&record, calls[i].targets.len(), &[]));
+        }
         let mut refunds = Vec::new();
         // A vote one reserve step refused gives back what the others took.
         for (i, taken) in taken.iter().enumerate() {
@@ -638,6 +674,10 @@ impl RedisStore {
             }
         }
 
+        let listed: Vec<String> = others
+            .iter()
+            .map(|o| o.as_deref().map(others_listed).unwrap_or_default())
+            .collect();
         let mut writing: Vec<usize> = (0..calls.len())
             .filter(|&i| outcomes[i].is_none())
             .collect();
@@ -656,7 +696,10 @@ impl RedisStore {
                         ..calls[i]
                     };
                     let held = held[i].as_deref().unwrap_or("");
-                    (step.keys.slot(), call.segment(step, &tags[i], held))
+                    (
+                        step.keys.slot(),
+                        call.segment(step, &tags[i], held, &listed[i]),
+                    )
                 }))
                 .await?;
             let mut behind = Vec::new();
@@ -667,12 +710,20 @@ impl RedisStore {
                     continue;
                 };
                 let targets = c.targets.len() + c.windows.len();
-                let reply = reply.and_then(|v| vote_reply(&v, targets, &steps[i].1.rules));
+                let mut reply = reply.and_then(|v| vote_reply(&v, targets, &steps[i].1.rules));
                 // A held vote consumed its rules, as a counted one does.
                 if let Ok(r) = &reply
                     && !matches!(r, VoteReply::Written(_) | VoteReply::Held { .. })
                 {
                     refunds.extend(steps[i].0.iter().map(|step| c.refund(step, &tags[i])));
+                }
+                // A held vote answers its shard's scores, which its record adds up with the
+                // other shards' (as a counted vote's answer does already).
+                if let (Ok(VoteReply::Held { scores, .. }), Some(others)) = (&mut reply, &others[i])
+                {
+                    for (pair, other) in scores.iter_mut().zip(others) {
+                        *pair = (pair.0 + other.0, pair.1 + other.1);
+                    }
                 }
                 outcomes[i] = Some(reply);
             }
@@ -690,13 +741,10 @@ impl RedisStore {
             writing = behind;
         }
         self.refund(&refunds).await;
-        let mut replies: Vec<Result<VoteReply, RedisFailure>> = outcomes
+        Ok(outcomes
             .into_iter()
             .map(|o| o.unwrap_or_else(|| Err(RedisFailure::Reply("a vote went unanswered".into()))))
-            .collect();
-        self.sum_answers(calls, &mut replies).await?;
-        self.record_sums(calls, &steps, &replies).await;
-        Ok(replies)
+            .collect())
     }
 
     /// Runs vote steps, each in the slot it names, grouped per slot (see
@@ -735,22 +783,16 @@ impl RedisStore {
             .collect()
     }
 
-    /// Sets each answer of a vote counted or held on a board whose scores are sums over
-    /// shards to the member's scores summed over every shard, read right after the vote
-    /// (see `score_reads`: reads of a board's keys in flight together are one).
-    async fn sum_answers(
+    /// Each vote's member's scores in the shards of its board other than its own, per
+    /// target (real, display), for the votes `summing` of boards whose scores are sums
+    /// over shards, in that order: read after this call began, together with other reads
+    /// of the same keys (see `score_reads`).
+    async fn other_shards(
         &self,
         calls: &[VoteCall<'_>],
-        replies: &mut [Result<VoteReply, RedisFailure>],
-    ) -> Result<(), RedisFailure> {
-        let summed: Vec<usize> = (0..calls.len())
-            .filter(|&i| calls[i].board.sums_shards())
-            .filter(|&i| {
-                matches!(&replies[i], Ok(VoteReply::Written(s) | VoteReply::Held { scores: s, .. })
-                    if s.len() == calls[i].targets.len())
-            })
-            .collect();
-        let reads = summed.iter().map(|&i| {
+        summing: &[usize],
+    ) -> Vec<Result<Vec<PeriodScores>, RedisFailure>> {
+        let reads = summing.iter().map(|&i| {
             let c = &calls[i];
             let shards = c.board.shards();
             // Per target, both views, every shard's key.
@@ -763,62 +805,42 @@ impl RedisStore {
             self.scores_of(keys, c.write.member.to_owned())
         });
         let read = futures_util::future::join_all(reads).await;
-        for (&i, parts) in summed.iter().zip(read) {
-            let parts = parts?;
-            let shards = calls[i].board.shards().len();
-            let Ok(VoteReply::Written(scores) | VoteReply::Held { scores, .. }) = &mut replies[i]
-            else {
-                continue;
-            };
-            for (pair, of_target) in scores.iter_mut().zip(parts.chunks(2 * shards)) {
-                let (real, display) = of_target.split_at(shards);
-                *pair = (real.iter().sum(), display.iter().sum());
-            }
-        }
-        Ok(())
+        summing
+            .iter()
+            .zip(read)
+            .map(|(&i, parts)| {
+                let c = &calls[i];
+                let shards = c.board.shards().len();
+                let own = c.board.write_source(c.write.member, c.write.voter);
+                let others = |part: &[i64]| -> i64 {
+                    let all: i64 = part.iter().sum();
+                    all - part.get(own).copied().unwrap_or(0)
+                };
+                Ok(parts?
+                    .chunks(2 * shards)
+                    .map(|of_target| {
+                        let (real, display) = of_target.split_at(shards);
+                        (others(real), others(display))
+                    })
+                    .collect())
+            })
+            .collect()
     }
+}
 
-    /// Stores the summed answer of each keyed vote counted or held on a board whose scores
-    /// are sums over shards in its idempotency record (which its script wrote with the
-    /// shard's scores), so a retry answers the first answer. A record that cannot be
-    /// rewritten keeps the shard's scores: a retry still counts nothing.
-    async fn record_sums(
-        &self,
-        calls: &[VoteCall<'_>],
-        steps: &[(Vec<Step>, Step)],
-        replies: &[Result<VoteReply, RedisFailure>],
-    ) {
-        let mut pipe = redis::pipe();
-        let mut any = false;
-        for ((c, (_, step)), reply) in calls.iter().zip(steps).zip(replies) {
-            let (Some((caller, key, _)), Ok(answer)) = (c.write.idempotency, reply) else {
-                continue;
-            };
-            // A held vote's record marks it so (see `vote.lua`'s `hold`).
-            let (scores, mark) = match answer {
-                VoteReply::Written(scores) => (scores, ""),
-                VoteReply::Held { scores, .. } => (scores, "h,"),
-                _ => continue,
-            };
-            if !c.board.sums_shards() {
-                continue;
-            }
-            let listed: Vec<String> = scores
-                .iter()
-                .flat_map(|(real, display)| [real.to_string(), display.to_string()])
-                .collect();
-            pipe.cmd("SET")
-                .arg(step.keys.idempotency(caller, key))
-                .arg(format!("{}|{mark}{}", c.write.receipt, listed.join(",")))
-                .arg("XX")
-                .arg("KEEPTTL")
-                .ignore();
-            any = true;
+/// Scores per target as `vote.lua` takes a vote's other shards' part (its twelfth
+/// argument): `real_0,display_0,real_1,display_1,...`.
+fn others_listed(scores: &[PeriodScores]) -> String {
+    let mut listed = String::with_capacity(scores.len() * 12);
+    for (k, (real, display)) in scores.iter().enumerate() {
+        if k > 0 {
+            listed.push(',');
         }
-        if any && let Err(err) = self.query::<()>("vote_record", pipe).await {
-            tracing::warn!(error = %err, "could not store summed answers in idempotency records");
-        }
+        listed.push_str(&real.to_string());
+        listed.push(',');
+        listed.push_str(&display.to_string());
     }
+    listed
 }
 
 #[cfg(test)]
@@ -906,7 +928,7 @@ mod tests {
             trends: &[],
         };
         let (_, step) = call.steps();
-        call.segment(&step, "", "")
+        call.segment(&step, "", "", "")
     }
 
     /// The header a vote of one unit with these inputs gets.
@@ -924,6 +946,27 @@ mod tests {
         HEADERS.with_borrow_mut(VecDeque::clear);
         let fresh = header_of(board, targets, write);
         (kept, Arc::unwrap_or_clone(fresh))
+    }
+
+    // The benchmark rewrites a captured call's voter and ledger entry where these
+    // constants say: the last VOTE_ARGS arguments of a vote are its own, its voter and
+    // its entry where VOTER_ARG and LEDGER_ARG put them.
+    #[test]
+    fn the_benchmarks_argument_positions_name_the_voter_and_the_entry() {
+        let keys = Keys::new("ov:");
+        let board = keys.board(7, Storage::Full, Spread::Members, Tz::UTC);
+        let Moment { now, at_ms, .. } = moment();
+        let entry = r#"{"id":7}"#;
+        let write = WriteFacts {
+            ledger: Some(entry),
+            ..WriteFacts::at("m1", Some("viewer-1"), at_ms)
+        };
+        let own = segment_of(&board, &now, write).own.args;
+        let first = own.len() - VOTE_ARGS;
+        let arg = |k: usize| String::from_utf8(own[first + k - 1].clone()).unwrap();
+        assert_eq!(arg(1), "m1");
+        assert_eq!(arg(VOTER_ARG), "viewer-1");
+        assert_eq!(arg(LEDGER_ARG), entry);
     }
 
     // A header is shared by the votes whose header inputs are all equal, and by no

@@ -181,19 +181,35 @@ impl<S> WriteReply<S> {
 
 /// An idempotency record's text, `<receipt>|<scores>` (`5000,15000,...`; none for a
 /// write of no period), its scores after `h,` when a watch held the write: the receipt,
-/// whether it was held, and the scores' units.
+/// whether it was held, and the scores' units. A vote on a board whose scores are sums
+/// over shards lists its shard's scores, then after `+` the other shards' (`vote.lua`'s
+/// twelfth vote argument): its scores are their sums.
 fn record(text: &str) -> Option<(&str, bool, Vec<i64>)> {
     let (receipt, listed) = text.rsplit_once('|')?;
     let (held, listed) = match listed.strip_prefix("h,") {
         Some(scores) => (true, scores),
         None => (false, listed),
     };
-    let units = listed
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(parse_units)
+    let units = |listed: &str| -> Option<Vec<i64>> {
+        listed
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(parse_units)
+            .collect()
+    };
+    let Some((own, others)) = listed.split_once('+') else {
+        return Some((receipt, held, units(listed)?));
+    };
+    let (own, others) = (units(own)?, units(others)?);
+    if own.len() != others.len() {
+        return None;
+    }
+    let summed = own
+        .into_iter()
+        .zip(others)
+        .map(|(own, other)| own.checked_add(other))
         .collect::<Option<_>>()?;
-    Some((receipt, held, units))
+    Some((receipt, held, summed))
 }
 
 impl RedisStore {
@@ -257,6 +273,16 @@ mod tests {
         );
         // No receipt and no periods: a sharded board's reserve step.
         assert_eq!(parse(text("|")).unwrap(), WriteReply::Written(vec![]));
+        // A shard's scores and the other shards': their sums.
+        assert_eq!(
+            parse(text("r-7|1,3000000+4,12000000")).unwrap(),
+            WriteReply::Written(vec![5, 15_000_000])
+        );
+        assert!(
+            parse(text("r|1,2+3")).is_err(),
+            "the other shards' part is short"
+        );
+        assert!(parse(text("r|1,2+3,x")).is_err(), "not a score");
         assert!(parse(text("1,2")).is_err(), "no receipt separator");
         assert!(parse(text("r|1,x")).is_err(), "not a score");
     }
@@ -272,6 +298,18 @@ mod tests {
             WriteReply::Replayed {
                 receipt: "r-7".to_owned(),
                 scores: vec![1, 3],
+                held: true
+            }
+        );
+        let summed = Value::Array(vec![
+            Value::BulkString(b"dup".to_vec()),
+            Value::BulkString(b"r-7|h,1,3+2,4".to_vec()),
+        ]);
+        assert_eq!(
+            parse(summed).unwrap(),
+            WriteReply::Replayed {
+                receipt: "r-7".to_owned(),
+                scores: vec![3, 7],
                 held: true
             }
         );
