@@ -5,7 +5,8 @@
 //!
 //! With a largest group of one (`OVATION_VOTE_GROUP=1`) each request's votes go as
 //! their own call at once, as many at a time as requests come. Otherwise no vote waits
-//! on a timer. A board has at most [`IN_FLIGHT`] calls running; a vote that
+//! on a timer. A board has at most [`IN_FLIGHT`] calls running (a shard of a board
+//! whose scores are sums over shards [`SHARD_IN_FLIGHT`]); a vote that
 //! finds them all running queues, and the next call to start takes what has queued, up
 //! to the store's largest group (whole requests only: the votes of one request stay in
 //! one call, in their order). So a lone vote goes at once, and under load calls fill by
@@ -19,6 +20,7 @@ use std::time::Instant;
 use redis::{ServerErrorKind, Value};
 use tokio::sync::oneshot;
 
+use super::keys::BoardKeys;
 use super::vote::{Call, Segment};
 use super::window;
 use super::{RedisFailure, RedisStore};
@@ -26,6 +28,23 @@ use super::{RedisFailure, RedisStore};
 /// Calls one board may have running at once: two keep Redis busy while the server reads
 /// one call's replies and sends the next.
 const IN_FLIGHT: usize = 2;
+
+/// Calls one shard of a board whose scores are sums over shards may have running at once.
+/// A master holds several shards (two with twice as many shards as masters), so it still
+/// has calls running while the server reads one's replies, and a shard's calls hold
+/// twice the votes, which share more of their members' sums: on 6 masters it took
+/// 11–27 % off the masters' CPU a vote (bench/notes/2026-12-02-sharded-two-rounds.md).
+const SHARD_IN_FLIGHT: usize = 1;
+
+/// Calls of `board`'s votes (in its own slot, or in a shard's) one slot may have
+/// running at once.
+pub(super) fn in_flight(board: &BoardKeys) -> usize {
+    if board.sums_shards() {
+        SHARD_IN_FLIGHT
+    } else {
+        IN_FLIGHT
+    }
+}
 
 /// The most votes one call takes unless one request brings more (`OVATION_VOTE_GROUP`).
 pub const DEFAULT_GROUP: usize = 32;
@@ -65,8 +84,14 @@ impl GroupCommit {
 
 impl RedisStore {
     /// Applies one request's votes on one board (their keys share the slot named by
-    /// `slot`) in order, grouped with other requests' votes on that board in flight.
-    pub(super) async fn commit_votes(&self, slot: &str, segments: Vec<Segment>) -> Replies {
+    /// `slot`) in order, grouped with other requests' votes on that board in flight, of
+    /// which at most `in_flight` calls run at once (see [`in_flight`]).
+    pub(super) async fn commit_votes(
+        &self,
+        slot: &str,
+        in_flight: usize,
+        segments: Vec<Segment>,
+    ) -> Replies {
         if self.group.max_group == 1 {
             // Group commit off: every request's call goes at once, however many are
             // running.
@@ -86,7 +111,7 @@ impl RedisStore {
                 reply: tx,
                 queued: Instant::now(),
             });
-            let start = queue.running < IN_FLIGHT;
+            let start = queue.running < in_flight;
             if start {
                 queue.running += 1;
             }

@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::{Arc, LazyLock};
 
+use super::group_commit;
 use super::keys::BoardKeys;
 use super::refund::Refund;
 use super::rules::{self, RuleArgs, RuleCheck};
@@ -290,6 +291,11 @@ impl VoteCall<'_> {
             }
         }
         (reserves, write)
+    }
+
+    /// How many calls of this vote's board one slot may have running at once.
+    fn in_flight(&self) -> usize {
+        group_commit::in_flight(self.board)
     }
 
     /// Whether reserve step `step` of this vote checks a watch.
@@ -621,7 +627,12 @@ impl RedisStore {
         let (reserved, read) = futures_util::future::join(
             self.commit_steps(reserving.iter().map(|&(i, r)| {
                 let step = &steps[i].0[r];
-                (step.keys.slot(), calls[i].segment(step, &tags[i], "", ""))
+                let c = &calls[i];
+                (
+                    step.keys.slot(),
+                    c.in_flight(),
+                    c.segment(step, &tags[i], "", ""),
+                )
             })),
             self.other_shards(calls, &summing),
         )
@@ -696,10 +707,8 @@ impl RedisStore {
                         ..calls[i]
                     };
                     let held = held[i].as_deref().unwrap_or("");
-                    (
-                        step.keys.slot(),
-                        call.segment(step, &tags[i], held, &listed[i]),
-                    )
+                    let segment = call.segment(step, &tags[i], held, &listed[i]);
+                    (step.keys.slot(), call.in_flight(), segment)
                 }))
                 .await?;
             let mut behind = Vec::new();
@@ -747,28 +756,29 @@ impl RedisStore {
             .collect())
     }
 
-    /// Runs vote steps, each in the slot it names, grouped per slot (see
-    /// [`commit_votes`](Self::commit_votes)): each step's reply, in order.
+    /// Runs vote steps, each in the slot it names with the calls in flight it allows,
+    /// grouped per slot (see [`commit_votes`](Self::commit_votes)): each step's reply, in
+    /// order.
     async fn commit_steps<'s>(
         &self,
-        steps: impl Iterator<Item = (&'s str, Segment)>,
+        steps: impl Iterator<Item = (&'s str, usize, Segment)>,
     ) -> Result<Vec<Result<Value, RedisFailure>>, RedisFailure> {
-        let mut slots: Vec<(&str, Vec<usize>, Vec<Segment>)> = Vec::new();
+        let mut slots: Vec<(&str, usize, Vec<usize>, Vec<Segment>)> = Vec::new();
         let mut count = 0;
-        for (i, (slot, segment)) in steps.enumerate() {
+        for (i, (slot, in_flight, segment)) in steps.enumerate() {
             count += 1;
-            match slots.iter_mut().find(|(s, _, _)| *s == slot) {
-                Some((_, at, segments)) => {
+            match slots.iter_mut().find(|(s, ..)| *s == slot) {
+                Some((.., at, segments)) => {
                     at.push(i);
                     segments.push(segment);
                 }
-                None => slots.push((slot, vec![i], vec![segment])),
+                None => slots.push((slot, in_flight, vec![i], vec![segment])),
             }
         }
         let mut at_of = Vec::with_capacity(slots.len());
-        let runs = slots.into_iter().map(|(slot, at, segments)| {
+        let runs = slots.into_iter().map(|(slot, in_flight, at, segments)| {
             at_of.push(at);
-            self.commit_votes(slot, segments)
+            self.commit_votes(slot, in_flight, segments)
         });
         let committed = futures_util::future::join_all(runs).await;
         let mut replies: Vec<Option<Result<Value, RedisFailure>>> = vec![None; count];
