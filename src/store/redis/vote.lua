@@ -169,14 +169,18 @@ local H, m = tonumber(ARGV[1]), tonumber(ARGV[2])
 -- Sum before you write: in a call of several votes, what the votes of one header add to
 -- each member is summed and written with one ZINCRBY per period and view (`flush`), and
 -- each vote's reply gets the score it would have seen alone: the new score less what the
--- later votes of the call added. The votes of one header write the same keys, so a
--- member's running sums are the same in every period: `sums` holds the header they
--- belong to and per member {real, display, carry} (the call's totals so far), then per
--- vote the pair reply, real total after it, display total after it, with the members in
--- the order first voted for. A vote of another header flushes them first, so a score
--- is never summed out of the votes' order. `answers` holds the votes summed, answered
--- (and their idempotency records set) once their scores are known, and the keys of
--- those records. A call of one vote writes at once.
+-- later votes of the call added. The votes of headers with the same rankings keys (their
+-- `sums_id`: headers that differ only in their rules, say) write the same keys, so a
+-- member's running sums are the same in every period: `sums` holds that id, the header
+-- they began with and per member {real, display, carry} (the call's totals so far), then
+-- per vote the pair reply, real total after it, display total after it, with the members
+-- in the order first voted for. A vote of a header with other rankings keys flushes them
+-- first, so a score is never summed out of the votes' order; a vote of a header with no
+-- periods (a sharded vote's reserve step, see vote.rs) writes no rankings and leaves
+-- them be, so a shard's call whose reserve steps and writes interleave still sums each
+-- member's writes. `answers` holds the votes summed, answered (and their idempotency
+-- records set) once their scores are known, and the keys of those records. A call of
+-- one vote writes at once.
 local sums, answers
 -- Whether a write of the sums failed (see `flush`).
 local sums_failed = false
@@ -187,13 +191,15 @@ end
 -- What the call's votes of header `hd` have summed so far for `member`, not yet written:
 -- the sums, or nil.
 local function pending(hd, member)
-  return sums and sums.hd == hd and sums.members[member]
+  return sums and sums.id == hd.sums_id and sums.members[member]
 end
 
 -- Vote j (header `hd`) adds `real`, `display` and `carry` (units) to `member`; its reply
 -- `reply` gets the scores after it.
 local function sum_add(hd, member, real, display, carry, reply)
-  sums.hd = hd
+  if not sums.id then
+    sums.id, sums.hd = hd.sums_id, hd
+  end
   local sum = sums.members[member]
   if not sum then
     -- Made whole: a table grown key by key is resized at each power of two.
@@ -456,14 +462,17 @@ local function cast(j, hd, kb, ab)
       error('the rolling window moved past this vote\'s clock')
     end
   end
-  if sums and sums.hd and (late or sums.hd ~= hd or (keyed and answers[idem_key])) then
+  if sums and sums.id and ((n > 0 and (late or sums.id ~= hd.sums_id))
+      or (keyed and answers[idem_key])) then
     -- A late vote looks at which rankings exist, a key already used in this call reads
-    -- its record, and a vote of another header may write the same keys: each sees the
-    -- call's earlier votes written first.
+    -- its record, and a vote of a header with other rankings keys may write some of the
+    -- same: each sees the call's earlier votes written first.
     flush()
   end
-  -- This vote's scores are summed with the call's others (a late vote writes at once).
+  -- This vote's trending scores are summed with the call's others (a late vote writes at
+  -- once), and so are its rankings when it has any.
   local summed = sums and not late
+  local ranked = summed and n > 0
 
   -- The idempotency record and the headroom mark as the call has left them (see
   -- `stored`), then the rate-limit rules: every counter is read first and consumed only
@@ -494,10 +503,10 @@ local function cast(j, hd, kb, ab)
   if mark_key and not mark then
     mark = headroom(hd, KEYS[all_key + 1], KEYS[all_key + 2])
   end
-  local display_inc = summed and num(display_text)
+  local display_inc = ranked and num(display_text)
   local d = hd.digits
   if not (mark == '1' and #real_text <= d and #display_text <= d and #carry_text <= d
-        and (not summed or summed_headroom(hd, member, real_inc, display_inc)))
+        and (not ranked or summed_headroom(hd, member, real_inc, display_inc)))
       and overflows(hd, member, real_inc, display_text, carry_text) then
     return {'overflow'}
   end
@@ -517,13 +526,13 @@ local function cast(j, hd, kb, ab)
   -- Its receipt, then its scores (see the reply of a counted vote), with room for five
   -- periods' made at once (see sum_add); any not written stay nil.
   local result = {ARGV[fx + 7], nil, nil, nil, nil, nil, nil, nil, nil, nil, nil}
-  if summed then
+  if ranked then
     if mark_key and mark ~= stored_mark then
       put(mark_key, mark)
     end
     sum_add(hd, member, real_inc, display_inc, carries and num(carry_text) or 0, result)
   end
-  for p = 0, summed and -1 or n - 1 do
+  for p = 0, ranked and -1 or n - 1 do
     local base = period_key + 3 * p
     local real_score = call('ZINCRBY', KEYS[base + 1], real_text, member)
     local display_score = call('ZINCRBY', KEYS[base + 2], display_text, member)
@@ -590,7 +599,7 @@ local function cast(j, hd, kb, ab)
   if entry ~= '' then
     ledger_add(KEYS[hd.ledger_key], j, entry)
   end
-  if summed then
+  if ranked then
     answers[#answers + 1] = {j, result, keyed and idem_key, idem_ttl, hd.record,
       ARGV[fx + 12]}
     if keyed then
@@ -659,8 +668,14 @@ for i = 1, H do
   -- The headroom mark's d, 10^d and M - 10^d (see the header).
   local digits = #string.format('%d', math.floor(max_units / 2)) - 1
   local low = 10 ^ digits
-  headers[i] = {kb = hk, n = n, h = h, r = r, period_key = period_key,
-    voter_key = voter_key, ledger_key = voter_key + h + 1, max_units = max_units,
+  -- Its rankings keys and how they carry over (see `sums`): equal for headers whose votes
+  -- may sum together.
+  local ranking = {periods}
+  for k = period_key + 1, voter_key do
+    ranking[#ranking + 1] = KEYS[k]
+  end
+  headers[i] = {sums_id = table.concat(ranking, ' '), kb = hk, n = n, h = h, r = r,
+    period_key = period_key, voter_key = voter_key, ledger_key = voter_key + h + 1, max_units = max_units,
     digits = digits, low = low, summed_max = max_units - low,
     hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
     late = ARGV[ab + 8] == '1', carries = carries, all_at = all_at,
