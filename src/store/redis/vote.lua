@@ -505,7 +505,9 @@ local function cast(j, hd, kb, ab)
   end
   local display_inc = ranked and num(display_text)
   local d = hd.digits
-  if not (mark == '1' and #real_text <= d and #display_text <= d and #carry_text <= d
+  -- A step with no periods and no rolling window (a reserve step) writes no score.
+  if (n > 0 or #hd.windows > 0)
+      and not (mark == '1' and #real_text <= d and #display_text <= d and #carry_text <= d
         and (not ranked or summed_headroom(hd, member, real_inc, display_inc)))
       and overflows(hd, member, real_inc, display_text, carry_text) then
     return {'overflow'}
