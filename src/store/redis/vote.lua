@@ -238,6 +238,10 @@ end
 -- them all, rolling windows included; otherwise every target is checked, and rolling
 -- totals as they stand (before expired slots leave them, so never too leniently).
 local function overflows(hd, member, real_inc, display_text, carry_text)
+  if hd.n == 0 and #hd.windows == 0 then
+    -- Nothing to check (a reserve step writes no score), so no number to parse.
+    return false
+  end
   local display_inc = tonumber(display_text)
   local max_units = hd.max_units
   local sum = pending(hd, member) or {0, 0, 0}
@@ -505,9 +509,7 @@ local function cast(j, hd, kb, ab)
   end
   local display_inc = ranked and num(display_text)
   local d = hd.digits
-  -- A step with no periods and no rolling window (a reserve step) writes no score.
-  if (n > 0 or #hd.windows > 0)
-      and not (mark == '1' and #real_text <= d and #display_text <= d and #carry_text <= d
+  if not (mark == '1' and #real_text <= d and #display_text <= d and #carry_text <= d
         and (not ranked or summed_headroom(hd, member, real_inc, display_inc)))
       and overflows(hd, member, real_inc, display_text, carry_text) then
     return {'overflow'}
@@ -677,7 +679,8 @@ for i = 1, H do
     ranking[#ranking + 1] = KEYS[k]
   end
   headers[i] = {sums_id = table.concat(ranking, ' '), kb = hk, n = n, h = h, r = r,
-    period_key = period_key, voter_key = voter_key, ledger_key = voter_key + h + 1, max_units = max_units,
+    period_key = period_key, voter_key = voter_key, ledger_key = voter_key + h + 1,
+    max_units = max_units,
     digits = digits, low = low, summed_max = max_units - low,
     hour = ARGV[ab + 6], refusals_ttl = ARGV[ab + 7],
     late = ARGV[ab + 8] == '1', carries = carries, all_at = all_at,
