@@ -18,7 +18,8 @@
 -- ARGV[1] H, the number of headers; ARGV[2] m, the number of votes; ARGV[3] the number of
 -- KEYS the votes take (the headers' KEYS come after them). Then each header in turn: its
 -- number of KEYS and of ARGV, then its ARGV (its KEYS follow the previous headers').
--- Then each vote's 12 + r ARGV (its KEYS follow the previous votes').
+-- Then each vote's ARGV: 13 + r, or 4 + r in a reserve step (its KEYS follow the previous
+-- votes').
 --
 -- A header's own KEYS[i] and ARGV[i]:
 -- KEYS[1]  votes counter (hash: epoch hour -> votes, and real rankings key of a bucket ->
@@ -49,8 +50,10 @@
 -- ARGV[3]  r, the number of rules
 -- ARGV[4]  w, the number of rolling windows
 -- ARGV[5]  the largest allowed score M (2^53; less in a shard, see keys.rs `max_units`)
--- ARGV[6]  votes-per-hour field (hours since the epoch), or '' to count none (a reserve
---          step, whose vote is counted in its shard: see vote.rs)
+-- ARGV[6]  votes-per-hour field (hours since the epoch), or '' for a reserve step: a
+--          sharded vote's rules that count in this slot, checked and consumed and nothing
+--          else (the vote is counted in its shard: see vote.rs); its votes take the
+--          reserve step's own KEYS and ARGV (see below) and `reserve`, not `cast`
 -- ARGV[7]  TTL in seconds of the refusals hash
 -- ARGV[8]  '1' when the votes are late (their time passed a while ago), else '0'. A late
 --          vote may land in a closed bucket the archive has written and whose keys
@@ -75,7 +78,7 @@
 -- then two per trending period k, at 11 + 6r + 5w + 2k (see trend.lua)
 --
 -- A vote's own KEYS[i] (1 + h, and 2r more when its header holds no rule keys) and
--- ARGV[i]:
+-- ARGV[i] (13 + r):
 -- KEYS[1]  idempotency record (string; any key of the board when its TTL is 0)
 -- then one key per voter bucket v = 1 .. h, at 1 + v: the member's distinct voters in it
 --          (HyperLogLog)
@@ -106,10 +109,21 @@
 --       periods, or '': its answer and its idempotency record are its shard's scores,
 --       then '+' and these (the engine adds them up), so a retry answers the same sum
 --
+-- A reserve step's vote's own KEYS[i] (none, or 2r when its header holds no rule keys)
+-- and ARGV[i] (4 + r):
+-- KEYS[2i + 1], KEYS[2i + 2]  rule i's keys, when its header holds none (see rules.lua)
+-- ARGV[1]  its header (1 .. H)
+-- then one per rule i, at 1 + 1 + i: its counter's field
+-- then three, at 1 + r + k:
+--   +1  real increment (what each rule counts)
+--   +2  the vote's time, ms since the epoch
+--   +3  its tag (as a vote's +9)
+--
 -- Returns 'advance', having changed nothing, when a rolling window is out of the reach of
 -- the keys a header gives it (see window_ready in window.lua): the caller brings it to
 -- its clock with window_advance.lua and calls again. Otherwise an array of each vote's
--- reply, in order; a vote's reply is one of
+-- reply, in order; a vote's reply is one of (a reserve step's: '|', a 'held' with no
+-- scores, or a refusal)
 --   '<receipt>|real_0,display_0,real_1,display_1,...'  counted: the text its idempotency
 --                              record keeps (ARGV +7, '' when it has none), the new
 --                              scores as decimal strings: the n periods', then each
@@ -176,9 +190,9 @@ local H, m = tonumber(ARGV[1]), tonumber(ARGV[2])
 -- per vote the pair reply, real total after it, display total after it, with the members
 -- in the order first voted for. A vote of a header with other rankings keys flushes them
 -- first, so a score is never summed out of the votes' order; a vote of a header with no
--- periods (a sharded vote's reserve step, see vote.rs) writes no rankings and leaves
--- them be, so a shard's call whose reserve steps and writes interleave still sums each
--- member's writes. `answers` holds the votes summed, answered (and their idempotency
+-- periods (a board of trending periods only) writes no rankings and leaves them be, and
+-- so does a reserve step (`reserve`), so a shard's call whose reserve steps and writes
+-- interleave still sums each member's writes. `answers` holds the votes summed, answered (and their idempotency
 -- records set) once their scores are known, and the keys of those records. A call of
 -- one vote writes at once.
 local sums, answers
@@ -239,7 +253,7 @@ end
 -- totals as they stand (before expired slots leave them, so never too leniently).
 local function overflows(hd, member, real_inc, display_text, carry_text)
   if hd.n == 0 and #hd.windows == 0 then
-    -- Nothing to check (a reserve step writes no score), so no number to parse.
+    -- Nothing to check (a board of trending periods only), so no number to parse.
     return false
   end
   local display_inc = tonumber(display_text)
@@ -621,6 +635,34 @@ local function cast(j, hd, kb, ab)
   return result
 end
 
+-- Reserve step j of header `hd`, whose own KEYS[i] is KEYS[kb + i] and own ARGV[i] is
+-- ARGV[ab + i] (see a reserve step's vote above): checks and consumes its rules and
+-- nothing else. Answers '|' when they admit it (with what instance_expire needs on a
+-- family instance), {'held', watch, flags} when a watch held it (see `hold`: the vote's
+-- write step holds it, and answers its scores), or a refusal.
+local function reserve(j, hd, kb, ab)
+  local r = hd.r
+  local rule_key = hd.rule_key or kb
+  local fx = ab + 1 + r
+  local real_text = ARGV[fx + 1]
+  local real_inc = num(real_text)
+  local at_ms = tonumber(ARGV[fx + 2])
+  local early, used, stale, _, _, held, flags = write_checks(nil, false, rule_key, hd.rules,
+    r, real_inc, KEYS[hd.kb + 2], hd.refusals_ttl, nil, at_ms, rule_hashes[j], ab + 1)
+  if early then
+    return early
+  end
+  rules_consume(rule_key, hd.rules, r, used, stale, real_inc, real_text, at_ms,
+    ARGV[fx + 3], rule_hashes[j], ab + 1, j)
+  if held then
+    return {'held', tonumber(hd.rules[held].id), flags and 1 or 0}
+  end
+  if hd.ttl ~= '0' then
+    return '|', {kb, false, rule_key, r, hd}
+  end
+  return '|'
+end
+
 -- Gives the keys of the votes counted on family instances their expiry: after the
 -- shared writes, which may be the first to make a key. A vote's own keys (its record
 -- among them) and its header's, but for the ledger, the rolling windows and the rule
@@ -641,6 +683,7 @@ for i = 1, H do
   local keys, args = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
   local ab = at + 1
   local n, h, r = tonumber(ARGV[ab + 1]), tonumber(ARGV[ab + 2]), tonumber(ARGV[ab + 3])
+  local reserves = ARGV[ab + 6] == ''
   local periods = ARGV[ab + 9]
   local all_at = string.find(periods, 'a', 1, true)
   -- Whether period p carries over into its next bucket, at p.
@@ -686,7 +729,12 @@ for i = 1, H do
     late = ARGV[ab + 8] == '1', carries = carries, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
     ttl = ARGV[ab + 10], rules = rules, windows = windows, trends = trends,
-    rule_key = rule_key, own_keys = 1 + h + (rule_key and 0 or 2 * r),
+    rule_key = rule_key, reserves = reserves,
+    -- Where a vote's own rule keys start after its first KEYS (when the header holds
+    -- none), its own KEYS and its ARGV (see a vote's and a reserve step's vote).
+    own_rules = reserves and 0 or 1 + h,
+    own_keys = (reserves and 0 or 1 + h) + (rule_key and 0 or 2 * r),
+    vote_args = (reserves and 4 or 13) + r,
     -- Its rules' counter hashes, found by its first vote (see counters_want), when it
     -- holds their keys.
     hashes = rule_key and {},
@@ -729,13 +777,13 @@ end
 local kb, ab = 0, at - 1
 for j = 1, m do
   local hd = headers[num(ARGV[ab + 1])]
-  rule_hashes[j] = counters_want(hd.rule_key or kb + 1 + hd.h, hd.rules, hd.r, ab + 1,
+  rule_hashes[j] = counters_want(hd.rule_key or kb + hd.own_rules, hd.rules, hd.r, ab + 1,
     hd.hashes)
   -- The vote's idempotency record TTL (see `cast`).
-  if ARGV[ab + 7 + hd.r] ~= '0' then
+  if not hd.reserves and ARGV[ab + 7 + hd.r] ~= '0' then
     want(KEYS[kb + 1])
   end
-  kb, ab = kb + hd.own_keys, ab + 13 + hd.r
+  kb, ab = kb + hd.own_keys, ab + hd.vote_args
 end
 counters_read()
 local origins_at = #strings
@@ -754,18 +802,18 @@ if #strings > 0 then
   end
 end
 
--- The votes, in order: 13 + r ARGV each, from ARGV[at].
+-- The votes, in order, from ARGV[at].
 kb = 0
 for j = 1, m do
   local hd = headers[num(ARGV[at])]
-  local ok, reply, expiry = pcall(cast, j, hd, kb, at - 1)
+  local ok, reply, expiry = pcall(hd.reserves and reserve or cast, j, hd, kb, at - 1)
   if not ok then
     reply = as_error(reply)
   elseif expiry then
     expiries[#expiries + 1] = expiry
   end
   replies[j] = reply
-  kb, at = kb + hd.own_keys, at + 13 + hd.r
+  kb, at = kb + hd.own_keys, at + hd.vote_args
 end
 
 if sums then

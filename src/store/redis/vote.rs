@@ -361,32 +361,36 @@ impl VoteCall<'_> {
         });
 
         let mut own = Part::default();
-        own.key(idem_key);
-        for bucket in voters {
-            own.key(keys.member_participants(bucket, w.member));
+        if step.records {
+            own.key(idem_key);
+            for bucket in voters {
+                own.key(keys.member_participants(bucket, w.member));
+            }
         }
         if !header_holds_rules {
             rules::push_keys(rules(), keys, &mut own);
         }
         rules::push_fields(rules(), &mut own);
+        if !step.records {
+            // A reserve step checks its rules and nothing else: the count, the time and
+            // the tag are all it takes.
+            own.arg(self.increment.real).arg(w.at_ms).arg(tag);
+            return Segment { header, own };
+        }
         own.arg(w.member)
             .arg(self.increment.real)
             .arg(self.increment.display)
             .arg(self.increment.carry)
             .arg(w.voter.unwrap_or(""))
             .arg(idem_ttl)
-            .arg(if w.idempotency.is_some() && step.records {
+            .arg(if w.idempotency.is_some() {
                 w.receipt
             } else {
                 ""
             })
             .arg(w.at_ms)
             .arg(tag)
-            .arg(if step.records {
-                w.ledger.unwrap_or("")
-            } else {
-                ""
-            })
+            .arg(w.ledger.unwrap_or(""))
             .arg(held)
             .arg(others);
         Segment { header, own }
@@ -1184,6 +1188,70 @@ mod tests {
         let placed: Vec<(BoardKeys, Vec<usize>)> =
             reserves.into_iter().map(|s| (s.keys, s.rules)).collect();
         assert_eq!(placed, [(hashed.clone(), vec![1, 2, 3, 4])]);
+    }
+
+    // A reserve step's vote carries its rules' fields, the count, the time and the tag:
+    // no idempotency record, member, voter or entry; its rules' keys too when one keeps a
+    // rolling log (else its header holds them).
+    #[test]
+    fn a_reserve_step_carries_only_what_its_rules_check() {
+        let keys = Keys::new("ov:");
+        let board = keys.board(7, Storage::sharded(6), Spread::Voters, Tz::UTC);
+        let now = targets(&[Period::Day], "2026-11-27T10:15:00Z");
+        let at_ms = parse_instant("2026-11-27T10:15:00Z")
+            .unwrap()
+            .timestamp_millis();
+        let voter = "viewer-1";
+        let subject = (0..)
+            .map(|i| format!("10.0.0.{i}"))
+            .find(|s| shard_of(s, 6) != shard_of(voter, 6))
+            .unwrap();
+        let mut rolling = rule(3, 100, true);
+        rolling.per_voter = false;
+        if let Counter::Rolling { of, .. } = &mut rolling.counter {
+            of.subject = subject.clone();
+        }
+        let idempotency = crate::domain::ids::IdempotencyKey::parse("key-1").unwrap();
+        let reserve_of = |rules: &[RuleCheck]| {
+            let call = VoteCall {
+                board: &board,
+                targets: &now,
+                increment: Increment {
+                    real: 3,
+                    display: 3_000_000,
+                    carry: 0,
+                },
+                write: WriteFacts {
+                    rules,
+                    idempotency: Some(("caller", &idempotency, std::time::Duration::from_secs(60))),
+                    ledger: Some(r#"{"id":7}"#),
+                    ..WriteFacts::at("m1", Some(voter), at_ms)
+                },
+                windows: &[],
+                trends: &[],
+            };
+            let (reserves, _) = call.steps();
+            assert_eq!(reserves.len(), 1);
+            let segment = call.segment(&reserves[0], "0123456789abcdef", "", "");
+            let text = |args: &[Vec<u8>]| -> Vec<String> {
+                args.iter()
+                    .map(|a| String::from_utf8(a.clone()).unwrap())
+                    .collect()
+            };
+            (text(&segment.own.keys), text(&segment.own.args))
+        };
+        let when = at_ms.to_string();
+
+        let counter = rule_on(2, false, &subject);
+        let (own_keys, own_args) = reserve_of(std::slice::from_ref(&counter));
+        assert!(own_keys.is_empty());
+        let field = counter.counter.field();
+        assert_eq!(own_args, [field, "3", &when, "0123456789abcdef"]);
+
+        let (own_keys, own_args) = reserve_of(std::slice::from_ref(&rolling));
+        let (log, total) = rolling.counter.keys(&board.rule_home(&subject));
+        assert_eq!(own_keys, [log, total]);
+        assert_eq!(own_args, ["", "3", &when, "0123456789abcdef"]);
     }
 
     #[test]
