@@ -9,7 +9,8 @@
 //! whose scores are sums over shards [`SHARD_IN_FLIGHT`]); a vote that
 //! finds them all running queues, and the next call to start takes what has queued, up
 //! to the store's largest group (whole requests only: the votes of one request stay in
-//! one call, in their order). So a lone vote goes at once, and under load calls fill by
+//! one call, in their order; a shard's call [`SHARD_STEPS`] times that, as it holds
+//! reserve steps besides its votes). So a lone vote goes at once, and under load calls fill by
 //! themselves. A board's calls share one slot (its hash tag), so a Redis Cluster takes
 //! them as it takes one vote.
 
@@ -36,13 +37,35 @@ const IN_FLIGHT: usize = 2;
 /// 11–27 % off the masters' CPU a vote (bench/notes/2026-12-02-sharded-two-rounds.md).
 const SHARD_IN_FLIGHT: usize = 1;
 
-/// Calls of `board`'s votes (in its own slot, or in a shard's) one slot may have
-/// running at once.
-pub(super) fn in_flight(board: &BoardKeys) -> usize {
+/// How many steps a largest group's vote counts for in a shard's call. A sharded vote
+/// runs about two steps (its write in its voter's shard, and for most votes a reserve
+/// step in the shard its `ip` rule's subject picks), and a shard's call holds both
+/// kinds, so calls of twice the group hold about as many votes as a `full` board's: on
+/// 3 masters at 512 writers a shard's calls were at the group's 32 steps
+/// (bench/notes/2026-12-02-shard-group.md).
+const SHARD_STEPS: usize = 2;
+
+/// How calls of one board's votes run in a slot (its own, or a shard's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Pace {
+    /// Calls one slot may have running at once.
+    pub in_flight: usize,
+    /// How many steps one call takes for each vote of the store's largest group.
+    pub steps: usize,
+}
+
+/// How calls of `board`'s votes run (in its own slot, or in a shard's).
+pub(super) fn pace(board: &BoardKeys) -> Pace {
     if board.sums_shards() {
-        SHARD_IN_FLIGHT
+        Pace {
+            in_flight: SHARD_IN_FLIGHT,
+            steps: SHARD_STEPS,
+        }
     } else {
-        IN_FLIGHT
+        Pace {
+            in_flight: IN_FLIGHT,
+            steps: 1,
+        }
     }
 }
 
@@ -64,6 +87,8 @@ struct Unit {
 struct Queue {
     units: VecDeque<Unit>,
     running: usize,
+    /// The most steps one call takes (the largest group times the board's `Pace::steps`).
+    largest: usize,
 }
 
 /// The queues of every board with votes in flight, shared by the store's clones.
@@ -82,14 +107,29 @@ impl GroupCommit {
     }
 }
 
+/// How many of the queued requests (their steps, oldest first) the next call takes: the
+/// first, and more while the call stays within `largest` steps.
+fn group_len(steps: impl Iterator<Item = usize>, largest: usize) -> usize {
+    let mut taken = 0;
+    let mut total = 0;
+    for n in steps {
+        if taken > 0 && total + n > largest {
+            break;
+        }
+        taken += 1;
+        total += n;
+    }
+    taken
+}
+
 impl RedisStore {
     /// Applies one request's votes on one board (their keys share the slot named by
-    /// `slot`) in order, grouped with other requests' votes on that board in flight, of
-    /// which at most `in_flight` calls run at once (see [`in_flight`]).
+    /// `slot`) in order, grouped with other requests' votes on that board in flight, at
+    /// the board's `pace` (see [`pace`]).
     pub(super) async fn commit_votes(
         &self,
         slot: &str,
-        in_flight: usize,
+        pace: Pace,
         segments: Vec<Segment>,
     ) -> Replies {
         if self.group.max_group == 1 {
@@ -106,12 +146,13 @@ impl RedisStore {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             let queue = queues.entry(slot.to_owned()).or_default();
+            queue.largest = self.group.max_group * pace.steps;
             queue.units.push_back(Unit {
                 segments,
                 reply: tx,
                 queued: Instant::now(),
             });
-            let start = queue.running < in_flight;
+            let start = queue.running < pace.in_flight;
             if start {
                 queue.running += 1;
             }
@@ -172,15 +213,8 @@ impl RedisStore {
                 self.timeout.as_millis()
             ))));
         }
-        let mut units = Vec::new();
-        let mut votes = 0;
-        while let Some(unit) = queue.units.front() {
-            if !units.is_empty() && votes + unit.segments.len() > self.group.max_group {
-                break;
-            }
-            votes += unit.segments.len();
-            units.extend(queue.units.pop_front());
-        }
+        let take = group_len(queue.units.iter().map(|u| u.segments.len()), queue.largest);
+        let units: Vec<Unit> = queue.units.drain(..take).collect();
         if units.is_empty() {
             queue.running -= 1;
             if queue.running == 0 {
@@ -237,5 +271,37 @@ impl RedisStore {
                 value => Ok(value),
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono_tz::Tz;
+
+    use super::*;
+    use crate::domain::scoring::Storage;
+    use crate::store::redis::keys::{Keys, Spread};
+
+    // A call takes whole requests, the first whatever its size, then more while they fit.
+    #[test]
+    fn a_call_takes_whole_requests_while_they_fit() {
+        assert_eq!(group_len([5, 1].into_iter(), 4), 1);
+        assert_eq!(group_len([2, 2, 1].into_iter(), 4), 2);
+        assert_eq!(group_len([1, 3, 1].into_iter(), 4), 2);
+        assert_eq!(group_len(std::iter::empty(), 4), 0);
+    }
+
+    // A shard's call holds reserve steps besides its votes, so it takes twice the largest
+    // group's steps, one call in flight; a board's own slot takes the group, two.
+    #[test]
+    fn a_shards_call_takes_twice_the_group_in_steps() {
+        let keys = Keys::new("ov:");
+        let full = keys.board(7, Storage::Full, Spread::Members, Tz::UTC);
+        let sharded = keys.board(8, Storage::sharded(6), Spread::Voters, Tz::UTC);
+        let queued = || std::iter::repeat_n(1, 100);
+        let (own, shard) = (pace(&full), pace(&sharded));
+        assert_eq!((own.in_flight, shard.in_flight), (2, 1));
+        assert_eq!(group_len(queued(), DEFAULT_GROUP * own.steps), 32);
+        assert_eq!(group_len(queued(), DEFAULT_GROUP * shard.steps), 64);
     }
 }

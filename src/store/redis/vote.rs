@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::{Arc, LazyLock};
 
-use super::group_commit;
+use super::group_commit::{self, Pace};
 use super::keys::BoardKeys;
 use super::refund::Refund;
 use super::rules::{self, RuleArgs, RuleCheck};
@@ -293,9 +293,9 @@ impl VoteCall<'_> {
         (reserves, write)
     }
 
-    /// How many calls of this vote's board one slot may have running at once.
-    fn in_flight(&self) -> usize {
-        group_commit::in_flight(self.board)
+    /// How calls of this vote's board run in a slot.
+    fn pace(&self) -> Pace {
+        group_commit::pace(self.board)
     }
 
     /// Whether reserve step `step` of this vote checks a watch.
@@ -634,7 +634,7 @@ impl RedisStore {
                 let c = &calls[i];
                 (
                     step.keys.slot(),
-                    c.in_flight(),
+                    c.pace(),
                     c.segment(step, &tags[i], "", ""),
                 )
             })),
@@ -712,7 +712,7 @@ impl RedisStore {
                     };
                     let held = held[i].as_deref().unwrap_or("");
                     let segment = call.segment(step, &tags[i], held, &listed[i]);
-                    (step.keys.slot(), call.in_flight(), segment)
+                    (step.keys.slot(), call.pace(), segment)
                 }))
                 .await?;
             let mut behind = Vec::new();
@@ -760,29 +760,28 @@ impl RedisStore {
             .collect())
     }
 
-    /// Runs vote steps, each in the slot it names with the calls in flight it allows,
-    /// grouped per slot (see [`commit_votes`](Self::commit_votes)): each step's reply, in
+    /// Runs vote steps, each in the slot it names at the pace it gives, grouped per slot (see [`commit_votes`](Self::commit_votes)): each step's reply, in
     /// order.
     async fn commit_steps<'s>(
         &self,
-        steps: impl Iterator<Item = (&'s str, usize, Segment)>,
+        steps: impl Iterator<Item = (&'s str, Pace, Segment)>,
     ) -> Result<Vec<Result<Value, RedisFailure>>, RedisFailure> {
-        let mut slots: Vec<(&str, usize, Vec<usize>, Vec<Segment>)> = Vec::new();
+        let mut slots: Vec<(&str, Pace, Vec<usize>, Vec<Segment>)> = Vec::new();
         let mut count = 0;
-        for (i, (slot, in_flight, segment)) in steps.enumerate() {
+        for (i, (slot, pace, segment)) in steps.enumerate() {
             count += 1;
             match slots.iter_mut().find(|(s, ..)| *s == slot) {
                 Some((.., at, segments)) => {
                     at.push(i);
                     segments.push(segment);
                 }
-                None => slots.push((slot, in_flight, vec![i], vec![segment])),
+                None => slots.push((slot, pace, vec![i], vec![segment])),
             }
         }
         let mut at_of = Vec::with_capacity(slots.len());
-        let runs = slots.into_iter().map(|(slot, in_flight, at, segments)| {
+        let runs = slots.into_iter().map(|(slot, pace, at, segments)| {
             at_of.push(at);
-            self.commit_votes(slot, in_flight, segments)
+            self.commit_votes(slot, pace, segments)
         });
         let committed = futures_util::future::join_all(runs).await;
         let mut replies: Vec<Option<Result<Value, RedisFailure>>> = vec![None; count];
