@@ -10,8 +10,8 @@
 //! finds them all running queues, and the next call to start takes what has queued, up
 //! to the store's largest group (whole requests only: the votes of one request stay in
 //! one call, in their order; a shard's call [`SHARD_STEPS`] times that, as it holds
-//! reserve steps besides its votes). So a lone vote goes at once, and under load calls fill by
-//! themselves. A board's calls share one slot (its hash tag), so a Redis Cluster takes
+//! reserve steps besides its votes). So a lone vote goes at once, and under load calls
+//! fill by themselves. A board's calls share one slot (its hash tag), so a Redis Cluster takes
 //! them as it takes one vote.
 
 use std::collections::{HashMap, VecDeque};

@@ -192,9 +192,9 @@ local H, m = tonumber(ARGV[1]), tonumber(ARGV[2])
 -- first, so a score is never summed out of the votes' order; a vote of a header with no
 -- periods (a board of trending periods only) writes no rankings and leaves them be, and
 -- so does a reserve step (`reserve`), so a shard's call whose reserve steps and writes
--- interleave still sums each member's writes. `answers` holds the votes summed, answered (and their idempotency
--- records set) once their scores are known, and the keys of those records. A call of
--- one vote writes at once.
+-- interleave still sums each member's writes. `answers` holds the votes summed,
+-- answered (and their idempotency records set) once their scores are known, and the
+-- keys of those records. A call of one vote writes at once.
 local sums, answers
 -- Whether a write of the sums failed (see `flush`).
 local sums_failed = false
@@ -684,6 +684,9 @@ for i = 1, H do
   local ab = at + 1
   local n, h, r = tonumber(ARGV[ab + 1]), tonumber(ARGV[ab + 2]), tonumber(ARGV[ab + 3])
   local reserves = ARGV[ab + 6] == ''
+  -- Where a vote's own rule keys start after its first KEYS, when the header holds none
+  -- (see a vote's and a reserve step's vote).
+  local own_rules = reserves and 0 or 1 + h
   local periods = ARGV[ab + 9]
   local all_at = string.find(periods, 'a', 1, true)
   -- Whether period p carries over into its next bucket, at p.
@@ -729,12 +732,9 @@ for i = 1, H do
     late = ARGV[ab + 8] == '1', carries = carries, all_at = all_at,
     all_key = all_at and period_key + 3 * (all_at - 1), mark_key = all_at and KEYS[hk + 4],
     ttl = ARGV[ab + 10], rules = rules, windows = windows, trends = trends,
-    rule_key = rule_key, reserves = reserves,
-    -- Where a vote's own rule keys start after its first KEYS (when the header holds
-    -- none), its own KEYS and its ARGV (see a vote's and a reserve step's vote).
-    own_rules = reserves and 0 or 1 + h,
-    own_keys = (reserves and 0 or 1 + h) + (rule_key and 0 or 2 * r),
-    vote_args = (reserves and 4 or 13) + r,
+    rule_key = rule_key, reserves = reserves, own_rules = own_rules,
+    -- A vote's own KEYS and ARGV.
+    own_keys = own_rules + (rule_key and 0 or 2 * r), vote_args = (reserves and 4 or 13) + r,
     -- Its rules' counter hashes, found by its first vote (see counters_want), when it
     -- holds their keys.
     hashes = rule_key and {},

@@ -336,7 +336,6 @@ impl VoteCall<'_> {
         } else {
             (&[][..], &[][..], &[][..], &[][..])
         };
-        let (idem_key, idem_ttl) = w.idempotency_record(keys, step.records);
         let rules = || step.rules.iter().map(|&i| &w.rules[i]);
         // Counters' hashes are the same for every vote of a header, which then holds them;
         // a rolling log's keys name the vote's subject, so with one each vote holds them.
@@ -361,12 +360,16 @@ impl VoteCall<'_> {
         });
 
         let mut own = Part::default();
-        if step.records {
+        let idem_ttl = if step.records {
+            let (idem_key, idem_ttl) = w.idempotency_record(keys, true);
             own.key(idem_key);
             for bucket in voters {
                 own.key(keys.member_participants(bucket, w.member));
             }
-        }
+            idem_ttl
+        } else {
+            0
+        };
         if !header_holds_rules {
             rules::push_keys(rules(), keys, &mut own);
         }
