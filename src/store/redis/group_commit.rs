@@ -87,8 +87,6 @@ struct Unit {
 struct Queue {
     units: VecDeque<Unit>,
     running: usize,
-    /// The most steps one call takes (the largest group times the board's `Pace::steps`).
-    largest: usize,
 }
 
 /// The queues of every board with votes in flight, shared by the store's clones.
@@ -146,7 +144,6 @@ impl RedisStore {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
             let queue = queues.entry(slot.to_owned()).or_default();
-            queue.largest = self.group.max_group * pace.steps;
             queue.units.push_back(Unit {
                 segments,
                 reply: tx,
@@ -159,7 +156,8 @@ impl RedisStore {
             start
         };
         if start {
-            tokio::spawn(self.clone().drive(slot.to_owned()));
+            let largest = self.group.max_group * pace.steps;
+            tokio::spawn(self.clone().drive(slot.to_owned(), largest));
         }
         rx.await.unwrap_or_else(|_| {
             Err(RedisFailure::Unavailable(
@@ -168,9 +166,10 @@ impl RedisStore {
         })
     }
 
-    /// Sends the board's queued votes, a group per call, until none is left.
-    async fn drive(self, slot: String) {
-        while let Some(units) = self.next_group(&slot) {
+    /// Sends the board's queued votes, a group of at most `largest` steps per call, until
+    /// none is left.
+    async fn drive(self, slot: String, largest: usize) {
+        while let Some(units) = self.next_group(&slot, largest) {
             let counts: Vec<usize> = units.iter().map(|u| u.segments.len()).collect();
             let segments: Vec<&Segment> = units.iter().flat_map(|u| &u.segments).collect();
             let outcome = self.run_votes(&segments).await;
@@ -193,11 +192,11 @@ impl RedisStore {
     }
 
     /// Takes the next group of whole units off the board's queue (at least one, and more
-    /// while they fit the largest group), or stops the caller's run when none is left.
+    /// while they fit in `largest` steps), or stops the caller's run when none is left.
     /// A unit that has waited longer than the store's timeout (Redis is slow or gone, and
     /// the calls before it took that long) is answered `Unavailable` without being sent,
     /// so no vote waits much longer than twice the timeout however many queue.
-    fn next_group(&self, slot: &str) -> Option<Vec<Unit>> {
+    fn next_group(&self, slot: &str, largest: usize) -> Option<Vec<Unit>> {
         let mut queues = self
             .group
             .queues
@@ -213,7 +212,7 @@ impl RedisStore {
                 self.timeout.as_millis()
             ))));
         }
-        let take = group_len(queue.units.iter().map(|u| u.segments.len()), queue.largest);
+        let take = group_len(queue.units.iter().map(|u| u.segments.len()), largest);
         let units: Vec<Unit> = queue.units.drain(..take).collect();
         if units.is_empty() {
             queue.running -= 1;

@@ -763,8 +763,8 @@ impl RedisStore {
             .collect())
     }
 
-    /// Runs vote steps, each in the slot it names at the pace it gives, grouped per slot (see [`commit_votes`](Self::commit_votes)): each step's reply, in
-    /// order.
+    /// Runs vote steps, each in the slot it names at the pace it gives, grouped per slot
+    /// (see [`commit_votes`](Self::commit_votes)): each step's reply, in order.
     async fn commit_steps<'s>(
         &self,
         steps: impl Iterator<Item = (&'s str, Pace, Segment)>,
