@@ -75,8 +75,10 @@ const TASKS: usize = 64;
 
 /// Concurrent writers of the sharded phases' second run: a board's votes spread over its
 /// shards' slots, so each slot has fewer in flight and its calls are smaller (each call
-/// costs Redis a fixed part, and a vote alone costs several times a summed one); with
-/// this many in flight each slot's calls fill as a `full` board's do at 64.
+/// costs Redis a fixed part, and a vote alone costs several times a summed one). Each
+/// vote waits in one slot's queue at a time, so a shard's calls hold about this ÷ (2 ×
+/// shards) steps, saturated or not: 43 on 6 shards, 21 on 12
+/// (bench/notes/2026-12-03-calls-at-saturation.md).
 const LOADED: u64 = 512;
 
 /// Distinct voters the votes come from.
